@@ -1,0 +1,164 @@
+"""The one data model of dpsu: a user x item CSR matrix plus its vocabulary.
+
+Everything downstream of ingestion (mechanisms, metrics, charts, exports) works on
+these integer arrays; strings come back only at the edges via ``Corpus.vocab``.
+
+Row i of the CSR (``items[indptr[i]:indptr[i+1]]``) holds user i's *distinct* items
+(words or n-grams, sorted by id) and ``counts`` how often each occurs in that
+user's text. The user order here is the order of first appearance in the file; it
+carries no privacy meaning: mechanisms shuffle users themselves.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class SourceInfo:
+    """What the reader did with the file (all of it is about the file, none of it private-safe data)."""
+
+    name: str = ""
+    format: str = ""
+    encoding: str = "utf-8"
+    encoding_fallback: bool = False
+    user_column: str | None = None
+    text_column: str | None = None
+    columns_guessed: bool = False
+    rows_read: int = 0
+    rows_dropped_no_user: int = 0
+    rows_dropped_no_text: int = 0
+    rows_dropped_removed: int = 0
+    tokenizer: str = "fast"
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CorpusStats:
+    """Summary statistics. Computed from the raw data: NOT differentially private."""
+
+    users: int
+    posts: int
+    tokens: int
+    vocabulary: int
+    vocabulary_by_length: dict[int, int]
+    items_per_user_min: int
+    items_per_user_p25: float
+    items_per_user_median: float
+    items_per_user_p75: float
+    items_per_user_p95: float
+    items_per_user_max: int
+    items_per_user_mean: float
+    users_per_item_median: float
+    users_per_item_max: int
+    items_used_by_one_user: int
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True, eq=False)
+class Corpus:
+    indptr: np.ndarray  # int64, shape (n_users + 1,)
+    items: np.ndarray  # int32, shape (nnz,), sorted within each row
+    counts: np.ndarray  # int32, shape (nnz,), >= 1
+    vocab: np.ndarray  # object (str), shape (n_items,)
+    ngram_len: np.ndarray  # int8, shape (n_items,)
+    gram_tokens: np.ndarray  # int32, shape (n_items, max_n): unigram ids of each item, -1 padded
+    n_posts: int = 0
+    n_tokens: int = 0
+    source: SourceInfo = field(default_factory=SourceInfo)
+
+    # ---- sizes ---------------------------------------------------------------
+    @property
+    def n_users(self) -> int:
+        return int(self.indptr.shape[0] - 1)
+
+    @property
+    def n_items(self) -> int:
+        return int(self.vocab.shape[0])
+
+    @property
+    def nnz(self) -> int:
+        return int(self.items.shape[0])
+
+    @property
+    def max_n(self) -> int:
+        return int(self.gram_tokens.shape[1]) if self.gram_tokens.ndim == 2 else 1
+
+    @cached_property
+    def row_lengths(self) -> np.ndarray:
+        """Distinct items per user (int64)."""
+        return np.diff(self.indptr)
+
+    @cached_property
+    def user_counts(self) -> np.ndarray:
+        """Distinct users per item (int64). Raw-data diagnostic: NOT private."""
+        return np.bincount(self.items, minlength=self.n_items).astype(np.int64)
+
+    @cached_property
+    def unigram_of_token(self) -> np.ndarray:
+        """For every unigram id u (an item of length 1), ``gram_tokens[u, 0] == u``; ids of the length-1 items."""
+        return np.flatnonzero(self.ngram_len == 1)
+
+    # ---- views ---------------------------------------------------------------
+    def item_strings(self, ids: np.ndarray) -> np.ndarray:
+        return self.vocab[np.asarray(ids, dtype=np.int64)]
+
+    def lengths_mask(self, lengths) -> np.ndarray:
+        """Boolean mask over the vocabulary: items whose n-gram length is in ``lengths``."""
+        return np.isin(self.ngram_len, np.asarray(list(lengths), dtype=self.ngram_len.dtype))
+
+    def restrict_to(self, keep_items: np.ndarray) -> "Corpus":
+        """The same users and vocabulary, with each row filtered to items where ``keep_items`` is True.
+
+        Item ids are unchanged, so results map back to ``vocab`` directly. Users left empty stay as empty rows.
+        """
+        keep_items = np.asarray(keep_items, dtype=bool)
+        entry_keep = keep_items[self.items]
+        new_lengths = np.add.reduceat(entry_keep.astype(np.int64), self.indptr[:-1]) if self.nnz else np.zeros(self.n_users, np.int64)
+        # reduceat misbehaves on empty rows: fix them up
+        empty = self.row_lengths == 0
+        new_lengths = np.where(empty, 0, new_lengths)
+        indptr = np.zeros(self.n_users + 1, dtype=np.int64)
+        np.cumsum(new_lengths, out=indptr[1:])
+        return Corpus(
+            indptr=indptr,
+            items=self.items[entry_keep],
+            counts=self.counts[entry_keep],
+            vocab=self.vocab,
+            ngram_len=self.ngram_len,
+            gram_tokens=self.gram_tokens,
+            n_posts=self.n_posts,
+            n_tokens=self.n_tokens,
+            source=self.source,
+        )
+
+    def stats(self) -> CorpusStats:
+        """Corpus statistics. Computed from the raw data: NOT differentially private."""
+        rl = self.row_lengths
+        uc = self.user_counts
+        by_len = {int(k): int(v) for k, v in zip(*np.unique(self.ngram_len, return_counts=True))}
+        pct = np.percentile(rl, [25, 50, 75, 95]) if rl.size else np.zeros(4)
+        return CorpusStats(
+            users=self.n_users,
+            posts=int(self.n_posts),
+            tokens=int(self.n_tokens),
+            vocabulary=self.n_items,
+            vocabulary_by_length=by_len,
+            items_per_user_min=int(rl.min()) if rl.size else 0,
+            items_per_user_p25=float(pct[0]),
+            items_per_user_median=float(pct[1]),
+            items_per_user_p75=float(pct[2]),
+            items_per_user_p95=float(pct[3]),
+            items_per_user_max=int(rl.max()) if rl.size else 0,
+            items_per_user_mean=float(rl.mean()) if rl.size else 0.0,
+            users_per_item_median=float(np.median(uc)) if uc.size else 0.0,
+            users_per_item_max=int(uc.max()) if uc.size else 0,
+            items_used_by_one_user=int(np.count_nonzero(uc == 1)),
+        )
+
+    def __repr__(self) -> str:  # never print data
+        return f"Corpus(users={self.n_users}, items={self.n_items}, nnz={self.nnz}, max_n={self.max_n})"

@@ -1,0 +1,204 @@
+"""The contract every mechanism follows: validate -> calibrate() -> release(corpus) -> Release.
+
+* ``Calibration`` is public: it depends only on the parameters, never on data.
+* ``Release`` holds the private output (released items, and for count mechanisms the
+  noisy counts with their standard deviation) plus a separate ``Diagnostics`` object
+  of NON-PRIVATE values computed from the raw data (weights H, true counts, ...).
+  Exports read only the private fields; see ``Release.private_frame``.
+"""
+from __future__ import annotations
+
+import abc
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..corpus.model import Corpus
+from ..privacy.validate import check_delta, check_epsilon
+
+ProgressFn = Callable[[float, str], None]
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Everything the mechanism fixes before it sees data. Safe to publish."""
+
+    mechanism: str
+    label: str
+    epsilon: float
+    delta: float
+    noise: str  # "laplace", "gaussian", "gumbel+gaussian"
+    scale: float  # lambda (Laplace) or sigma (Gaussian); for multi-level mechanisms, the overall sigma
+    rho: float | None
+    gamma: float | None
+    params: dict[str, Any]
+    guarantee: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return _jsonable(asdict(self))
+
+
+@dataclass(frozen=True)
+class Diagnostics:
+    """Values computed from the raw data. NOT differentially private: never export them."""
+
+    weights: np.ndarray | None = None  # H over the corpus vocabulary (float64), or None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Release:
+    calibration: Calibration
+    item_ids: np.ndarray  # int64 ids into corpus.vocab; -1 for a released item the corpus never contained
+    items: np.ndarray  # object array of str
+    ngram_len: np.ndarray  # int16
+    noisy_counts: np.ndarray | None = None  # released (rounded) noisy counts, count mechanisms only
+    count_std: np.ndarray | None = None  # standard deviation of each released count's noise
+    seed: int | None = None  # set only when the caller fixed a seed (teaching): not for real releases
+    elapsed_seconds: float = 0.0
+    diagnostics: Diagnostics = field(default_factory=Diagnostics)
+
+    @property
+    def n_released(self) -> int:
+        return int(self.items.shape[0])
+
+    def per_length(self) -> dict[int, int]:
+        if self.ngram_len.size == 0:
+            return {}
+        ks, cs = np.unique(self.ngram_len, return_counts=True)
+        return {int(k): int(c) for k, c in zip(ks, cs)}
+
+    @property
+    def seeded(self) -> bool:
+        return self.seed is not None
+
+    def private_frame(self):
+        """The released output as a DataFrame: item, n, and for count mechanisms count and std. Nothing else."""
+        import pandas as pd
+
+        data = {"item": self.items.astype(object), "n": self.ngram_len.astype(np.int64)}
+        if self.noisy_counts is not None:
+            data["count"] = np.asarray(self.noisy_counts)
+            data["std"] = np.asarray(self.count_std, dtype=np.float64)
+        return pd.DataFrame(data)
+
+
+class Mechanism(abc.ABC):
+    """Base class. Subclasses set the class variables and implement ``calibrate`` and ``_release``."""
+
+    name: ClassVar[str]
+    label: ClassVar[str]
+    family: ClassVar[str]  # "laplace" or "gaussian" (or "gumbel" for PCR)
+    kind: ClassVar[str] = "set-union"  # "set-union", "ngram" or "count"
+    param_names: ClassVar[tuple[str, ...]] = ()
+    summary: ClassVar[str] = ""
+
+    def __init__(self, *, epsilon: float, delta: float, **params: Any) -> None:
+        from .params import resolve_params
+
+        self.epsilon = check_epsilon(epsilon)
+        self.delta = check_delta(delta)
+        self.params = resolve_params(self.name, self.param_names, params)
+
+    @abc.abstractmethod
+    def calibrate(self) -> Calibration:
+        """Noise kind and scale, rho, Gamma where it has one. Depends on parameters only."""
+
+    @abc.abstractmethod
+    def _release(self, corpus: Corpus, rng: np.random.Generator, cal: Calibration,
+                 progress: ProgressFn | None) -> tuple[np.ndarray, Diagnostics]:
+        """Return (released item ids into corpus.vocab, diagnostics). Count mechanisms override ``release``."""
+
+    def release(self, corpus: Corpus, *, seed: int | None = None, rng: np.random.Generator | None = None,
+                progress: ProgressFn | None = None) -> Release:
+        cal = self.calibrate()
+        rng = rng if rng is not None else make_rng(seed)
+        t0 = time.perf_counter()
+        ids, diag = self._release(corpus, rng, cal, progress)
+        elapsed = time.perf_counter() - t0
+        return make_release(cal, corpus, ids, diag, seed=seed, elapsed=elapsed)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(epsilon={self.epsilon}, delta={self.delta}, {self.params})"
+
+
+def make_rng(seed: int | None = None) -> np.random.Generator:
+    """A numpy Generator seeded by the OS; a fixed seed only when the caller asks (teaching)."""
+    return np.random.default_rng(seed)
+
+
+def canonical_order(items: np.ndarray, ngram_len: np.ndarray) -> np.ndarray:
+    """Order released items by (length, string): a function of the released set only.
+
+    Ordering by item id would leak the order of first appearance in the raw file.
+    """
+    if items.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.lexsort((items.astype(str), ngram_len))
+
+
+def make_release(cal: Calibration, corpus: Corpus, ids: np.ndarray, diag: Diagnostics, *,
+                 seed: int | None, elapsed: float, extra_items: np.ndarray | None = None,
+                 extra_len: np.ndarray | None = None, noisy_counts: np.ndarray | None = None,
+                 count_std: np.ndarray | None = None) -> Release:
+    """Assemble a Release from vocab ids (plus, for DPNE, released strings the corpus never contained)."""
+    ids = np.asarray(ids, dtype=np.int64)
+    items = corpus.vocab[ids].astype(object) if ids.size else np.zeros(0, dtype=object)
+    lens = corpus.ngram_len[ids].astype(np.int16) if ids.size else np.zeros(0, dtype=np.int16)
+    if extra_items is not None and len(extra_items):
+        items = np.concatenate([items, np.asarray(extra_items, dtype=object)])
+        lens = np.concatenate([lens, np.asarray(extra_len, dtype=np.int16)])
+        ids = np.concatenate([ids, np.full(len(extra_items), -1, dtype=np.int64)])
+    order = canonical_order(items, lens)
+    return Release(
+        calibration=cal,
+        item_ids=ids[order],
+        items=items[order],
+        ngram_len=lens[order],
+        noisy_counts=None if noisy_counts is None else np.asarray(noisy_counts)[order],
+        count_std=None if count_std is None else np.asarray(count_std)[order],
+        seed=seed,
+        elapsed_seconds=elapsed,
+        diagnostics=diag,
+    )
+
+
+def noisy_threshold(weights: np.ndarray, rng: np.random.Generator, noise: str, scale: float,
+                    rho: float) -> np.ndarray:
+    """Step 3 of the common frame: noise every item with weight > 0 and keep those above rho.
+
+    Items of weight 0 are never candidates (spec section 7: noising them inflates delta).
+    Returns the selected ids (int64).
+    """
+    cand = np.flatnonzero(weights > 0)
+    if cand.size == 0:
+        return cand.astype(np.int64)
+    if noise == "laplace":
+        z = rng.laplace(0.0, scale, size=cand.size)
+    elif noise == "gaussian":
+        z = rng.normal(0.0, scale, size=cand.size)
+    else:  # pragma: no cover - programming error
+        raise ValueError(f"unknown noise {noise!r}")
+    return cand[weights[cand] + z > rho].astype(np.int64)
+
+
+def guarantee_sentence(epsilon: float, delta: float, what: str = "set of released items") -> str:
+    return (f"The {what} is ({epsilon:g}, {delta:.3g})-differentially private at the user level: adding or "
+            f"removing all of one user's text changes the probability of any output by at most a factor "
+            f"e^{epsilon:g}, except with probability {delta:.3g}.")
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return [_jsonable(v) for v in obj.tolist()]
+    if isinstance(obj, np.generic):
+        return obj.item()
+    return obj

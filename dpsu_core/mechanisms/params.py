@@ -1,0 +1,102 @@
+"""Every mechanism parameter, declared once. The CLI flags, the app's widgets and the
+validation all read these specs, so a parameter means the same thing everywhere."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ParameterError
+from ..privacy.validate import check_alpha, check_fraction, check_max_items
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    name: str
+    label: str
+    kind: str  # "int", "float", "choice"
+    default: Any
+    help: str
+    cli: str  # the CLI flag
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+
+    def check(self, value: Any) -> Any:
+        if self.kind == "choice":
+            if value not in self.choices:
+                raise ParameterError(f"{self.name} must be one of {', '.join(self.choices)}, got {value!r}")
+            return value
+        if self.kind == "int":
+            v = check_max_items(value, self.name)
+        else:
+            if isinstance(value, bool):
+                raise ParameterError(f"{self.name} must be a number, got {value!r}")
+            try:
+                v = float(value)
+            except (TypeError, ValueError):
+                raise ParameterError(f"{self.name} must be a number, got {value!r}") from None
+            if not math.isfinite(v):
+                raise ParameterError(f"{self.name} must be a finite number, got {value!r}")
+        if self.minimum is not None and v < self.minimum:
+            raise ParameterError(f"{self.name} must be >= {self.minimum:g}, got {value!r}; {self.help}")
+        if self.maximum is not None and v > self.maximum:
+            raise ParameterError(f"{self.name} must be <= {self.maximum:g}, got {value!r}; {self.help}")
+        return v
+
+
+PARAMS: dict[str, ParamSpec] = {
+    p.name: p
+    for p in [
+        ParamSpec("max_items", "Δ0 (max items per user)", "int", 100,
+                  "each user contributes at most this many distinct items; e.g. 100", "--max-items", minimum=1),
+        ParamSpec("alpha", "α (cutoff above ρ, in noise units)", "float", 5.0,
+                  "Gamma = rho + alpha * noise scale; 3 to 5 works best", "--alpha", minimum=0.0),
+        ParamSpec("max_n", "longest n-gram T", "int", 1, "n-grams of length 1..T; e.g. 3", "--max-n",
+                  minimum=1, maximum=10),
+        ParamSpec("eta", "η (tolerated spurious fraction)", "float", 0.01,
+                  "share of spurious n-grams DPNE tolerates per level, in (0, 1); e.g. 0.01", "--eta",
+                  minimum=1e-9, maximum=0.999999),
+        ParamSpec("pruning", "valid n-gram pruning", "choice", "both",
+                  "both-side or single-side pruning of candidate n-grams", "--pruning", choices=("both", "single")),
+        ParamSpec("schedule", "noise schedule", "choice", "equal",
+                  "how the Gaussian budget is split over n-gram lengths", "--schedule",
+                  choices=("equal", "geometric")),
+        ParamSpec("decay", "geometric decay c", "float", 0.9,
+                  "sigma_k = c * sigma_(k-1) in the geometric schedule; > 0", "--decay", minimum=1e-3, maximum=1e3),
+        ParamSpec("only_n", "the one n-gram length (DPSU-single)", "int", 1,
+                  "DPSU-single spends the whole budget on this length", "--only-n", minimum=1, maximum=10),
+        ParamSpec("kbar", "k̄ (candidates per Gumbel step)", "int", 10_000,
+                  "PCR looks at the top k̄ counts in each step", "--kbar", minimum=1),
+        ParamSpec("rel_error", "r (target relative error)", "float", 0.1,
+                  "target relative error of released counts, in (0, 1); e.g. 0.1", "--rel-error",
+                  minimum=1e-6, maximum=0.999999),
+        ParamSpec("eps_star", "ε* (first Gumbel step)", "float", 0.0005,
+                  "initial epsilon of each Gumbel step", "--eps-star", minimum=1e-9),
+        ParamSpec("delta_star", "δ* (per Gumbel step)", "float", 1e-11,
+                  "delta spent by each Gumbel step, in (0, 1)", "--delta-star", minimum=1e-300, maximum=0.5),
+        ParamSpec("use_threshold", "relative-error threshold", "choice", "yes",
+                  "bounded-counts: drop noisy counts below T = (2 + r) s / r", "--threshold", choices=("yes", "no")),
+    ]
+}
+
+
+def resolve_params(mechanism: str, names: tuple[str, ...], given: dict[str, Any]) -> dict[str, Any]:
+    """Fill defaults, reject unknown names, validate every value through its spec."""
+    unknown = sorted(set(given) - set(names))
+    # A caller may pass a shared set of options (CLI/app); silently accept None for unrelated ones only.
+    unknown = [u for u in unknown if given[u] is not None]
+    if unknown:
+        raise ParameterError(
+            f"mechanism {mechanism!r} takes no parameter {', '.join(unknown)}; it takes: {', '.join(names) or 'none'}"
+        )
+    out: dict[str, Any] = {}
+    for n in names:
+        v = given.get(n)
+        out[n] = PARAMS[n].check(PARAMS[n].default if v is None else v)
+    if "alpha" in out:
+        out["alpha"] = check_alpha(out["alpha"])
+    for frac in ("eta", "rel_error"):
+        if frac in out:
+            out[frac] = check_fraction(out[frac], frac)
+    return out

@@ -1,0 +1,35 @@
+"""The registry of mechanisms: the CLI's names, the app's drop-down and the tests all read it."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import ParameterError
+from .base import Mechanism
+
+_REGISTRY: dict[str, type[Mechanism]] = {}
+
+
+def register(cls: type[Mechanism]) -> type[Mechanism]:
+    if cls.name in _REGISTRY:
+        raise RuntimeError(f"mechanism {cls.name!r} registered twice")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def _load_all() -> None:
+    # Importing a module registers its mechanisms. Each family lives in one module.
+    from . import setunion  # noqa: F401  count / weighted / policy, Laplace and Gaussian
+    # from . import greedy  # GW, GW-KT (lands with its module)
+
+
+def mechanisms() -> dict[str, type[Mechanism]]:
+    """All mechanisms by CLI name, in registration order."""
+    _load_all()
+    return dict(_REGISTRY)
+
+
+def get_mechanism(name: str, *, epsilon: float, delta: float, **params: Any) -> Mechanism:
+    regs = mechanisms()
+    if name not in regs:
+        raise ParameterError(f"unknown mechanism {name!r}; choose one of: {', '.join(regs)}")
+    return regs[name](epsilon=epsilon, delta=delta, **params)

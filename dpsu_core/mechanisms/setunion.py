@@ -1,0 +1,230 @@
+"""Gopi et al. 2020: Count, Weighted and Policy set union, Laplace and Gaussian.
+
+Each class keeps its calibration (noise scale, rho, Gamma) beside its update rule.
+Update rules run over the ordered, sampled CSR of ``sampling.order_and_sample``:
+Count and Weighted are order-independent and vectorised (``np.bincount``); the two
+policy updates are sequential numba kernels.
+"""
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from ..corpus.model import Corpus
+from ..privacy.thresholds import (
+    gaussian_scale,
+    laplace_scale,
+    rho_count_gaussian,
+    rho_count_laplace,
+    rho_weighted_gaussian,
+    rho_weighted_laplace,
+)
+from .base import Calibration, Diagnostics, Mechanism, guarantee_sentence, noisy_threshold
+from .registry import register
+from .sampling import OrderedRows, order_and_sample
+
+
+# --------------------------------------------------------------------------- update rules
+def count_update(rows: OrderedRows, n_items: int) -> np.ndarray:
+    """Count policy: +1 on every kept item."""
+    return np.bincount(rows.items, minlength=n_items).astype(np.float64)
+
+
+def weighted_update(rows: OrderedRows, n_items: int, power: float) -> np.ndarray:
+    """Weighted policy: +1/|W|^power on each kept item (power 1: Laplace, 1/2: Gaussian)."""
+    lens = np.diff(rows.indptr)
+    per_row = np.zeros(lens.shape[0], dtype=np.float64)
+    nz = lens > 0
+    per_row[nz] = 1.0 / np.power(lens[nz].astype(np.float64), power)
+    w = np.repeat(per_row, lens)
+    return np.bincount(rows.items, weights=w, minlength=n_items)
+
+
+@numba.njit(cache=True, nogil=True)
+def _l1_descent(indptr, items, n_items, gamma):
+    """Policy Laplace (l1-descent): items below Gamma rise together with total l1 budget 1."""
+    h = np.zeros(n_items, dtype=np.float64)
+    for r in range(indptr.shape[0] - 1):
+        s = indptr[r]
+        e = indptr[r + 1]
+        n = 0
+        gaps = np.empty(e - s, dtype=np.float64)
+        for j in range(s, e):
+            g = gamma - h[items[j]]
+            if g > 0.0:
+                gaps[n] = g
+                n += 1
+        if n == 0:
+            continue
+        g_sorted = np.sort(gaps[:n])
+        budget = 1.0
+        raised = 0.0  # how far every still-rising item has risen
+        k = n
+        for j in range(n):
+            step = g_sorted[j] - raised
+            if step * k <= budget:
+                budget -= step * k
+                raised = g_sorted[j]
+                k -= 1
+            else:
+                raised += budget / k
+                budget = 0.0
+                break
+        for j in range(s, e):
+            u = items[j]
+            if h[u] < gamma:
+                v = h[u] + raised
+                h[u] = gamma if v > gamma else v
+    return h
+
+
+@numba.njit(cache=True, nogil=True)
+def _l2_descent(indptr, items, n_items, gamma):
+    """Policy Gaussian (l2-descent): move toward Gamma along g = Gamma - H, l2 step at most 1."""
+    h = np.zeros(n_items, dtype=np.float64)
+    for r in range(indptr.shape[0] - 1):
+        s = indptr[r]
+        e = indptr[r + 1]
+        z2 = 0.0
+        for j in range(s, e):
+            g = gamma - h[items[j]]
+            if g > 0.0:
+                z2 += g * g
+        if z2 == 0.0:
+            continue
+        z = math.sqrt(z2)
+        if z <= 1.0:
+            for j in range(s, e):
+                h[items[j]] = gamma
+        else:
+            for j in range(s, e):
+                u = items[j]
+                g = gamma - h[u]
+                if g > 0.0:
+                    h[u] += g / z
+    return h
+
+
+def l1_descent_update(rows: OrderedRows, n_items: int, gamma: float) -> np.ndarray:
+    return _l1_descent(rows.indptr, rows.items, n_items, float(gamma))
+
+
+def l2_descent_update(rows: OrderedRows, n_items: int, gamma: float) -> np.ndarray:
+    return _l2_descent(rows.indptr, rows.items, n_items, float(gamma))
+
+
+# --------------------------------------------------------------------------- mechanisms
+class _SetUnion(Mechanism):
+    """Shared release path: order & sample, update, noisy threshold over items with weight > 0."""
+
+    shuffle = True  # Count and Weighted are order-independent; shuffling anyway costs ~10 ms
+    param_names = ("max_items",)
+
+    def _weights(self, rows: OrderedRows, n_items: int, cal: Calibration) -> np.ndarray:
+        raise NotImplementedError
+
+    def _release(self, corpus: Corpus, rng, cal, progress):
+        if progress:
+            progress(0.05, "ordering users and sampling Δ0 items each")
+        rows = order_and_sample(corpus, rng, self.params["max_items"], shuffle=self.shuffle)
+        if progress:
+            progress(0.4, "building the weighted histogram")
+        h = self._weights(rows, corpus.n_items, cal)
+        if progress:
+            progress(0.9, "adding noise and thresholding")
+        ids = noisy_threshold(h, rng, cal.noise, cal.scale, cal.rho)
+        return ids, Diagnostics(weights=h)
+
+    def _cal(self, noise, scale, rho, gamma=None, **details) -> Calibration:
+        return Calibration(
+            mechanism=self.name, label=self.label, epsilon=self.epsilon, delta=self.delta, noise=noise,
+            scale=float(scale), rho=float(rho), gamma=None if gamma is None else float(gamma),
+            params=dict(self.params), guarantee=guarantee_sentence(self.epsilon, self.delta), details=details,
+        )
+
+
+@register
+class CountLaplace(_SetUnion):
+    name, label, family = "count-laplace", "Count Laplace", "laplace"
+    summary = "+1 per kept item; Laplace noise Δ0/ε (l1-sensitivity Δ0)."
+
+    def calibrate(self):
+        m = self.params["max_items"]
+        return self._cal("laplace", m / self.epsilon, rho_count_laplace(self.epsilon, self.delta, m),
+                         l1_sensitivity=m)
+
+    def _weights(self, rows, n_items, cal):
+        return count_update(rows, n_items)
+
+
+@register
+class CountGaussian(_SetUnion):
+    name, label, family = "count-gaussian", "Count Gaussian", "gaussian"
+    summary = "+1 per kept item; Gaussian noise √Δ0·σ (l2-sensitivity √Δ0)."
+
+    def calibrate(self):
+        m = self.params["max_items"]
+        return self._cal("gaussian", math.sqrt(m) * gaussian_scale(self.epsilon, self.delta),
+                         rho_count_gaussian(self.epsilon, self.delta, m), l2_sensitivity=math.sqrt(m))
+
+    def _weights(self, rows, n_items, cal):
+        return count_update(rows, n_items)
+
+
+@register
+class WeightedLaplace(_SetUnion):
+    name, label, family = "weighted-laplace", "Weighted Laplace", "laplace"
+    summary = "+1/|W| per kept item; Laplace noise 1/ε."
+
+    def calibrate(self):
+        return self._cal("laplace", laplace_scale(self.epsilon),
+                         rho_weighted_laplace(self.epsilon, self.delta, self.params["max_items"]), l1_sensitivity=1.0)
+
+    def _weights(self, rows, n_items, cal):
+        return weighted_update(rows, n_items, 1.0)
+
+
+@register
+class WeightedGaussian(_SetUnion):
+    name, label, family = "weighted-gaussian", "Weighted Gaussian", "gaussian"
+    summary = "+1/√|W| per kept item; Gaussian noise σ (analytic, δ/2)."
+
+    def calibrate(self):
+        return self._cal("gaussian", gaussian_scale(self.epsilon, self.delta),
+                         rho_weighted_gaussian(self.epsilon, self.delta, self.params["max_items"]),
+                         l2_sensitivity=1.0)
+
+    def _weights(self, rows, n_items, cal):
+        return weighted_update(rows, n_items, 0.5)
+
+
+@register
+class PolicyLaplace(_SetUnion):
+    name, label, family = "policy-laplace", "Policy Laplace", "laplace"
+    summary = "l1-descent toward Γ = ρ + α/ε; Laplace noise 1/ε."
+    param_names = ("max_items", "alpha")
+
+    def calibrate(self):
+        scale = laplace_scale(self.epsilon)
+        rho = rho_weighted_laplace(self.epsilon, self.delta, self.params["max_items"])
+        return self._cal("laplace", scale, rho, rho + self.params["alpha"] * scale, l1_sensitivity=1.0)
+
+    def _weights(self, rows, n_items, cal):
+        return l1_descent_update(rows, n_items, cal.gamma)
+
+
+@register
+class PolicyGaussian(_SetUnion):
+    name, label, family = "policy-gaussian", "Policy Gaussian", "gaussian"
+    summary = "l2-descent toward Γ = ρ + ασ; Gaussian noise σ (analytic, δ/2)."
+    param_names = ("max_items", "alpha")
+
+    def calibrate(self):
+        scale = gaussian_scale(self.epsilon, self.delta)
+        rho = rho_weighted_gaussian(self.epsilon, self.delta, self.params["max_items"])
+        return self._cal("gaussian", scale, rho, rho + self.params["alpha"] * scale, l2_sensitivity=1.0)
+
+    def _weights(self, rows, n_items, cal):
+        return l2_descent_update(rows, n_items, cal.gamma)
