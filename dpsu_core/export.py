@@ -1,0 +1,198 @@
+"""Exports of a release: CSV / JSON / TXT of the released items and a release report.
+
+Only private output leaves through here: ``Release.private_frame()`` (item, n, and for count
+mechanisms the noisy count and its noise std), the calibration (a function of the parameters
+only) and counts of released items. Never the weights, true counts, user ids, corpus statistics
+or anything else in ``Release.diagnostics``.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .errors import ParameterError
+from .mechanisms.base import Release
+
+TEACHING_WARNING = ("fixed seed: NOT for real releases. The noise is reproducible from the seed, so this "
+                    "release carries no privacy guarantee; use it for teaching only.")
+
+# OWASP CSV-injection advice: a cell starting with one of these may run as a formula in a spreadsheet.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+REPORT_KEYS = ("mechanism", "label", "epsilon", "delta", "params", "calibration", "released_total",
+               "released_per_length", "date_utc", "dpsu_version", "guarantee", "teaching_mode", "warning")
+CALIBRATION_KEYS = ("noise", "scale", "rho", "gamma", "details")
+
+
+def _check_release(release: Any) -> Release:
+    if not isinstance(release, Release):
+        raise ParameterError(f"expected a Release (from mechanism.release(corpus)), got {type(release).__name__}; "
+                             "run a mechanism first and export its result")
+    return release
+
+
+def neutralise_cell(value: Any) -> Any:
+    """Prefix a single quote to a string cell that a spreadsheet would read as a formula."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
+def _private_frame(release: Release) -> pd.DataFrame:
+    df = _check_release(release).private_frame()
+    allowed = ["item", "n", "count", "std"]
+    return df[[c for c in allowed if c in df.columns]]
+
+
+def to_csv_bytes(release: Release) -> bytes:
+    """UTF-8 CSV with a header: item, n (and count, std for count mechanisms). String cells are neutralised."""
+    df = _private_frame(release).copy()
+    for c in df.columns:
+        if not pd.api.types.is_numeric_dtype(df[c]):  # object or (pandas >= 3) str dtype
+            df[c] = df[c].astype(object).map(neutralise_cell)
+    buf = io.StringIO()
+    df.to_csv(buf, index=False, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")
+    return buf.getvalue().encode("utf-8")
+
+
+def _records(release: Release) -> list[dict[str, Any]]:
+    df = _private_frame(release)
+    cols = {c: df[c].tolist() for c in df.columns}
+    return [dict(zip(cols, vals)) for vals in zip(*cols.values())] if len(df) else []
+
+
+def _guarantee_header(release: Release) -> dict[str, Any]:
+    cal = release.calibration
+    head = {"mechanism": cal.mechanism, "label": cal.label, "epsilon": cal.epsilon, "delta": cal.delta,
+            "guarantee": cal.guarantee, "teaching_mode": release.seeded}
+    if release.seeded:
+        head["warning"] = TEACHING_WARNING
+    return head
+
+
+def _dumps(obj: Any) -> bytes:
+    return json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False).encode("utf-8")
+
+
+def to_json_bytes(release: Release) -> bytes:
+    """JSON: {"guarantee": {...}, "items": [{"item", "n"[, "count", "std"]}, ...]}; strings kept literal."""
+    release = _check_release(release)
+    return _dumps({"guarantee": _guarantee_header(release), "items": _records(release)})
+
+
+def to_txt_bytes(release: Release) -> bytes:
+    """One released item per line, UTF-8. Line breaks inside an item (no tokenizer makes them) become spaces."""
+    items = [str(s).replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+             for s in _check_release(release).items.tolist()]
+    return "".join(s + "\n" for s in items).encode("utf-8")
+
+
+def _finite_or_none(x: Any) -> Any:
+    """JSON has no inf/NaN: write them as null (at any depth)."""
+    if isinstance(x, dict):
+        return {k: _finite_or_none(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_finite_or_none(v) for v in x]
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def report_dict(release: Release) -> dict[str, Any]:
+    """What was run and what it guarantees. Keys: ``REPORT_KEYS`` (``warning`` only in teaching mode)."""
+    from . import __version__
+
+    release = _check_release(release)
+    cal = release.calibration.as_dict()
+    rep: dict[str, Any] = {
+        "mechanism": cal["mechanism"],
+        "label": cal["label"],
+        "epsilon": cal["epsilon"],
+        "delta": cal["delta"],
+        "params": _finite_or_none(cal["params"]),
+        "calibration": {k: _finite_or_none(cal[k]) for k in CALIBRATION_KEYS},
+        "released_total": release.n_released,
+        "released_per_length": {str(k): v for k, v in release.per_length().items()},
+        "date_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "dpsu_version": __version__,
+        "guarantee": cal["guarantee"],
+        "teaching_mode": release.seeded,
+    }
+    if release.seeded:
+        rep["warning"] = TEACHING_WARNING
+    return rep
+
+
+def report_json(release: Release) -> bytes:
+    return _dumps(report_dict(release))
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, bool) or v is None:
+        return {True: "yes", False: "no", None: "none"}[v]
+    if isinstance(v, (float, np.floating)):
+        return f"{float(v):.6g}"
+    if isinstance(v, dict):
+        return ", ".join(f"{k} = {_fmt(x)}" for k, x in v.items()) or "none"
+    if isinstance(v, (list, tuple)):
+        return ", ".join(_fmt(x) for x in v)
+    return str(v).replace("|", "\\|").replace("\n", " ")
+
+
+def report_markdown(release: Release) -> str:
+    """The report as readable Markdown (no released items in it; those are in the CSV/JSON/TXT)."""
+    rep = report_dict(release)
+    cal = rep["calibration"]
+    lines = [f"# dpsu release report: {rep['label']}", ""]
+    if rep["teaching_mode"]:
+        lines += [f"> **WARNING — {rep['warning']}**", ""]
+    lines += [
+        "## Guarantee", "", rep["guarantee"], "",
+        "## Parameters", "",
+        "| parameter | value |", "|---|---|",
+        f"| mechanism | {_fmt(rep['mechanism'])} |",
+        f"| epsilon | {_fmt(rep['epsilon'])} |",
+        f"| delta | {_fmt(rep['delta'])} |",
+    ]
+    lines += [f"| {_fmt(k)} | {_fmt(v)} |" for k, v in rep["params"].items()]
+    lines += [
+        "", "## Calibration (depends on the parameters only)", "",
+        "| quantity | value |", "|---|---|",
+        f"| noise | {_fmt(cal['noise'])} |",
+        f"| noise scale | {_fmt(cal['scale'])} |",
+        f"| threshold rho | {_fmt(cal['rho'])} |",
+        f"| cutoff Gamma | {_fmt(cal['gamma'])} |",
+    ]
+    lines += [f"| {_fmt(k)} | {_fmt(v)} |" for k, v in (cal["details"] or {}).items()]
+    lines += ["", "## Released (private output)", "", f"Items released: {rep['released_total']}", ""]
+    if rep["released_per_length"]:
+        lines += ["| n-gram length | items released |", "|---|---|"]
+        lines += [f"| {k} | {v} |" for k, v in rep["released_per_length"].items()]
+        lines.append("")
+    lines += [f"Generated {rep['date_utc']} by dpsu {rep['dpsu_version']}.", ""]
+    return "\n".join(lines)
+
+
+def write_release(release: Release, out_csv_path, report_path=None) -> None:
+    """Write the CSV export and, if asked, the report (Markdown for a .md path, JSON otherwise)."""
+    release = _check_release(release)
+    targets = [(Path(out_csv_path), to_csv_bytes(release))]
+    if report_path is not None:
+        rp = Path(report_path)
+        body = report_markdown(release).encode("utf-8") if rp.suffix.lower() in (".md", ".markdown") \
+            else report_json(release)
+        targets.append((rp, body))
+    for path, body in targets:
+        try:
+            path.write_bytes(body)
+        except OSError as exc:
+            raise ParameterError(f"cannot write {str(path)!r} ({exc.strerror or exc}); "
+                                 "choose a path in an existing, writable folder") from None

@@ -1,0 +1,70 @@
+"""Calibration tables for every set-union mechanism: rho, Gamma and the noise scale against epsilon or Delta0.
+
+Public data only: a calibration depends on the parameters, never on the corpus.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .compare import params_for
+from .errors import ParameterError
+from .mechanisms import mechanisms
+from .privacy.validate import check_max_items
+
+COLUMNS = ["mechanism", "label", "family", "epsilon", "scale", "rho", "gamma"]
+
+
+def _values(values: Any, name: str, example: str) -> list:
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        values = [values]
+    out = list(values)
+    if not out:
+        raise ParameterError(f"{name} is empty; give at least one value, e.g. {example}")
+    return out
+
+
+def _set_union_classes():
+    return [cls for cls in mechanisms().values() if cls.kind == "set-union"]
+
+
+def _row(cls, epsilon: float, delta: float, params: dict[str, Any]) -> dict[str, Any]:
+    cal = cls(epsilon=epsilon, delta=delta, **params_for(cls, params)).calibrate()
+    return {"mechanism": cls.name, "label": cls.label, "family": cls.family, "epsilon": cal.epsilon,
+            "scale": cal.scale, "rho": np.nan if cal.rho is None else cal.rho,
+            "gamma": np.nan if cal.gamma is None else cal.gamma}
+
+
+def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
+    df = pd.DataFrame(rows, columns=columns)
+    for c in ("epsilon", "scale", "rho", "gamma"):
+        df[c] = df[c].astype(np.float64)
+    return df
+
+
+def thresholds_vs_epsilon(epsilons, delta: float, max_items: int, alpha: float) -> pd.DataFrame:
+    """One row per (set-union mechanism, epsilon): columns mechanism, label, family, epsilon, scale, rho, gamma.
+
+    gamma is NaN for mechanisms without a cutoff. Each mechanism receives only the parameters it takes.
+    """
+    eps = _values(epsilons, "epsilons", "[0.5, 1, 2, 4]")
+    params = {"max_items": max_items, "alpha": alpha}
+    rows = [_row(cls, e, delta, params) for cls in _set_union_classes() for e in eps]
+    return _frame(rows, COLUMNS)
+
+
+def thresholds_vs_max_items(max_items_list, epsilon: float, delta: float, alpha: float) -> pd.DataFrame:
+    """One row per (set-union mechanism, Delta0): the columns of ``thresholds_vs_epsilon`` plus max_items."""
+    ms = [check_max_items(m) for m in _values(max_items_list, "max_items_list", "[1, 10, 100, 300]")]
+    rows = []
+    for cls in _set_union_classes():
+        for m in ms:
+            row = _row(cls, epsilon, delta, {"max_items": m, "alpha": alpha})
+            row["max_items"] = m
+            rows.append(row)
+    df = _frame(rows, COLUMNS + ["max_items"])
+    df["max_items"] = df["max_items"].astype(np.int64)
+    return df
