@@ -31,7 +31,11 @@ class OrderedRows:
 
 
 @numba.njit(cache=True, nogil=True)
-def _gather_rows(indptr, items, counts, order, keys, max_items, out_indptr, out_items, out_counts):
+def _gather_rows(indptr, items, counts, order, uniforms, max_items, out_indptr, out_items, out_counts):
+    """Copy each user's row in processing order; a row longer than max_items keeps a uniform
+    max_items-subset, chosen by a partial Fisher-Yates shuffle driven by pre-drawn uniforms."""
+    pos = np.empty(0, dtype=np.int64)
+    ui = 0
     for r in range(order.shape[0]):
         u = order[r]
         s = indptr[u]
@@ -43,16 +47,28 @@ def _gather_rows(indptr, items, counts, order, keys, max_items, out_indptr, out_
                 out_items[o + j] = items[s + j]
                 out_counts[o + j] = counts[s + j]
         else:
-            sel = np.argsort(keys[s:e])[:max_items]
-            sel.sort()  # keep the row's id order: the kept set, not its order, is what was sampled
+            if pos.shape[0] < n:
+                pos = np.empty(n, dtype=np.int64)
+            for j in range(n):
+                pos[j] = j
             for j in range(max_items):
-                out_items[o + j] = items[s + sel[j]]
-                out_counts[o + j] = counts[s + sel[j]]
+                k = j + int(uniforms[ui] * (n - j))
+                ui += 1
+                if k >= n:  # guard against u rounding to 1.0
+                    k = n - 1
+                t = pos[j]
+                pos[j] = pos[k]
+                pos[k] = t
+            # The kept set is what was sampled; its order inside the row carries no meaning
+            # (every update policy is invariant to the order of one user's items).
+            for j in range(max_items):
+                out_items[o + j] = items[s + pos[j]]
+                out_counts[o + j] = counts[s + pos[j]]
 
 
 def order_and_sample(corpus: Corpus, rng: np.random.Generator, max_items: int | None,
                      *, shuffle: bool = True) -> OrderedRows:
-    """Uniform user order (``rng.permutation``) and uniform Delta0-subsets (smallest of i.i.d. uniform keys).
+    """Uniform user order (``rng.permutation``) and uniform Delta0-subsets (partial Fisher-Yates shuffle).
 
     ``max_items=None`` keeps every item (GW/GW-KT). ``shuffle=False`` keeps the corpus order and is only
     for order-independent policies (Count, Weighted), where the order cannot affect the output.
@@ -64,14 +80,14 @@ def order_and_sample(corpus: Corpus, rng: np.random.Generator, max_items: int | 
     kept = row_len if m <= 0 else np.minimum(row_len, m)
     out_indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(kept, out=out_indptr[1:])
-    if m > 0 and np.any(corpus.row_lengths > m):
-        keys = rng.random(corpus.nnz)
-    else:
-        keys = np.zeros(1, dtype=np.float64)
+    n_long = int(np.count_nonzero(row_len > m)) if m > 0 else 0
+    # One uniform per sampled slot of each over-long row (partial Fisher-Yates), drawn in processing order.
+    uniforms = rng.random(n_long * m) if n_long else np.zeros(0, dtype=np.float64)
+    if not n_long:
         m = 0
     out_items = np.empty(int(out_indptr[-1]), dtype=np.int32)
     out_counts = np.empty(int(out_indptr[-1]), dtype=np.int32)
-    _gather_rows(corpus.indptr, corpus.items, corpus.counts, order, keys, m, out_indptr, out_items, out_counts)
+    _gather_rows(corpus.indptr, corpus.items, corpus.counts, order, uniforms, m, out_indptr, out_items, out_counts)
     return OrderedRows(out_indptr, out_items, out_counts)
 
 

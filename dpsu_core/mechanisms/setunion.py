@@ -46,11 +46,14 @@ def weighted_update(rows: OrderedRows, n_items: int, power: float) -> np.ndarray
 def _l1_descent(indptr, items, n_items, gamma):
     """Policy Laplace (l1-descent): items below Gamma rise together with total l1 budget 1."""
     h = np.zeros(n_items, dtype=np.float64)
+    longest = 0
+    for r in range(indptr.shape[0] - 1):
+        longest = max(longest, indptr[r + 1] - indptr[r])
+    gaps = np.empty(longest, dtype=np.float64)
     for r in range(indptr.shape[0] - 1):
         s = indptr[r]
         e = indptr[r + 1]
         n = 0
-        gaps = np.empty(e - s, dtype=np.float64)
         for j in range(s, e):
             g = gamma - h[items[j]]
             if g > 0.0:
@@ -58,7 +61,8 @@ def _l1_descent(indptr, items, n_items, gamma):
                 n += 1
         if n == 0:
             continue
-        g_sorted = np.sort(gaps[:n])
+        g_sorted = gaps[:n]
+        g_sorted.sort()
         budget = 1.0
         raised = 0.0  # how far every still-rising item has risen
         k = n
@@ -119,7 +123,9 @@ def l2_descent_update(rows: OrderedRows, n_items: int, gamma: float) -> np.ndarr
 class _SetUnion(Mechanism):
     """Shared release path: order & sample, update, noisy threshold over items with weight > 0."""
 
-    shuffle = True  # Count and Weighted are order-independent; shuffling anyway costs ~10 ms
+    # Count and Weighted updates are sums, invariant to the user order, so the shuffle (a random-access
+    # pass over the whole CSR) is skipped for them; the policy mechanisms set it back on.
+    shuffle = False
     param_names = ("max_items",)
 
     def _weights(self, rows: OrderedRows, n_items: int, cal: Calibration) -> np.ndarray:
@@ -205,6 +211,7 @@ class PolicyLaplace(_SetUnion):
     name, label, family = "policy-laplace", "Policy Laplace", "laplace"
     summary = "l1-descent toward Γ = ρ + α/ε; Laplace noise 1/ε."
     param_names = ("max_items", "alpha")
+    shuffle = True
 
     def calibrate(self):
         scale = laplace_scale(self.epsilon)
@@ -220,6 +227,7 @@ class PolicyGaussian(_SetUnion):
     name, label, family = "policy-gaussian", "Policy Gaussian", "gaussian"
     summary = "l2-descent toward Γ = ρ + ασ; Gaussian noise σ (analytic, δ/2)."
     param_names = ("max_items", "alpha")
+    shuffle = True
 
     def calibrate(self):
         scale = gaussian_scale(self.epsilon, self.delta)
