@@ -19,7 +19,7 @@ def register(cls: type[Mechanism]) -> type[Mechanism]:
 def _load_all() -> None:
     # Importing a module registers its mechanisms. Each family lives in one module.
     from . import setunion  # noqa: F401  count / weighted / policy, Laplace and Gaussian
-    # from . import greedy  # GW, GW-KT (lands with its module)
+    from . import greedy  # noqa: F401  GW, GW-KT
 
 
 def mechanisms() -> dict[str, type[Mechanism]]:
