@@ -1,0 +1,37 @@
+"""Page 3: thresholds rho and cutoffs Gamma of every set-union mechanism (public: parameters only)."""
+import numpy as np
+import streamlit as st
+
+from dpsu_core import app_logic as al
+from dpsu_core.charts import rho_vs_max_items_chart, thresholds_chart
+from dpsu_core.threshold_tables import thresholds_vs_epsilon, thresholds_vs_max_items
+from pages import _ui
+
+st.title("3 · Thresholds")
+st.caption("How high a noisy weight must be before an item is released. These numbers depend on the "
+           "parameters only (δ, Δ0 and α from the sidebar), never on the data.")
+
+b = _ui.budget()
+lo, hi = st.select_slider("ε range", options=al.EPSILON_GRID, value=(0.5, 10.0), key="thr_eps_range")
+epsilons = [e for e in al.EPSILON_GRID if lo <= e <= hi]
+log_y = st.toggle("Logarithmic y axis", value=True, key="thr_log_y")
+try:
+    df_eps = thresholds_vs_epsilon(epsilons, b["delta"], b["max_items"], b["alpha"])
+    df_m = thresholds_vs_max_items(al.MAX_ITEMS_GRID, b["epsilon"], b["delta"], b["alpha"])
+except Exception as exc:
+    _ui.show_error(exc, "the thresholds cannot be computed")
+    st.stop()
+
+c1, c2 = st.columns(2)
+with c1:
+    st.altair_chart(thresholds_chart(df_eps, y="rho", log_y=log_y), width="stretch")
+with c2:
+    st.altair_chart(thresholds_chart(df_eps[np.isfinite(df_eps["gamma"])], y="gamma", log_y=log_y),
+                    width="stretch")
+st.altair_chart(rho_vs_max_items_chart(df_m, log_y=log_y), width="stretch")
+
+st.markdown(al.THRESHOLDS_EXPLANATION)
+with st.expander("Table: thresholds against ε"):
+    st.dataframe(df_eps, hide_index=True, key="thr_table_eps")
+with st.expander("Table: thresholds against Δ0"):
+    st.dataframe(df_m, hide_index=True, key="thr_table_m")

@@ -1,0 +1,68 @@
+"""Page 4: how the weighted histogram H filled up (NON-private diagnostic of the raw data)."""
+import pandas as pd
+import streamlit as st
+
+from dpsu_core import app_logic as al
+from dpsu_core.charts import multi_weight_histogram_chart, weight_histogram_chart
+from dpsu_core.metrics import histogram_fill
+from pages import _ui
+
+ss = st.session_state
+st.title("4 · Histogram fill")
+st.warning("Everything on this page is computed from the raw weights H: it is NOT differentially private. "
+           "Use it to understand the mechanisms; never publish it.", icon="⚠️")
+
+corpus = _ui.get_corpus()
+if corpus is None:
+    st.stop()
+
+available = al.weighted_mechanism_names()
+labels = al.mechanism_labels()
+have = _ui.releases_by_mechanism()
+default = [n for n in have if n in available] or ([al.DEFAULT_MECHANISM] if al.DEFAULT_MECHANISM in available else [])
+chosen = st.multiselect("Mechanisms to show side by side", available, default=default, format_func=labels.get,
+                        key="hist_mechanisms")
+missing = [n for n in chosen if n not in have]
+if missing and st.button(f"Run {len(missing)} missing release(s) at the sidebar budget", key="hist_run"):
+    b = _ui.budget()
+    bar = st.progress(0.0, text="Starting…")
+    for i, n in enumerate(missing):
+        try:
+            rel = al.run_release(corpus, n, b["epsilon"], b["delta"], _ui.param_values(), teaching=_ui.teaching(),
+                                 progress=lambda f, m, i=i: bar.progress(min(1.0, (i + f) / len(missing)), text=m))
+            _ui.store_release(n, rel)
+        except Exception as exc:
+            _ui.show_error(exc, f"{labels[n]} failed")
+    bar.empty()
+    have = _ui.releases_by_mechanism()
+
+shown = {n: have[n] for n in chosen if n in have and have[n].diagnostics.weights is not None}
+if not shown:
+    st.info("Pick a mechanism and run it (here or on the Release page) to see its histogram.")
+    st.stop()
+
+rows = []
+for n, rel in shown.items():
+    cal = rel.calibration
+    fill = histogram_fill(rel.diagnostics.weights, cal.rho, cal.gamma)
+    rows.append({"mechanism": cal.label, "ρ": cal.rho, "Γ": cal.gamma, **fill.as_dict()})
+table = pd.DataFrame(rows)
+
+if len(shown) == 1:
+    (n, rel), = shown.items()
+    cal = rel.calibration
+    f = rows[0]
+    m = st.columns(4)
+    m[0].metric("Items with weight > 0", f"{f['n_positive']:,}")
+    m[1].metric("Share above ρ", f"{f['share_above_rho']:.1%}")
+    m[2].metric("Share at Γ", "—" if cal.gamma is None else f"{f['share_at_gamma']:.1%}")
+    m[3].metric("Weight beyond ρ's need", f"{f['weight_beyond_rho_need']:.4g}")
+    st.altair_chart(weight_histogram_chart(rel.diagnostics.weights, cal.rho, cal.gamma), width="stretch")
+else:
+    st.altair_chart(multi_weight_histogram_chart(
+        {r.calibration.label: (r.diagnostics.weights, r.calibration.rho, r.calibration.gamma) for r in shown.values()}),
+        width="stretch")
+st.dataframe(table, hide_index=True, key="hist_table")
+st.caption("Share above ρ: items whose weight alone clears the threshold. Share at Γ: items that reached the "
+           "cutoff (policy mechanisms stop adding there). Weight beyond ρ's need: total weight above ρ, i.e. "
+           "budget that could have lifted other items.")

@@ -1,0 +1,43 @@
+"""Page 5: how much of the k-anonymous vocabulary and of the users' usage the release covers (NON-private)."""
+import streamlit as st
+
+from dpsu_core import app_logic as al
+from dpsu_core.charts import coverage_chart
+from dpsu_core.metrics import coverage_table, matching_k, missing_mass
+from pages import _ui
+
+st.title("5 · Coverage")
+st.warning("Coverage compares the private release with the raw data (S_k = items used by at least k users): "
+           "these figures are NOT differentially private. Never publish them.", icon="⚠️")
+
+corpus = _ui.get_corpus()
+rel = _ui.current_release()
+if corpus is None or rel is None:
+    _ui.need_release()
+    st.stop()
+
+ks = st.multiselect("k values", al.K_GRID, default=al.K_GRID, key="cov_ks")
+if not ks:
+    st.info("Pick at least one k.")
+    st.stop()
+try:
+    with st.spinner("Computing coverage…"):
+        cov = coverage_table(corpus, rel, sorted(ks))
+        k_match = matching_k(corpus, rel, n=0)
+        mm = missing_mass(corpus, rel)
+except Exception as exc:
+    _ui.show_error(exc, "coverage cannot be computed")
+    st.stop()
+
+overall = mm[mm["n"] == 0].iloc[0]
+m = st.columns(3)
+m[0].metric("Items released", f"{rel.n_released:,}")
+m[1].metric("Matches k-anonymity at k =", "—" if k_match is None else f"{k_match:,}",
+            help="The smallest k with |S_k| ≤ |S|: the private release is as large as the set of items used by k users.")
+m[2].metric("Recovered mass", f"{overall['recovered_mass']:.1%}",
+            help="Share of all (user, item) pairs whose item was released; missing mass is the rest.")
+st.altair_chart(coverage_chart(cov), width="stretch")
+st.caption("Size ratio |S| / |S_k| (can exceed 100%) and recall |S ∩ S_k| / |S_k| against k; n = 0 is all lengths.")
+st.dataframe(cov, hide_index=True, key="cov_table")
+st.subheader("Missing mass per n-gram length")
+st.dataframe(mm, hide_index=True, key="mm_table")
