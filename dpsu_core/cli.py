@@ -1,0 +1,164 @@
+"""The ``dpsu`` command line: release, calibrate, list.
+
+Bad input prints one line on stderr and exits with status 2.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, Sequence
+
+from .errors import DpsuError
+from .mechanisms.params import PARAMS
+from .mechanisms.registry import get_mechanism, mechanisms
+
+EXIT_BAD_INPUT = 2
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse prints usage + message on error; the brief asks for one line and exit 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise DpsuError(f"{message} (see 'dpsu {self.prog.split()[-1]} --help')" if " " in self.prog else message)
+
+
+def _param_type(spec):
+    if spec.kind == "int":
+        return int
+    if spec.kind == "float":
+        return float
+    return str
+
+
+def _add_mechanism_args(p: argparse.ArgumentParser, *, for_release: bool) -> None:
+    p.add_argument("-m", "--mechanism", required=True, help=f"one of: {', '.join(mechanisms())}")
+    p.add_argument("-e", "--epsilon", type=float, required=True, help="epsilon > 0")
+    p.add_argument("-d", "--delta", type=float, required=True, help="0 < delta < 1, well below 1/users")
+    for spec in PARAMS.values():
+        kw: dict[str, Any] = {"dest": spec.name, "default": None, "help": f"{spec.label}: {spec.help}"}
+        if spec.kind == "choice":
+            kw["choices"] = list(spec.choices)
+        else:
+            kw["type"] = _param_type(spec)
+        p.add_argument(spec.cli, **kw)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _OneLineParser(prog="dpsu", description="Differentially private set union: release vocabularies "
+                            "and n-grams under user-level (epsilon, delta)-DP.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
+
+    rel = sub.add_parser("release", help="release a private vocabulary / n-gram set from a corpus file")
+    rel.add_argument("input", help="corpus file: csv, tsv, jsonl, parquet, txt or pre-tokenized sequences (.zip ok)")
+    _add_mechanism_args(rel, for_release=True)
+    rel.add_argument("--user-col", default=None, help="user-id column (name or 0-based position)")
+    rel.add_argument("--text-col", default=None, help="text column (name or 0-based position)")
+    rel.add_argument("--no-header", action="store_true", help="the file has no header row (give columns by position)")
+    rel.add_argument("--format", default="auto", choices=["auto", "csv", "tsv", "jsonl", "parquet", "txt", "sequences"])
+    rel.add_argument("--tokenizer", default="fast", choices=["fast", "treebank"])
+    rel.add_argument("--keep-case", action="store_true", help="do not lowercase")
+    rel.add_argument("--keep-urls", action="store_true", help="do not strip URLs")
+    rel.add_argument("--keep-removed", action="store_true", help="keep [removed]/[deleted] posts")
+    rel.add_argument("--keep-symbols", action="store_true", help="do not strip symbols")
+    rel.add_argument("--public-corpus", default=None, help="GW-KT: a PUBLIC corpus file giving item frequencies")
+    rel.add_argument("--seed", type=int, default=None,
+                     help="fix the random seed (teaching only: NOT for real releases)")
+    rel.add_argument("-o", "--output", required=True, help="output CSV of released items")
+    rel.add_argument("--report", default=None, help="write the release report (JSON) here")
+
+    cal = sub.add_parser("calibrate", help="print the noise scale, rho and Gamma of a mechanism")
+    _add_mechanism_args(cal, for_release=False)
+
+    sub.add_parser("list", help="list the mechanisms")
+    return parser
+
+
+def _mechanism_params(args: argparse.Namespace, name: str) -> dict[str, Any]:
+    cls = mechanisms().get(name)
+    if cls is None:
+        raise DpsuError(f"unknown mechanism {name!r}; choose one of: {', '.join(mechanisms())}")
+    given = {k: getattr(args, k) for k in PARAMS if getattr(args, k, None) is not None}
+    extra = sorted(set(given) - set(cls.param_names) - {"max_n"})
+    if extra:
+        flags = ", ".join(PARAMS[k].cli for k in extra)
+        raise DpsuError(f"mechanism {name!r} does not use {flags}; it takes: "
+                        f"{', '.join(PARAMS[k].cli for k in cls.param_names) or 'no extra parameters'}")
+    return {k: v for k, v in given.items() if k in cls.param_names}
+
+
+def _make_mechanism(args: argparse.Namespace, public_source: Any = None):
+    params = _mechanism_params(args, args.mechanism)
+    if public_source is not None:
+        params["public_source"] = public_source
+    return get_mechanism(args.mechanism, epsilon=args.epsilon, delta=args.delta, **params)
+
+
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    cal = _make_mechanism(args).calibrate()
+    lines = [f"mechanism: {cal.label} ({cal.mechanism})", f"epsilon: {cal.epsilon:g}", f"delta: {cal.delta:.6g}",
+             f"noise: {cal.noise}", f"scale: {cal.scale:.6g}",
+             f"rho: {cal.rho:.6g}" if cal.rho is not None else "rho: n/a",
+             f"Gamma: {cal.gamma:.6g}" if cal.gamma is not None else "Gamma: n/a"]
+    for k, v in cal.params.items():
+        lines.append(f"{k}: {v}")
+    print("\n".join(lines))
+    return 0
+
+
+def _corpus_max_n(args: argparse.Namespace) -> int:
+    n = args.max_n or 1
+    if getattr(args, "only_n", None):
+        n = max(n, args.only_n)
+    return n
+
+
+def _cmd_release(args: argparse.Namespace) -> int:
+    from .corpus import load_corpus
+    from .export import write_release
+
+    public = None
+    if args.public_corpus:
+        if args.mechanism != "gw-kt":
+            raise DpsuError("--public-corpus is only used by gw-kt; drop it or choose -m gw-kt")
+        public = args.public_corpus
+    mech = _make_mechanism(args, public)  # validate parameters before reading a large file
+    corpus = load_corpus(
+        args.input, format=args.format, user_col=args.user_col, text_col=args.text_col,
+        has_header=False if args.no_header else None, max_n=_corpus_max_n(args), tokenizer=args.tokenizer,
+        lowercase=not args.keep_case, strip_urls=not args.keep_urls, drop_removed=not args.keep_removed,
+        strip_symbols=not args.keep_symbols,
+    )
+    for note in corpus.source.notes:
+        print(f"note: {note}", file=sys.stderr)
+    release = mech.release(corpus, seed=args.seed)
+    write_release(release, args.output, args.report)
+    per = ", ".join(f"{n}-grams: {c}" for n, c in release.per_length().items())
+    print(f"released {release.n_released} items ({per}) with {release.calibration.label} "
+          f"at epsilon={args.epsilon:g}, delta={args.delta:.3g} -> {args.output}")
+    if args.seed is not None:
+        print("warning: fixed seed (teaching mode): this release is NOT for real use", file=sys.stderr)
+    return 0
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    for name, cls in mechanisms().items():
+        print(f"{name:20s} {cls.label:20s} {cls.summary}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return {"release": _cmd_release, "calibrate": _cmd_calibrate, "list": _cmd_list}[args.command](args)
+    except DpsuError as exc:
+        print(f"dpsu: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except (OSError, MemoryError) as exc:
+        msg = f"{exc.strerror}: {exc.filename}" if isinstance(exc, OSError) and exc.filename else str(exc)
+        print(f"dpsu: error: {msg}; check the path and that the file is readable", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
