@@ -29,7 +29,7 @@ def check_delta(delta: float) -> float:
 
 def check_max_items(max_items: int, name: str = "max_items (Delta0)") -> int:
     if isinstance(max_items, bool):
-        raise ParameterError(f"{name} must be a positive integer, got {max_items!r}")
+        raise ParameterError(f"{name} must be a positive integer, got {max_items!r}; e.g. 100")
     if isinstance(max_items, numbers.Integral):
         v = int(max_items)
     elif isinstance(max_items, numbers.Real) and float(max_items).is_integer():
