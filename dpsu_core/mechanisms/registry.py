@@ -20,6 +20,7 @@ def _load_all() -> None:
     # Importing a module registers its mechanisms. Each family lives in one module.
     from . import setunion  # noqa: F401  count / weighted / policy, Laplace and Gaussian
     from . import greedy  # noqa: F401  GW, GW-KT
+    from . import dpne  # noqa: F401  DPNE and the DPSU-all / -even / -single baselines
 
 
 def mechanisms() -> dict[str, type[Mechanism]]:

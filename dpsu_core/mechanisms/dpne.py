@@ -1,0 +1,336 @@
+"""DPNE: differentially private n-gram extraction (Kim et al., NeurIPS 2021), and the three
+DPSU baselines the paper compares it with (DPSU-all, DPSU-even, DPSU-single).
+
+DPNE (Algorithm 1 with the scalable spurious draw of Section 2 / Appendix A), levels k = 1..T:
+
+* level 1: DPSU with the weighted Gaussian policy (Gopi et al.), noise sigma_1 and threshold
+  rho_1 = max_{t <= Delta_1} [1/sqrt(t) + sigma_1 Phi^-1((1 - delta/2)^(1/t))];
+* level k >= 2: the valid k-grams V_k (``ngram_domain``) built from the *released* S_(k-1), S_1;
+  each user's k-grams are filtered to V_k, capped at Delta_k by a uniform sample, and add
+  1/sqrt(|U_i|) each to H_k; every valid k-gram u is released iff H_k[u] + N(0, sigma_k^2) > rho_k with
+  rho_k = sigma_k Phi^-1(1 - eta min(1, |S_(k-1)| / |V_k|)).
+  For the valid k-grams of weight 0 this is done in one step: B ~ Binomial(|V_k| - |supp H_k|,
+  1 - Phi(rho_k / sigma_k)) of them, drawn uniformly without replacement from V_k minus supp(H_k).
+  That draw is part of the privacy proof (every element of the public domain V_k gets its chance),
+  not an optional utility knob.
+
+Privacy (Kim et al., Theorem 2.1): level 1 is a Gaussian mechanism (l2-sensitivity 1, sigma_1)
+composed with a (0, delta/2) event fixed by rho_1; each level k >= 2 is a Gaussian mechanism with
+l2-sensitivity 1 and noise sigma_k over the public domain V_k (rho_k is post-processing). Gaussian
+mechanisms compose to one with 1/sigma^2 = sum_k 1/sigma_k^2 (Dong, Roth, Su), and sigma is the
+analytic-Gaussian sigma for (epsilon, delta/2). Hence (epsilon, delta)-DP overall.
+
+Released n-grams are kept per level as int32 token-id rows, because spurious n-grams may be
+strings the corpus never contained; those are released with item id -1.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import ndtr, ndtri
+
+from ..corpus.model import Corpus
+from ..errors import ParameterError
+from ..privacy.thresholds import gaussian_scale, rho_weighted_gaussian_sigma
+from .base import (
+    Calibration,
+    Diagnostics,
+    Mechanism,
+    guarantee_sentence,
+    make_release,
+    make_rng,
+    noisy_threshold,
+)
+from .ngram_domain import match_rows, valid_domain
+from .registry import register
+from .sampling import order_and_sample
+from .setunion import weighted_update
+
+#: Above this expected number of spurious draws at one level, eta is too large for the corpus.
+MAX_SPURIOUS = 5_000_000
+
+NOT_PRIVATE = ("NOT differentially private: per-level histogram supports and draw counts are computed "
+               "from the raw data (|V_k|, rho_k and the released sizes are functions of the release only).")
+
+
+# --------------------------------------------------------------------------- budget and thresholds
+def noise_schedule(sigma: float, levels: int, schedule: str = "equal", decay: float = 1.0) -> np.ndarray:
+    """sigma_1..sigma_T with sum_k 1/sigma_k^2 = 1/sigma^2 exactly.
+
+    "equal": sigma_k = sqrt(T) sigma.  "geometric": sigma_k = c sigma_(k-1), so
+    sigma_1 = sigma sqrt(sum_{j<T} c^(-2j)).
+    """
+    if levels < 1:
+        raise ParameterError(f"the number of n-gram lengths T must be >= 1, got {levels}; e.g. --max-n 3")
+    if schedule == "equal":
+        return np.full(levels, math.sqrt(levels) * sigma, dtype=np.float64)
+    if schedule == "geometric":
+        if not (decay > 0 and math.isfinite(decay)):
+            raise ParameterError(f"decay c must be a finite number > 0, got {decay!r}; e.g. --decay 0.9")
+        powers = np.power(float(decay), np.arange(levels, dtype=np.float64))  # c^(k-1)
+        sigma1 = sigma * math.sqrt(float(np.sum(powers ** -2.0)))
+        return sigma1 * powers
+    raise ParameterError(f"schedule must be 'equal' or 'geometric', got {schedule!r}")
+
+
+def level_threshold(sigma_k: float, eta: float, n_prev: int, n_valid: int) -> float:
+    """rho_k = sigma_k Phi^-1(1 - eta min(1, |S_(k-1)| / |V_k|)) for a level k >= 2 (spurious control only)."""
+    if n_valid <= 0:
+        return math.inf
+    q = eta * min(1.0, n_prev / n_valid)
+    return float(-sigma_k * ndtri(q))  # Phi^-1(1 - q) = -Phi^-1(q), accurate for tiny q
+
+
+def _check_levels(corpus: Corpus, T: int, what: str) -> None:
+    if corpus.max_n < T:
+        raise ParameterError(
+            f"{what} needs n-grams up to length {T} but the corpus was built with max_n={corpus.max_n}; "
+            f"load the corpus with max_n >= {T} (e.g. load_corpus(..., max_n={T})) or lower max_n/only_n to "
+            f"{corpus.max_n}"
+        )
+
+
+def _level_ids(corpus: Corpus, k: int) -> np.ndarray:
+    return np.flatnonzero(corpus.ngram_len == k)
+
+
+def _dpsu_weighted_gaussian(corpus: Corpus, keep: np.ndarray, rng: np.random.Generator, max_items: int,
+                            sigma: float, rho: float) -> tuple[np.ndarray, np.ndarray]:
+    """One weighted-Gaussian DPSU over the items where ``keep`` is True: (released ids, weights H).
+
+    The weighted update is a sum over users, invariant to their order, so users are not shuffled
+    (as in ``setunion``); each user's Delta-subset is still a uniform sample.
+    """
+    rows = order_and_sample(corpus.restrict_to(keep), rng, max_items, shuffle=False)
+    h = weighted_update(rows, corpus.n_items, 0.5)
+    return noisy_threshold(h, rng, "gaussian", sigma, rho), h
+
+
+def _gram_strings(corpus: Corpus, grams: np.ndarray) -> np.ndarray:
+    """'a b c' strings of token-id rows, from the unigram vocabulary (token id -> its length-1 item)."""
+    uni = _level_ids(corpus, 1)
+    tok_to_item = np.full(int(corpus.gram_tokens[uni, 0].max()) + 1 if uni.size else 1, -1, dtype=np.int64)
+    tok_to_item[corpus.gram_tokens[uni, 0]] = uni
+    words = corpus.vocab[tok_to_item[grams]]
+    out = words[:, 0].astype(object)
+    for j in range(1, grams.shape[1]):
+        out = out + " " + words[:, j]
+    return np.asarray(out, dtype=object)
+
+
+class _NgramMechanism(Mechanism):
+    family = "gaussian"
+    kind = "ngram"
+
+    def _cal(self, scale: float, rho: float, **details) -> Calibration:
+        return Calibration(
+            mechanism=self.name, label=self.label, epsilon=self.epsilon, delta=self.delta, noise="gaussian",
+            scale=float(scale), rho=float(rho), gamma=None, params=dict(self.params),
+            guarantee=guarantee_sentence(self.epsilon, self.delta, "set of released n-grams (all lengths together)"),
+            details=details,
+        )
+
+
+# --------------------------------------------------------------------------- DPNE
+@register
+class DPNE(_NgramMechanism):
+    name, label = "dpne", "DPNE (n-gram extraction)"
+    param_names = ("max_items", "max_n", "eta", "pruning", "schedule", "decay")
+    summary = ("Level-wise n-grams: weighted-Gaussian DPSU for 1-grams, then k-grams pruned to those whose "
+               "sub-grams were released; Gaussian budget split over the levels (Kim et al. 2021).")
+
+    def calibrate(self) -> Calibration:
+        p = self.params
+        T, m = int(p["max_n"]), int(p["max_items"])
+        sigma = gaussian_scale(self.epsilon, self.delta)
+        sig = noise_schedule(sigma, T, p["schedule"], p["decay"])
+        rho1 = rho_weighted_gaussian_sigma(float(sig[0]), self.delta, m)
+        return self._cal(
+            sigma, rho1,
+            sigma_k=[float(s) for s in sig],
+            rho_1=rho1,
+            rho_k="for k >= 2: rho_k = sigma_k * Phi^-1(1 - eta * min(1, |S_(k-1)| / |V_k|)), set at run time "
+                  "from the released S_(k-1) and V_k (post-processing; controls spurious n-grams, not privacy)",
+            max_items_per_level=[m] * T,
+            composition="sum_k 1/sigma_k^2 = 1/sigma^2, sigma from (epsilon, delta/2); delta/2 to rho_1",
+            spurious="valid k-grams of weight 0: Binomial(|V_k| - |supp H_k|, 1 - Phi(rho_k/sigma_k)) drawn "
+                     "uniformly from V_k minus supp(H_k)",
+        )
+
+    def release(self, corpus: Corpus, *, seed=None, rng=None, progress=None):
+        import time
+
+        cal = self.calibrate()
+        rng = rng if rng is not None else make_rng(seed)
+        t0 = time.perf_counter()
+        ids, extra_items, extra_len, diag = self._run(corpus, rng, cal, progress)
+        return make_release(cal, corpus, ids, diag, seed=seed, elapsed=time.perf_counter() - t0,
+                            extra_items=extra_items, extra_len=extra_len)
+
+    def _release(self, corpus, rng, cal, progress):  # pragma: no cover - release() is overridden
+        ids, _, _, diag = self._run(corpus, rng, cal, progress)
+        return ids, diag
+
+    def _run(self, corpus: Corpus, rng: np.random.Generator, cal: Calibration, progress):
+        p = self.params
+        T, m, eta, pruning = int(p["max_n"]), int(p["max_items"]), float(p["eta"]), p["pruning"]
+        _check_levels(corpus, T, "DPNE")
+        sig = np.asarray(cal.details["sigma_k"], dtype=np.float64)
+        h_all = np.zeros(corpus.n_items, dtype=np.float64)
+        levels: list[dict] = []
+        released_ids: list[np.ndarray] = []
+        extra_items: list[np.ndarray] = []
+        extra_len: list[np.ndarray] = []
+
+        # ---- level 1: weighted-Gaussian DPSU on the unigrams
+        if progress:
+            progress(0.02, "level 1: DPSU on 1-grams")
+        ids1 = _level_ids(corpus, 1)
+        keep = np.zeros(corpus.n_items, dtype=bool)
+        keep[ids1] = True
+        rel, h = _dpsu_weighted_gaussian(corpus, keep, rng, m, float(sig[0]), float(cal.rho))
+        h_all += h
+        s1 = corpus.gram_tokens[rel, :1].astype(np.int32)
+        s_prev = s1
+        released_ids.append(rel)
+        levels.append(dict(n=1, sigma=float(sig[0]), rho=float(cal.rho), valid=None,
+                           candidates=int(np.count_nonzero(h)), released_from_histogram=int(rel.size),
+                           spurious_drawn=0, released=int(rel.size)))
+
+        # ---- levels k >= 2
+        for k in range(2, T + 1):
+            if progress:
+                progress(0.02 + 0.96 * (k - 1) / T, f"level {k}: valid {k}-grams")
+            sigma_k = float(sig[k - 1])
+            dom = valid_domain(s_prev, s1[:, 0], pruning)
+            n_valid = dom.size
+            rho_k = level_threshold(sigma_k, eta, int(s_prev.shape[0]), n_valid)
+            info = dict(n=k, sigma=sigma_k, rho=rho_k, valid=n_valid, candidates=0, released_from_histogram=0,
+                        spurious_drawn=0, released=0)
+            levels.append(info)
+            if n_valid == 0:
+                s_prev = np.zeros((0, k), dtype=np.int32)
+                continue
+            q = float(ndtr(-rho_k / sigma_k))  # 1 - Phi(rho_k / sigma_k)
+            if n_valid * q > MAX_SPURIOUS:
+                raise ParameterError(
+                    f"eta={eta:g} is too large for this corpus: level {k} would draw about {n_valid * q:,.0f} "
+                    f"spurious {k}-grams out of {n_valid:,} valid ones; lower eta (e.g. 0.01) or max_n"
+                )
+            ids_k = _level_ids(corpus, k)
+            grams_k = corpus.gram_tokens[ids_k, :k]
+            vidx = dom.index_of(grams_k)
+            keep = np.zeros(corpus.n_items, dtype=bool)
+            keep[ids_k[vidx >= 0]] = True
+            rel, h = _dpsu_weighted_gaussian(corpus, keep, rng, m, sigma_k, rho_k)
+            h_all += h
+            # spurious draw over the valid k-grams of weight 0
+            item_vidx = np.full(corpus.n_items, -1, dtype=np.int64)
+            item_vidx[ids_k] = vidx
+            supp = np.flatnonzero(h > 0)
+            n_zero = n_valid - int(supp.size)
+            b = int(rng.binomial(n_zero, q)) if n_zero > 0 else 0
+            spur = dom.decode(dom.sample_distinct_excluding(rng, b, item_vidx[supp]))
+            # spurious k-grams that the vocabulary has keep their id; the others are new strings (id -1)
+            pos = match_rows(grams_k, spur)
+            in_vocab = pos >= 0
+            released_ids.append(rel)
+            released_ids.append(ids_k[pos[in_vocab]])
+            if np.any(~in_vocab):
+                extra_items.append(_gram_strings(corpus, spur[~in_vocab]))
+                extra_len.append(np.full(int(np.count_nonzero(~in_vocab)), k, dtype=np.int16))
+            s_prev = np.concatenate([corpus.gram_tokens[rel, :k].astype(np.int32), spur], axis=0)
+            info.update(candidates=int(supp.size), released_from_histogram=int(rel.size), spurious_drawn=b,
+                        released=int(s_prev.shape[0]))
+
+        if progress:
+            progress(1.0, "done")
+        ids = np.concatenate(released_ids).astype(np.int64)
+        ex_items = np.concatenate(extra_items) if extra_items else None
+        ex_len = np.concatenate(extra_len) if extra_len else None
+        diag = Diagnostics(weights=h_all, extra={"levels": levels, "note": NOT_PRIVATE})
+        return ids, ex_items, ex_len, diag
+
+
+# --------------------------------------------------------------------------- DPSU baselines
+@register
+class DPSUAll(_NgramMechanism):
+    """All lengths 1..T as one item universe; each user keeps at most T * Delta0 n-grams (Kim et al., Sec. 3)."""
+
+    name, label = "dpsu-all", "DPSU-all (all lengths as one universe)"
+    param_names = ("max_items", "max_n")
+    summary = "Weighted-Gaussian DPSU over all n-grams of length 1..T together, T·Δ0 per user."
+
+    def calibrate(self) -> Calibration:
+        T, m = int(self.params["max_n"]), int(self.params["max_items"])
+        sigma = gaussian_scale(self.epsilon, self.delta)
+        return self._cal(sigma, rho_weighted_gaussian_sigma(sigma, self.delta, T * m), max_items_all=T * m,
+                         l2_sensitivity=1.0)
+
+    def _release(self, corpus, rng, cal, progress):
+        T = int(self.params["max_n"])
+        _check_levels(corpus, T, "DPSU-all")
+        keep = corpus.lengths_mask(range(1, T + 1))
+        ids, h = _dpsu_weighted_gaussian(corpus, keep, rng, cal.details["max_items_all"], cal.scale, cal.rho)
+        return ids, Diagnostics(weights=h, extra={"note": NOT_PRIVATE})
+
+
+@register
+class DPSUEven(_NgramMechanism):
+    """The Gaussian budget split equally over the T lengths, one independent DPSU per length.
+
+    Privacy: Gopi et al. prove weighted-Gaussian DPSU private by splitting it into a Gaussian mechanism
+    with l2-sensitivity 1 (the items both neighbours can hold) and a (0, delta')-event (an item only the
+    extra user holds crossing rho), with rho = max_t [1/sqrt(t) + sigma Phi^-1((1 - delta')^(1/t))];
+    Kim et al. (Thm 2.1 proof) use the same decomposition. Here length k runs such a DPSU with
+    sigma_k = sqrt(T) sigma and delta' = delta/(2T). The T Gaussian parts compose to one Gaussian
+    mechanism with 1/sigma^2 = sum_k 1/sigma_k^2 (Dong, Roth, Su), (epsilon, delta/2)-DP for sigma from
+    (epsilon, delta/2); the T threshold events add up to (0, T * delta/(2T)) = (0, delta/2) by simple
+    composition. Total: (epsilon, delta). (The paper split epsilon by advanced composition; the
+    Gaussian composition used here is exact and never worse.)
+    """
+
+    name, label = "dpsu-even", "DPSU-even (budget split over lengths)"
+    param_names = ("max_items", "max_n")
+    summary = "One weighted-Gaussian DPSU per length k = 1..T, each with σ_k = √T·σ and δ/T of the threshold δ."
+
+    def calibrate(self) -> Calibration:
+        T, m = int(self.params["max_n"]), int(self.params["max_items"])
+        sigma = gaussian_scale(self.epsilon, self.delta)
+        sig = noise_schedule(sigma, T, "equal")
+        # rho_weighted_gaussian_sigma spends half of its delta argument: delta/T -> delta/(2T) per length
+        rho_k = rho_weighted_gaussian_sigma(float(sig[0]), self.delta / T, m)
+        return self._cal(sigma, rho_k, sigma_k=[float(s) for s in sig], rho_k=[rho_k] * T,
+                         threshold_delta_per_length=self.delta / (2 * T), l2_sensitivity=1.0)
+
+    def _release(self, corpus, rng, cal, progress):
+        T, m = int(self.params["max_n"]), int(self.params["max_items"])
+        _check_levels(corpus, T, "DPSU-even")
+        out, h_all = [], np.zeros(corpus.n_items, dtype=np.float64)
+        for k in range(1, T + 1):
+            if progress:
+                progress((k - 1) / T, f"length {k}")
+            ids, h = _dpsu_weighted_gaussian(corpus, corpus.ngram_len == k, rng, m,
+                                             cal.details["sigma_k"][k - 1], cal.details["rho_k"][k - 1])
+            out.append(ids)
+            h_all += h
+        return np.concatenate(out), Diagnostics(weights=h_all, extra={"note": NOT_PRIVATE})
+
+
+@register
+class DPSUSingle(_NgramMechanism):
+    name, label = "dpsu-single", "DPSU-single (one length only)"
+    param_names = ("max_items", "only_n")
+    summary = "Weighted-Gaussian DPSU spending the whole budget on n-grams of one length."
+
+    def calibrate(self) -> Calibration:
+        m = int(self.params["max_items"])
+        sigma = gaussian_scale(self.epsilon, self.delta)
+        return self._cal(sigma, rho_weighted_gaussian_sigma(sigma, self.delta, m), l2_sensitivity=1.0)
+
+    def _release(self, corpus, rng, cal, progress):
+        n, m = int(self.params["only_n"]), int(self.params["max_items"])
+        _check_levels(corpus, n, "DPSU-single")
+        ids, h = _dpsu_weighted_gaussian(corpus, corpus.ngram_len == n, rng, m, cal.scale, cal.rho)
+        return ids, Diagnostics(weights=h, extra={"note": NOT_PRIVATE})

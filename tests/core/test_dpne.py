@@ -1,0 +1,263 @@
+"""DPNE (Kim et al. 2021) and the DPSU-all / -even / -single baselines."""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import norm
+
+from dpsu_core.corpus.build import corpus_from_token_lists
+from dpsu_core.errors import ParameterError
+from dpsu_core.mechanisms import dpne as dpne_mod
+from dpsu_core.mechanisms.dpne import DPNE, DPSUAll, DPSUEven, DPSUSingle, level_threshold, noise_schedule
+from dpsu_core.mechanisms.registry import get_mechanism, mechanisms
+from dpsu_core.privacy.thresholds import gaussian_scale
+
+
+# --------------------------------------------------------------------------- helpers
+def released_by_length(rel) -> dict[int, set[tuple[str, ...]]]:
+    out: dict[int, set[tuple[str, ...]]] = {}
+    for item, n in zip(rel.items.tolist(), rel.ngram_len.tolist()):
+        toks = tuple(item.split(" "))
+        assert len(toks) == n
+        out.setdefault(n, set()).add(toks)
+    return out
+
+
+def assert_closed(rel, pruning: str = "both") -> None:
+    """Prop 2.1: every released k-gram has its (k-1)-prefix (and for both-side its (k-1)-suffix) and
+    its boundary unigrams released, i.e. S_k is inside V_k of the released sets."""
+    s = released_by_length(rel)
+    for k, grams in s.items():
+        if k == 1:
+            continue
+        prev, uni = s.get(k - 1, set()), s.get(1, set())
+        for w in grams:
+            assert w[:-1] in prev and (w[-1],) in uni, w
+            if pruning == "both":
+                assert w[1:] in prev and (w[0],) in uni, w
+
+
+def brute_valid(prev: set[tuple], uni: set[tuple], k: int, pruning: str) -> set[tuple]:
+    toks = sorted(t[0] for t in uni)
+    out = set()
+    for w in itertools.product(toks, repeat=k):
+        if w[:-1] in prev and (pruning == "single" or w[1:] in prev):
+            out.add(w)
+    return out
+
+
+def rich_corpus(n_users: int = 240, alphabet: int = 10, seed: int = 0):
+    """Every user writes all tokens (so S_1 is everything) in one of a few orders: few bigrams are used,
+    so most of V_2 = S_1 x S_1 (and of V_3) is valid but unused."""
+    rng = np.random.default_rng(seed)
+    letters = [f"t{i}" for i in range(alphabet)]
+    orders = [list(rng.permutation(letters)) for _ in range(4)]
+    return corpus_from_token_lists([[orders[u % 4]] for u in range(n_users)], max_n=3)
+
+
+# --------------------------------------------------------------------------- calibration
+@pytest.mark.parametrize("T", [1, 2, 3, 6, 9])
+@pytest.mark.parametrize("schedule,decay", [("equal", 1.0), ("geometric", 0.5), ("geometric", 0.9),
+                                            ("geometric", 1.0), ("geometric", 1.3)])
+def test_schedule_spends_exactly_the_budget(T, schedule, decay):
+    sigma = 3.7
+    sig = noise_schedule(sigma, T, schedule, decay)
+    assert sig.shape == (T,)
+    assert math.isclose(float(np.sum(sig ** -2.0)), sigma ** -2.0, rel_tol=1e-12)
+    if schedule == "geometric":
+        np.testing.assert_allclose(sig[1:] / sig[:-1], decay, rtol=1e-12)
+    else:
+        np.testing.assert_allclose(sig, math.sqrt(T) * sigma, rtol=1e-12)
+
+
+def test_calibration_sigmas_and_rho1_match_spec_formula():
+    eps, delta, m, T = 2.0, 1e-5, 20, 4
+    mech = DPNE(epsilon=eps, delta=delta, max_items=m, max_n=T, schedule="geometric", decay=0.8)
+    cal = mech.calibrate()
+    sigma = gaussian_scale(eps, delta)
+    sig = np.asarray(cal.details["sigma_k"])
+    assert math.isclose(float(np.sum(sig ** -2.0)), sigma ** -2.0, rel_tol=1e-12)
+    t = np.arange(1, m + 1)
+    rho1 = np.max(1.0 / np.sqrt(t) + sig[0] * norm.ppf((1.0 - delta / 2.0) ** (1.0 / t)))
+    assert math.isclose(cal.rho, rho1, rel_tol=1e-6)
+    assert cal.scale == sigma and cal.noise == "gaussian"
+
+
+def test_level_threshold_formula():
+    for sk, eta, n_prev, n_valid in [(2.0, 0.01, 10, 100), (5.0, 0.1, 300, 200), (1.3, 1e-4, 1, 10**9)]:
+        expect = sk * norm.isf(eta * min(1.0, n_prev / n_valid))
+        assert math.isclose(level_threshold(sk, eta, n_prev, n_valid), expect, rel_tol=1e-9)
+
+
+# --------------------------------------------------------------------------- level weights
+def test_level_weights_follow_the_weighted_gaussian_policy_on_valid_ngrams():
+    users = [[["a", "b", "c"]], [["a", "b"], ["c", "a"]], [["b", "c", "a", "b"]], [["z", "a"]]] * 30
+    corpus = corpus_from_token_lists(users, max_n=2)
+    rel = DPNE(epsilon=8, delta=1e-5, max_items=50, max_n=2).release(corpus, seed=3)
+    h = rel.diagnostics.weights
+    s = released_by_length(rel)
+    uni = s[1]
+    # level 1: each user adds 1/sqrt(#distinct unigrams) to each unigram (no cap hit at Delta = 50)
+    exp1: dict[str, float] = {}
+    for u in users:
+        toks = {t for post in u for t in post}
+        for t in toks:
+            exp1[t] = exp1.get(t, 0.0) + 1.0 / math.sqrt(len(toks))
+    # level 2: bigrams filtered to V_2 = S_1 x S_1 before weighting
+    exp2: dict[str, float] = {}
+    for u in users:
+        grams = {(p[i], p[i + 1]) for p in u for i in range(len(p) - 1)}
+        valid = {g for g in grams if (g[0],) in uni and (g[1],) in uni}
+        for g in valid:
+            exp2[" ".join(g)] = exp2.get(" ".join(g), 0.0) + 1.0 / math.sqrt(len(valid))
+    vocab = corpus.vocab.tolist()
+    for i, item in enumerate(vocab):
+        want = exp1.get(item, 0.0) if corpus.ngram_len[i] == 1 else exp2.get(item, 0.0)
+        assert math.isclose(h[i], want, rel_tol=1e-12, abs_tol=1e-12), item
+    assert_closed(rel)
+
+
+# --------------------------------------------------------------------------- closure and spurious validity
+@st.composite
+def small_corpora(draw):
+    alphabet = draw(st.integers(2, 5))
+    n_users = draw(st.integers(1, 60))
+    tok = st.sampled_from([f"w{i}" for i in range(alphabet)])
+    users = draw(st.lists(st.lists(st.lists(tok, min_size=1, max_size=8), min_size=1, max_size=2),
+                          min_size=n_users, max_size=n_users))
+    return users
+
+
+@settings(max_examples=30, deadline=None)
+@given(small_corpora(), st.sampled_from(["both", "single"]), st.integers(0, 2**31 - 1))
+def test_every_run_is_closed_and_spurious_ngrams_are_valid(users, pruning, seed):
+    corpus = corpus_from_token_lists(users, max_n=4)
+    # a weak guarantee and a large eta make both released and spurious n-grams common
+    rel = DPNE(epsilon=20, delta=1e-3, max_items=6, max_n=4, eta=0.5, pruning=pruning).release(corpus, seed=seed)
+    assert_closed(rel, pruning)
+    s = released_by_length(rel)
+    for k in range(2, 5):
+        valid = brute_valid(s.get(k - 1, set()), s.get(1, set()), k, pruning)
+        spurious = {tuple(it.split(" ")) for it, i, n in zip(rel.items, rel.item_ids, rel.ngram_len)
+                    if i == -1 and n == k}
+        assert spurious <= valid
+    levels = rel.diagnostics.extra["levels"]
+    assert [lv["released"] for lv in levels] == [len(s.get(k, ())) for k in range(1, 5)]
+
+
+def test_release_is_closed_on_rich_corpus_and_reproducible():
+    corpus = rich_corpus()
+    for pruning in ("both", "single"):
+        mech = DPNE(epsilon=4, delta=1e-6, max_items=10, max_n=3, eta=0.3, pruning=pruning)
+        a, b = mech.release(corpus, seed=11), mech.release(corpus, seed=11)
+        assert_closed(a, pruning)
+        assert a.items.tolist() == b.items.tolist()
+        assert (a.item_ids == -1).any()  # spurious n-grams the corpus never contained are released
+        frame = a.private_frame()
+        assert list(frame.columns) == ["item", "n"]
+
+
+# --------------------------------------------------------------------------- spurious rate
+def test_spurious_draws_follow_the_binomial_and_stay_below_eta():
+    corpus = rich_corpus()
+    eta = 0.2
+    mech = DPNE(epsilon=4, delta=1e-6, max_items=10, max_n=3, eta=eta)
+    total_b, total_mean, total_var = 0, 0.0, 0.0
+    spurious, released = [], []
+    for seed in range(40):
+        rel = mech.release(corpus, seed=seed)
+        assert_closed(rel)
+        for lv in rel.diagnostics.extra["levels"][1:]:
+            q = norm.sf(lv["rho"] / lv["sigma"])
+            n0 = lv["valid"] - lv["candidates"]
+            total_b += lv["spurious_drawn"]
+            total_mean += n0 * q
+            total_var += n0 * q * (1 - q)
+        # every user's n-grams are kept (rows <= Delta), so weight 0 <=> nobody used it <=> id -1
+        spurious.append(int(np.count_nonzero(rel.item_ids == -1)))
+        released.append(rel.n_released)
+    assert total_mean > 50  # the test has power: many spurious draws are expected
+    assert abs(total_b - total_mean) <= 4 * math.sqrt(total_var)
+    assert sum(spurious) == total_b
+    assert np.mean(spurious) / np.mean(released) <= eta
+
+
+def test_eta_too_large_is_a_parameter_error(monkeypatch):
+    monkeypatch.setattr(dpne_mod, "MAX_SPURIOUS", 1)
+    with pytest.raises(ParameterError, match="eta=0.5 is too large for this corpus"):
+        DPNE(epsilon=4, delta=1e-6, max_items=10, max_n=2, eta=0.5).release(rich_corpus(), seed=0)
+
+
+# --------------------------------------------------------------------------- baselines
+def test_baselines_registered_with_their_parameters():
+    regs = mechanisms()
+    want = {"dpne": ("max_items", "max_n", "eta", "pruning", "schedule", "decay"),
+            "dpsu-all": ("max_items", "max_n"), "dpsu-even": ("max_items", "max_n"),
+            "dpsu-single": ("max_items", "only_n")}
+    for name, params in want.items():
+        assert regs[name].kind == "ngram" and regs[name].param_names == params
+        assert get_mechanism(name, epsilon=1, delta=1e-6).name == name
+
+
+def test_baseline_calibrations():
+    eps, delta, m, T = 1.0, 1e-7, 10, 6
+    sigma = gaussian_scale(eps, delta)
+    t = np.arange(1, T * m + 1)
+
+    def rho(s, d, tmax):
+        tt = t[:tmax]
+        return float(np.max(1 / np.sqrt(tt) + s * norm.isf(1 - (1 - d) ** (1 / tt))))
+
+    all_cal = DPSUAll(epsilon=eps, delta=delta, max_items=m, max_n=T).calibrate()
+    assert math.isclose(all_cal.rho, rho(sigma, delta / 2, T * m), rel_tol=1e-6)
+    even = DPSUEven(epsilon=eps, delta=delta, max_items=m, max_n=T).calibrate()
+    np.testing.assert_allclose(even.details["sigma_k"], math.sqrt(T) * sigma, rtol=1e-12)
+    assert math.isclose(sum(s ** -2 for s in even.details["sigma_k"]), sigma ** -2, rel_tol=1e-12)
+    assert math.isclose(even.details["rho_k"][0], rho(math.sqrt(T) * sigma, delta / (2 * T), m), rel_tol=1e-6)
+    single = DPSUSingle(epsilon=eps, delta=delta, max_items=m, only_n=3).calibrate()
+    assert math.isclose(single.rho, rho(sigma, delta / 2, m), rel_tol=1e-6)
+
+
+def test_baselines_release_only_used_ngrams_of_their_lengths():
+    corpus = rich_corpus()
+    for mech, lengths in [(DPSUAll(epsilon=4, delta=1e-6, max_items=10, max_n=2), {1, 2}),
+                          (DPSUEven(epsilon=4, delta=1e-6, max_items=10, max_n=3), {1, 2, 3}),
+                          (DPSUSingle(epsilon=4, delta=1e-6, max_items=10, only_n=2), {2})]:
+        rel = mech.release(corpus, seed=5)
+        assert rel.n_released > 0
+        assert set(rel.per_length()) <= lengths
+        assert np.all(rel.item_ids >= 0)
+        assert np.all(rel.diagnostics.weights[rel.item_ids] > 0)  # weight-0 items are never candidates
+
+
+# --------------------------------------------------------------------------- parameter errors
+def test_corpus_too_short_for_T():
+    corpus = corpus_from_token_lists([[["a", "b", "c"]]] * 5, max_n=2)
+    for mech in [DPNE(epsilon=1, delta=1e-6, max_n=3), DPSUAll(epsilon=1, delta=1e-6, max_n=3),
+                 DPSUEven(epsilon=1, delta=1e-6, max_n=3), DPSUSingle(epsilon=1, delta=1e-6, only_n=3)]:
+        with pytest.raises(ParameterError, match="max_n >= 3"):
+            mech.release(corpus, seed=0)
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(eta=0.0), "eta"), (dict(eta=1.5), "eta"), (dict(pruning="left"), "pruning"),
+    (dict(schedule="linear"), "schedule"), (dict(decay=0.0), "decay"), (dict(max_n=0), "max_n"),
+    (dict(max_items=0), "max_items"), (dict(only_n=2), "takes no parameter only_n"),
+])
+def test_bad_parameters(kwargs, match):
+    with pytest.raises(ParameterError, match=match):
+        DPNE(epsilon=1, delta=1e-6, **kwargs)
+
+
+def test_noise_schedule_errors():
+    with pytest.raises(ParameterError, match="decay"):
+        noise_schedule(1.0, 3, "geometric", -1.0)
+    with pytest.raises(ParameterError, match="schedule"):
+        noise_schedule(1.0, 3, "linear")
+    with pytest.raises(ParameterError, match=">= 1"):
+        noise_schedule(1.0, 0)
