@@ -1,0 +1,218 @@
+"""Chart functions are tested on their Vega-Lite specs (chart.to_dict()), no browser."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpsu_core import charts
+from dpsu_core.errors import ParameterError
+from dpsu_core.threshold_tables import thresholds_vs_epsilon, thresholds_vs_max_items
+
+
+def rows(spec, part):
+    """The data rows a (sub)chart of a to_dict() spec ships to the browser."""
+    data = part.get("data") or spec["data"]  # altair hoists data shared by all layers to the top
+    return spec["datasets"][data["name"]]
+
+
+def title_text(spec):
+    t = spec["title"]
+    return " ".join([t["text"], *t.get("subtitle", [])]) if isinstance(t, dict) else t
+
+
+@pytest.fixture(scope="module")
+def eps_table():
+    return thresholds_vs_epsilon([0.5, 1, 2, 4], 1e-6, 100, 4.0)
+
+
+def test_thresholds_chart_rho_and_gamma(eps_table):
+    spec = charts.thresholds_chart(eps_table, y="rho").to_dict()
+    data = rows(spec, spec)
+    assert len(data) == len(eps_table)
+    assert spec["mark"]["type"] == "line"
+    assert spec["encoding"]["y"]["field"] == "rho" and spec["encoding"]["y"]["scale"]["type"] == "log"
+    assert spec["encoding"]["x"]["field"] == "epsilon"
+    assert spec["encoding"]["color"]["field"] == "label"
+    got = sorted((r["label"], r["epsilon"], r["rho"]) for r in data)
+    assert got == sorted(zip(eps_table["label"], eps_table["epsilon"], eps_table["rho"]))
+    assert "Public" in title_text(spec)
+
+    g = charts.thresholds_chart(eps_table, y="gamma", log_y=False).to_dict()
+    gdata = rows(g, g)
+    assert len(gdata) == int(eps_table["gamma"].notna().sum()) > 0  # mechanisms without Gamma are left out
+    assert g["encoding"]["y"]["field"] == "gamma" and g["encoding"]["y"]["scale"].get("type") != "log"
+
+
+def test_thresholds_chart_falls_back_to_linear_for_non_positive(eps_table):
+    df = eps_table.copy()
+    df.loc[0, "rho"] = -1.0
+    spec = charts.thresholds_chart(df, y="rho", log_y=True).to_dict()
+    assert spec["encoding"]["y"]["scale"].get("type") != "log"
+
+
+def test_rho_vs_max_items_chart():
+    df = thresholds_vs_max_items([1, 10, 100, 300], 2.0, 1e-6, 4.0)
+    spec = charts.rho_vs_max_items_chart(df).to_dict()
+    assert spec["encoding"]["x"]["field"] == "max_items" and spec["encoding"]["x"]["scale"]["type"] == "log"
+    assert len(rows(spec, spec)) == len(df)
+    assert "ε = 2" in title_text(spec)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda t: charts.thresholds_chart(t, y="delta"), "y must be one of"),
+    (lambda t: charts.thresholds_chart(t.drop(columns=["rho"])), "missing: rho"),
+    (lambda t: charts.rho_vs_max_items_chart(t), "missing: max_items"),
+    (lambda t: charts.thresholds_chart([1, 2]), "DataFrame"),
+])
+def test_threshold_chart_bad_input(eps_table, call, match):
+    with pytest.raises(ParameterError, match=match):
+        call(eps_table)
+
+
+@pytest.fixture(scope="module")
+def weights():
+    rng = np.random.default_rng(0)
+    w = rng.exponential(2.0, 20_000)
+    w[:3000] = 0.0  # zero-weight items: never candidates, not in the histogram
+    return w
+
+
+def test_weight_histogram_is_binned_and_marks_rho_gamma(weights):
+    spec = charts.weight_histogram_chart(weights, rho=6.5, gamma=9.0, bins=60).to_dict()
+    bars, rules = spec["layer"]
+    hist = rows(spec, bars)
+    assert len(hist) == 60  # aggregated: never one row per item
+    assert sum(r["items"] for r in hist) == int((weights > 0).sum())
+    assert hist[0]["start"] == 0.0 and hist[-1]["end"] == pytest.approx(weights.max())
+    # counts per bin agree with an independent count
+    pos = weights[weights > 0]
+    for r in hist[:5]:
+        assert r["items"] == int(((pos >= r["start"]) & (pos < r["end"])).sum())
+    marks = {r["line"]: r["value"] for r in rows(spec, rules)}
+    assert sorted(marks.values()) == [6.5, 9.0]
+    assert bars["mark"]["type"] == "bar" and rules["mark"]["type"] == "rule"
+    assert "NON-PRIVATE" in title_text(spec) and "not differentially private" in title_text(spec).lower()
+    assert f"{int((weights > 0).sum())} items" in title_text(spec)
+
+
+def test_weight_histogram_x_domain_reaches_rho(weights):
+    spec = charts.weight_histogram_chart(weights / 100, rho=40.0).to_dict()
+    bars, rules = spec["layer"]
+    assert bars["encoding"]["x"]["scale"]["domain"][1] >= 40.0
+    assert [r["value"] for r in rows(spec, rules)] == [40.0]  # no Gamma rule without Gamma
+
+
+def test_weight_histogram_empty_and_bad_input():
+    spec = charts.weight_histogram_chart(np.zeros(10), rho=3.0).to_dict()
+    assert rows(spec, spec["layer"][0]) == []
+    assert "0 items with positive weight" in title_text(spec)
+    with pytest.raises(ParameterError, match="no weight histogram"):
+        charts.weight_histogram_chart(None, rho=3.0)
+    with pytest.raises(ParameterError, match="NaN"):
+        charts.weight_histogram_chart(np.array([1.0, np.nan]), rho=3.0)
+    with pytest.raises(ParameterError, match="bins"):
+        charts.weight_histogram_chart(np.ones(3), rho=3.0, bins=0)
+    with pytest.raises(ParameterError, match="rho"):
+        charts.weight_histogram_chart(np.ones(3), rho="high")
+
+
+def test_multi_weight_histogram(weights):
+    named = {"Policy Gaussian": (weights, 6.5, 12.0), "Weighted Gaussian": (weights * 0.5, 6.5, None)}
+    spec = charts.multi_weight_histogram_chart(named, bins=30).to_dict()
+    panels = spec["concat"]
+    assert len(panels) == 2
+    for panel, (name, (w, rho, gamma)) in zip(panels, named.items()):
+        bars, rules = panel["layer"]
+        assert panel["title"]["text"] == name
+        assert len(rows(spec, bars)) == 30 and sum(r["items"] for r in rows(spec, bars)) == int((w > 0).sum())
+        assert sorted(r["value"] for r in rows(spec, rules)) == sorted(v for v in (rho, gamma) if v is not None)
+    assert spec["resolve"]["scale"]["x"] == "independent"
+    assert "NON-PRIVATE" in title_text(spec)
+    with pytest.raises(ParameterError, match="non-empty dict"):
+        charts.multi_weight_histogram_chart({})
+    with pytest.raises(ParameterError, match="weights, rho, gamma"):
+        charts.multi_weight_histogram_chart({"x": weights})
+
+
+def test_released_per_length_chart():
+    spec = charts.released_per_length_chart({1: 17, 2: 254, 3: 1273}).to_dict()
+    bars = spec["layer"][0]
+    assert sorted((r["n"], r["released"]) for r in rows(spec, bars)) == [(1, 17), (2, 254), (3, 1273)]
+    assert "Private output" in title_text(spec)
+    empty = charts.released_per_length_chart({}).to_dict()
+    assert rows(empty, empty["layer"][0]) == []
+    with pytest.raises(ParameterError, match="per_length"):
+        charts.released_per_length_chart([17, 254])
+
+
+def coverage_df():
+    return pd.DataFrame({
+        "n": [0, 0, 0, 1, 1, 1, 2, 2, 2],
+        "k": [1, 10, 100] * 3,
+        "s_k": [500, 60, 4, 300, 50, 4, 200, 10, 0],
+        "released": [80, 80, 80, 60, 60, 60, 20, 20, 20],
+        "size_ratio": [0.16, 80 / 60, 20.0, 0.2, 1.2, 15.0, 0.1, 2.0, np.inf],
+        "recall": [0.15, 0.9, 1.0, 0.19, 0.95, 1.0, 0.1, 1.0, np.nan],
+    })
+
+
+def test_coverage_chart():
+    df = coverage_df()
+    spec = charts.coverage_chart(df).to_dict()
+    data = rows(spec, spec)
+    assert spec["facet"]["column"]["field"] == "metric"
+    inner = spec["spec"]
+    assert inner["encoding"]["x"]["field"] == "k" and inner["encoding"]["x"]["scale"]["type"] == "log"
+    assert inner["encoding"]["color"]["field"] == "length"
+    assert len(data) == 2 * len(df) - 2  # the k with |S_k| = 0 has no ratio/recall
+    ratio = {(r["length"], r["k"]): r["value"] for r in data if r["metric"].startswith("size ratio")}
+    assert ratio[("n = 1", 10)] == pytest.approx(1.2) and ratio[("all lengths", 100)] == pytest.approx(20.0)
+    assert "NON-PRIVATE" in title_text(spec)
+    single = charts.coverage_chart(df[df["n"] != 2]).to_dict()
+    assert {r["length"] for r in rows(single, single)} == {"n = 1"}  # "all" would repeat the single length
+    with pytest.raises(ParameterError, match="missing: recall"):
+        charts.coverage_chart(df.drop(columns=["recall"]))
+
+
+def test_kanon_sizes_chart():
+    df = coverage_df()
+    spec = charts.kanon_sizes_chart(df[["n", "k", "s_k"]]).to_dict()
+    assert spec["mark"]["type"] == "line"
+    assert sorted(r["s_k"] for r in rows(spec, spec)) == sorted(df["s_k"])
+    assert "NON-PRIVATE" in title_text(spec)
+    with_rel = charts.kanon_sizes_chart(df).to_dict()
+    lines, rules = with_rel["layer"]
+    assert {(r["length"], r["released"]) for r in rows(with_rel, rules)} == \
+        {("all lengths", 80), ("n = 1", 60), ("n = 2", 20)}
+    assert "private release" in title_text(with_rel)
+
+
+def test_compare_chart():
+    s = pd.DataFrame({"mechanism": ["a", "b"], "label": ["A", "B"], "mean": [100.0, 3.0], "sd": [10.0, 5.0],
+                      "runs": [5, 5], "mean_seconds": [0.1, 0.2]})
+    spec = charts.compare_chart(s).to_dict()
+    bars, err = spec["layer"]
+    assert bars["mark"]["type"] == "bar" and err["mark"]["type"] == "errorbar"
+    data = {r["label"]: r for r in rows(spec, err)}
+    assert (data["A"]["low"], data["A"]["high"]) == (90.0, 110.0)
+    assert (data["B"]["low"], data["B"]["high"]) == (0.0, 8.0)  # a count cannot go below 0
+    assert "5 runs each" in title_text(spec)
+    one = s.assign(sd=[np.nan, np.nan], runs=[1, 1])
+    spec1 = charts.compare_chart(one).to_dict()
+    assert all(r["low"] == r["high"] == r["mean"] for r in rows(spec1, spec1["layer"][1]))  # no sd with one run
+
+
+def test_relative_error_chart():
+    rng = np.random.default_rng(2)
+    rel = rng.normal(0, 0.08, 5000)
+    df = pd.DataFrame({"item": [f"w{i}" for i in range(5002)], "true_count": 1,
+                       "noisy_count": 1, "rel_error": np.concatenate([rel, [np.inf, np.nan]])})
+    spec = charts.relative_error_chart(df, r=0.1, bins=40).to_dict()
+    bars, rule = spec["layer"]
+    hist = rows(spec, bars)
+    assert len(hist) == 40 and sum(h["items"] for h in hist) == 5000
+    assert [r["value"] for r in rows(spec, rule)] == [0.1]
+    share = float(np.mean(np.abs(rel) <= 0.1))
+    assert f"{share:.1%} of 5000" in title_text(spec)
+    assert "2 item(s)" in title_text(spec) and "NON-PRIVATE" in title_text(spec)
+    with pytest.raises(ParameterError, match="rel_error"):
+        charts.relative_error_chart(pd.DataFrame({"x": [1]}))

@@ -1,0 +1,129 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpsu_core.compare import accepted_params, compare_runs, params_for, summarize
+from dpsu_core.corpus.build import corpus_from_token_lists
+from dpsu_core.errors import ParameterError
+from dpsu_core.mechanisms import Mechanism, mechanisms
+
+NAMES = ["weighted-gaussian", "policy-gaussian", "count-laplace", "policy-laplace"]
+PARAMS = {"max_items": 10, "alpha": 3.0}
+
+
+@pytest.fixture(scope="module")
+def shared_corpus():
+    # 600 users all hold the same three words and the bigram "a b": every mechanism releases exactly these
+    # (weights far above rho), and the singleton words (one user each) essentially never pass.
+    users = [[["a", "b"], ["c"], [f"solo{i}"]] for i in range(600)]
+    return corpus_from_token_lists(users, max_n=2)
+
+
+@pytest.fixture(scope="module")
+def zipf_corpus():
+    rng = np.random.default_rng(7)
+    users = [[[f"w{int(x)}" for x in rng.zipf(1.4, rng.integers(1, 25))]] for _ in range(400)]
+    return corpus_from_token_lists(users, max_n=2)
+
+
+def test_rows_columns_and_per_length_counts(shared_corpus):
+    df = compare_runs(shared_corpus, NAMES, 2.0, 1e-6, PARAMS, runs=3)
+    assert list(df.columns) == ["mechanism", "label", "run", "released", "seconds", "released_n1", "released_n2"]
+    assert len(df) == len(NAMES) * 3
+    assert list(df["mechanism"]) == [n for n in NAMES for _ in range(3)]
+    assert list(df["run"]) == [1, 2, 3] * len(NAMES)
+    assert list(df["label"]) == [mechanisms()[n].label for n in df["mechanism"]]
+    # a, b, c and the bigram "a b": 3 unigrams + 1 bigram for every mechanism and run
+    assert (df["released_n1"] == 3).all() and (df["released_n2"] == 1).all()
+    assert (df["released"] == df["released_n1"] + df["released_n2"]).all()
+    assert (df["seconds"] >= 0).all()
+
+
+def test_released_equals_sum_of_lengths_on_varied_corpus(zipf_corpus):
+    df = compare_runs(zipf_corpus, ["weighted-laplace", "count-gaussian"], 1.0, 1e-5, {"max_items": 5}, runs=2)
+    length_cols = [c for c in df.columns if c.startswith("released_n")]
+    assert (df[length_cols].sum(axis=1) == df["released"]).all()
+    assert df[length_cols].dtypes.map(lambda d: np.issubdtype(d, np.integer)).all()
+
+
+def test_seed_makes_runs_reproducible(zipf_corpus):
+    a = compare_runs(zipf_corpus, ["weighted-gaussian", "policy-laplace"], 1.0, 1e-5, PARAMS, runs=4, seed=11)
+    b = compare_runs(zipf_corpus, ["weighted-gaussian", "policy-laplace"], 1.0, 1e-5, PARAMS, runs=4, seed=11)
+    cols = [c for c in a.columns if c != "seconds"]
+    pd.testing.assert_frame_equal(a[cols], b[cols])
+
+
+def test_progress_reaches_one_and_is_monotone(shared_corpus):
+    seen = []
+    compare_runs(shared_corpus, ["weighted-gaussian", "count-gaussian"], 1.0, 1e-6, PARAMS, runs=2,
+                 progress=lambda f, msg: seen.append((f, msg)))
+    fracs = [f for f, _ in seen]
+    assert fracs[-1] == 1.0 and fracs == sorted(fracs) and len(seen) == 5
+    assert all(isinstance(m, str) and m for _, m in seen)
+
+
+def test_summarize_matches_numpy(zipf_corpus):
+    df = compare_runs(zipf_corpus, ["count-laplace", "weighted-gaussian"], 0.5, 1e-6, {"max_items": 20}, runs=5)
+    s = summarize(df)
+    assert list(s.columns) == ["mechanism", "label", "mean", "sd", "runs", "mean_seconds"]
+    assert list(s["mechanism"]) == ["count-laplace", "weighted-gaussian"]  # input order kept
+    for _, row in s.iterrows():
+        x = df.loc[df["mechanism"] == row["mechanism"], "released"].to_numpy(dtype=float)
+        t = df.loc[df["mechanism"] == row["mechanism"], "seconds"].to_numpy(dtype=float)
+        assert row["mean"] == pytest.approx(x.mean())
+        assert row["sd"] == pytest.approx(x.std(ddof=1))
+        assert row["runs"] == 5
+        assert row["mean_seconds"] == pytest.approx(t.mean())
+
+
+def test_summarize_single_run_has_undefined_sd(shared_corpus):
+    s = summarize(compare_runs(shared_corpus, ["weighted-gaussian"], 1.0, 1e-6, PARAMS, runs=1))
+    assert s["runs"].tolist() == [1] and np.isnan(s["sd"].iloc[0])
+
+
+def test_each_mechanism_gets_only_its_params():
+    regs = mechanisms()
+    assert params_for(regs["weighted-gaussian"], PARAMS) == {"max_items": 10}
+    assert params_for(regs["policy-gaussian"], PARAMS) == PARAMS
+
+
+def test_extra_keyword_only_constructor_argument_is_accepted():
+    class WithSource(Mechanism):
+        name, label, family = "with-source", "With source", "laplace"
+        param_names = ("max_items",)
+
+        def __init__(self, *, epsilon, delta, public_source=None, **params):
+            super().__init__(epsilon=epsilon, delta=delta, **params)
+            self.public_source = public_source
+
+        def calibrate(self):  # pragma: no cover - not used
+            raise NotImplementedError
+
+        def _release(self, corpus, rng, cal, progress):  # pragma: no cover - not used
+            raise NotImplementedError
+
+    assert accepted_params(WithSource) == ("max_items", "public_source")
+    assert params_for(WithSource, {"max_items": 3, "alpha": 1, "public_source": "x"}) == \
+        {"max_items": 3, "public_source": "x"}
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"names": []}, "names is empty"),
+    ({"names": "policy-gaussian"}, "list of mechanism names"),
+    ({"names": ["nope"]}, "unknown mechanism"),
+    ({"names": ["count-laplace", "count-laplace"]}, "twice"),
+    ({"runs": 0}, "runs"),
+    ({"params": {"alpah": 3}}, "alpah"),
+    ({"epsilon": -1.0}, "epsilon"),
+    ({"params": {"max_items": 0}}, "max_items"),
+])
+def test_bad_input_raises_typed_error(shared_corpus, kwargs, match):
+    args = {"names": ["weighted-gaussian"], "epsilon": 1.0, "delta": 1e-6, "params": PARAMS, "runs": 1}
+    args.update(kwargs)
+    with pytest.raises(ParameterError, match=match):
+        compare_runs(shared_corpus, **args)
+
+
+def test_summarize_rejects_other_tables():
+    with pytest.raises(ParameterError, match="compare_runs"):
+        summarize(pd.DataFrame({"x": [1]}))

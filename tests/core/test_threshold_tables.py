@@ -1,0 +1,118 @@
+import math
+
+import numpy as np
+import pytest
+
+from dpsu_core.errors import ParameterError
+from dpsu_core.mechanisms import Calibration, Mechanism, mechanisms
+from dpsu_core.mechanisms import registry
+from dpsu_core.mechanisms.base import guarantee_sentence
+from dpsu_core.threshold_tables import thresholds_vs_epsilon, thresholds_vs_max_items
+
+COLUMNS = ["mechanism", "label", "family", "epsilon", "scale", "rho", "gamma"]
+DELTA_REF = math.exp(-10)
+
+
+def set_union_names():
+    return [n for n, c in mechanisms().items() if c.kind == "set-union"]
+
+
+def test_columns_and_one_row_per_mechanism_and_epsilon():
+    eps = [0.5, 1.0, 3.0]
+    df = thresholds_vs_epsilon(eps, 1e-6, 100, 4.0)
+    assert list(df.columns) == COLUMNS
+    names = set_union_names()
+    assert len(df) == len(names) * len(eps)
+    assert set(df["mechanism"]) == set(names)
+    for name, g in df.groupby("mechanism"):
+        assert sorted(g["epsilon"]) == eps
+        assert g["label"].nunique() == 1 and g["family"].iloc[0] in ("laplace", "gaussian")
+
+
+def test_spec_reference_values_eps3_delta_e10():
+    # algorithms.md section 2, epsilon = 3, delta = e^-10, Delta0 = 100.
+    df = thresholds_vs_epsilon([3.0], DELTA_REF, 100, 5.0).set_index("mechanism")
+    assert df.loc["weighted-laplace", "rho"] == pytest.approx(4.6473, abs=1e-4)
+    assert df.loc["policy-laplace", "rho"] == pytest.approx(4.6473, abs=1e-4)
+    assert df.loc["weighted-gaussian", "rho"] == pytest.approx(6.8237, abs=1e-4)
+    assert df.loc["policy-gaussian", "rho"] == pytest.approx(6.8237, abs=1e-4)
+    assert df.loc["weighted-gaussian", "scale"] == pytest.approx(1.3327913, abs=1e-6)
+    assert df.loc["count-laplace", "scale"] == pytest.approx(100 / 3, abs=1e-3)
+    assert df.loc["count-laplace", "rho"] == pytest.approx(464.73, abs=1e-2)
+    assert df.loc["count-gaussian", "scale"] == pytest.approx(13.3279, abs=1e-4)
+    assert df.loc["count-gaussian", "rho"] == pytest.approx(68.237, abs=1e-3)
+
+
+def test_gamma_is_rho_plus_alpha_scale_for_policies_and_nan_otherwise():
+    alpha = 3.5
+    df = thresholds_vs_epsilon([0.7, 2.0], 1e-7, 50, alpha)
+    for _, row in df.iterrows():
+        cls = mechanisms()[row["mechanism"]]
+        if "alpha" in cls.param_names:
+            assert row["gamma"] == pytest.approx(row["rho"] + alpha * row["scale"])
+        else:
+            assert np.isnan(row["gamma"])
+
+
+def test_rho_decreases_with_epsilon():
+    df = thresholds_vs_epsilon([0.25, 0.5, 1, 2, 4, 8], 1e-6, 100, 5)
+    for _, g in df.groupby("mechanism"):
+        rho = g.sort_values("epsilon")["rho"].to_numpy()
+        assert np.all(np.diff(rho) < 0)
+
+
+def test_vs_max_items_reference_table_and_count_growth():
+    ms = [1, 10, 50, 100, 200, 300]
+    df = thresholds_vs_max_items(ms, 3.0, DELTA_REF, 5.0)
+    assert list(df.columns) == COLUMNS + ["max_items"]
+    assert len(df) == len(set_union_names()) * len(ms)
+    wl = df[df["mechanism"] == "weighted-laplace"].set_index("max_items")["rho"]
+    wg = df[df["mechanism"] == "weighted-gaussian"].set_index("max_items")["rho"]
+    for m, lap, gau in [(1, 4.1023, 6.4353), (10, 4.1023, 6.4353), (50, 4.4263, 6.6862), (100, 4.6473, 6.8237),
+                        (200, 4.8734, 6.9689), (300, 5.0069, 7.0561)]:
+        assert wl[m] == pytest.approx(lap, abs=1e-4)
+        assert wg[m] == pytest.approx(gau, abs=1e-4)
+    cl = df[df["mechanism"] == "count-laplace"].sort_values("max_items")["rho"].to_numpy()
+    assert np.all(np.diff(cl) > 0) and cl[-1] > 50 * cl[0]
+
+
+class _FakeGreedy(Mechanism):
+    """A GW-like mechanism that takes alpha but not max_items (rho from spec section 2)."""
+
+    name, label, family = "fake-greedy", "Fake greedy", "laplace"
+    param_names = ("alpha",)
+
+    def calibrate(self):
+        rho = 1 - math.log(2 * self.delta) / self.epsilon
+        return Calibration(self.name, self.label, self.epsilon, self.delta, "laplace", 1 / self.epsilon, rho,
+                           rho + self.params["alpha"] / self.epsilon, dict(self.params),
+                           guarantee_sentence(self.epsilon, self.delta))
+
+    def _release(self, corpus, rng, cal, progress):  # pragma: no cover - not used here
+        raise NotImplementedError
+
+
+def test_mechanism_with_other_params_gets_only_its_own(monkeypatch):
+    registry.mechanisms()  # load the real ones first
+    monkeypatch.setitem(registry._REGISTRY, _FakeGreedy.name, _FakeGreedy)
+    df = thresholds_vs_max_items([1, 100, 300], 3.0, DELTA_REF, 2.0)
+    fake = df[df["mechanism"] == "fake-greedy"]
+    assert len(fake) == 3
+    assert fake["rho"].to_numpy() == pytest.approx([4.1023] * 3, abs=1e-4)  # GW rho, spec section 2
+    assert fake["gamma"].to_numpy() == pytest.approx(fake["rho"].to_numpy() + 2.0 / 3.0)
+    e = thresholds_vs_epsilon([1.0, 3.0], DELTA_REF, 100, 2.0)
+    assert (e["mechanism"] == "fake-greedy").sum() == 2
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: thresholds_vs_epsilon([], 1e-6, 100, 5), "epsilons is empty"),
+    (lambda: thresholds_vs_epsilon([1, -1], 1e-6, 100, 5), "epsilon"),
+    (lambda: thresholds_vs_epsilon([1], 1.5, 100, 5), "delta"),
+    (lambda: thresholds_vs_epsilon([1], 1e-6, 0, 5), "max_items"),
+    (lambda: thresholds_vs_epsilon([1], 1e-6, 100, -1), "alpha"),
+    (lambda: thresholds_vs_max_items([], 1, 1e-6, 5), "max_items_list is empty"),
+    (lambda: thresholds_vs_max_items([10, 2.5], 1, 1e-6, 5), "positive integer"),
+])
+def test_bad_input_raises_typed_error(call, match):
+    with pytest.raises(ParameterError, match=match):
+        call()
