@@ -31,44 +31,60 @@ class OrderedRows:
 
 
 @numba.njit(cache=True, nogil=True)
-def _gather_rows(indptr, items, counts, order, uniforms, max_items, out_indptr, out_items, out_counts):
-    """Copy each user's row in processing order; a row longer than max_items keeps a uniform
-    max_items-subset, chosen by a partial Fisher-Yates shuffle driven by pre-drawn uniforms."""
-    pos = np.empty(0, dtype=np.int64)
+def kept_positions(indptr, u, uniforms, ui, max_items, pos, sel):
+    """Fill ``sel`` with the CSR positions of user u's kept items; return (how many, next uniform index).
+
+    A row longer than max_items keeps a uniform max_items-subset, chosen by a partial Fisher-Yates
+    shuffle driven by the pre-drawn ``uniforms`` (consumed in processing order). ``pos`` and ``sel``
+    are scratch buffers at least as long as the longest row. Shared by every kernel that samples.
+    """
+    s = indptr[u]
+    n = indptr[u + 1] - s
+    if max_items <= 0 or n <= max_items:
+        for j in range(n):
+            sel[j] = s + j
+        return n, ui
+    for j in range(n):
+        pos[j] = j
+    for j in range(max_items):
+        k = j + int(uniforms[ui] * (n - j))
+        ui += 1
+        if k >= n:  # guard against u * (n - j) rounding up to n - j
+            k = n - 1
+        t = pos[j]
+        pos[j] = pos[k]
+        pos[k] = t
+        sel[j] = s + pos[j]
+    return max_items, ui
+
+
+@numba.njit(cache=True, nogil=True)
+def _gather_rows(indptr, items, counts, order, uniforms, max_items, longest, out_indptr, out_items, out_counts):
+    pos = np.empty(longest, dtype=np.int64)
+    sel = np.empty(longest, dtype=np.int64)
     ui = 0
     for r in range(order.shape[0]):
-        u = order[r]
-        s = indptr[u]
-        e = indptr[u + 1]
+        n, ui = kept_positions(indptr, order[r], uniforms, ui, max_items, pos, sel)
         o = out_indptr[r]
-        n = e - s
-        if max_items <= 0 or n <= max_items:
-            for j in range(n):
-                out_items[o + j] = items[s + j]
-                out_counts[o + j] = counts[s + j]
-        else:
-            if pos.shape[0] < n:
-                pos = np.empty(n, dtype=np.int64)
-            for j in range(n):
-                pos[j] = j
-            for j in range(max_items):
-                k = j + int(uniforms[ui] * (n - j))
-                ui += 1
-                if k >= n:  # guard against u rounding to 1.0
-                    k = n - 1
-                t = pos[j]
-                pos[j] = pos[k]
-                pos[k] = t
-            # The kept set is what was sampled; its order inside the row carries no meaning
-            # (every update policy is invariant to the order of one user's items).
-            for j in range(max_items):
-                out_items[o + j] = items[s + pos[j]]
-                out_counts[o + j] = counts[s + pos[j]]
+        for j in range(n):
+            out_items[o + j] = items[sel[j]]
+            out_counts[o + j] = counts[sel[j]]
 
 
-def order_and_sample(corpus: Corpus, rng: np.random.Generator, max_items: int | None,
-                     *, shuffle: bool = True) -> OrderedRows:
-    """Uniform user order (``rng.permutation``) and uniform Delta0-subsets (partial Fisher-Yates shuffle).
+@dataclass(frozen=True)
+class SamplingPlan:
+    """The randomness of steps 1-2, drawn up front: a user order and the uniforms for long rows."""
+
+    order: np.ndarray  # int64 user indices in processing order
+    uniforms: np.ndarray  # float64, max_items per over-long row, in processing order
+    max_items: int  # 0 = keep every item
+    kept_lengths: np.ndarray  # int64 kept items per row, in processing order
+    longest: int  # longest row of the corpus (scratch size)
+
+
+def sampling_plan(corpus: Corpus, rng: np.random.Generator, max_items: int | None, *,
+                  shuffle: bool = True) -> SamplingPlan:
+    """Uniform user order (``rng.permutation``) and the uniforms for uniform Delta0-subsets.
 
     ``max_items=None`` keeps every item (GW/GW-KT). ``shuffle=False`` keeps the corpus order and is only
     for order-independent policies (Count, Weighted), where the order cannot affect the output.
@@ -77,17 +93,26 @@ def order_and_sample(corpus: Corpus, rng: np.random.Generator, max_items: int | 
     order = rng.permutation(n).astype(np.int64) if shuffle else np.arange(n, dtype=np.int64)
     m = 0 if max_items is None else int(max_items)
     row_len = corpus.row_lengths[order]
-    kept = row_len if m <= 0 else np.minimum(row_len, m)
-    out_indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(kept, out=out_indptr[1:])
     n_long = int(np.count_nonzero(row_len > m)) if m > 0 else 0
-    # One uniform per sampled slot of each over-long row (partial Fisher-Yates), drawn in processing order.
     uniforms = rng.random(n_long * m) if n_long else np.zeros(0, dtype=np.float64)
-    if not n_long:
-        m = 0
+    kept = np.minimum(row_len, m) if n_long else row_len
+    longest = int(row_len.max()) if n else 0
+    return SamplingPlan(order, uniforms, m if n_long else 0, kept.astype(np.int64), max(longest, 1))
+
+
+def order_and_sample(corpus: Corpus, rng: np.random.Generator, max_items: int | None,
+                     *, shuffle: bool = True) -> OrderedRows:
+    """Steps 1-2 materialised: the users' kept items as a CSR in processing order (see ``sampling_plan``)."""
+    return apply_plan(corpus, sampling_plan(corpus, rng, max_items, shuffle=shuffle))
+
+
+def apply_plan(corpus: Corpus, plan: SamplingPlan) -> OrderedRows:
+    out_indptr = np.zeros(plan.order.shape[0] + 1, dtype=np.int64)
+    np.cumsum(plan.kept_lengths, out=out_indptr[1:])
     out_items = np.empty(int(out_indptr[-1]), dtype=np.int32)
     out_counts = np.empty(int(out_indptr[-1]), dtype=np.int32)
-    _gather_rows(corpus.indptr, corpus.items, corpus.counts, order, uniforms, m, out_indptr, out_items, out_counts)
+    _gather_rows(corpus.indptr, corpus.items, corpus.counts, plan.order, plan.uniforms, plan.max_items,
+                 plan.longest, out_indptr, out_items, out_counts)
     return OrderedRows(out_indptr, out_items, out_counts)
 
 

@@ -23,7 +23,7 @@ from ..privacy.thresholds import (
 )
 from .base import Calibration, Diagnostics, Mechanism, guarantee_sentence, noisy_threshold
 from .registry import register
-from .sampling import OrderedRows, order_and_sample
+from .sampling import OrderedRows, SamplingPlan, apply_plan, kept_positions, sampling_plan
 
 
 # --------------------------------------------------------------------------- update rules
@@ -43,80 +43,96 @@ def weighted_update(rows: OrderedRows, n_items: int, power: float) -> np.ndarray
 
 
 @numba.njit(cache=True, nogil=True)
-def _l1_descent(indptr, items, n_items, gamma):
-    """Policy Laplace (l1-descent): items below Gamma rise together with total l1 budget 1."""
-    h = np.zeros(n_items, dtype=np.float64)
-    longest = 0
-    for r in range(indptr.shape[0] - 1):
-        longest = max(longest, indptr[r + 1] - indptr[r])
-    gaps = np.empty(longest, dtype=np.float64)
-    for r in range(indptr.shape[0] - 1):
-        s = indptr[r]
-        e = indptr[r + 1]
-        n = 0
-        for j in range(s, e):
-            g = gamma - h[items[j]]
-            if g > 0.0:
-                gaps[n] = g
-                n += 1
-        if n == 0:
-            continue
-        g_sorted = gaps[:n]
-        g_sorted.sort()
-        budget = 1.0
-        raised = 0.0  # how far every still-rising item has risen
-        k = n
-        for j in range(n):
-            step = g_sorted[j] - raised
-            if step * k <= budget:
-                budget -= step * k
-                raised = g_sorted[j]
-                k -= 1
-            else:
-                raised += budget / k
-                budget = 0.0
-                break
-        for j in range(s, e):
-            u = items[j]
-            if h[u] < gamma:
-                v = h[u] + raised
-                h[u] = gamma if v > gamma else v
-    return h
+def _l1_step(h, items, sel, n, gamma, gaps):
+    """One user's l1-descent: the items below Gamma rise together with total l1 budget 1;
+    an item stops at Gamma and the rest keep rising (sort the gaps, spend them in order)."""
+    m = 0
+    for j in range(n):
+        g = gamma - h[items[sel[j]]]
+        if g > 0.0:
+            gaps[m] = g
+            m += 1
+    if m == 0:
+        return
+    g_sorted = gaps[:m]
+    g_sorted.sort()
+    budget = 1.0
+    raised = 0.0  # how far every still-rising item has risen
+    k = m
+    for j in range(m):
+        step = g_sorted[j] - raised
+        if step * k <= budget:
+            budget -= step * k
+            raised = g_sorted[j]
+            k -= 1
+        else:
+            raised += budget / k
+            break
+    for j in range(n):
+        u = items[sel[j]]
+        if h[u] < gamma:
+            v = h[u] + raised
+            h[u] = gamma if v > gamma else v
 
 
 @numba.njit(cache=True, nogil=True)
-def _l2_descent(indptr, items, n_items, gamma):
-    """Policy Gaussian (l2-descent): move toward Gamma along g = Gamma - H, l2 step at most 1."""
+def _l2_step(h, items, sel, n, gamma):
+    """One user's l2-descent: g = Gamma - H on the user's items (never negative); Z = ||g||_2;
+    if Z <= 1 every item goes to Gamma, else H += g / Z."""
+    z2 = 0.0
+    for j in range(n):
+        g = gamma - h[items[sel[j]]]
+        if g > 0.0:
+            z2 += g * g
+    if z2 == 0.0:
+        return
+    z = math.sqrt(z2)
+    for j in range(n):
+        u = items[sel[j]]
+        g = gamma - h[u]
+        if g > 0.0:
+            h[u] = gamma if z <= 1.0 else h[u] + g / z
+
+
+@numba.njit(cache=True, nogil=True)
+def _policy_pass(indptr, items, order, uniforms, max_items, longest, n_items, gamma, l1):
+    """Steps 2-3 fused: visit users in ``order``, sample each row inline (shared ``kept_positions``,
+    same uniforms as ``order_and_sample``) and apply the l1- or l2-descent step. No gathered copy."""
     h = np.zeros(n_items, dtype=np.float64)
-    for r in range(indptr.shape[0] - 1):
-        s = indptr[r]
-        e = indptr[r + 1]
-        z2 = 0.0
-        for j in range(s, e):
-            g = gamma - h[items[j]]
-            if g > 0.0:
-                z2 += g * g
-        if z2 == 0.0:
-            continue
-        z = math.sqrt(z2)
-        if z <= 1.0:
-            for j in range(s, e):
-                h[items[j]] = gamma
+    pos = np.empty(longest, dtype=np.int64)
+    sel = np.empty(longest, dtype=np.int64)
+    gaps = np.empty(longest, dtype=np.float64)
+    ui = 0
+    for r in range(order.shape[0]):
+        n, ui = kept_positions(indptr, order[r], uniforms, ui, max_items, pos, sel)
+        if l1:
+            _l1_step(h, items, sel, n, gamma, gaps)
         else:
-            for j in range(s, e):
-                u = items[j]
-                g = gamma - h[u]
-                if g > 0.0:
-                    h[u] += g / z
+            _l2_step(h, items, sel, n, gamma)
     return h
 
 
+def _rows_pass(rows: OrderedRows, n_items: int, gamma: float, l1: bool) -> np.ndarray:
+    n = rows.n_rows
+    longest = int(np.diff(rows.indptr).max()) if n else 1
+    return _policy_pass(rows.indptr, rows.items, np.arange(n, dtype=np.int64), np.zeros(0), 0, max(longest, 1),
+                        n_items, float(gamma), l1)
+
+
 def l1_descent_update(rows: OrderedRows, n_items: int, gamma: float) -> np.ndarray:
-    return _l1_descent(rows.indptr, rows.items, n_items, float(gamma))
+    """Policy Laplace update over users already ordered and sampled."""
+    return _rows_pass(rows, n_items, gamma, True)
 
 
 def l2_descent_update(rows: OrderedRows, n_items: int, gamma: float) -> np.ndarray:
-    return _l2_descent(rows.indptr, rows.items, n_items, float(gamma))
+    """Policy Gaussian update over users already ordered and sampled."""
+    return _rows_pass(rows, n_items, gamma, False)
+
+
+def policy_update(corpus: Corpus, plan: SamplingPlan, gamma: float, l1: bool) -> np.ndarray:
+    """The same update straight from the corpus and a sampling plan (identical result, no copy)."""
+    return _policy_pass(corpus.indptr, corpus.items, plan.order, plan.uniforms, plan.max_items, plan.longest,
+                        corpus.n_items, float(gamma), l1)
 
 
 # --------------------------------------------------------------------------- mechanisms
@@ -128,16 +144,16 @@ class _SetUnion(Mechanism):
     shuffle = False
     param_names = ("max_items",)
 
-    def _weights(self, rows: OrderedRows, n_items: int, cal: Calibration) -> np.ndarray:
+    def _weights(self, corpus: Corpus, plan: SamplingPlan, cal: Calibration) -> np.ndarray:
         raise NotImplementedError
 
     def _release(self, corpus: Corpus, rng, cal, progress):
         if progress:
             progress(0.05, "ordering users and sampling Δ0 items each")
-        rows = order_and_sample(corpus, rng, self.params["max_items"], shuffle=self.shuffle)
+        plan = sampling_plan(corpus, rng, self.params["max_items"], shuffle=self.shuffle)
         if progress:
-            progress(0.4, "building the weighted histogram")
-        h = self._weights(rows, corpus.n_items, cal)
+            progress(0.3, "building the weighted histogram")
+        h = self._weights(corpus, plan, cal)
         if progress:
             progress(0.9, "adding noise and thresholding")
         ids = noisy_threshold(h, rng, cal.noise, cal.scale, cal.rho)
@@ -161,8 +177,8 @@ class CountLaplace(_SetUnion):
         return self._cal("laplace", m / self.epsilon, rho_count_laplace(self.epsilon, self.delta, m),
                          l1_sensitivity=m)
 
-    def _weights(self, rows, n_items, cal):
-        return count_update(rows, n_items)
+    def _weights(self, corpus, plan, cal):
+        return count_update(apply_plan(corpus, plan), corpus.n_items)
 
 
 @register
@@ -175,8 +191,8 @@ class CountGaussian(_SetUnion):
         return self._cal("gaussian", math.sqrt(m) * gaussian_scale(self.epsilon, self.delta),
                          rho_count_gaussian(self.epsilon, self.delta, m), l2_sensitivity=math.sqrt(m))
 
-    def _weights(self, rows, n_items, cal):
-        return count_update(rows, n_items)
+    def _weights(self, corpus, plan, cal):
+        return count_update(apply_plan(corpus, plan), corpus.n_items)
 
 
 @register
@@ -188,8 +204,8 @@ class WeightedLaplace(_SetUnion):
         return self._cal("laplace", laplace_scale(self.epsilon),
                          rho_weighted_laplace(self.epsilon, self.delta, self.params["max_items"]), l1_sensitivity=1.0)
 
-    def _weights(self, rows, n_items, cal):
-        return weighted_update(rows, n_items, 1.0)
+    def _weights(self, corpus, plan, cal):
+        return weighted_update(apply_plan(corpus, plan), corpus.n_items, 1.0)
 
 
 @register
@@ -202,8 +218,8 @@ class WeightedGaussian(_SetUnion):
                          rho_weighted_gaussian(self.epsilon, self.delta, self.params["max_items"]),
                          l2_sensitivity=1.0)
 
-    def _weights(self, rows, n_items, cal):
-        return weighted_update(rows, n_items, 0.5)
+    def _weights(self, corpus, plan, cal):
+        return weighted_update(apply_plan(corpus, plan), corpus.n_items, 0.5)
 
 
 @register
@@ -218,8 +234,8 @@ class PolicyLaplace(_SetUnion):
         rho = rho_weighted_laplace(self.epsilon, self.delta, self.params["max_items"])
         return self._cal("laplace", scale, rho, rho + self.params["alpha"] * scale, l1_sensitivity=1.0)
 
-    def _weights(self, rows, n_items, cal):
-        return l1_descent_update(rows, n_items, cal.gamma)
+    def _weights(self, corpus, plan, cal):
+        return policy_update(corpus, plan, cal.gamma, l1=True)
 
 
 @register
@@ -234,5 +250,5 @@ class PolicyGaussian(_SetUnion):
         rho = rho_weighted_gaussian(self.epsilon, self.delta, self.params["max_items"])
         return self._cal("gaussian", scale, rho, rho + self.params["alpha"] * scale, l2_sensitivity=1.0)
 
-    def _weights(self, rows, n_items, cal):
-        return l2_descent_update(rows, n_items, cal.gamma)
+    def _weights(self, corpus, plan, cal):
+        return policy_update(corpus, plan, cal.gamma, l1=False)
