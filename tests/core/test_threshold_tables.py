@@ -41,6 +41,9 @@ def test_spec_reference_values_eps3_delta_e10():
     assert df.loc["count-laplace", "rho"] == pytest.approx(464.73, abs=1e-2)
     assert df.loc["count-gaussian", "scale"] == pytest.approx(13.3279, abs=1e-4)
     assert df.loc["count-gaussian", "rho"] == pytest.approx(68.237, abs=1e-3)
+    for greedy in ("gw", "gw-kt"):  # registered by their own module; GW rho = 1 - ln(2 delta)/epsilon
+        if greedy in df.index:
+            assert df.loc[greedy, "rho"] == pytest.approx(4.1023, abs=1e-4)
 
 
 def test_gamma_is_rho_plus_alpha_scale_for_policies_and_nan_otherwise():
