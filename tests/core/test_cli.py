@@ -1,0 +1,138 @@
+"""The dpsu command line, end to end on real files."""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from dpsu_core.cli import main
+from dpsu_core.privacy import gaussian_scale, rho_weighted_gaussian
+
+
+def _write_corpus(path, n_users=400, seed=0):
+    rng = np.random.default_rng(seed)
+    words = [f"word{i}" for i in range(40)]
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["author", "body"])
+        for u in range(n_users):
+            for _ in range(2):
+                w.writerow([f"user{u}", " ".join(rng.choice(words, size=8))])
+        w.writerow(["lonely", "=cmd|calc uniquecanary42"])
+    return path
+
+
+def _run(argv, capsys):
+    code = main(argv)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_calibrate_prints_closed_forms(capsys):
+    d = math.exp(-10)
+    code, out, err = _run(["calibrate", "-m", "policy-gaussian", "-e", "3", "-d", repr(d), "--max-items", "100",
+                           "--alpha", "5"], capsys)
+    assert code == 0 and err == ""
+    vals = dict(line.split(": ", 1) for line in out.strip().splitlines())
+    sigma = gaussian_scale(3, d)
+    rho = rho_weighted_gaussian(3, d, 100)
+    assert float(vals["scale"]) == pytest.approx(sigma, rel=1e-5)
+    assert float(vals["rho"]) == pytest.approx(rho, rel=1e-5)
+    assert float(vals["Gamma"]) == pytest.approx(rho + 5 * sigma, rel=1e-5)
+
+
+def test_release_end_to_end(tmp_path, capsys):
+    src = _write_corpus(tmp_path / "posts.csv")
+    out_csv, report = tmp_path / "out.csv", tmp_path / "report.json"
+    code, out, err = _run(["release", str(src), "-m", "policy-gaussian", "-e", "3", "-d", "1e-4",
+                           "--max-items", "20", "-o", str(out_csv), "--report", str(report)], capsys)
+    assert code == 0, err
+    assert "released" in out
+    with open(out_csv, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert rows and set(rows[0]) == {"item", "n"}
+    items = {r["item"] for r in rows}
+    assert items <= {f"word{i}" for i in range(40)}
+    assert "uniquecanary42" not in items
+    rep = json.loads(report.read_text())
+    text = json.dumps(rep)
+    assert rep["epsilon"] == 3 and rep["delta"] == pytest.approx(1e-4)
+    assert rep["released_total"] == len(rows)
+    assert set(rep) <= {"mechanism", "label", "epsilon", "delta", "params", "calibration", "released_total",
+                        "released_per_length", "date_utc", "dpsu_version", "guarantee", "teaching_mode", "warning"}
+    # nothing computed from the raw data: no weights, no corpus sizes (401 users, 40 words)
+    assert "weight" not in text and "401" not in text
+
+
+def test_seeded_release_is_reproducible_and_flagged(tmp_path, capsys):
+    src = _write_corpus(tmp_path / "posts.csv")
+    outs = []
+    for i in range(2):
+        o = tmp_path / f"o{i}.csv"
+        code, _, err = _run(["release", str(src), "-m", "weighted-gaussian", "-e", "1", "-d", "1e-3",
+                             "--seed", "7", "-o", str(o)], capsys)
+        assert code == 0
+        assert "NOT for real use" in err
+        outs.append(o.read_text())
+    assert outs[0] == outs[1]
+
+
+def test_ngram_release_reports_lengths(tmp_path, capsys):
+    src = _write_corpus(tmp_path / "posts.csv")
+    out_csv, report = tmp_path / "out.csv", tmp_path / "r.json"
+    code, out, err = _run(["release", str(src), "-m", "dpne", "-e", "5", "-d", "1e-3", "--max-n", "2",
+                           "--max-items", "20", "-o", str(out_csv), "--report", str(report)], capsys)
+    assert code == 0, err
+    with open(out_csv, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert {int(r["n"]) for r in rows} <= {1, 2}
+
+
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["calibrate", "-m", "policy-gaussian", "-e", "0", "-d", "1e-6"], "epsilon"),
+        (["calibrate", "-m", "policy-gaussian", "-e", "1", "-d", "1.5"], "delta"),
+        (["calibrate", "-m", "nope", "-e", "1", "-d", "1e-6"], "unknown mechanism"),
+        (["calibrate", "-m", "count-laplace", "-e", "1", "-d", "1e-6", "--alpha", "3"], "--alpha"),
+        (["calibrate", "-m", "policy-laplace", "-e", "1", "-d", "1e-6", "--max-items", "0"], "max_items"),
+        (["calibrate", "-m", "policy-laplace", "-e", "1", "-d", "1e-6", "--alpha", "-1"], "alpha"),
+        (["calibrate", "-m", "policy-laplace"], "required"),
+        (["frobnicate"], "invalid choice"),
+    ],
+)
+def test_bad_parameters_one_line_exit_2(argv, needle, capsys):
+    code, out, err = _run(argv, capsys)
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and needle in err
+
+
+def test_bad_files_one_line_exit_2(tmp_path, capsys):
+    empty = tmp_path / "empty.csv"
+    empty.write_bytes(b"")
+    binary = tmp_path / "bin.csv"
+    binary.write_bytes(bytes(range(256)) * 40)
+    nocol = tmp_path / "nocol.csv"
+    nocol.write_text("a,b\n1,2\n3,4\n")
+    for path, extra in [(tmp_path / "missing.csv", []), (empty, []), (binary, []),
+                        (nocol, ["--user-col", "author", "--text-col", "body"])]:
+        code, out, err = _run(["release", str(path), "-m", "gw", "-e", "1", "-d", "1e-6",
+                               "-o", str(tmp_path / "o.csv"), *extra], capsys)
+        assert code == 2, (path, err)
+        assert len(err.strip().splitlines()) == 1, err
+        assert not (tmp_path / "o.csv").exists()
+
+
+def test_console_entry_point_runs_as_a_process(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "dpsu_core.cli", "list"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0
+    for name in ["count-laplace", "policy-gaussian", "gw-kt", "dpne", "pcr"]:
+        assert name in proc.stdout
+    proc = subprocess.run([sys.executable, "-m", "dpsu_core.cli", "calibrate", "-m", "gw", "-e", "-2", "-d", "0.1"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
