@@ -303,6 +303,7 @@ class GwKt(_Greedy):
 
         self.public_source = check_public_source(public_source, lang)
         self.lang = lang
+        self._ranks: weakref.WeakKeyDictionary[Corpus, np.ndarray] = weakref.WeakKeyDictionary()
         super().__init__(epsilon=epsilon, delta=delta, **params)
 
     def _details(self) -> dict[str, Any]:
@@ -315,8 +316,11 @@ class GwKt(_Greedy):
     def _primary(self, corpus, rows):
         from ..publicfreq import public_frequencies
 
-        freq = public_frequencies(corpus.vocab, self.public_source, self.lang)
-        return frequency_rank(freq)[rows.items]
+        rank = self._ranks.get(corpus)
+        if rank is None:  # public frequencies of this vocabulary: fixed per (source, corpus), so cached
+            rank = frequency_rank(public_frequencies(corpus.vocab, self.public_source, self.lang))
+            self._ranks[corpus] = rank
+        return rank[rows.items]
 
     def __repr__(self) -> str:
         src = self.public_source
