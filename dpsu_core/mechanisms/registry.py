@@ -19,6 +19,7 @@ def register(cls: type[Mechanism]) -> type[Mechanism]:
 def _load_all() -> None:
     # Importing a module registers its mechanisms. Each family lives in one module.
     from . import setunion  # noqa: F401  count / weighted / policy, Laplace and Gaussian
+    from . import pcr  # noqa: F401  PCR and the bounded-counts baseline
     from . import greedy  # noqa: F401  GW, GW-KT
     from . import dpne  # noqa: F401  DPNE and the DPSU-all / -even / -single baselines
 

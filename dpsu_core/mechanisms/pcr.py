@@ -1,0 +1,376 @@
+"""Private Count Release (Rogers 2024) and the bounded-counts ("Plume"-style) baseline it is compared with.
+
+Both release items together with noisy distinct-user counts (kind = "count").
+
+PCR (spec section 5; the paper's Algorithms 1 and 2)
+    Counts are distinct-user counts: a user adds at most 1 to an item (l_inf = 1) and may touch any number
+    of items (l0 unbounded); nothing is bounded or sampled. A privacy filter runs Unknown Domain Gumbel
+    top-1 from top-(kbar+1) repeatedly: with beta = 1/eps_i and T = 1 + beta ln(kbar/delta_*), the step is
+    delta_*-approximate (eps_i^2/8)-zCDP. On bottom eps_i grows by sqrt(2); on a hit the item's count is
+    released with N(0, s^2), s = max((r/1.5)(1 + ln(kbar/delta_*)/eps_i), 2/eps_i), costing 1/(2 s^2) <=
+    eps_i^2/8, and the item leaves the candidates. The loop runs while rho_spent + eps_i^2/4 <= rho_z and
+    delta_spent + delta_* <= delta_z, so it never overspends (Whitehouse et al. filter, the paper's Thm 5).
+    The user's (epsilon, delta) becomes (rho_z, delta_z) through ``privacy.zcdp.approx_zcdp_budget``:
+    delta_z = delta/2 for the Gumbel steps, delta' = delta/2 for the conversion, rho_z the largest rho with
+    rho + 2 sqrt(rho ln(1/delta')) = epsilon.
+
+Bounded counts (the paper's "Plume" baseline, section 1)
+    Bound each user to Delta0 items (uniform sample), discover the domain D with weighted-Gaussian DPSU,
+    restrict the original data to D, bound again to Delta0, and add Gaussian noise to the distinct-user
+    counts (l2-sensitivity sqrt(Delta0)). Budget: half to each stage, as in the paper's experiments
+    (alpha = 0.5): selection at (eps/2, delta/2), counts at (eps/2, delta/2); basic composition gives
+    (eps, delta). Optionally keep only noisy counts above T = (2 + r) s / r.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from ..corpus.model import Corpus
+from ..errors import ParameterError
+from ..privacy.gaussian import analytic_gaussian_sigma
+from ..privacy.thresholds import gaussian_scale, rho_weighted_gaussian
+from ..privacy.zcdp import approx_zcdp_budget, gaussian_zcdp
+from .base import Calibration, Diagnostics, Mechanism, guarantee_sentence, make_release, make_rng, noisy_threshold
+from .registry import register
+from .sampling import order_and_sample
+from .setunion import count_update, weighted_update
+
+# The paper's constant: s is chosen so that c + 1.5 s <= (1 + r) c for counts c near the threshold.
+PCR_SIGMA_CONSTANT = 1.5
+
+
+# --------------------------------------------------------------------------- formulas
+def gumbel_threshold(eps_i: float, kbar: int, delta_star: float) -> float:
+    """T = 1 + (1/eps_i) ln(kbar/delta_*): Unknown Domain Gumbel's threshold (Rogers 2024, Theorem 4)."""
+    return 1.0 + math.log(kbar / delta_star) / eps_i
+
+
+def gumbel_step_rho(eps_i: float) -> float:
+    """zCDP cost of one top-1 Unknown Domain Gumbel step with beta = 1/eps_i: eps_i^2 / 8."""
+    return eps_i * eps_i / 8.0
+
+
+def pcr_count_sigma(eps_i: float, kbar: int, delta_star: float, rel_error: float) -> float:
+    """s = max((r/1.5)(1 + ln(kbar/delta_*)/eps_i), 2/eps_i): the paper's equation (2), kept >= 2/eps_i
+    so that the Gaussian step costs at most eps_i^2/8."""
+    s = (rel_error / PCR_SIGMA_CONSTANT) * (1.0 + math.log(kbar / delta_star) / eps_i)
+    return max(s, 2.0 / eps_i)
+
+
+def relative_error_threshold(sigma: float, rel_error: float) -> float:
+    """T = (2 + r) s / r: noisy counts above it have relative error below r with high probability."""
+    return (2.0 + rel_error) * sigma / rel_error
+
+
+# --------------------------------------------------------------------------- the filter loop
+@dataclass(frozen=True)
+class PcrLedger:
+    """The filter's own record, one row per Gumbel step. ``position`` is -1 for bottom, else the released
+    candidate's index into the counts given to ``private_count_release``; ``sigma`` and ``noisy`` are NaN
+    for bottom. Spends are in zCDP units (rho) and delta. Contains candidate indices: NOT for export."""
+
+    eps: np.ndarray
+    threshold: np.ndarray  # T = 1 + ln(kbar/delta_*)/eps_i, before adding c_(kbar+1) and the Gumbel noise
+    position: np.ndarray
+    sigma: np.ndarray
+    noisy: np.ndarray
+    rho_spent: float
+    delta_spent: float
+    stop_reason: str  # "budget" or "no candidates left"
+
+    @property
+    def n_steps(self) -> int:
+        return int(self.eps.shape[0])
+
+    @property
+    def n_bottom(self) -> int:
+        return int(np.count_nonzero(self.position < 0))
+
+
+@numba.njit(cache=True, nogil=True)
+def _pcr_loop(sorted_c, kbar, rho, delta, eps_star, delta_star, rel_error, rng):
+    """Algorithm 2 over candidates sorted by descending count (positions 0..n-1). The window holds the
+    positions of the kbar largest remaining counts; position ``nxt`` is the (kbar+1)-th (count 0 past the end)."""
+    n = sorted_c.shape[0]
+    m = min(kbar, n)
+    win = np.arange(m)
+    nxt = m
+    log_term = math.log(kbar / delta_star)
+    eps = eps_star
+    rho_spent = 0.0
+    delta_spent = 0.0
+    cap = 64
+    r_eps = np.empty(cap)
+    r_thr = np.empty(cap)
+    r_pos = np.empty(cap, dtype=np.int64)
+    r_sig = np.empty(cap)
+    r_noisy = np.empty(cap)
+    k = 0
+    exhausted = False
+    while rho_spent + eps * eps / 4.0 <= rho and delta_spent + delta_star <= delta:
+        if m == 0:
+            # every further step would return bottom with certainty: the output is already final
+            exhausted = True
+            break
+        if k == cap:
+            cap *= 2
+            r_eps = _grow(r_eps, cap)
+            r_thr = _grow(r_thr, cap)
+            r_pos = _grow_int(r_pos, cap)
+            r_sig = _grow(r_sig, cap)
+            r_noisy = _grow(r_noisy, cap)
+        beta = 1.0 / eps
+        thr = 1.0 + beta * log_term
+        c_next = sorted_c[nxt] if nxt < n else 0.0
+        # Gumbel(beta) = -beta ln(E), E ~ Exp(1)
+        t_noisy = thr + c_next - beta * math.log(rng.standard_exponential())
+        best = -np.inf
+        bj = -1
+        for j in range(m):
+            v = sorted_c[win[j]] - beta * math.log(rng.standard_exponential())
+            if v > best:
+                best = v
+                bj = j
+        rho_spent += eps * eps / 8.0
+        delta_spent += delta_star
+        r_eps[k] = eps
+        r_thr[k] = thr
+        if best > t_noisy:
+            s = (rel_error / 1.5) * (1.0 + log_term / eps)
+            if s < 2.0 / eps:
+                s = 2.0 / eps
+            p = win[bj]
+            r_pos[k] = p
+            r_sig[k] = s
+            r_noisy[k] = sorted_c[p] + rng.normal(0.0, s)
+            rho_spent += 1.0 / (2.0 * s * s)
+            if nxt < n:
+                win[bj] = nxt
+                nxt += 1
+            else:
+                win[bj] = win[m - 1]
+                m -= 1
+        else:
+            r_pos[k] = -1
+            r_sig[k] = np.nan
+            r_noisy[k] = np.nan
+            eps *= math.sqrt(2.0)
+        k += 1
+    return r_eps[:k], r_thr[:k], r_pos[:k], r_sig[:k], r_noisy[:k], rho_spent, delta_spent, exhausted
+
+
+@numba.njit(cache=True, nogil=True)
+def _grow(a, cap):
+    b = np.empty(cap, dtype=a.dtype)
+    b[: a.shape[0]] = a
+    return b
+
+
+@numba.njit(cache=True, nogil=True)
+def _grow_int(a, cap):
+    b = np.empty(cap, dtype=a.dtype)
+    b[: a.shape[0]] = a
+    return b
+
+
+@dataclass(frozen=True)
+class PcrResult:
+    positions: np.ndarray  # released indices into the counts given (int64), in release order
+    noisy_counts: np.ndarray  # unrounded count + N(0, s^2)
+    sigma: np.ndarray  # s of each released count
+    ledger: PcrLedger
+
+
+def private_count_release(counts: np.ndarray, rng: np.random.Generator, *, rho: float, delta: float,
+                          eps_star: float, delta_star: float, kbar: int, rel_error: float) -> PcrResult:
+    """Run PCR's filter over a histogram of distinct-user counts (l_inf = 1). ``rho``/``delta``: the
+    approximate-zCDP budget (rho_z, delta_z). Items with count 0 are never candidates.
+
+    Ties in the ranking are broken by i.i.d. uniform keys, i.e. by a uniformly random total order that
+    does not depend on the data.
+    """
+    c = np.asarray(counts)
+    if c.ndim != 1 or (c.size and (not np.all(np.isfinite(c)) or c.min() < 0)):
+        raise ParameterError("counts must be a 1-D array of non-negative numbers; pass corpus.user_counts")
+    cand = np.flatnonzero(c > 0)
+    keys = rng.random(cand.size)
+    order = cand[np.lexsort((keys, -c[cand]))]
+    sorted_c = c[order].astype(np.float64)
+    eps_, thr, pos, sig, noisy, rho_spent, delta_spent, exhausted = _pcr_loop(
+        sorted_c, int(kbar), float(rho), float(delta), float(eps_star), float(delta_star), float(rel_error), rng)
+    ledger_pos = np.where(pos >= 0, order[np.maximum(pos, 0)] if order.size else -1, -1).astype(np.int64)
+    ledger = PcrLedger(eps=eps_, threshold=thr, position=ledger_pos, sigma=sig, noisy=noisy,
+                       rho_spent=float(rho_spent), delta_spent=float(delta_spent),
+                       stop_reason="no candidates left" if exhausted else "budget")
+    hit = ledger_pos >= 0
+    return PcrResult(positions=ledger_pos[hit], noisy_counts=noisy[hit], sigma=sig[hit], ledger=ledger)
+
+
+def round_counts(noisy: np.ndarray) -> np.ndarray:
+    """Post-processing of noisy counts: round to integers and clip at 0 (a distinct-user count is never negative)."""
+    return np.maximum(np.rint(np.asarray(noisy, dtype=np.float64)), 0.0).astype(np.int64)
+
+
+# --------------------------------------------------------------------------- mechanisms
+class _CountMechanism(Mechanism):
+    """Count mechanisms release (item, noisy count, std): they override ``release``."""
+
+    kind = "count"
+
+    def _release_counts(self, corpus: Corpus, rng: np.random.Generator, cal: Calibration, progress):
+        """Return (ids, rounded noisy counts, std per count, diagnostics)."""
+        raise NotImplementedError
+
+    def _release(self, corpus, rng, cal, progress):
+        ids, _, _, diag = self._release_counts(corpus, rng, cal, progress)
+        return ids, diag
+
+    def release(self, corpus: Corpus, *, seed: int | None = None, rng: np.random.Generator | None = None,
+                progress=None):
+        cal = self.calibrate()
+        rng = rng if rng is not None else make_rng(seed)
+        t0 = time.perf_counter()
+        ids, noisy, std, diag = self._release_counts(corpus, rng, cal, progress)
+        elapsed = time.perf_counter() - t0
+        return make_release(cal, corpus, ids, diag, seed=seed, elapsed=elapsed, noisy_counts=noisy, count_std=std)
+
+
+@register
+class PrivateCountRelease(_CountMechanism):
+    name, label, family = "pcr", "PCR (Private Count Release)", "gumbel"
+    summary = ("Unknown Domain Gumbel top-1 inside a zCDP privacy filter, then a Gaussian count per item; "
+               "no bound on items per user.")
+    param_names = ("kbar", "rel_error", "eps_star", "delta_star")
+
+    def calibrate(self) -> Calibration:
+        p = self.params
+        budget = approx_zcdp_budget(self.epsilon, self.delta)
+        eps_star, delta_star, kbar, r = p["eps_star"], p["delta_star"], p["kbar"], p["rel_error"]
+        if eps_star * eps_star / 4.0 > budget.rho:
+            raise ParameterError(
+                f"eps_star = {eps_star:g} is too large for epsilon = {self.epsilon:g}: one step costs up to "
+                f"eps_star^2/4 = {eps_star ** 2 / 4:.3g} zCDP but the whole budget is rho = {budget.rho:.3g}; "
+                f"lower eps_star below {2 * math.sqrt(budget.rho):.3g} or raise epsilon")
+        if delta_star > budget.delta_zcdp:
+            raise ParameterError(
+                f"delta_star = {delta_star:g} exceeds the Gumbel steps' delta budget delta/2 = {budget.delta_zcdp:.3g}; "
+                f"lower delta_star (e.g. 1e-11) or raise delta")
+        t1 = gumbel_threshold(eps_star, kbar, delta_star)
+        s1 = pcr_count_sigma(eps_star, kbar, delta_star, r)
+        details = {
+            "accounting": "approximate zCDP with a privacy filter (Rogers 2024, Theorems 4-6)",
+            "rho_zcdp": budget.rho,
+            "delta_zcdp": budget.delta_zcdp,
+            "delta_conversion": budget.delta_conversion,
+            "delta_total": budget.delta_zcdp + budget.delta_conversion,
+            "delta_split": ("delta/2 is the approximate-zCDP delta spent by the Gumbel steps (delta_* each); "
+                            "delta/2 is the delta' of the conversion rho + 2 sqrt(rho ln(1/delta'))"),
+            "epsilon_from_rho": budget.rho + 2.0 * math.sqrt(budget.rho * math.log(1.0 / budget.delta_conversion)),
+            "max_gumbel_steps": int(math.floor(budget.delta_zcdp / delta_star)),
+            "gumbel_step_rho": "eps_i^2/8 per step; delta_* per step",
+            "gaussian_step_rho": "1/(2 s^2) <= eps_i^2/8 per released count",
+            "first_threshold": t1,
+            "first_count_sigma": s1,
+            "sensitivity": "l_inf = 1 (distinct-user counts), l0 unbounded",
+        }
+        guarantee = (guarantee_sentence(self.epsilon, self.delta, "set of released items with their noisy counts")
+                     + f" Internally it is {budget.delta_zcdp:.3g}-approximate {budget.rho:.4g}-zCDP "
+                       f"(converted at delta' = {budget.delta_conversion:.3g}).")
+        return Calibration(
+            mechanism=self.name, label=self.label, epsilon=self.epsilon, delta=self.delta,
+            noise="gumbel+gaussian", scale=1.0 / eps_star, rho=None, gamma=None, params=dict(p),
+            guarantee=guarantee, details=details,
+        )
+
+    def _release_counts(self, corpus, rng, cal, progress):
+        p = self.params
+        if progress:
+            progress(0.05, "ranking distinct-user counts")
+        if progress:
+            progress(0.2, "running the Gumbel privacy filter")
+        res = private_count_release(corpus.user_counts, rng, rho=cal.details["rho_zcdp"], delta=cal.details["delta_zcdp"],
+                                    eps_star=p["eps_star"], delta_star=p["delta_star"], kbar=p["kbar"],
+                                    rel_error=p["rel_error"])
+        lg = res.ledger
+        diag = Diagnostics(weights=None, extra={
+            "note": "NOT private: the filter's step record holds candidate item ids ranked by true counts",
+            "ledger": lg,
+            "steps": lg.n_steps,
+            "bottom_steps": lg.n_bottom,
+            "rho_spent": lg.rho_spent,
+            "delta_spent": lg.delta_spent,
+            "stop_reason": lg.stop_reason,
+        })
+        if progress:
+            progress(1.0, "done")
+        return res.positions, round_counts(res.noisy_counts), res.sigma, diag
+
+
+@register
+class BoundedCounts(_CountMechanism):
+    name, label, family = "bounded-counts", "Bounded counts (Plume-style baseline)", "gaussian"
+    summary = ("Δ0-bounded contributions, weighted-Gaussian partition selection, Gaussian counts "
+               "(l2-sensitivity √Δ0); optional relative-error threshold.")
+    param_names = ("max_items", "rel_error", "use_threshold")
+    selection_share = 0.5  # the paper's alpha: share of (epsilon, delta) spent on partition selection
+
+    def calibrate(self) -> Calibration:
+        p = self.params
+        m = p["max_items"]
+        e_sel = self.epsilon * self.selection_share
+        d_sel = self.delta * self.selection_share
+        e_cnt, d_cnt = self.epsilon - e_sel, self.delta - d_sel
+        sigma_sel = gaussian_scale(e_sel, d_sel)
+        rho_sel = rho_weighted_gaussian(e_sel, d_sel, m)
+        sigma_cnt = analytic_gaussian_sigma(e_cnt, d_cnt, math.sqrt(m))
+        thr = relative_error_threshold(sigma_cnt, p["rel_error"]) if p["use_threshold"] == "yes" else None
+        details = {
+            "budget_split": (f"partition selection: (epsilon, delta) x {self.selection_share:g} = ({e_sel:g}, {d_sel:.3g}); "
+                             f"counts: ({e_cnt:g}, {d_cnt:.3g}); basic composition"),
+            "selection": "weighted-Gaussian DPSU over Δ0-bounded users (l2-sensitivity 1)",
+            "selection_epsilon": e_sel, "selection_delta": d_sel,
+            "selection_sigma": sigma_sel, "selection_rho": rho_sel,
+            "count_epsilon": e_cnt, "count_delta": d_cnt,
+            "count_sigma": sigma_cnt, "count_l2_sensitivity": math.sqrt(m),
+            "count_zcdp_rho": gaussian_zcdp(sigma_cnt, math.sqrt(m)),
+            "count_threshold": thr,
+        }
+        return Calibration(
+            mechanism=self.name, label=self.label, epsilon=self.epsilon, delta=self.delta, noise="gaussian",
+            scale=sigma_sel, rho=rho_sel, gamma=None, params=dict(p),
+            guarantee=guarantee_sentence(self.epsilon, self.delta, "set of released items with their noisy counts"),
+            details=details,
+        )
+
+    def _release_counts(self, corpus, rng, cal, progress):
+        m = self.params["max_items"]
+        d = cal.details
+        if progress:
+            progress(0.05, "ordering users and sampling Δ0 items each")
+        rows = order_and_sample(corpus, rng, m, shuffle=False)  # the weighted update is order-independent
+        h = weighted_update(rows, corpus.n_items, 0.5)
+        if progress:
+            progress(0.4, "partition selection (weighted Gaussian)")
+        selected = noisy_threshold(h, rng, "gaussian", d["selection_sigma"], d["selection_rho"])
+        if progress:
+            progress(0.6, "bounding contributions inside the selected domain and adding Gaussian noise")
+        keep = np.zeros(corpus.n_items, dtype=bool)
+        keep[selected] = True
+        rows_d = order_and_sample(corpus.restrict_to(keep), rng, m, shuffle=False)
+        bounded_all = count_update(rows_d, corpus.n_items).astype(np.int64)  # 0 outside the selected domain
+        noisy = bounded_all[selected] + rng.normal(0.0, d["count_sigma"], size=selected.size)
+        out = noisy > d["count_threshold"] if d["count_threshold"] is not None else np.ones(selected.size, bool)
+        ids = selected[out]
+        diag = Diagnostics(weights=h, extra={
+            "note": "NOT private: weights H and the bounded counts (indexed by item id) come from raw data",
+            "selected": int(selected.size),
+            "bounded_counts": bounded_all,
+        })
+        if progress:
+            progress(1.0, "done")
+        return ids, round_counts(noisy[out]), np.full(ids.size, d["count_sigma"]), diag
