@@ -26,6 +26,7 @@ strings the corpus never contained; those are released with item id -1.
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 from scipy.special import ndtr, ndtri
@@ -159,8 +160,6 @@ class DPNE(_NgramMechanism):
         )
 
     def release(self, corpus: Corpus, *, seed=None, rng=None, progress=None):
-        import time
-
         cal = self.calibrate()
         rng = rng if rng is not None else make_rng(seed)
         t0 = time.perf_counter()
