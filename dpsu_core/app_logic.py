@@ -145,8 +145,17 @@ def all_extra_param_specs() -> list[ParamSpec]:
 
 
 def params_for(name: str, values: dict[str, Any]) -> dict[str, Any]:
-    """Only the parameters mechanism ``name`` takes, from a dict of everything the app has set."""
-    return {p: values[p] for p in mechanisms()[name].param_names if p in values and values[p] is not None}
+    """Only the parameters mechanism ``name`` takes (``compare.params_for``), dropping unset ones."""
+    from .compare import params_for as _params_for
+
+    return {k: v for k, v in _params_for(mechanisms()[name], values).items() if v is not None}
+
+
+def takes_public_source(name: str) -> bool:
+    """Does the mechanism order items by a public frequency source (GW-KT)?"""
+    from .compare import accepted_params
+
+    return "public_source" in accepted_params(mechanisms()[name])
 
 
 def default_param_value(spec: ParamSpec, corpus: Corpus | None = None) -> Any:
@@ -195,12 +204,16 @@ def parse_canaries(text: str) -> list[str]:
 
 
 def canaries_in_release(release: Release, canaries: list[str]) -> list[str]:
-    """The canaries that are among the released items (via ``metrics.canaries_released``)."""
+    """Canaries the release exposes: released as an item (``metrics.canaries_released``), or, for a
+    single-token canary, as a token inside any released n-gram (a released "is acct123" leaks it too)."""
     if not canaries or release.n_released == 0:
         return []
     from .metrics import canaries_released
 
-    return list(canaries_released(release, canaries))
+    exact = set(canaries_released(release, canaries))
+    multi = release.ngram_len > 1
+    tokens = set(" ".join(release.items[multi].tolist()).split()) if multi.any() else set()
+    return [c for c in canaries if c in exact or (len(c.split()) == 1 and c.strip() in tokens)]
 
 
 # ---- sidebar summary --------------------------------------------------------------------------
@@ -264,9 +277,10 @@ COMPARE_DEFAULT = ["weighted-laplace", "weighted-gaussian", "policy-laplace", "p
 
 def compare_params(names: list[str], values: dict[str, Any]) -> dict[str, Any]:
     """The parameters the chosen mechanisms take, from everything the app has set (compare_runs hands each its own)."""
-    regs = mechanisms()
-    wanted = {p for n in names for p in regs[n].param_names}
-    return {k: v for k, v in values.items() if k in wanted and v is not None}
+    out: dict[str, Any] = {}
+    for n in names:
+        out.update(params_for(n, values))
+    return out
 
 
 def export_basename(release: Release) -> str:

@@ -46,6 +46,19 @@ if extra:
         with cols[i % len(cols)]:
             values[spec.name] = _ui.param_widget(spec, default, key=f"param_{spec.name}")
 ss["param_values"] = values
+if al.takes_public_source(name):
+    st.markdown("**Public frequencies for GW-KT.** By default the public English word list of `wordfreq`; "
+                "or upload a PUBLIC corpus (never the private one).")
+    pub = st.file_uploader("Public corpus (optional)", key="public_upload")
+    if pub is None:
+        ss.pop("public_corpus", None)
+    elif ss.get("public_corpus_name") != (pub.file_id, pub.name) or "public_corpus" not in ss:
+        try:
+            ss["public_corpus"] = al.load_upload(pub.getvalue(), pub.name, al.LoadOptions(max_n=corpus.max_n))
+            ss["public_corpus_name"] = (pub.file_id, pub.name)
+        except Exception as exc:
+            ss.pop("public_corpus", None)
+            _ui.show_error(exc, "the public corpus cannot be read (using wordfreq instead)")
 all_values = _ui.param_values()
 
 st.subheader("Calibration (public: depends on the parameters only)")

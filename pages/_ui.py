@@ -9,6 +9,8 @@ Session state keys (all per browser session; nothing is written to disk):
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from dpsu_core import app_logic as al
@@ -83,6 +85,7 @@ def param_values() -> dict:
     vals = dict(st.session_state.get("param_values", {}))
     vals["max_items"] = b["max_items"]
     vals["alpha"] = b["alpha"]
+    vals["public_source"] = st.session_state.get("public_corpus")  # GW-KT only; None = wordfreq
     return vals
 
 
@@ -164,4 +167,4 @@ def progress_callback(bar):
 
 def need_release() -> None:
     st.info("No release yet: run one on the **Release** page first.")
-    st.page_link("pages/2_release.py", label="Go to Release", icon="🔐")
+    st.page_link(Path(__file__).resolve().parent / "2_release.py", label="Go to Release", icon="🔐")
