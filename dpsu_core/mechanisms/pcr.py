@@ -34,7 +34,8 @@ from ..corpus.model import Corpus
 from ..errors import ParameterError
 from ..privacy.gaussian import analytic_gaussian_sigma
 from ..privacy.thresholds import gaussian_scale, rho_weighted_gaussian
-from ..privacy.zcdp import approx_zcdp_budget, gaussian_zcdp
+from ..privacy.validate import check_fraction, check_max_items
+from ..privacy.zcdp import approx_zcdp_budget, check_rho, gaussian_zcdp
 from .base import Calibration, Diagnostics, Mechanism, guarantee_sentence, make_release, make_rng, noisy_threshold
 from .registry import register
 from .sampling import order_and_sample
@@ -194,6 +195,12 @@ def private_count_release(counts: np.ndarray, rng: np.random.Generator, *, rho: 
     Ties in the ranking are broken by i.i.d. uniform keys, i.e. by a uniformly random total order that
     does not depend on the data.
     """
+    rho = check_rho(rho, "rho (the zCDP budget)")
+    delta = check_fraction(delta, "delta (the approximate-zCDP budget)", open_high=False)
+    eps_star = check_rho(eps_star, "eps_star")
+    delta_star = check_fraction(delta_star, "delta_star")
+    kbar = check_max_items(kbar, "kbar")
+    rel_error = check_fraction(rel_error, "rel_error")
     c = np.asarray(counts)
     if c.ndim != 1 or (c.size and (not np.all(np.isfinite(c)) or c.min() < 0)):
         raise ParameterError("counts must be a 1-D array of non-negative numbers; pass corpus.user_counts")

@@ -198,6 +198,21 @@ def test_pcr_bad_parameters(kwargs):
         get_mechanism("pcr", **kwargs).calibrate()
 
 
+@pytest.mark.parametrize("bad", [dict(rho=0.0), dict(delta=0.0), dict(kbar=0), dict(eps_star=-1.0),
+                                 dict(rel_error=1.0), dict(delta_star=1.0)])
+def test_filter_rejects_bad_parameters(bad):
+    kw = dict(rho=1.0, delta=1e-6, eps_star=0.01, delta_star=1e-11, kbar=10, rel_error=0.1) | bad
+    with pytest.raises(ParameterError):
+        private_count_release(np.array([5, 3]), np.random.default_rng(0), **kw)
+
+
+def test_filter_rejects_bad_counts():
+    kw = dict(rho=1.0, delta=1e-6, eps_star=0.01, delta_star=1e-11, kbar=10, rel_error=0.1)
+    for counts in (np.array([5, -3]), np.array([[1, 2]]), np.array([1.0, np.nan])):
+        with pytest.raises(ParameterError):
+            private_count_release(counts, np.random.default_rng(0), **kw)
+
+
 def test_pcr_ignores_items_nobody_uses():
     corpus = _easy_corpus()
     keep = corpus.vocab != "a"

@@ -1,0 +1,219 @@
+"""Quality and coverage metrics of a release (spec section 6).
+
+EVERY value here is computed from the raw corpus (true user counts, weights H, ...): these are
+NON-PRIVATE diagnostics for the analyst who already holds the data. Never publish them with a release.
+
+Tables have a column ``n``: the n-gram length, and n = 0 for all lengths together. All functions are
+vectorised over the CSR / vocabulary arrays (no Python loop per user or per item).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pandas as pd
+
+from .corpus.model import Corpus
+from .errors import ParameterError
+from .mechanisms.base import Release
+
+GAMMA_TOLERANCE = 1e-9
+
+
+# --------------------------------------------------------------------------- helpers
+def _check_ks(ks: Iterable[int]) -> np.ndarray:
+    try:
+        arr = np.asarray(list(ks), dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ParameterError(f"ks must be a list of positive integers, got {ks!r}; e.g. [1, 5, 10]") from None
+    if arr.ndim != 1 or arr.size == 0 or np.any(~np.isfinite(arr)) or np.any(arr < 1) or np.any(arr != np.floor(arr)):
+        raise ParameterError(f"ks must be a non-empty list of positive integers, got {ks!r}; e.g. [1, 5, 10]")
+    return arr.astype(np.int64)
+
+
+def _released_ids(corpus: Corpus, release: Release) -> np.ndarray:
+    """Release item ids, checked against the corpus (-1 kept: a released string the corpus never had)."""
+    ids = np.asarray(release.item_ids, dtype=np.int64)
+    bad = (ids >= corpus.n_items) | (ids < -1)
+    known = ids >= 0
+    if np.any(bad) or (np.any(known) and not np.array_equal(corpus.vocab[ids[known]], np.asarray(release.items)[known])):
+        raise ParameterError("the release does not belong to this corpus; compute metrics with the corpus it was made from")
+    return ids
+
+
+def _lengths(corpus: Corpus, release: Release | None = None) -> list[int]:
+    ns = set(np.unique(corpus.ngram_len).astype(int).tolist())
+    if release is not None:
+        ns |= set(np.unique(release.ngram_len).astype(int).tolist())
+    return sorted(ns)
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    out = np.full(np.broadcast(num, den).shape, np.nan)
+    np.divide(num, den, out=out, where=den > 0)
+    return out
+
+
+def _groups(lengths: list[int]) -> list[int]:
+    return lengths + [0]
+
+
+def _in_group(ngram_len: np.ndarray, n: int) -> np.ndarray:
+    return np.ones(ngram_len.shape[0], dtype=bool) if n == 0 else ngram_len == n
+
+
+def _count_at_least(sorted_counts: np.ndarray, ks: np.ndarray) -> np.ndarray:
+    """|{c >= k}| for each k, given ascending counts."""
+    return sorted_counts.shape[0] - np.searchsorted(sorted_counts, ks, side="left")
+
+
+# --------------------------------------------------------------------------- k-anonymity sets
+def kanon_sets_sizes(corpus: Corpus, ks: Sequence[int], by_length: bool = True) -> pd.DataFrame:
+    """|S_k| = number of items used by at least k distinct users. Columns [n, k, s_k]."""
+    ks_arr = _check_ks(ks)
+    uc = corpus.user_counts
+    groups = _groups(_lengths(corpus)) if by_length else [0]
+    frames = []
+    for n in groups:
+        c = np.sort(uc[_in_group(corpus.ngram_len, n)])
+        frames.append(pd.DataFrame({"n": n, "k": ks_arr, "s_k": _count_at_least(c, ks_arr).astype(np.int64)}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def coverage_table(corpus: Corpus, release: Release, ks: Sequence[int]) -> pd.DataFrame:
+    """Columns [n, k, s_k, released, size_ratio, recall]: size_ratio = |S| / |S_k| (Gopi et al., may exceed 1),
+    recall = |S intersect S_k| / |S_k| (Kim et al.). NaN where |S_k| = 0."""
+    ks_arr = _check_ks(ks)
+    ids = _released_ids(corpus, release)
+    uc = corpus.user_counts
+    rel_counts = np.where(ids >= 0, uc[np.maximum(ids, 0)], 0) if ids.size else np.zeros(0, np.int64)
+    rel_len = np.asarray(release.ngram_len)
+    frames = []
+    for n in _groups(_lengths(corpus, release)):
+        s_k = _count_at_least(np.sort(uc[_in_group(corpus.ngram_len, n)]), ks_arr)
+        mine = _in_group(rel_len, n)
+        released = int(np.count_nonzero(mine))
+        hits = _count_at_least(np.sort(rel_counts[mine & (ids >= 0)]), ks_arr)
+        frames.append(pd.DataFrame({
+            "n": n, "k": ks_arr, "s_k": s_k.astype(np.int64), "released": released,
+            "size_ratio": _ratio(np.full(ks_arr.shape, released), s_k), "recall": _ratio(hits, s_k),
+        }))
+    return pd.concat(frames, ignore_index=True)
+
+
+def matching_k(corpus: Corpus, release: Release, n: int = 0) -> int | None:
+    """The smallest k >= 1 with |S_k| <= |S| (items of length n; n = 0: all lengths). None if nothing of
+    that length was released."""
+    ids = _released_ids(corpus, release)
+    size = int(np.count_nonzero(_in_group(np.asarray(release.ngram_len), n))) if ids.size else 0
+    if size == 0:
+        return None
+    c = corpus.user_counts[_in_group(corpus.ngram_len, n)]
+    c = np.sort(c[c > 0])[::-1]  # descending
+    if size >= c.shape[0]:
+        return 1
+    # |S_k| <= size  <=>  the (size+1)-th largest count is below k
+    return int(c[size]) + 1
+
+
+# --------------------------------------------------------------------------- mass and spurious items
+def missing_mass(corpus: Corpus, release: Release) -> pd.DataFrame:
+    """Columns [n, pairs, recovered_pairs, recovered_mass, missing_mass]: the share of all (user, item) pairs
+    whose item was (recovered) or was not (missing) released (Dick, Joseph, Raman)."""
+    ids = _released_ids(corpus, release)
+    uc = corpus.user_counts
+    released = np.zeros(corpus.n_items, dtype=bool)
+    released[ids[ids >= 0]] = True
+    rows = []
+    for n in _groups(_lengths(corpus)):
+        g = _in_group(corpus.ngram_len, n)
+        pairs = int(uc[g].sum())
+        rec = int(uc[g & released].sum())
+        frac = rec / pairs if pairs else np.nan
+        rows.append({"n": n, "pairs": pairs, "recovered_pairs": rec, "recovered_mass": frac,
+                     "missing_mass": 1.0 - frac if pairs else np.nan})
+    return pd.DataFrame(rows, columns=["n", "pairs", "recovered_pairs", "recovered_mass", "missing_mass"])
+
+
+def spurious_fraction(corpus: Corpus, release: Release) -> pd.DataFrame:
+    """Columns [n, released, spurious, fraction]: released n-grams that no user has (not in the vocabulary,
+    or in it with zero users)."""
+    ids = _released_ids(corpus, release)
+    uc = corpus.user_counts
+    spurious = (ids < 0) | (uc[np.maximum(ids, 0)] == 0) if ids.size else np.zeros(0, bool)
+    rel_len = np.asarray(release.ngram_len)
+    rows = []
+    for n in _groups(_lengths(corpus, release)):
+        g = _in_group(rel_len, n)
+        r, s = int(np.count_nonzero(g)), int(np.count_nonzero(g & spurious))
+        rows.append({"n": n, "released": r, "spurious": s, "fraction": s / r if r else np.nan})
+    return pd.DataFrame(rows, columns=["n", "released", "spurious", "fraction"])
+
+
+# --------------------------------------------------------------------------- histogram fill
+@dataclass(frozen=True)
+class HistogramFill:
+    """How the weighted histogram H sits relative to rho and Gamma. NOT private."""
+
+    n_positive: int
+    share_above_rho: float  # among items with H > 0
+    share_at_gamma: float | None  # among items with H > 0; None without a cutoff Gamma
+    total_weight: float
+    weight_beyond_rho_need: float  # sum of max(H - rho, 0)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def histogram_fill(weights: np.ndarray, rho: float, gamma: float | None) -> HistogramFill:
+    if weights is None:
+        raise ParameterError("this release has no weighted histogram; histogram fill needs a set-union mechanism")
+    h = np.asarray(weights, dtype=np.float64)
+    pos = h > 0
+    n_pos = int(np.count_nonzero(pos))
+    above = int(np.count_nonzero(h > rho))
+    at_gamma = None if gamma is None else int(np.count_nonzero(pos & (np.abs(h - gamma) <= GAMMA_TOLERANCE)))
+    return HistogramFill(
+        n_positive=n_pos,
+        share_above_rho=above / n_pos if n_pos else float("nan"),
+        share_at_gamma=None if at_gamma is None else (at_gamma / n_pos if n_pos else float("nan")),
+        total_weight=float(h[pos].sum()),
+        weight_beyond_rho_need=float(np.maximum(h - rho, 0.0).sum()),
+    )
+
+
+# --------------------------------------------------------------------------- count mechanisms
+def relative_errors(corpus: Corpus, release: Release) -> pd.DataFrame:
+    """Columns [item, true_count, noisy_count, rel_error] with rel_error = |noisy - true| / true
+    (inf when the true count is 0). Count mechanisms only."""
+    if release.noisy_counts is None:
+        raise ParameterError("this release has no noisy counts; relative errors need a count mechanism (pcr, bounded-counts)")
+    ids = _released_ids(corpus, release)
+    true = np.where(ids >= 0, corpus.user_counts[np.maximum(ids, 0)], 0).astype(np.int64) if ids.size \
+        else np.zeros(0, np.int64)
+    noisy = np.asarray(release.noisy_counts, dtype=np.float64)
+    err = np.abs(noisy - true)
+    rel = np.full(err.shape, np.inf)
+    np.divide(err, true, out=rel, where=true > 0)
+    return pd.DataFrame({"item": np.asarray(release.items, dtype=object), "true_count": true,
+                         "noisy_count": np.asarray(release.noisy_counts), "rel_error": rel})
+
+
+def share_within(rel, r: float) -> float:
+    """Share of released counts whose relative error is at most r. ``rel``: the ``relative_errors`` frame or
+    an array of relative errors. NaN if nothing was released."""
+    if isinstance(r, bool) or not np.isfinite(r) or r < 0:
+        raise ParameterError(f"r must be a number >= 0, got {r!r}; e.g. 0.1 for 10%")
+    vals = rel["rel_error"].to_numpy() if isinstance(rel, pd.DataFrame) else np.asarray(rel, dtype=np.float64)
+    return float(np.mean(vals <= r)) if vals.size else float("nan")
+
+
+# --------------------------------------------------------------------------- canaries
+def canaries_released(release: Release, canaries: list[str]) -> list[str]:
+    """The canary strings (planted test phrases) that appear in the release, in the order given.
+    Whitespace inside a canary is normalised to single spaces, as n-grams are joined."""
+    released = set(np.asarray(release.items, dtype=object).tolist())
+    return [c for c in canaries if " ".join(str(c).split()) in released]
