@@ -1,0 +1,151 @@
+"""``load_corpus``: the one entry point from a file to a ``Corpus``.
+
+file -> readers.read_table (user, text rows) -> drop rows without user/text and
+removal placeholders (counted) -> tokenize.tokenize -> build.build_corpus.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import PurePath
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import EmptyCorpusError
+from .build import build_corpus
+from .model import Corpus, SourceInfo
+from .readers import read_table
+from .tokenize import Preprocessing, blank_mask, check_tokenizer, removed_mask, tokenize
+
+
+def load_corpus(
+    source,
+    *,
+    format: str = "auto",
+    user_col=None,
+    text_col=None,
+    has_header: bool | None = None,
+    max_n: int = 1,
+    tokenizer: str = "fast",
+    lowercase: bool = True,
+    strip_urls: bool = True,
+    drop_removed: bool = True,
+    strip_symbols: bool = True,
+    name: str | None = None,
+) -> Corpus:
+    """Read a corpus file into a user x n-gram ``Corpus``.
+
+    source        a path (str/Path), raw bytes, or a binary file object (an upload) with optional ``.name``.
+    format        one of ``FORMATS``; "auto" detects from the extension, then the content.
+    user_col,     the user-id and text columns: names, or positions (0, 1, ... or "0", "1", ...).
+    text_col      When not given they are guessed from common names and the choice is recorded.
+    has_header    whether a CSV/TSV has a header row; None: yes, unless both columns are given by
+                  position and the first row holds no common column name.
+    max_n         n-grams of length 1..max_n, formed within a post, never across posts.
+    tokenizer     "fast" (default) or "treebank" (nltk's TreebankWordTokenizer).
+    lowercase, strip_urls, drop_removed, strip_symbols: see ``Preprocessing`` (ignored for sequences).
+    name          a display name for the corpus (default: the file name).
+
+    Raises a DpsuError subclass naming the problem and the fix for every bad input.
+    """
+    check_tokenizer(tokenizer)
+    max_n = _check_max_n(max_n)
+    prep = Preprocessing(lowercase=lowercase, strip_urls=strip_urls, drop_removed=drop_removed,
+                         strip_symbols=strip_symbols)
+    table = read_table(source, format=format, user_col=user_col, text_col=text_col, has_header=has_header)
+    rows_read = table.n_rows
+    texts, users = table.texts, table.users
+
+    # ---- row filtering (counted, never silent) ----
+    no_user = blank_mask(users) if users is not None else np.zeros(rows_read, dtype=bool)
+    no_text = blank_mask(texts) & ~no_user
+    removed = np.zeros(rows_read, dtype=bool)
+    if prep.drop_removed and not table.pretokenized:
+        removed = removed_mask(texts) & ~no_user & ~no_text
+    keep = ~(no_user | no_text | removed)
+    dropped = {"no_user": int(no_user.sum()), "no_text": int(no_text.sum()), "removed": int(removed.sum())}
+    if not keep.all():
+        mask = pa.array(keep)
+        texts = texts.filter(mask)
+        users = users.filter(mask) if users is not None else None
+    n_posts = len(texts)
+    if n_posts == 0:
+        raise EmptyCorpusError(
+            f"no usable rows: {rows_read} rows read, {dropped['no_user']} without a user id, "
+            f"{dropped['no_text']} without text, {dropped['removed']} '[removed]'/'[deleted]'; "
+            "check the user and text columns"
+        )
+
+    # ---- users in order of first appearance ----
+    if users is None:
+        post_user = np.arange(n_posts, dtype=np.int64)
+        n_users = n_posts
+    else:
+        enc = pc.utf8_trim_whitespace(users).dictionary_encode()
+        post_user = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+        n_users = len(enc.dictionary)
+
+    tok = tokenize(texts, tokenizer="whitespace" if table.pretokenized else tokenizer, prep=prep)
+    if tok.n_tokens == 0:
+        raise EmptyCorpusError(
+            f"the corpus has no tokens after preprocessing ({n_posts} posts read); check that the text column "
+            f"({table.text_column or 'text'}) holds the posts, or switch off 'strip symbols'"
+        )
+
+    notes = list(table.notes)
+    if dropped["no_user"]:
+        notes.append(f"{dropped['no_user']} rows without a user id were dropped")
+    if dropped["no_text"]:
+        notes.append(f"{dropped['no_text']} rows without text were dropped")
+    if dropped["removed"]:
+        notes.append(f"{dropped['removed']} posts that were exactly '[removed]' or '[deleted]' were dropped")
+    if not table.pretokenized:
+        notes.append(f"preprocessing: {prep.describe()}; tokenizer: {tokenizer}")
+    info = SourceInfo(
+        name=name if name is not None else _source_name(source),
+        format=table.format,
+        encoding=table.encoding,
+        encoding_fallback=table.encoding_fallback,
+        user_column=table.user_column,
+        text_column=table.text_column,
+        columns_guessed=table.columns_guessed,
+        rows_read=rows_read,
+        rows_dropped_no_user=dropped["no_user"],
+        rows_dropped_no_text=dropped["no_text"],
+        rows_dropped_removed=dropped["removed"],
+        tokenizer="as given (pre-tokenized)" if table.pretokenized else tokenizer,
+        notes=tuple(notes),
+    )
+    corpus = build_corpus(tok.codes, tok.post_ptr, post_user, tok.unigrams, max_n=max_n, n_users=n_users, source=info)
+    empty_users = n_users - corpus.n_users
+    if empty_users:
+        info = _with_note(info, f"{empty_users} users had no tokens after preprocessing and are not in the corpus")
+        corpus = _replace_source(corpus, info)
+    if corpus.n_users < 2:
+        raise EmptyCorpusError(
+            f"the corpus has {corpus.n_users} user with tokens; user-level differential privacy hides each user, so "
+            "with a single user nothing can be released. Check the user column (does every row have the same "
+            "user id?) or add more users"
+        )
+    return corpus
+
+
+def _check_max_n(max_n) -> int:
+    from ..mechanisms.params import PARAMS  # the one declaration of max_n (lazy: avoids an import cycle)
+
+    return int(PARAMS["max_n"].check(max_n))
+
+
+def _source_name(source) -> str:
+    if isinstance(source, (str, PurePath)):
+        return PurePath(source).name
+    return PurePath(str(getattr(source, "name", "") or "")).name or "uploaded data"
+
+
+def _with_note(info: SourceInfo, note: str) -> SourceInfo:
+    return replace(info, notes=info.notes + (note,))
+
+
+def _replace_source(corpus: Corpus, info: SourceInfo) -> Corpus:
+    return replace(corpus, source=info)

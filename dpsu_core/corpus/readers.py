@@ -1,0 +1,668 @@
+"""Readers: a file (path, bytes or upload) -> a column of user ids and a column of post texts.
+
+Steps: get the bytes (unpacking a single-member .zip or a .gz), detect the format,
+decode (UTF-8, UTF-8 with BOM, UTF-16 with BOM, else cp1252 then Latin-1, reported),
+pick the user and text columns (named, positional, or guessed from common names),
+and parse with Arrow's multithreaded CSV/JSON/Parquet readers. Nothing here
+tokenizes; ``load.load_corpus`` glues readers, tokenizer and ``build_corpus``.
+
+Formats (``FORMATS``):
+  csv, tsv     delimited text with or without a header row.
+  jsonl        one JSON object per line (a .json file holding one array of objects also works).
+  parquet      any Parquet file.
+  text         one post per line, each line its own user; or ``user<TAB>text`` lines.
+  sequences    pre-tokenized: one user per line, space-separated tokens; lines
+               starting with % and blank lines are not users, and when a
+               "% Sequences" line exists everything above it is a header
+               (the MSNBC layout). Tokens are taken as given.
+"""
+from __future__ import annotations
+
+import codecs
+import csv
+import gzip
+import io
+import json
+import re
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePath
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import ColumnError, EmptyCorpusError, EncodingError, InputError, ParameterError
+
+FORMATS: tuple[str, ...] = ("auto", "csv", "tsv", "jsonl", "parquet", "text", "sequences")
+
+USER_COLUMN_NAMES: tuple[str, ...] = ("author", "user", "user_id", "userid", "username", "user_name", "name")
+TEXT_COLUMN_NAMES: tuple[str, ...] = ("text", "body", "content", "clean_text", "post", "message")
+
+_EXTENSIONS = {
+    ".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl",
+    ".parquet": "parquet", ".pq": "parquet", ".txt": "text", ".text": "text", ".seq": "sequences",
+}
+_SNIFF = 65536
+_SEQ_MARKER = re.compile(r"^%\s*sequences\b", re.IGNORECASE)
+
+
+@dataclass
+class RawFile:
+    """The bytes of the data file (after unpacking) and what we know about it."""
+
+    data: bytes
+    name: str
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Table:
+    """What a reader hands to the tokenizer: one row per post."""
+
+    texts: pa.Array  # string; may hold nulls (dropped later, counted)
+    users: pa.Array | None  # string; None: every row is its own user
+    format: str
+    encoding: str = "utf-8"
+    encoding_fallback: bool = False
+    user_column: str | None = None
+    text_column: str | None = None
+    columns_guessed: bool = False
+    pretokenized: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.texts)
+
+
+# ---- public helpers ----------------------------------------------------------
+
+def guess_columns(columns) -> tuple[str | None, str | None]:
+    """Best user-id and text column among ``columns`` by common names (case-insensitive), or None when none fits."""
+    cols = [str(c) for c in columns]
+    return _best_match(cols, USER_COLUMN_NAMES)[0], _best_match(cols, TEXT_COLUMN_NAMES)[0]
+
+
+def peek_columns(source, format: str = "auto", has_header: bool | None = None) -> list[str]:
+    """Column names of a tabular file, for pre-filling column pickers.
+
+    Header-less files (``has_header=False``) give positions "0", "1", ...;
+    plain-text and sequence files have no columns and give [].
+    """
+    raw = read_source(source)
+    fmt, _ = detect_format(raw, format)
+    if fmt == "parquet":
+        return list(_parquet_schema(raw).names)
+    if fmt in ("text", "sequences"):
+        return []
+    data, _, _ = to_utf8(raw)
+    if fmt == "jsonl":
+        return _json_columns(data)
+    delimiter = _delimiter(fmt, data)
+    first = _first_row(data, delimiter)
+    if has_header is False:
+        return [str(i) for i in range(len(first))]
+    return first
+
+
+# ---- source -> bytes ---------------------------------------------------------
+
+def read_source(source) -> RawFile:
+    """Bytes of ``source`` (path, bytes, or binary file-like with optional ``.name``), unpacked if zipped/gzipped."""
+    if isinstance(source, (str, PurePath)):
+        path = Path(source)
+        if not path.exists():
+            raise InputError(f"file not found: {str(path)!r}; check the path")
+        if path.is_dir():
+            raise InputError(f"{str(path)!r} is a folder, not a file; give the path of one data file")
+        data, name = path.read_bytes(), path.name
+    elif isinstance(source, (bytes, bytearray, memoryview)):
+        data, name = bytes(source), ""
+    elif hasattr(source, "read"):
+        if hasattr(source, "seek"):
+            try:
+                source.seek(0)
+            except (OSError, ValueError):
+                pass
+        data = source.read()
+        if isinstance(data, str):
+            raise InputError("the file object was opened in text mode; open it in binary mode ('rb') or pass its path")
+        data = bytes(data)
+        name = PurePath(str(getattr(source, "name", "") or "")).name
+    else:
+        raise InputError(
+            f"cannot read a corpus from a {type(source).__name__}; give a file path, bytes, or a binary file object"
+        )
+    raw = RawFile(data=data, name=name)
+    if data[:4] == b"PK\x03\x04" or name.lower().endswith(".zip"):
+        raw = _unzip(raw)
+    elif data[:2] == b"\x1f\x8b":
+        try:
+            inner = gzip.decompress(data)
+        except (OSError, EOFError) as e:
+            raise InputError(f"{name or 'the file'} looks gzip-compressed but cannot be unpacked ({e}); upload it uncompressed") from None
+        inner_name = name[:-3] if name.lower().endswith(".gz") else name
+        raw = RawFile(inner, inner_name, [f"unpacked gzip file {name or '(bytes)'}"])
+    if not raw.data or raw.data.isspace():
+        raise EmptyCorpusError(f"{raw.name or 'the file'} is empty; upload a file with one post (or sequence) per row")
+    return raw
+
+
+def _unzip(raw: RawFile) -> RawFile:
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(raw.data))
+    except zipfile.BadZipFile:
+        raise InputError(f"{raw.name or 'the file'} is not a valid zip archive; re-create it or upload the data file itself") from None
+    members = [
+        m for m in zf.infolist()
+        if not m.is_dir() and not m.filename.startswith("__MACOSX/") and not PurePath(m.filename).name.startswith("._")
+    ]
+    if len(members) != 1:
+        listed = ", ".join(m.filename for m in members) or "none"
+        raise InputError(
+            f"the zip archive {raw.name!r} must hold exactly one data file, found {len(members)} ({listed}); "
+            "zip a single file or upload the data file itself"
+        )
+    member = members[0]
+    return RawFile(zf.read(member), PurePath(member.filename).name, [f"read {member.filename!r} from zip archive {raw.name!r}"])
+
+
+# ---- format detection --------------------------------------------------------
+
+def detect_format(raw: RawFile, format: str = "auto") -> tuple[str, str | None]:
+    """The format to read ``raw`` as, and a note when it was detected rather than given."""
+    if format not in FORMATS:
+        raise ParameterError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
+    if format != "auto":
+        return format, None
+    if raw.data[:4] == b"PAR1":
+        return "parquet", None
+    ext = PurePath(raw.name).suffix.lower()
+    fmt = _EXTENSIONS.get(ext)
+    if fmt in ("csv", "tsv", "jsonl", "parquet", "sequences"):
+        return fmt, None
+    head = _head_text(raw.data)
+    if fmt == "text" or fmt is None:
+        if _looks_like_sequences(head):
+            return "sequences", "format detected from content: pre-tokenized sequences (lines of space-separated ids)"
+        if fmt == "text":
+            return "text", None
+    stripped = head.lstrip()
+    if stripped.startswith(("{", "[")):
+        return "jsonl", "format detected from content: JSON lines"
+    first_line = stripped.split("\n", 1)[0]
+    if "\t" in first_line:
+        return "tsv", "format detected from content: tab-separated"
+    if "," in first_line or ";" in first_line:
+        return "csv", "format detected from content: comma-separated"
+    return "text", "format detected from content: plain text, one post per line"
+
+
+def _head_text(data: bytes) -> str:
+    head = data[:_SNIFF]
+    if head[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
+        return head.decode("utf-16", errors="ignore")
+    return head.decode("utf-8", errors="ignore").lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _looks_like_sequences(head: str) -> bool:
+    lines = head.split("\n")[:-1] or head.split("\n")
+    marker = next((i for i, ln in enumerate(lines) if _SEQ_MARKER.match(ln)), None)
+    if marker is not None:
+        return True
+    body = [ln for ln in lines if ln.strip() and not ln.startswith("%")]
+    return bool(body) and all(re.fullmatch(r"[\d\s]+", ln) for ln in body[:1000])
+
+
+# ---- decoding ----------------------------------------------------------------
+
+def to_utf8(raw: RawFile) -> tuple[bytes, str, bool]:
+    """UTF-8 bytes of a text file (BOM removed), the source encoding, and whether a fallback was used."""
+    data = raw.data
+    if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
+        try:
+            return data.decode("utf-16").encode("utf-8"), "utf-16", False
+        except UnicodeDecodeError:
+            raise EncodingError(f"{raw.name or 'the file'} starts with a UTF-16 mark but is not valid UTF-16; re-save it as UTF-8") from None
+    _check_not_binary(raw)
+    if data[:3] == codecs.BOM_UTF8:
+        data = data[3:]
+        encoding = "utf-8-sig"
+    else:
+        encoding = "utf-8"
+    if data.isascii():
+        return data, encoding, False
+    try:
+        data.decode("utf-8")
+        return data, encoding, False
+    except UnicodeDecodeError:
+        pass
+    for fallback in ("cp1252", "latin-1"):
+        try:
+            return data.decode(fallback).encode("utf-8"), fallback, True
+        except UnicodeDecodeError:
+            continue
+    raise EncodingError(f"{raw.name or 'the file'} cannot be decoded as text; re-save it as UTF-8")  # pragma: no cover
+
+
+def _check_not_binary(raw: RawFile) -> None:
+    sample = np.frombuffer(raw.data[:_SNIFF], dtype=np.uint8)
+    if sample.size == 0:
+        return
+    control = (sample < 32) & ~np.isin(sample, (9, 10, 12, 13))
+    if (sample == 0).any() or control.mean() > 0.01:
+        raise EncodingError(
+            f"{raw.name or 'the file'} looks binary (it holds NUL or control bytes), not text; "
+            "upload a CSV, TSV, JSON Lines, plain-text or Parquet file (a .zip with one such file also works)"
+        )
+
+
+def _fallback_note(encoding: str) -> str:
+    return (f"the file is not valid UTF-8: decoded as {encoding} instead; if characters look wrong, "
+            "re-save the file as UTF-8")
+
+
+# ---- columns -----------------------------------------------------------------
+
+def _norm(name: str) -> str:
+    return name.strip().lower()
+
+
+def _best_match(columns: list[str], names: tuple[str, ...]) -> tuple[str | None, bool]:
+    """(chosen column, ambiguous?) for the highest-ranked common name present."""
+    for want in names:
+        hits = [c for c in columns if _norm(c) == want]
+        if hits:
+            return hits[0], len(hits) > 1
+    return None, False
+
+
+def _is_position(spec) -> bool:
+    return (isinstance(spec, (int, np.integer)) and not isinstance(spec, bool)) or (
+        isinstance(spec, str) and spec.strip().isdigit()
+    )
+
+
+def _resolve(spec, columns: list[str], role: str, has_header: bool) -> int:
+    """Index of the column ``spec`` (a name, a position, or a string of digits) among ``columns``."""
+    avail = _available(columns, has_header)
+    if isinstance(spec, str):
+        if has_header:
+            hits = [i for i, c in enumerate(columns) if c == spec] or [
+                i for i, c in enumerate(columns) if _norm(c) == _norm(spec)
+            ]
+            if len(hits) == 1:
+                return hits[0]
+            if len(hits) > 1:
+                raise ColumnError(
+                    f"the {role} column {spec!r} is ambiguous: {len(hits)} columns have that name; "
+                    f"give it by position instead (available: {avail})"
+                )
+        if not spec.strip().isdigit():
+            if not has_header:
+                raise ColumnError(
+                    f"the file has no header row, so the {role} column must be given by position (0, 1, ...), "
+                    f"not by name {spec!r}; available: {avail}"
+                )
+            raise ColumnError(f"no {role} column named {spec!r}; available columns: {avail}")
+    elif not _is_position(spec):
+        raise ColumnError(
+            f"the {role} column must be a column name or a position (0, 1, ...), got {spec!r}; available: {avail}"
+        )
+    pos = int(spec)
+    if 0 <= pos < len(columns):
+        return pos
+    raise ColumnError(f"the {role} column position {pos} is out of range; the file has {len(columns)} columns: {avail}")
+
+
+def _available(columns: list[str], has_header: bool) -> str:
+    if has_header:
+        return ", ".join(f"{i}: {c!r}" for i, c in enumerate(columns)) or "none"
+    return ", ".join(str(i) for i in range(len(columns))) or "none"
+
+
+def choose_columns(columns: list[str], user_col, text_col, has_header: bool) -> tuple[int, int, bool, list[str]]:
+    """Positions of the user and text columns, whether any was guessed, and notes."""
+    notes: list[str] = []
+    guessed = False
+    avail = _available(columns, has_header)
+    if user_col is None or text_col is None:
+        if not has_header:
+            raise ColumnError(
+                "the file has no header row, so the columns cannot be guessed; give user_col and text_col "
+                f"by position (available: {avail})"
+            )
+    if user_col is None:
+        name, ambiguous = _best_match(columns, USER_COLUMN_NAMES)
+        if name is None:
+            raise ColumnError(
+                f"cannot tell which column holds the user ids (none is named {', '.join(USER_COLUMN_NAMES)}); "
+                f"give user_col (available: {avail})"
+            )
+        if ambiguous:
+            raise ColumnError(f"several columns are named {name!r}; give user_col by position (available: {avail})")
+        u = columns.index(name)
+        guessed = True
+    else:
+        u = _resolve(user_col, columns, "user", has_header)
+    if text_col is None:
+        name, ambiguous = _best_match([c for i, c in enumerate(columns) if i != u], TEXT_COLUMN_NAMES)
+        if name is None:
+            raise ColumnError(
+                f"cannot tell which column holds the text (none is named {', '.join(TEXT_COLUMN_NAMES)}); "
+                f"give text_col (available: {avail})"
+            )
+        if ambiguous:
+            raise ColumnError(f"several columns are named {name!r}; give text_col by position (available: {avail})")
+        t = next(i for i, c in enumerate(columns) if c == name and i != u)
+        guessed = True
+    else:
+        t = _resolve(text_col, columns, "text", has_header)
+    if u == t:
+        raise ColumnError(f"the user and text columns are the same column ({_label(columns, u, has_header)}); choose two different columns")
+    if guessed:
+        notes.append(
+            f"columns guessed from their names: user = {columns[u]!r}, text = {columns[t]!r}; "
+            "name them explicitly if this is wrong"
+        )
+    return u, t, guessed, notes
+
+
+def _label(columns: list[str], i: int, has_header: bool) -> str:
+    return columns[i] if has_header else str(i)
+
+
+# ---- readers -----------------------------------------------------------------
+
+def read_table(source, *, format: str = "auto", user_col=None, text_col=None, has_header: bool | None = None) -> Table:
+    """Read ``source`` into a Table of (user, text) rows."""
+    raw = read_source(source)
+    fmt, note = detect_format(raw, format)
+    notes = list(raw.notes) + ([note] if note else [])
+    if fmt == "parquet":
+        table = _read_parquet(raw, user_col, text_col)
+    else:
+        data, encoding, fallback = to_utf8(raw)
+        if fallback:
+            notes.append(_fallback_note(encoding))
+        if fmt in ("csv", "tsv"):
+            table = _read_delimited(raw, data, fmt, user_col, text_col, has_header)
+        elif fmt == "jsonl":
+            table = _read_jsonl(raw, data, user_col, text_col)
+        elif fmt == "text":
+            table = _read_text(data, user_col, text_col)
+        else:
+            table = _read_sequences(data, user_col, text_col)
+        table.encoding, table.encoding_fallback = encoding, fallback
+    table.notes = notes + table.notes
+    return table
+
+
+def _delimiter(fmt: str, data: bytes) -> str:
+    if fmt == "tsv":
+        return "\t"
+    first = data[:_SNIFF].split(b"\n", 1)[0]
+    if b"," not in first and b";" in first:
+        return ";"
+    return ","
+
+
+def _first_row(data: bytes, delimiter: str) -> list[str]:
+    head = data[:_SNIFF].decode("utf-8", errors="ignore")
+    try:
+        row = next(csv.reader(io.StringIO(head), delimiter=delimiter), [])
+    except csv.Error:
+        row = head.split("\n", 1)[0].split(delimiter)
+    return [c.strip() for c in row]
+
+
+def _header_decision(first: list[str], user_col, text_col, has_header: bool | None) -> tuple[bool, str | None]:
+    if has_header is not None:
+        return bool(has_header), None
+    positional = [c for c in (user_col, text_col) if c is not None]
+    if not positional or not all(_is_position(c) and not (isinstance(c, str) and c in first) for c in positional):
+        return True, None
+    known = set(USER_COLUMN_NAMES) | set(TEXT_COLUMN_NAMES)
+    if any(_norm(c) in known for c in first):
+        return True, f"first row taken as a header ({', '.join(map(repr, first))}); pass has_header=False if it is data"
+    return False, "no header row detected (columns given by position); pass has_header=True if the first row is a header"
+
+
+def _read_delimited(raw: RawFile, data: bytes, fmt: str, user_col, text_col, has_header) -> Table:
+    import pyarrow.csv as pacsv
+
+    delimiter = _delimiter(fmt, data)
+    notes = [] if delimiter != ";" else ["fields separated by ';' (detected from the first line)"]
+    first = _first_row(data, delimiter)
+    header, note = _header_decision(first, user_col, text_col, has_header)
+    if note:
+        notes.append(note)
+    columns = first if header else [str(i) for i in range(len(first))]
+    u, t, guessed, col_notes = choose_columns(columns, user_col, text_col, header)
+    notes += col_notes
+    bad_rows = [0]
+
+    def skip(row) -> str:
+        bad_rows[0] += 1
+        return "skip"
+
+    internal = [f"c{i}" for i in range(len(columns))]
+    try:
+        tab = pacsv.read_csv(
+            pa.BufferReader(data),
+            read_options=pacsv.ReadOptions(column_names=internal, skip_rows=1 if header else 0,
+                                           block_size=8 << 20),
+            parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True, invalid_row_handler=skip),
+            convert_options=pacsv.ConvertOptions(include_columns=[internal[u], internal[t]],
+                                                 column_types={internal[u]: pa.string(), internal[t]: pa.string()},
+                                                 strings_can_be_null=False, quoted_strings_can_be_null=False),
+        )
+    except (pa.ArrowInvalid, pa.ArrowException) as e:
+        raise InputError(
+            f"{raw.name or 'the file'} cannot be parsed as {fmt.upper()} ({_short(e)}); check its quoting and "
+            "delimiter, or choose another format"
+        ) from None
+    if bad_rows[0]:
+        notes.append(f"{bad_rows[0]} malformed rows (wrong number of fields) were skipped")
+    return Table(
+        texts=tab.column(internal[t]).combine_chunks(),
+        users=tab.column(internal[u]).combine_chunks(),
+        format=fmt,
+        user_column=_label(columns, u, header),
+        text_column=_label(columns, t, header),
+        columns_guessed=guessed,
+        notes=notes,
+    )
+
+
+def _short(e: Exception) -> str:
+    msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    return msg[:200]
+
+
+def _as_string(col, name: str, role: str) -> pa.Array:
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    if pa.types.is_dictionary(col.type):
+        col = col.dictionary_decode()
+    if pa.types.is_string(col.type):
+        return col
+    try:
+        return pc.cast(col, pa.string())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        raise ColumnError(
+            f"the {role} column {name!r} holds {col.type} values, not text; choose a column of strings or numbers"
+        ) from None
+
+
+def _table_from_columns(tab: pa.Table, fmt: str, user_col, text_col) -> Table:
+    columns = [str(c) for c in tab.column_names]
+    u, t, guessed, notes = choose_columns(columns, user_col, text_col, True)
+    return Table(
+        texts=_as_string(tab.column(t), columns[t], "text"),
+        users=_as_string(tab.column(u), columns[u], "user"),
+        format=fmt,
+        user_column=columns[u],
+        text_column=columns[t],
+        columns_guessed=guessed,
+        notes=notes,
+    )
+
+
+def _parquet_schema(raw: RawFile):
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.read_schema(pa.BufferReader(raw.data))
+    except (pa.ArrowException, OSError) as e:
+        raise _bad_parquet(raw, e) from None
+
+
+def _bad_parquet(raw: RawFile, e: Exception) -> InputError:
+    return InputError(f"{raw.name or 'the file'} is not a valid Parquet file ({_short(e)}); re-export it, or save it as CSV")
+
+
+def _read_parquet(raw: RawFile, user_col, text_col) -> Table:
+    import pyarrow.parquet as pq
+
+    columns = [str(c) for c in _parquet_schema(raw).names]
+    choose_columns(columns, user_col, text_col, True)  # fail early, before reading any data
+    try:
+        tab = pq.read_table(pa.BufferReader(raw.data))
+    except (pa.ArrowException, OSError) as e:
+        raise _bad_parquet(raw, e) from None
+    return _table_from_columns(tab, "parquet", user_col, text_col)
+
+
+def _json_columns(data: bytes) -> list[str]:
+    head = data[:_SNIFF].decode("utf-8", errors="ignore").lstrip()
+    if head.startswith("["):
+        records = _json_array(data, "the file")
+        keys: dict[str, None] = {}
+        for r in records[:100]:
+            keys.update(dict.fromkeys(map(str, r)))
+        return list(keys)
+    keys = {}
+    for i, line in enumerate(head.split("\n")[:100]):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError:
+            break  # a truncated last line of the sample
+        if isinstance(obj, dict):
+            keys.update(dict.fromkeys(map(str, obj)))
+    return list(keys)
+
+
+def _json_array(data: bytes, name: str) -> list[dict]:
+    try:
+        records = json.loads(data)
+    except json.JSONDecodeError as e:
+        raise InputError(f"{name} is not valid JSON ({e}); give one JSON object per line (JSON Lines)") from None
+    if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
+        raise InputError(f"{name} must hold JSON objects (one per line, or one array of objects); found other JSON values")
+    return records
+
+
+def _read_jsonl(raw: RawFile, data: bytes, user_col, text_col) -> Table:
+    import pyarrow.json as pajson
+
+    name = raw.name or "the file"
+    if data.lstrip()[:1] == b"[":
+        tab = _records_table(_json_array(data, name))
+    else:
+        try:
+            tab = pajson.read_json(pa.BufferReader(data), read_options=pajson.ReadOptions(block_size=8 << 20))
+        except pa.ArrowException as e:
+            _raise_bad_json_line(data, name, e)
+            # every line is a JSON object but Arrow could not unify the types: read in Python
+            tab = _records_table([json.loads(ln) for ln in data.decode("utf-8").splitlines() if ln.strip()])
+    if tab.num_columns == 0:
+        raise InputError(f"{name} holds no JSON fields; each line must be an object like {{\"user\": ..., \"text\": ...}}")
+    return _table_from_columns(tab, "jsonl", user_col, text_col)
+
+
+def _raise_bad_json_line(data: bytes, name: str, err: Exception) -> None:
+    """Raise InputError naming the first line that is not a JSON object (error path only)."""
+    for i, line in enumerate(data.decode("utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputError(
+                f"{name}: line {i} is not valid JSON ({e.msg}); each line of a JSON Lines file must be one complete JSON object"
+            ) from None
+        if not isinstance(obj, dict):
+            raise InputError(f"{name}: line {i} is a JSON {type(obj).__name__}, not an object; each line must be one JSON object")
+
+
+def _records_table(records: list[dict]) -> pa.Table:
+    keys: dict[str, None] = {}
+    for r in records:
+        keys.update(dict.fromkeys(map(str, r)))
+
+    def as_text(v):
+        if v is None or isinstance(v, str):
+            return v
+        return json.dumps(v) if isinstance(v, (dict, list)) else str(v)
+
+    return pa.table({k: pa.array([as_text(r.get(k)) for r in records], type=pa.string()) for k in keys})
+
+
+def _lines(data: bytes) -> pa.Array:
+    text = data.decode("utf-8")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return pa.array(lines, type=pa.string())
+
+
+def _no_columns(fmt: str, user_col, text_col) -> None:
+    if user_col is not None or text_col is not None:
+        raise ColumnError(
+            f"{fmt} files have no columns, so user_col/text_col cannot be used; drop them, or use format='csv'/'tsv'"
+        )
+
+
+def _read_text(data: bytes, user_col, text_col) -> Table:
+    _no_columns("plain-text", user_col, text_col)
+    lines = _lines(data)
+    nonblank = pc.invert(_blank(lines))
+    lines = lines.filter(nonblank)
+    sample = lines.slice(0, 1000)
+    tabbed = len(sample) > 0 and bool(pc.all(pc.match_substring(sample, "\t")).as_py())
+    if tabbed:
+        parts = pc.extract_regex(lines, pattern=r"(?s)^(?P<user>[^\t]*)\t(?P<text>.*)$")
+        notes = ["plain text read as 'user<TAB>text' lines (every line has a tab)"]
+        no_tab = int(parts.null_count)
+        if no_tab:
+            notes.append(f"{no_tab} lines without a tab have no user id and were dropped")
+        return Table(texts=pc.struct_field(parts, "text"), users=pc.struct_field(parts, "user"), format="text",
+                     user_column="user (before the tab)", text_column="text (after the tab)", notes=notes)
+    return Table(texts=lines, users=None, format="text",
+                 notes=["plain text without user ids: each line is one post and its own user; "
+                        "write 'user<TAB>text' lines to group posts by user"])
+
+
+def _blank(values: pa.Array) -> pa.Array:
+    return pc.fill_null(pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(values)), 0), True)
+
+
+def _read_sequences(data: bytes, user_col, text_col) -> Table:
+    _no_columns("sequence", user_col, text_col)
+    lines = _lines(data)
+    notes = ["pre-tokenized sequences: one user per line, tokens taken as given (no text preprocessing)"]
+    marker = pc.match_substring_regex(lines, pattern=r"(?i)^%\s*sequences\b")
+    hits = np.flatnonzero(marker.to_numpy(zero_copy_only=False))
+    if hits.size:
+        start = int(hits[0]) + 1
+        notes.append(f"{start} header lines up to the '% Sequences' line skipped")
+        lines = lines.slice(start)
+    keep = pc.and_(pc.invert(_blank(lines)), pc.invert(pc.starts_with(lines, "%")))
+    lines = lines.filter(keep)
+    return Table(texts=lines, users=None, format="sequences", pretokenized=True, notes=notes)
