@@ -44,8 +44,15 @@ def build_corpus(
         )
 
     # Drop unigrams that no token uses (readers may hand over a larger table) and renumber densely.
-    used, tok = np.unique(tokens, return_inverse=True)
-    tok = tok.astype(np.int32)
+    # O(n) bincount remap; gives exactly np.unique(tokens, return_inverse=True) without its sort.
+    if tokens.min() < 0 or tokens.max() >= unigrams.shape[0]:
+        raise ValueError("token ids must index into unigrams")
+    used_mask = np.bincount(tokens, minlength=unigrams.shape[0]) > 0
+    used = np.flatnonzero(used_mask)
+    if used.shape[0] == unigrams.shape[0]:
+        tok = tokens
+    else:
+        tok = (np.cumsum(used_mask, dtype=np.int64) - 1).astype(np.int32)[tokens]
     uni_vocab = unigrams[used]
     n_uni = int(used.shape[0])
 
