@@ -8,6 +8,7 @@ vectorised over the CSR / vocabulary arrays (no Python loop per user or per item
 """
 from __future__ import annotations
 
+import numbers
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 
@@ -169,8 +170,9 @@ class HistogramFill:
 
 
 def histogram_fill(weights: np.ndarray, rho: float, gamma: float | None) -> HistogramFill:
-    if weights is None:
-        raise ParameterError("this release has no weighted histogram; histogram fill needs a set-union mechanism")
+    if weights is None or rho is None:
+        raise ParameterError("this release has no weighted histogram and threshold rho; histogram fill needs a "
+                             "set-union mechanism (or bounded-counts)")
     h = np.asarray(weights, dtype=np.float64)
     pos = h > 0
     n_pos = int(np.count_nonzero(pos))
@@ -205,7 +207,7 @@ def relative_errors(corpus: Corpus, release: Release) -> pd.DataFrame:
 def share_within(rel, r: float) -> float:
     """Share of released counts whose relative error is at most r. ``rel``: the ``relative_errors`` frame or
     an array of relative errors. NaN if nothing was released."""
-    if isinstance(r, bool) or not np.isfinite(r) or r < 0:
+    if isinstance(r, bool) or not isinstance(r, numbers.Real) or not np.isfinite(r) or r < 0:
         raise ParameterError(f"r must be a number >= 0, got {r!r}; e.g. 0.1 for 10%")
     vals = rel["rel_error"].to_numpy() if isinstance(rel, pd.DataFrame) else np.asarray(rel, dtype=np.float64)
     return float(np.mean(vals <= r)) if vals.size else float("nan")

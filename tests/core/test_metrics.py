@@ -159,6 +159,10 @@ def test_histogram_fill():
     assert f.as_dict()["n_positive"] == 5
     assert histogram_fill(h, rho=1.5, gamma=None).share_at_gamma is None
     assert histogram_fill(np.array([0.0, 3.0 + 1e-6]), 1.5, 3.0).share_at_gamma == 0.0
+    with pytest.raises(ParameterError):
+        histogram_fill(None, 1.5, None)  # a count mechanism such as PCR has no H
+    with pytest.raises(ParameterError):
+        histogram_fill(h, None, None)
 
 
 def test_relative_errors_and_share_within(corpus):
@@ -177,6 +181,9 @@ def test_relative_errors_and_share_within(corpus):
     assert share_within(df, 0.25) == pytest.approx(2 / 3)
     assert share_within(np.array([0.05, 0.5]), 0.1) == pytest.approx(0.5)
     assert math.isnan(share_within(pd.DataFrame({"rel_error": []}), 0.1))
+    for bad in (-0.1, "x", float("nan")):
+        with pytest.raises(ParameterError):
+            share_within(df, bad)
 
 
 def test_canaries_released(release):
