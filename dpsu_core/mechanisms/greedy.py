@@ -36,7 +36,7 @@ from ..errors import ParameterError
 from ..privacy.thresholds import laplace_scale, rho_greedy
 from .base import Calibration, Diagnostics, Mechanism, guarantee_sentence, noisy_threshold
 from .registry import register
-from .sampling import OrderedRows, order_and_sample
+from .sampling import OrderedRows, sampling_plan
 
 _U30 = np.uint64(30)
 _U27 = np.uint64(27)
@@ -164,8 +164,8 @@ def _sort_tail(a, n, keys, pos, items, item_key, secret):
 
 
 @numba.njit(cache=True, nogil=True)
-def _greedy(indptr, items, primary, item_key, secret, n_items, gamma):
-    """GU (Carvalho et al., Algorithm 2) for every row of the ordered CSR, in row order.
+def _greedy(indptr, items, order, primary, item_key, secret, n_items, gamma):
+    """GU (Carvalho et al., Algorithm 2) for every user, visiting users in ``order`` (rows of the CSR).
 
     Items are taken lazily in visiting order: a few selection steps, then (for the rare user whose
     budget outlasts them) a sort of the rest. The result is identical to sorting every row in full.
@@ -178,7 +178,8 @@ def _greedy(indptr, items, primary, item_key, secret, n_items, gamma):
             longest = indptr[r + 1] - indptr[r]
     keys = np.empty(longest, dtype=np.uint64)
     pos = np.empty(longest, dtype=np.int64)
-    for r in range(n_rows):
+    for i in range(order.shape[0]):
+        r = order[i]
         n = _row_keys(indptr[r], indptr[r + 1], items, primary, item_key, secret, h, gamma, keys, pos)
         budget = 1.0
         for k in range(n):
@@ -219,7 +220,7 @@ def greedy_update(rows: OrderedRows, n_items: int, gamma: float, primary: np.nda
     ``primary``: uint32 per CSR entry, smaller = visited first (``count_priority(rows.counts)`` for GW,
     ``frequency_rank(public)[rows.items]`` for GW-KT); ``item_key``: uint64 per item (``item_hash_keys``).
     """
-    return _greedy(rows.indptr, rows.items, np.asarray(primary, dtype=np.uint32),
+    return _greedy(rows.indptr, rows.items, np.arange(rows.n_rows, dtype=np.int64), np.asarray(primary, dtype=np.uint32),
                    np.asarray(item_key, dtype=np.uint64), np.uint64(secret), int(n_items), float(gamma))
 
 
@@ -264,18 +265,21 @@ class _Greedy(Mechanism):
             guarantee=guarantee_sentence(self.epsilon, self.delta), details=self._details(),
         )
 
-    def _primary(self, corpus: Corpus, rows: OrderedRows) -> np.ndarray:
+    def _primary(self, corpus: Corpus, rows: OrderedRows | Corpus) -> np.ndarray:
+        """uint32 per CSR entry of ``rows`` (an OrderedRows or the corpus itself): smaller = visited first."""
         raise NotImplementedError
 
     def _release(self, corpus, rng, cal, progress):
         if progress:
             progress(0.05, "ordering users (no sampling: every user keeps all items)")
-        rows = order_and_sample(corpus, rng, None)
+        # The kernel walks the corpus rows in a uniform random order directly (no reordered copy).
+        order = sampling_plan(corpus, rng, None).order
         secret = draw_secret(rng)
-        primary = self._primary(corpus, rows)
+        primary = np.asarray(self._primary(corpus, corpus), dtype=np.uint32)
         if progress:
             progress(0.4, "greedy updates of the weighted histogram")
-        h = greedy_update(rows, corpus.n_items, cal.gamma, primary, _corpus_keys(corpus), secret)
+        h = _greedy(corpus.indptr, corpus.items, order, primary, _corpus_keys(corpus), np.uint64(secret),
+                    int(corpus.n_items), float(cal.gamma))
         if progress:
             progress(0.9, "adding noise and thresholding")
         ids = noisy_threshold(h, rng, cal.noise, cal.scale, cal.rho)
