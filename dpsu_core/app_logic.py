@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from .corpus import FORMATS, TOKENIZERS
 from .corpus.model import Corpus
 from .errors import InputError
 from .mechanisms import get_mechanism, mechanisms
@@ -25,8 +26,6 @@ DEFAULT_EPSILON = 3.0
 DEFAULT_DELTA = 1e-6
 DEFAULT_MECHANISM = "policy-gaussian"
 BUDGET_PARAMS = ("max_items", "alpha")  # shown in the sidebar; every other parameter on the Release page
-TOKENIZERS = ("fast", "treebank")
-UPLOAD_FORMATS = ("csv", "tsv", "jsonl", "json", "ndjson", "parquet", "txt", "seq", "dat", "zip")
 
 
 # ---- demo corpus ---------------------------------------------------------------------------
@@ -47,6 +46,7 @@ def demo_canaries() -> list[str]:
 class LoadOptions:
     """The reader and preprocessing choices of the Corpus page (hashable: the corpus cache key)."""
 
+    format: str = "auto"
     user_col: str | None = None
     text_col: str | None = None
     has_header: bool | None = None
@@ -66,14 +66,14 @@ def _check_upload(data: bytes, name: str) -> None:
         raise InputError(f"the uploaded file {name!r} is empty; upload a file with at least two users' posts")
 
 
-def peek_upload(data: bytes, name: str, has_header: bool | None = None) -> tuple[list[str], str | None, str | None]:
+def peek_upload(data: bytes, name: str, has_header: bool | None = None, format: str = "auto") -> tuple[list[str], str | None, str | None]:
     """(columns, guessed user column, guessed text column) of an uploaded file; ([], None, None) if it has none."""
     from .corpus import guess_columns, peek_columns
 
     _check_upload(data, name)
     buf = io.BytesIO(bytes(data))
     buf.name = name
-    cols = [str(c) for c in (peek_columns(buf, has_header=has_header) or [])]
+    cols = [str(c) for c in (peek_columns(buf, format=format, has_header=has_header) or [])]
     if not cols:
         return [], None, None
     try:

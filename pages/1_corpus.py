@@ -17,6 +17,7 @@ source = st.radio("Corpus source", list(SOURCES), format_func=SOURCES.get, index
                   horizontal=True, key="corpus_source")
 
 data = name = None
+fmt, header = "auto", "auto"
 columns: list[str] = []
 guess_user = guess_text = None
 header_choice = {"auto": None, "yes": True, "no": False}
@@ -26,12 +27,15 @@ if source == "upload":
         "token sequences (one user per line), or a .zip holding one of these",
         key="upload",
     )
-    header = st.selectbox("Header row", list(header_choice), key="has_header",
+    f1, f2 = st.columns(2)
+    fmt = f1.selectbox("Format", al.FORMATS, key="upload_format",
+                       help="'auto' detects the format from the file name and content.")
+    header = f2.selectbox("Header row", list(header_choice), key="has_header",
                           help="'auto' detects whether the first row names the columns.")
     if up is not None:
         data, name = up.getvalue(), up.name
         try:
-            columns, guess_user, guess_text = al.peek_upload(data, name, header_choice[header])
+            columns, guess_user, guess_text = al.peek_upload(data, name, header_choice[header], fmt)
         except Exception as exc:  # bad upload: say why, keep the previous corpus
             _ui.show_error(exc, "this file cannot be read")
             data = None
@@ -63,14 +67,18 @@ with st.form("load_form", border=True):
     submitted = st.form_submit_button("Load corpus", type="primary", key="load_corpus")
 
 if submitted:
-    opts = al.LoadOptions(user_col=user_col, text_col=text_col, has_header=header_choice[ss.get("has_header", "auto")]
-                          if source == "upload" else None, max_n=int(max_n), tokenizer=tokenizer, lowercase=lowercase,
-                          strip_urls=strip_urls, drop_removed=drop_removed, strip_symbols=strip_symbols)
+    uploading = source == "upload"
+    opts = al.LoadOptions(format=fmt if uploading else "auto", user_col=user_col, text_col=text_col,
+                          has_header=header_choice[header] if uploading else None, max_n=int(max_n),
+                          tokenizer=tokenizer, lowercase=lowercase, strip_urls=strip_urls,
+                          drop_removed=drop_removed, strip_symbols=strip_symbols)
     if source == "demo":
         try:
             _ui.load_demo_into_session(al.LoadOptions(max_n=opts.max_n, tokenizer=opts.tokenizer, lowercase=lowercase,
                                                       strip_urls=strip_urls, drop_removed=drop_removed,
                                                       strip_symbols=strip_symbols))
+            st.caption("The demo corpus is synthetic: English word frequencies from wordfreq, phrases, and "
+                       f"{len(al.demo_canaries())} planted canaries.")
             st.success("Demo corpus loaded.")
         except Exception as exc:
             _ui.show_error(exc, "the demo corpus could not be loaded")

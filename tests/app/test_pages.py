@@ -235,3 +235,43 @@ def test_teaching_mode_banner_and_fixed_seed():
     from dpsu_core.export import report_json
 
     assert json.loads(report_json(second)).get("teaching_mode") is True
+
+
+@pytest.mark.parametrize("fmt", ["csv", "tsv", "jsonl", "parquet", "txt", "sequences", "zip"])
+def test_upload_each_format_through_the_page(fmt):
+    from test_logic import UPLOADS  # the same small real files the logic tests read
+
+    name, data, users = UPLOADS[fmt]
+    at = _new()
+    at.radio(key="corpus_source").set_value("upload")
+    at.run()
+    at.file_uploader(key="upload").upload(name, data)
+    at.run()
+    _ok(at)
+    at.button(key="load_corpus").click()
+    at.run()
+    _ok(at)
+    assert not at.error, [e.value for e in at.error]
+    assert at.session_state["corpus_name"] == name
+    assert at.session_state["corpus"].n_users == users
+    assert int(_metric(at, "Users").replace(",", "")) == users
+
+
+def test_ngram_flow_demo_with_bigrams_and_dpne():
+    at = _new()
+    at.number_input(key="corpus_max_n").set_value(2)
+    at.button(key="load_corpus").click()
+    at.run()
+    _ok(at)
+    assert at.session_state["corpus"].max_n == 2
+    _go(at, "2_release")
+    at.selectbox(key="mechanism").set_value("dpne")
+    at.run()
+    assert at.number_input(key="param_max_n").value == 2  # follows the loaded corpus
+    at.button(key="run_release").click()
+    at.run()
+    _ok(at)
+    assert not at.error, [e.value for e in at.error]
+    per_length = _table(at, "n", "released")
+    assert list(per_length["n"]) == [1, 2] and (per_length["released"] > 0).all()
+    assert _metric(at, "Canaries released") == f"0 of {len(al.demo_canaries())}"
