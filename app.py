@@ -26,4 +26,5 @@ page = st.navigation(PAGES)
 _ui.get_corpus()
 _ui.sidebar()
 _ui.teaching_banner()
-page.run()
+with _ui.inside_app():
+    page.run()

@@ -5,6 +5,8 @@ import streamlit as st
 from dpsu_core import app_logic as al
 from pages import _ui
 
+_ui.require_app()
+
 ss = st.session_state
 st.title("1 · Corpus")
 st.caption("Pick the bundled demo corpus or upload your own. The file stays in this browser session: "

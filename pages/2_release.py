@@ -6,6 +6,8 @@ from dpsu_core import app_logic as al
 from dpsu_core.mechanisms import mechanisms
 from pages import _ui
 
+_ui.require_app()
+
 ss = st.session_state
 st.title("2 · Release")
 st.caption("Choose a mechanism and its parameters. Only the released set (and, for count mechanisms, the noisy "

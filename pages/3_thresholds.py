@@ -7,6 +7,8 @@ from dpsu_core.charts import rho_vs_max_items_chart, thresholds_chart
 from dpsu_core.threshold_tables import thresholds_vs_epsilon, thresholds_vs_max_items
 from pages import _ui
 
+_ui.require_app()
+
 st.title("3 · Thresholds")
 st.caption("How high a noisy weight must be before an item is released. These numbers depend on the "
            "parameters only (δ, Δ0 and α from the sidebar), never on the data.")

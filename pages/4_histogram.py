@@ -7,6 +7,8 @@ from dpsu_core.charts import multi_weight_histogram_chart, weight_histogram_char
 from dpsu_core.metrics import histogram_fill
 from pages import _ui
 
+_ui.require_app()
+
 ss = st.session_state
 st.title("4 · Histogram fill")
 st.warning("Everything on this page is computed from the raw weights H: it is NOT differentially private. "

@@ -6,6 +6,8 @@ from dpsu_core.charts import coverage_chart
 from dpsu_core.metrics import coverage_table, matching_k, missing_mass
 from pages import _ui
 
+_ui.require_app()
+
 st.title("5 · Coverage")
 st.warning("Coverage compares the private release with the raw data (S_k = items used by at least k users): "
            "these figures are NOT differentially private. Never publish them.", icon="⚠️")

@@ -6,6 +6,8 @@ from dpsu_core.charts import compare_chart
 from dpsu_core.compare import compare_runs, summarize
 from pages import _ui
 
+_ui.require_app()
+
 ss = st.session_state
 st.title("6 · Compare")
 st.caption("Release with several mechanisms at the sidebar budget, several times each (the noise differs "

@@ -5,6 +5,8 @@ from dpsu_core import app_logic as al
 from dpsu_core.export import report_json, report_markdown, to_csv_bytes, to_json_bytes, to_txt_bytes
 from pages import _ui
 
+_ui.require_app()
+
 ss = st.session_state
 st.title("7 · Export")
 st.caption("Downloads hold only the private output: the released items (for count mechanisms, the noisy count "

@@ -9,12 +9,40 @@ Session state keys (all per browser session; nothing is written to disk):
 """
 from __future__ import annotations
 
+import runpy
+import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 import streamlit as st
 
 from dpsu_core import app_logic as al
 from dpsu_core.errors import DpsuError
+
+
+APP_PATH = Path(__file__).resolve().parent.parent / "app.py"
+_local = threading.local()
+
+
+@contextmanager
+def inside_app():
+    """app.py runs the selected page inside this block."""
+    _local.in_app = True
+    try:
+        yield
+    finally:
+        _local.in_app = False
+
+
+def require_app() -> None:
+    """Every page calls this first. Because the page files live in a folder named ``pages/``, Streamlit's
+    legacy multipage shim runs a page file directly when a fresh server's first request is a deep link
+    (e.g. /release), skipping app.py's sidebar and st.navigation. Then run app.py (which installs
+    st.navigation for good and renders this page inside its frame) and stop the direct run."""
+    if getattr(_local, "in_app", False):
+        return
+    runpy.run_path(str(APP_PATH), run_name="__main__")
+    st.stop()
 
 
 # ---- errors ---------------------------------------------------------------------------------
