@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from dpsu_core import app_logic as al
 
 REPO = Path(__file__).resolve().parents[2]
-APP = "app_entry.py"  # runs ../../app.py itself; see app_entry.py for why
+APP = "../../app.py"
 TIMEOUT = 120
 PAGES = ["1_corpus", "2_release", "3_thresholds", "4_histogram", "5_coverage", "6_compare", "7_export"]
 
