@@ -275,3 +275,27 @@ def test_ngram_flow_demo_with_bigrams_and_dpne():
     per_length = _table(at, "n", "released")
     assert list(per_length["n"]) == [1, 2] and (per_length["released"] > 0).all()
     assert _metric(at, "Canaries released") == f"0 of {len(al.demo_canaries())}"
+
+
+def test_hostile_tokens_are_shown_as_text_only():
+    posts = pd.DataFrame({"author": [f"u{i}" for i in range(400)],
+                          "body": ["**boom** <b>bold</b> [click](http://x.test) :red[alert] hello"] * 400})
+    at = _new()
+    at.radio(key="corpus_source").set_value("upload")
+    at.run()
+    at.file_uploader(key="upload").upload("hostile.csv", posts.to_csv(index=False).encode(), "text/csv")
+    at.run()
+    at.toggle(key="pp_strip_symbols").set_value(False)
+    at.number_input(key="corpus_max_n").set_value(3)  # the fast tokenizer splits symbols off: n-grams rejoin them
+    at.button(key="load_corpus").click()
+    at.run()
+    _ok(at)
+    _release(at, "dpsu-all")
+    items = _table(at, "item", "n")["item"].tolist()
+    hostile = [s for s in items if len(s) >= 4 and set(s) & set("*<>[]():")]
+    assert hostile, items  # symbols survived tokenization and were released (400 users each)
+    rendered = [e.value for kind in ("markdown", "caption", "info", "warning", "error", "success", "title")
+                for e in getattr(at, kind)]
+    rendered += [m.value for m in at.metric] + [m.label for m in at.metric]
+    for token in hostile:
+        assert not any(token in text for text in rendered), token
