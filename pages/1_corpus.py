@@ -13,7 +13,7 @@ st.caption("Pick the bundled demo corpus or upload your own. The file stays in t
            "it is tokenized in memory and never written to disk.")
 
 current: al.LoadOptions = ss.get("corpus_options", al.LoadOptions())
-is_demo = str(ss.get("corpus_name", "demo")).startswith("demo")
+is_demo = ss.get("corpus_name", _ui.DEMO_NAME) == _ui.DEMO_NAME
 SOURCES = {"demo": "Demo corpus (synthetic, bundled)", "upload": "Upload a file"}
 source = st.radio("Corpus source", list(SOURCES), format_func=SOURCES.get, index=0 if is_demo else 1,
                   horizontal=True, key="corpus_source")

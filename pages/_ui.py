@@ -20,6 +20,7 @@ from dpsu_core import app_logic as al
 from dpsu_core.errors import DpsuError
 
 
+DEMO_NAME = "demo corpus (synthetic)"
 APP_PATH = Path(__file__).resolve().parent.parent / "app.py"
 _local = threading.local()
 
@@ -78,7 +79,7 @@ def set_corpus(corpus, name: str, options: al.LoadOptions, canaries: list[str]) 
 def load_demo_into_session(options: al.LoadOptions = al.LoadOptions()) -> None:
     with st.spinner("Loading the demo corpus…"):
         corpus = _demo_corpus(options)
-    set_corpus(corpus, "demo corpus (synthetic)", options, al.demo_canaries())
+    set_corpus(corpus, DEMO_NAME, options, al.demo_canaries())
 
 
 def get_corpus():
