@@ -1,0 +1,86 @@
+"""Fixtures of the browser tests: the app as a real Streamlit server on loopback, and Debian's chromium."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+START_TIMEOUT_S = 60.0
+SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+            return r.status == 200 and r.read().decode().strip() == "ok"
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+@pytest.fixture(scope="session")
+def app_url(tmp_path_factory):
+    """Start ``streamlit run app.py`` on a free loopback port; yield its URL; stop the whole process group."""
+    port = _free_port()
+    log = tmp_path_factory.mktemp("streamlit") / "server.log"
+    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+           "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+           "--server.fileWatcherType", "none"]
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, cwd=REPO, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not _healthy(url):
+            if proc.poll() is not None:
+                pytest.fail(f"the Streamlit server exited with code {proc.returncode}:\n{log.read_text()[-3000:]}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"the Streamlit server did not answer /_stcore/health within {START_TIMEOUT_S:.0f} s:\n"
+                            f"{log.read_text()[-3000:]}")
+            time.sleep(0.25)
+        yield url
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=5)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} not found: install Debian's chromium package (apt-get install chromium) "
+                    "to run the browser tests")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture(scope="session")
+def screenshots() -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    return SCREENSHOTS

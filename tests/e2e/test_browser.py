@@ -1,0 +1,355 @@
+"""End-to-end: the real app in a real browser (Debian chromium driven by Playwright).
+
+One session uploads a CSV of a few hundred users, runs Policy Gaussian, visits every page and
+downloads the exports; another feeds the Corpus page hostile uploads. Along the way: no traceback
+ever shows, user text (file names, tokens) is displayed literally and never becomes HTML, and the
+exports hold only the private output (no canary, no user id, formula cells neutralised).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from dpsu_core import app_logic as al
+from tests.e2e.corpus_files import (CANARY, COMMON, FORMULA_TOKENS, N_USERS, USER_PREFIX, binary_bytes,
+                                    good_csv, one_column_csv)
+
+pytestmark = pytest.mark.e2e
+expect = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed").expect
+
+RUN_TIMEOUT_MS = 120_000
+EPSILON = 4.0
+DELTA = 1e-6
+MAX_N = 2
+# File names a user controls; they must show up as text, never as HTML or Markdown.
+GOOD_NAME = "forum_**bold**_<b>x<b>.csv"
+BINARY_NAME = "<img src=x onerror=alert(1)>**bold**.csv"
+FORMULA_START = ("=", "+", "-", "@")
+
+
+# ---- helpers ---------------------------------------------------------------------------------
+def wait_idle(page) -> None:
+    """Wait until the Streamlit script has stopped running (and the client is connected)."""
+    app = page.locator('[data-testid="stApp"]')
+    try:  # a rerun may take a moment to start after the action that triggers it
+        page.locator('[data-testid="stApp"][data-test-script-state="running"]').wait_for(timeout=1500)
+    except Exception:  # noqa: BLE001  (Playwright TimeoutError: the run was already over, or never started)
+        pass
+    page.locator('[data-testid="stApp"][data-test-connection-state="CONNECTED"]'
+                 '[data-test-script-state="notRunning"]').wait_for(timeout=RUN_TIMEOUT_MS)
+    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=RUN_TIMEOUT_MS)
+    assert app.count() == 1
+
+
+def assert_no_traceback(page) -> None:
+    n = page.locator('[data-testid="stException"]').count()
+    assert n == 0, f"{n} exception box(es) (traceback) on the page: " + " | ".join(
+        page.locator('[data-testid="stException"]').all_inner_texts())
+
+
+def go(page, title: str, heading: str) -> None:
+    """Switch page with the sidebar navigation (keeps the Streamlit session)."""
+    page.locator('[data-testid="stSidebarNavLink"]', has_text=title).click()
+    page.get_by_role("heading", name=heading).wait_for(timeout=RUN_TIMEOUT_MS)
+    wait_idle(page)
+    assert_no_traceback(page)
+
+
+def shot(page, screenshots: Path, name: str) -> None:
+    page.screenshot(path=str(screenshots / f"{name}.png"), full_page=True)
+
+
+def metric(page, label: str) -> str:
+    box = page.locator('[data-testid="stMetric"]').filter(
+        has=page.locator('[data-testid="stMetricLabel"]', has_text=label))
+    return box.first.locator('[data-testid="stMetricValue"]').inner_text().strip()
+
+
+def as_int(text: str) -> int:
+    return int(text.replace(",", ""))
+
+
+def errors(page) -> list[str]:
+    return page.locator('[data-testid="stAlertContentError"]').all_inner_texts()
+
+
+def upload(page, name: str, data: bytes, mime: str = "text/csv") -> None:
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(
+        {"name": name, "mimeType": mime, "buffer": data})
+    chip = page.locator('[data-testid="stFileChip"]').first  # single-file uploader: one chip, aria-label "name, size"
+    expect(chip).to_have_attribute("aria-label", re.compile("^" + re.escape(name) + ", "), timeout=RUN_TIMEOUT_MS)
+    wait_idle(page)
+
+
+def selectbox_value(page, label: str) -> str:
+    return page.get_by_role("combobox", name=label, exact=True).input_value()
+
+
+def corpus_in_use(page) -> str:
+    """The text under 'Corpus in use' on the Corpus page (an st.text element)."""
+    return page.locator('[data-testid="stMain"] [data-testid="stText"]').first.inner_text().strip()
+
+
+def sidebar_corpus(page) -> str:
+    return page.locator('[data-testid="stSidebar"] [data-testid="stText"]').inner_text().strip()
+
+
+def load_good_corpus(page) -> None:
+    """Corpus page: upload the good CSV under a hostile-looking name, keep symbols, n-grams up to MAX_N."""
+    page.get_by_text("Upload a file", exact=True).click()
+    wait_idle(page)
+    upload(page, GOOD_NAME, good_csv())
+    assert errors(page) == []
+    assert "author" in selectbox_value(page, "User id column")  # the guessed columns
+    assert "body" in selectbox_value(page, "Text column")
+    strip = page.locator(".st-key-pp_strip_symbols input")  # widget key pp_strip_symbols
+    if strip.is_checked():
+        page.locator(".st-key-pp_strip_symbols label").click()
+    assert not strip.is_checked()
+    n_gram = page.locator(".st-key-corpus_max_n")
+    for _ in range(MAX_N - 1):
+        n_gram.locator('[data-testid="stNumberInputStepUp"]').click()
+    assert n_gram.locator("input").input_value() == str(MAX_N)
+    page.get_by_role("button", name="Load corpus").click()
+    wait_idle(page)
+    page.get_by_text("Corpus loaded.", exact=True).wait_for(timeout=RUN_TIMEOUT_MS)
+    assert_no_traceback(page)
+    assert errors(page) == []
+    assert as_int(metric(page, "Users")) == N_USERS
+    assert corpus_in_use(page) == GOOD_NAME
+
+
+def assert_no_html_injection(page, dialogs: list) -> None:
+    """Hostile strings from files are text: no element made from them, no script run."""
+    assert dialogs == [], f"a script ran in the page: {dialogs}"
+    assert page.locator("script", has_text="alert(1)").count() == 0
+    assert page.locator('img[src="x"]').count() == 0
+    main_and_sidebar = '[data-testid="stMain"], [data-testid="stSidebar"]'
+    for tag, text in (("strong", "bold"), ("b", "x"), ("em", "bold")):
+        n = page.locator(main_and_sidebar).locator(tag).filter(has_text=re.compile(rf"^\s*{text}\s*$")).count()
+        assert n == 0, f"a <{tag}>{text}</{tag}> element was made from user text"
+
+
+def download(page, label: str) -> bytes:
+    with page.expect_download(timeout=RUN_TIMEOUT_MS) as d:
+        page.get_by_role("button", name=label).click()
+    return Path(d.value.path()).read_bytes()
+
+
+def walk_keys(obj):
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield str(k)
+            yield from walk_keys(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from walk_keys(v)
+
+
+def new_page(browser, app_url):
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    page = ctx.new_page()
+    page.set_default_timeout(30_000)
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.goto(app_url)
+    page.get_by_role("heading", name="1 · Corpus").wait_for(timeout=RUN_TIMEOUT_MS)
+    wait_idle(page)
+    assert_no_traceback(page)
+    return ctx, page, dialogs
+
+
+# ---- tests ---------------------------------------------------------------------------------
+def test_upload_release_every_page_and_exports(browser, app_url, screenshots):
+    ctx, page, dialogs = new_page(browser, app_url)
+    try:
+        _full_flow(page, dialogs, screenshots)
+    finally:
+        ctx.close()
+
+
+def _full_flow(page, dialogs, screenshots):
+    # 1 · Corpus: upload, columns, preprocessing, canary.
+    load_good_corpus(page)
+    canaries = page.locator(".st-key-canary_text textarea")
+    canaries.fill(CANARY)
+    canaries.press("Control+Enter")
+    wait_idle(page)
+    assert canaries.input_value() == CANARY
+    # The sidebar is drawn before the page runs, so it shows the new corpus from the next rerun on (here, the
+    # canary edit's): see the report to the lead.
+    assert sidebar_corpus(page) == f"{GOOD_NAME}\n{N_USERS} users"  # literal, in the sidebar too
+    assert_no_html_injection(page, dialogs)
+    shot(page, screenshots, "corpus")
+
+    # The budget, in the sidebar.
+    eps = page.locator(".st-key-epsilon input")
+    eps.fill(str(EPSILON))
+    eps.press("Enter")
+    wait_idle(page)
+    assert float(eps.input_value()) == EPSILON
+
+    # 2 · Release: Policy Gaussian.
+    go(page, "Release", "2 · Release")
+    labels = al.mechanism_labels()
+    want = labels["policy-gaussian"]
+    if want not in selectbox_value(page, "Mechanism"):
+        page.get_by_role("combobox", name="Mechanism", exact=True).click()
+        page.get_by_role("option", name=want, exact=True).click()
+        wait_idle(page)
+    assert want in selectbox_value(page, "Mechanism")
+    assert metric(page, "ε") == f"{EPSILON:g}"
+    page.get_by_role("button", name="Run release").click()
+    wait_idle(page)
+    page.get_by_role("heading", name="Released set (private)").wait_for(timeout=RUN_TIMEOUT_MS)
+    assert_no_traceback(page)
+    assert errors(page) == []
+    n_released = as_int(metric(page, "Items released"))
+    assert n_released > 0
+    assert metric(page, "Canaries released") == "0 of 1"
+    search = page.locator(".st-key-item_search input")
+    search.fill("script")
+    search.press("Enter")
+    wait_idle(page)
+    shown = page.get_by_text(re.compile(r"items shown$")).inner_text()
+    assert re.fullmatch(rf"\d+ of {n_released:,} items shown", shown.strip()), shown
+    assert 1 <= as_int(shown.split(" of ")[0]) < n_released  # "< script", "script", "script >", ...
+    search.fill("")
+    search.press("Enter")
+    wait_idle(page)
+    assert_no_html_injection(page, dialogs)
+    shot(page, screenshots, "release")
+
+    # 3 · Thresholds (public: parameters only).
+    go(page, "Thresholds", "3 · Thresholds")
+    page.locator('[data-testid="stVegaLiteChart"]').nth(2).wait_for(timeout=RUN_TIMEOUT_MS)
+    shot(page, screenshots, "thresholds")
+
+    # 4 · Histogram fill (NOT private, and says so).
+    go(page, "Histogram fill", "4 · Histogram fill")
+    assert "NOT differentially private" in page.locator('[data-testid="stAlertContentWarning"]').first.inner_text()
+    assert as_int(metric(page, "Items with weight > 0")) >= n_released
+    page.locator('[data-testid="stVegaLiteChart"]').first.wait_for(timeout=RUN_TIMEOUT_MS)
+    shot(page, screenshots, "histogram")
+
+    # 5 · Coverage (NOT private, and says so).
+    go(page, "Coverage", "5 · Coverage")
+    assert "NOT differentially private" in page.locator('[data-testid="stAlertContentWarning"]').first.inner_text()
+    assert as_int(metric(page, "Items released")) == n_released
+    page.locator('[data-testid="stVegaLiteChart"]').first.wait_for(timeout=RUN_TIMEOUT_MS)
+    shot(page, screenshots, "coverage")
+
+    # 6 · Compare: one run per mechanism keeps it quick.
+    go(page, "Compare", "6 · Compare")
+    runs = page.locator(".st-key-cmp_runs input")
+    runs.fill("1")
+    runs.press("Enter")
+    wait_idle(page)
+    page.get_by_role("button", name="Run comparison").click()
+    wait_idle(page)
+    page.get_by_role("heading", name=re.compile("Released items: mean")).wait_for(timeout=RUN_TIMEOUT_MS)
+    assert_no_traceback(page)
+    assert errors(page) == []
+    page.locator('[data-testid="stVegaLiteChart"]').first.wait_for(timeout=RUN_TIMEOUT_MS)
+    shot(page, screenshots, "compare")
+
+    # 7 · Export: download and read every file.
+    go(page, "Export", "7 · Export")
+    assert as_int(metric(page, "Items released")) == n_released
+    files = {label: download(page, label) for label in
+             ("Released items (CSV)", "Released items (JSON)", "Released items (TXT)",
+              "Release report (JSON)", "Release report (Markdown)")}
+    shot(page, screenshots, "export")
+    assert_no_traceback(page)
+    assert_no_html_injection(page, dialogs)
+    _check_exports(files, n_released)
+
+
+def _check_exports(files: dict[str, bytes], n_released: int) -> None:
+    for label, body in files.items():
+        text = body.decode("utf-8")
+        assert CANARY not in text, f"{label} holds the canary"
+        assert USER_PREFIX not in text, f"{label} holds a user id"
+
+    # CSV: the released items, every cell safe for a spreadsheet.
+    rows = list(csv.reader(io.StringIO(files["Released items (CSV)"].decode("utf-8"))))
+    header, body = rows[0], rows[1:]
+    assert header == ["item", "n"]  # Policy Gaussian has no noisy counts; never true counts or weights
+    assert len(body) == n_released
+    cells = [c for row in body for c in row]
+    assert not [c for c in cells if c.startswith(FORMULA_START)], "formula cells were not neutralised"
+    items = [row[0][1:] if row[0].startswith("'") and row[0][1:].startswith(FORMULA_START) else row[0]
+             for row in body]
+    neutralised = {row[0] for row in body if row[0].startswith("'")}
+    # Every user writes = @ + -: with overwhelming probability they are released, and must come out neutralised.
+    assert {"'" + t for t in FORMULA_TOKENS} <= neutralised, sorted(neutralised)
+    assert set(COMMON) <= set(items)  # words a hundred users or more write
+    assert all(1 <= int(row[1]) <= MAX_N and int(row[1]) == len(item.split()) for row, item in zip(body, items))
+
+    # JSON and TXT hold the same items (literal, no quote prefix there).
+    js = json.loads(files["Released items (JSON)"])
+    assert sorted(r["item"] for r in js["items"]) == sorted(items)
+    assert sorted(files["Released items (TXT)"].decode("utf-8").splitlines()) == sorted(items)
+
+    # The report: what was run and its guarantee, nothing from the raw data.
+    rep = json.loads(files["Release report (JSON)"])
+    assert rep["mechanism"] == "policy-gaussian"
+    assert rep["epsilon"] == pytest.approx(EPSILON)
+    assert rep["delta"] == pytest.approx(DELTA)
+    assert rep["released_total"] == n_released
+    assert rep["teaching_mode"] is False
+    assert f"({EPSILON:g}, {DELTA:.3g})-differentially private" in rep["guarantee"]
+    for key in walk_keys(rep):
+        assert not re.search(r"weight|true|user_count|diagnostic|raw", key, re.I), f"report key {key!r}"
+    for word in ("=", "script", "bold", "privacy"):  # no released (or raw) item in the report
+        assert word not in json.dumps(rep["released_per_length"]) and word not in json.dumps(rep["params"])
+    md = files["Release report (Markdown)"].decode("utf-8")
+    assert "policy-gaussian" in md
+    assert re.search(rf"\|\s*epsilon\s*\|\s*{EPSILON:g}\s*\|", md)
+    assert re.search(r"\|\s*delta\s*\|\s*1e-0?6\s*\|", md)
+    assert f"Items released: {n_released}" in md
+    assert not re.search(r"weights?\b|true count|user count", md, re.I)
+
+
+def test_hostile_uploads_show_an_error_and_keep_the_corpus(browser, app_url, screenshots):
+    ctx, page, dialogs = new_page(browser, app_url)
+    try:
+        load_good_corpus(page)
+
+        # A binary file renamed .csv, whose name is HTML and Markdown.
+        upload(page, BINARY_NAME, binary_bytes())
+        assert_no_traceback(page)
+        errs = errors(page)
+        assert len(errs) == 1 and "cannot be read" in errs[0] and "binary" in errs[0], errs
+        assert BINARY_NAME in errs[0]  # the name is shown literally
+        assert_no_html_injection(page, dialogs)
+        shot(page, screenshots, "upload_error")
+        page.get_by_role("button", name="Load corpus").click()
+        wait_idle(page)
+        assert_no_traceback(page)
+        assert any("Upload a readable file first" in e for e in errors(page)), errors(page)
+        assert corpus_in_use(page) == GOOD_NAME
+        assert as_int(metric(page, "Users")) == N_USERS
+
+        # A CSV without a user column: the only column is offered for both roles and loading must refuse it.
+        upload(page, "no_user_column.csv", one_column_csv())
+        assert_no_traceback(page)
+        assert errors(page) == []
+        assert "body" in selectbox_value(page, "User id column")
+        page.get_by_role("button", name="Load corpus").click()
+        wait_idle(page)
+        assert_no_traceback(page)
+        errs = errors(page)
+        assert len(errs) == 1 and "previous corpus stays" in errs[0], errs
+        assert "column" in errs[0]
+        assert corpus_in_use(page) == GOOD_NAME
+        assert as_int(metric(page, "Users")) == N_USERS
+        assert sidebar_corpus(page) == f"{GOOD_NAME}\n{N_USERS} users"
+        assert_no_html_injection(page, dialogs)
+    finally:
+        ctx.close()
