@@ -21,6 +21,7 @@ SECTIONS = {
     "ingest": "benchmarks.bench_ingest",
     "msnbc": "benchmarks.bench_msnbc",
     "pcr_metrics": "benchmarks.bench_pcr_metrics",
+    "app": "benchmarks.bench_app",
 }
 
 _CHILD = """
