@@ -167,8 +167,29 @@ class _SetUnion(Mechanism):
         )
 
 
+class _CountPolicy(_SetUnion):
+    def _weights(self, corpus, plan, cal):
+        return count_update(apply_plan(corpus, plan), corpus.n_items)
+
+
+class _WeightedPolicy(_SetUnion):
+    power: float  # 1 for Laplace (l1 norm 1 per user), 1/2 for Gaussian (l2 norm 1 per user)
+
+    def _weights(self, corpus, plan, cal):
+        return weighted_update(apply_plan(corpus, plan), corpus.n_items, self.power)
+
+
+class _DescentPolicy(_SetUnion):
+    param_names = ("max_items", "alpha")
+    shuffle = True  # the descent updates depend on the user order
+    l1: bool
+
+    def _weights(self, corpus, plan, cal):
+        return policy_update(corpus, plan, cal.gamma, l1=self.l1)
+
+
 @register
-class CountLaplace(_SetUnion):
+class CountLaplace(_CountPolicy):
     name, label, family = "count-laplace", "Count Laplace", "laplace"
     summary = "+1 per kept item; Laplace noise Δ0/ε (l1-sensitivity Δ0)."
 
@@ -177,12 +198,9 @@ class CountLaplace(_SetUnion):
         return self._cal("laplace", m / self.epsilon, rho_count_laplace(self.epsilon, self.delta, m),
                          l1_sensitivity=m)
 
-    def _weights(self, corpus, plan, cal):
-        return count_update(apply_plan(corpus, plan), corpus.n_items)
-
 
 @register
-class CountGaussian(_SetUnion):
+class CountGaussian(_CountPolicy):
     name, label, family = "count-gaussian", "Count Gaussian", "gaussian"
     summary = "+1 per kept item; Gaussian noise √Δ0·σ (l2-sensitivity √Δ0)."
 
@@ -191,64 +209,49 @@ class CountGaussian(_SetUnion):
         return self._cal("gaussian", math.sqrt(m) * gaussian_scale(self.epsilon, self.delta),
                          rho_count_gaussian(self.epsilon, self.delta, m), l2_sensitivity=math.sqrt(m))
 
-    def _weights(self, corpus, plan, cal):
-        return count_update(apply_plan(corpus, plan), corpus.n_items)
-
 
 @register
-class WeightedLaplace(_SetUnion):
+class WeightedLaplace(_WeightedPolicy):
     name, label, family = "weighted-laplace", "Weighted Laplace", "laplace"
     summary = "+1/|W| per kept item; Laplace noise 1/ε."
+    power = 1.0
 
     def calibrate(self):
         return self._cal("laplace", laplace_scale(self.epsilon),
                          rho_weighted_laplace(self.epsilon, self.delta, self.params["max_items"]), l1_sensitivity=1.0)
 
-    def _weights(self, corpus, plan, cal):
-        return weighted_update(apply_plan(corpus, plan), corpus.n_items, 1.0)
-
 
 @register
-class WeightedGaussian(_SetUnion):
+class WeightedGaussian(_WeightedPolicy):
     name, label, family = "weighted-gaussian", "Weighted Gaussian", "gaussian"
     summary = "+1/√|W| per kept item; Gaussian noise σ (analytic, δ/2)."
+    power = 0.5
 
     def calibrate(self):
         return self._cal("gaussian", gaussian_scale(self.epsilon, self.delta),
                          rho_weighted_gaussian(self.epsilon, self.delta, self.params["max_items"]),
                          l2_sensitivity=1.0)
 
-    def _weights(self, corpus, plan, cal):
-        return weighted_update(apply_plan(corpus, plan), corpus.n_items, 0.5)
-
 
 @register
-class PolicyLaplace(_SetUnion):
+class PolicyLaplace(_DescentPolicy):
     name, label, family = "policy-laplace", "Policy Laplace", "laplace"
     summary = "l1-descent toward Γ = ρ + α/ε; Laplace noise 1/ε."
-    param_names = ("max_items", "alpha")
-    shuffle = True
+    l1 = True
 
     def calibrate(self):
         scale = laplace_scale(self.epsilon)
         rho = rho_weighted_laplace(self.epsilon, self.delta, self.params["max_items"])
         return self._cal("laplace", scale, rho, rho + self.params["alpha"] * scale, l1_sensitivity=1.0)
 
-    def _weights(self, corpus, plan, cal):
-        return policy_update(corpus, plan, cal.gamma, l1=True)
-
 
 @register
-class PolicyGaussian(_SetUnion):
+class PolicyGaussian(_DescentPolicy):
     name, label, family = "policy-gaussian", "Policy Gaussian", "gaussian"
     summary = "l2-descent toward Γ = ρ + ασ; Gaussian noise σ (analytic, δ/2)."
-    param_names = ("max_items", "alpha")
-    shuffle = True
+    l1 = False
 
     def calibrate(self):
         scale = gaussian_scale(self.epsilon, self.delta)
         rho = rho_weighted_gaussian(self.epsilon, self.delta, self.params["max_items"])
         return self._cal("gaussian", scale, rho, rho + self.params["alpha"] * scale, l2_sensitivity=1.0)
-
-    def _weights(self, corpus, plan, cal):
-        return policy_update(corpus, plan, cal.gamma, l1=False)
