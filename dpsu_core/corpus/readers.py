@@ -182,12 +182,11 @@ def detect_format(raw: RawFile, format: str = "auto") -> tuple[str, str | None]:
     fmt = _EXTENSIONS.get(ext)
     if fmt in ("csv", "tsv", "jsonl", "parquet", "sequences"):
         return fmt, None
-    head = _head_text(raw.data)
-    if fmt == "text" or fmt is None:
-        if _looks_like_sequences(head):
-            return "sequences", "format detected from content: pre-tokenized sequences (lines of space-separated ids)"
-        if fmt == "text":
-            return "text", None
+    head = _head_text(raw.data)  # .txt or an unknown extension: look at the content
+    if _looks_like_sequences(head):
+        return "sequences", "format detected from content: pre-tokenized sequences (lines of space-separated ids)"
+    if fmt == "text":
+        return "text", None
     stripped = head.lstrip()
     if stripped.startswith(("{", "[")):
         return "jsonl", "format detected from content: JSON lines"
@@ -231,13 +230,8 @@ def to_utf8(raw: RawFile) -> tuple[bytes, str, bool]:
         encoding = "utf-8-sig"
     else:
         encoding = "utf-8"
-    if data.isascii():
+    if data.isascii() or _valid_utf8(data):
         return data, encoding, False
-    try:
-        data.decode("utf-8")
-        return data, encoding, False
-    except UnicodeDecodeError:
-        pass
     for fallback in ("cp1252", "latin-1"):
         try:
             return data.decode(fallback).encode("utf-8"), fallback, True
@@ -246,12 +240,23 @@ def to_utf8(raw: RawFile) -> tuple[bytes, str, bool]:
     raise EncodingError(f"{raw.name or 'the file'} cannot be decoded as text; re-save it as UTF-8")  # pragma: no cover
 
 
+def _valid_utf8(data: bytes) -> bool:
+    """UTF-8 validity checked by Arrow in place (no decoded copy of the file)."""
+    offsets = pa.py_buffer(np.array([0, len(data)], dtype=np.int64))
+    arr = pa.Array.from_buffers(pa.large_string(), 1, [None, offsets, pa.py_buffer(data)])
+    try:
+        arr.validate(full=True)
+    except pa.ArrowInvalid:
+        return False
+    return True
+
+
 def _check_not_binary(raw: RawFile) -> None:
     sample = np.frombuffer(raw.data[:_SNIFF], dtype=np.uint8)
     if sample.size == 0:
         return
     control = (sample < 32) & ~np.isin(sample, (9, 10, 12, 13))
-    if (sample == 0).any() or control.mean() > 0.01:
+    if control.mean() > 0.01 or b"\x00" in raw.data:  # NUL anywhere (memchr over the whole file)
         raise EncodingError(
             f"{raw.name or 'the file'} looks binary (it holds NUL or control bytes), not text; "
             "upload a CSV, TSV, JSON Lines, plain-text or Parquet file (a .zip with one such file also works)"
@@ -458,7 +463,7 @@ def _read_delimited(raw: RawFile, data: bytes, fmt: str, user_col, text_col, has
                                                  column_types={internal[u]: pa.string(), internal[t]: pa.string()},
                                                  strings_can_be_null=False, quoted_strings_can_be_null=False),
         )
-    except (pa.ArrowInvalid, pa.ArrowException) as e:
+    except pa.ArrowException as e:
         raise InputError(
             f"{raw.name or 'the file'} cannot be parsed as {fmt.upper()} ({_short(e)}); check its quoting and "
             "delimiter, or choose another format"

@@ -193,13 +193,12 @@ def _tokenize_part(texts: pa.Array, tokenizer: str, prep: Preprocessing) -> tupl
     n_tok, n_bytes = _scan(data, offsets, table, mode, np.zeros(0, np.uint8), np.zeros(1, np.int64),
                            np.zeros(len(texts), np.int64), False)
     out = np.empty(n_bytes, dtype=np.uint8)
-    tok_off = np.empty(n_tok + 1, dtype=np.int64)
+    large = n_bytes >= 2**31 - 1  # more than 2 GB of tokens in one slice: 64-bit offsets
+    tok_off = np.empty(n_tok + 1, dtype=np.int64 if large else np.int32)
     per_post = np.zeros(len(texts), dtype=np.int64)
     _scan(data, offsets, table, mode, out, tok_off, per_post, True)
-    if n_bytes < 2**31 - 1:
-        tokens = pa.StringArray.from_buffers(n_tok, pa.py_buffer(tok_off.astype(np.int32)), pa.py_buffer(out))
-    else:  # pragma: no cover - more than 2 GB of tokens in one slice
-        tokens = pa.LargeStringArray.from_buffers(n_tok, pa.py_buffer(tok_off), pa.py_buffer(out))
+    kind = pa.LargeStringArray if large else pa.StringArray
+    tokens = kind.from_buffers(n_tok, pa.py_buffer(tok_off), pa.py_buffer(out))
     return tokens.dictionary_encode(), per_post
 
 

@@ -183,7 +183,8 @@ def test_latin1_fallback_when_cp1252_fails():
     assert t.texts.to_pylist() == ["café \x81"]
 
 
-@pytest.mark.parametrize("data", [bytes(range(256)) * 20, b"user,text\x00\x00\x00\n\x00a\x00b", b"\x89PNG\r\n\x1a\n" + b"\x00" * 50])
+@pytest.mark.parametrize("data", [bytes(range(256)) * 20, b"user,text\x00\x00\x00\n\x00a\x00b", b"\x89PNG\r\n\x1a\n" + b"\x00" * 50,
+                                  b"user,text\n" + b"a,plain text\n" * 10000 + b"b,\x00\x01\x02\n"])
 def test_binary_file_is_an_encoding_error(data):
     with pytest.raises(EncodingError, match="binary"):
         read_table(Upload(data, "x.csv"))
