@@ -61,7 +61,17 @@ def go(page, title: str, heading: str) -> None:
 
 
 def shot(page, screenshots: Path, name: str) -> None:
-    page.screenshot(path=str(screenshots / f"{name}.png"), full_page=True)
+    """Full-page screenshot. Streamlit scrolls inside its own container, not the window, so grow the
+    viewport to the content's height first (else full_page only captures one screen)."""
+    size = page.viewport_size
+    height = page.evaluate("""() => Math.max(...['stMain', 'stMainBlockContainer', 'stSidebarContent']
+        .map(id => document.querySelector(`[data-testid="${id}"]`)).filter(Boolean).map(el => el.scrollHeight))""")
+    page.set_viewport_size({"width": size["width"], "height": min(max(size["height"], int(height) + 40), 12000)})
+    try:
+        page.wait_for_timeout(300)  # let charts re-lay out at the new size (screenshot only, nothing asserted)
+        page.screenshot(path=str(screenshots / f"{name}.png"), full_page=True)
+    finally:
+        page.set_viewport_size(size)
 
 
 def metric(page, label: str) -> str:
@@ -138,7 +148,10 @@ def assert_no_html_injection(page, dialogs: list) -> None:
 def download(page, label: str) -> bytes:
     with page.expect_download(timeout=RUN_TIMEOUT_MS) as d:
         page.get_by_role("button", name=label).click()
-    return Path(d.value.path()).read_bytes()
+    try:
+        return Path(d.value.path()).read_bytes()
+    finally:
+        wait_idle(page)  # the click also reruns the page
 
 
 def walk_keys(obj):
