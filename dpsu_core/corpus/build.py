@@ -1,4 +1,4 @@
-"""Build a Corpus from tokenized posts, all in vectorised numpy/pandas.
+"""Build a Corpus from tokenized posts: vectorised numpy/pandas for the n-gram ids, one numba pass for the rows.
 
 Input is the flat form every reader/tokenizer produces:
   tokens      int32 ids into ``unigrams`` for every token of every post, posts concatenated
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numba
 import numpy as np
 import pandas as pd
 
@@ -56,50 +57,43 @@ def build_corpus(
     uni_vocab = unigrams[used]
     n_uni = int(used.shape[0])
 
-    post_len = np.diff(post_ptr)
-    pos_post = np.repeat(np.arange(n_posts, dtype=np.int64), post_len)
-    pos_end = np.repeat(post_ptr[1:], post_len)  # exclusive end of each token's post
-    pos_user = post_user[pos_post]
-    positions = np.arange(tok.shape[0], dtype=np.int64)
-
-    level_ids = [tok.astype(np.int64)]  # ids of the k-gram starting at each valid position
-    level_pos = [positions]
+    n_tok = int(tok.shape[0])
+    # grams[k-1, p] = id of the k-gram starting at token p of its post, or -1 where none fits.
+    grams = np.full((max_n, n_tok), -1, dtype=np.int32)
+    grams[0] = tok
     vocab_parts = [uni_vocab]
     gram_parts = [tok_unique_rows(n_uni, max_n)]
     offset = n_uni
-    prev_ids, prev_pos = level_ids[0], positions
-    prev_gram = gram_parts[0]
-    prev_offset = 0
-    for k in range(2, max_n + 1):
-        valid = prev_pos + (k - 1) < pos_end[prev_pos]
-        p = prev_pos[valid]
-        if p.size == 0:
-            break
-        local_prev = prev_ids[valid] - prev_offset
-        last = tok[p + k - 1].astype(np.int64)
-        key = local_prev * n_uni + last
-        codes, uniq = pd.factorize(key, sort=True)
-        pre = (uniq // n_uni).astype(np.int64)
-        lst = (uniq % n_uni).astype(np.int32)
-        gram = prev_gram[pre].copy()
-        gram[:, k - 1] = lst
-        strings = vocab_parts[-1][pre].astype(object) + joiner + uni_vocab[lst].astype(object)
-        ids = codes.astype(np.int64) + offset
-        level_ids.append(ids)
-        level_pos.append(p)
-        vocab_parts.append(np.asarray(strings, dtype=object))
-        gram_parts.append(gram)
-        prev_ids, prev_pos, prev_gram, prev_offset = ids, p, gram, offset
-        offset += uniq.shape[0]
+    if max_n >= 2:
+        post_len = np.diff(post_ptr)
+        pos_end = np.repeat(post_ptr[1:], post_len)  # exclusive end of each token's post
+        prev_pos = np.arange(n_tok, dtype=np.int64)
+        prev_gram, prev_offset = gram_parts[0], 0
+        for k in range(2, max_n + 1):
+            valid = prev_pos + (k - 1) < pos_end[prev_pos]
+            p = prev_pos[valid]
+            if p.size == 0:
+                break
+            local_prev = grams[k - 2, p].astype(np.int64) - prev_offset
+            last = tok[p + k - 1].astype(np.int64)
+            codes, uniq = pd.factorize(local_prev * n_uni + last, sort=True)
+            pre = (uniq // n_uni).astype(np.int64)
+            lst = (uniq % n_uni).astype(np.int32)
+            gram = prev_gram[pre].copy()
+            gram[:, k - 1] = lst
+            strings = vocab_parts[-1][pre].astype(object) + joiner + uni_vocab[lst].astype(object)
+            grams[k - 1, p] = (codes + offset).astype(np.int32)
+            vocab_parts.append(np.asarray(strings, dtype=object))
+            gram_parts.append(gram)
+            prev_pos, prev_gram, prev_offset = p, gram, offset
+            offset += uniq.shape[0]
+        del pos_end, prev_pos
 
-    n_items = offset
-    all_ids = np.concatenate(level_ids)
-    all_users = pos_user[np.concatenate(level_pos)]
-    key = all_users * np.int64(n_items) + all_ids
-    uniq_key, cnt = np.unique(key, return_counts=True)
-    users = uniq_key // n_items
-    items = (uniq_key % n_items).astype(np.int32)
-    row_len = np.bincount(users, minlength=n_users)
+    # Each user's distinct items with occurrence counts: one O(n) pass over the user's posts.
+    user_posts = np.argsort(post_user, kind="stable").astype(np.int64)
+    user_posts_ptr = np.zeros(n_users + 1, dtype=np.int64)
+    np.cumsum(np.bincount(post_user, minlength=n_users), out=user_posts_ptr[1:])
+    items, cnt, row_len = _user_rows(grams, post_ptr, user_posts_ptr, user_posts, offset, n_users)
     if drop_empty_users:
         row_len = row_len[row_len > 0]
     indptr = np.zeros(row_len.shape[0] + 1, dtype=np.int64)
@@ -116,9 +110,56 @@ def build_corpus(
         ngram_len=ngram_len,
         gram_tokens=gram_tokens,
         n_posts=n_posts,
-        n_tokens=int(tok.shape[0]),
+        n_tokens=n_tok,
         source=source or SourceInfo(),
     )
+
+
+@numba.njit(cache=True, nogil=True)
+def _user_rows(grams, post_ptr, user_posts_ptr, user_posts, n_items, n_users):
+    """For every user, the distinct item ids over all its posts and levels (sorted) with their counts.
+
+    ``mark[g] == u`` says item g is already in user u's row, at ``slot[g]``: no sort of the whole
+    corpus and no large temporaries, only the output.
+    """
+    levels = grams.shape[0]
+    mark = np.full(n_items, -1, dtype=np.int64)
+    slot = np.empty(n_items, dtype=np.int64)
+    cap = 0
+    for k in range(levels):
+        for p in range(grams.shape[1]):
+            if grams[k, p] >= 0:
+                cap += 1
+    out_items = np.empty(cap, dtype=np.int32)
+    out_counts = np.empty(cap, dtype=np.int32)
+    row_len = np.zeros(n_users, dtype=np.int64)
+    o = 0
+    for u in range(n_users):
+        start = o
+        for jj in range(user_posts_ptr[u], user_posts_ptr[u + 1]):
+            j = user_posts[jj]
+            for k in range(levels):
+                for p in range(post_ptr[j], post_ptr[j + 1]):
+                    g = grams[k, p]
+                    if g < 0:
+                        continue
+                    if mark[g] != u:
+                        mark[g] = u
+                        slot[g] = o
+                        out_items[o] = g
+                        out_counts[o] = 1
+                        o += 1
+                    else:
+                        out_counts[slot[g]] += 1
+        n = o - start
+        if n > 1:
+            order = np.argsort(out_items[start:o])
+            it = out_items[start:o][order]
+            ct = out_counts[start:o][order]
+            out_items[start:o] = it
+            out_counts[start:o] = ct
+        row_len[u] = n
+    return out_items[:o], out_counts[:o], row_len
 
 
 def tok_unique_rows(n_uni: int, max_n: int) -> np.ndarray:
