@@ -7,23 +7,26 @@ from pathlib import Path
 
 import streamlit as st
 
-st.set_page_config(page_title="dpsu: private vocabulary release", page_icon="🔐", layout="wide")
+st.set_page_config(page_title="dpsu: private vocabulary release", page_icon=":material/lock:", layout="wide")
 
 from pages import _ui  # noqa: E402  (after set_page_config)
 
 HERE = Path(__file__).resolve().parent
+I = _ui.ICONS
 PAGES = [
-    st.Page(HERE / "pages" / "1_corpus.py", title="Corpus", icon="📄", default=True),
-    st.Page(HERE / "pages" / "2_release.py", title="Release", icon="🔐"),
-    st.Page(HERE / "pages" / "3_thresholds.py", title="Thresholds", icon="📈"),
-    st.Page(HERE / "pages" / "4_histogram.py", title="Histogram fill", icon="📊"),
-    st.Page(HERE / "pages" / "5_coverage.py", title="Coverage", icon="🎯"),
-    st.Page(HERE / "pages" / "6_compare.py", title="Compare", icon="⚖️"),
-    st.Page(HERE / "pages" / "7_export.py", title="Export", icon="💾"),
+    st.Page(HERE / "pages" / "1_corpus.py", title="Corpus", icon=I["corpus"], default=True),
+    st.Page(HERE / "pages" / "2_release.py", title="Release", icon=I["release"]),
+    st.Page(HERE / "pages" / "3_thresholds.py", title="Thresholds", icon=I["thresholds"]),
+    st.Page(HERE / "pages" / "4_histogram.py", title="Histogram fill", icon=I["histogram"]),
+    st.Page(HERE / "pages" / "5_coverage.py", title="Coverage", icon=I["coverage"]),
+    st.Page(HERE / "pages" / "6_compare.py", title="Compare", icon=I["compare"]),
+    st.Page(HERE / "pages" / "7_export.py", title="Export", icon=I["export"]),
 ]
 
 page = st.navigation(PAGES)
 _ui.get_corpus()
+# The sidebar is drawn before the page: a corpus load on the Corpus page reruns the script at once
+# (``_ui.set_corpus``), so the sidebar never shows the previous corpus.
 _ui.sidebar()
 _ui.teaching_banner()
 with _ui.inside_app():

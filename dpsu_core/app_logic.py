@@ -288,3 +288,48 @@ def export_basename(release: Release) -> str:
     cal = release.calibration
     stem = f"dpsu_{cal.mechanism}_eps{cal.epsilon:g}_delta{cal.delta:.0e}"
     return stem + ("_TEACHING" if release.seed is not None else "")
+
+
+# ---- export page ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ExportFile:
+    """One download: what the button says, the bytes, the file name, the MIME type, the widget key."""
+
+    group: str  # "items" (the released set) or "report" (what was run and its guarantee)
+    label: str
+    data: bytes
+    file_name: str
+    mime: str
+    key: str
+
+
+def export_files(release: Release) -> list[ExportFile]:
+    """Every download of a release, built ONCE per release (the page caches them): the report's date is then
+    the date the export was first built, not the time of the latest rerun, so a file's URL stays the same
+    while the user clicks the buttons. Only the private output goes in (``dpsu_core.export``)."""
+    from .export import report_json, report_markdown, to_csv_bytes, to_json_bytes, to_txt_bytes
+
+    base = export_basename(release)
+    return [
+        ExportFile("items", "Released items (CSV)", to_csv_bytes(release), f"{base}.csv", "text/csv", "dl_csv"),
+        ExportFile("items", "Released items (JSON)", to_json_bytes(release), f"{base}.json", "application/json",
+                   "dl_json"),
+        ExportFile("items", "Released items (TXT)", to_txt_bytes(release), f"{base}.txt", "text/plain", "dl_txt"),
+        ExportFile("report", "Release report (JSON)", report_json(release), f"{base}_report.json",
+                   "application/json", "dl_report_json"),
+        ExportFile("report", "Release report (Markdown)", report_markdown(release).encode("utf-8"),
+                   f"{base}_report.md", "text/markdown", "dl_report_md"),
+    ]
+
+
+# ---- compare page ----------------------------------------------------------------------------------
+SD_UNDEFINED = "–"
+
+
+def compare_summary_display(summary):
+    """``compare.summarize`` for display: the sd as text, "–" where it is undefined (a single run has no
+    sample standard deviation), instead of a bare None/NaN cell."""
+    out = summary.copy()
+    sd = out["sd"].astype(float)
+    out["sd"] = [f"{v:.1f}" if np.isfinite(v) else SD_UNDEFINED for v in sd]
+    return out

@@ -113,7 +113,7 @@ def thresholds_chart(df: pd.DataFrame, y: str = "rho", log_y: bool = True) -> al
         color=alt.Color("label:N", title="mechanism"),
         strokeDash=alt.StrokeDash("family:N", title="noise"),
         tooltip=tips,
-    ).properties(title=_title(f"{_Y_LABELS[y].capitalize()} against ε",
+    ).properties(title=_title(f"{_Y_LABELS[y][:1].upper()}{_Y_LABELS[y][1:]} against ε",  # keeps Γ (capitalize() -> γ)
                               "Public calibration: depends on the parameters only, never on the data."))
 
 
@@ -141,12 +141,18 @@ def _weight_layers(weights: np.ndarray, rho: float, gamma: float | None, bins: i
     pos = weights[weights > 0]  # weight-0 items are never candidates; they are not part of the histogram
     upper = max([float(pos.max()) if pos.size else 0.0, rho] + ([gamma] if gamma is not None else []))
     hist = histogram_frame(pos, bins)
+    hist = hist[hist["items"] > 0].reset_index(drop=True)  # empty bins are not drawn (no bars of height 0)
+    hist["base"] = 0
     x_scale = alt.Scale(domain=[0.0, upper * 1.05 if upper > 0 else 1.0])
-    y_scale = alt.Scale(type="symlog") if log_y else alt.Scale()
+    top = max(int(hist["items"].max()) if len(hist) else 1, 1)
+    # symlog (log-like for counts >= 1, defined at 0): bars rise from 0, the axis never goes below 0
+    y_scale = (alt.Scale(type="symlog", domain=[0, top], nice=False) if log_y
+               else alt.Scale(domain=[0, top], nice=True))
     bars = alt.Chart(hist).mark_bar(opacity=0.8).encode(
         x=alt.X("start:Q", title="weight H (before noise)", scale=x_scale),
         x2="end:Q",
-        y=alt.Y("items:Q", title="items", scale=y_scale),
+        y=alt.Y("items:Q", title="items (symlog scale)" if log_y else "items", scale=y_scale),
+        y2="base:Q",
         tooltip=[alt.Tooltip("start:Q", title="from", format=".4g"), alt.Tooltip("end:Q", title="to", format=".4g"),
                  alt.Tooltip("items:Q", title="items")],
     )
@@ -271,24 +277,35 @@ def kanon_sizes_chart(df: pd.DataFrame, log_y: bool = True) -> alt.Chart | alt.L
 
 # --------------------------------------------------------------------------- comparison and counts
 def compare_chart(df: pd.DataFrame) -> alt.LayerChart:
-    """Mean ± sd of released items per mechanism (from ``compare.summarize``)."""
+    """Mean ± sd of released items per mechanism (from ``compare.summarize``), as horizontal bars so the
+    mechanism names read left to right. Error bars only where the sd is defined (two runs or more)."""
     _need_columns(df, ["mechanism", "label", "mean", "sd", "runs"], "compare_chart", "compare.summarize")
     data = df[["label", "mean", "sd", "runs"]].copy()
-    sd = data["sd"].astype(float).fillna(0.0)
-    data["low"] = np.maximum(data["mean"].astype(float) - sd, 0.0)
-    data["high"] = data["mean"].astype(float) + sd
+    sd = data["sd"].astype(float)
+    has_sd = sd.notna() & (data["runs"].astype(int) >= 2)
+    data["low"] = np.where(has_sd, np.maximum(data["mean"].astype(float) - sd.fillna(0.0), 0.0), data["mean"])
+    data["high"] = np.where(has_sd, data["mean"].astype(float) + sd.fillna(0.0), data["mean"])
     order = list(data["label"])
-    x = alt.X("label:N", title="mechanism", sort=order)
+    y = alt.Y("label:N", title=None, sort=order, axis=alt.Axis(labelLimit=240))
     tips = [alt.Tooltip("label:N", title="mechanism"), alt.Tooltip("mean:Q", title="mean released", format=".1f"),
             alt.Tooltip("sd:Q", title="sd", format=".1f"), alt.Tooltip("runs:Q", title="runs")]
-    bars = alt.Chart(data).mark_bar().encode(x=x, y=alt.Y("mean:Q", title="items released (mean ± sd)"),
-                                             tooltip=tips)
-    err = alt.Chart(data).mark_errorbar(ticks=True).encode(x=x, y=alt.Y("low:Q", title=""), y2="high:Q")
+    x_title = "items released (mean ± sd)" if has_sd.any() else "items released"
+    bars = alt.Chart(data).mark_bar().encode(y=y, x=alt.X("mean:Q", title=x_title), tooltip=tips)
+    labels = alt.Chart(data).mark_text(align="left", dx=4).encode(
+        y=y, x=alt.X("high:Q"), text=alt.Text("mean:Q", format=".1f"))
+    layers = [bars]
+    if has_sd.any():
+        layers.append(alt.Chart(data[has_sd]).mark_errorbar(ticks=True).encode(
+            y=y, x=alt.X("low:Q", title=x_title), x2="high:Q"))
+    layers.append(labels)
     runs = sorted(set(int(r) for r in data["runs"]))
-    n_runs = f"{runs[0]} runs each" if len(runs) == 1 else "several runs"
-    return alt.layer(bars, err).properties(title=_title(
-        "Released items per mechanism: mean ± sd",
-        f"{n_runs}; each run's count is the size of a private release (error bars: sample sd over runs)."))
+    n_runs = f"{runs[0]} run{'s' if runs[0] != 1 else ''} each" if len(runs) == 1 else "several runs"
+    bars_note = ("error bars: sample sd over runs" if has_sd.all() else
+                 "no error bars: the sd needs at least two runs" if not has_sd.any() else
+                 "error bars (sample sd over runs) where there are at least two runs")
+    return alt.layer(*layers).properties(height=alt.Step(28), title=_title(
+        "Released items per mechanism",
+        f"{n_runs}; each run's count is the size of a private release ({bars_note})."))
 
 
 def relative_error_chart(df: pd.DataFrame, r: float = 0.1, bins: int = 40) -> alt.LayerChart:

@@ -75,13 +75,10 @@ if submitted:
                           tokenizer=tokenizer, lowercase=lowercase, strip_urls=strip_urls,
                           drop_removed=drop_removed, strip_symbols=strip_symbols)
     if source == "demo":
-        try:
+        try:  # on success set_corpus reruns the script (the sidebar then shows the new corpus) and says so
             _ui.load_demo_into_session(al.LoadOptions(max_n=opts.max_n, tokenizer=opts.tokenizer, lowercase=lowercase,
                                                       strip_urls=strip_urls, drop_removed=drop_removed,
-                                                      strip_symbols=strip_symbols))
-            st.caption("The demo corpus is synthetic: English word frequencies from wordfreq, phrases, and "
-                       f"{len(al.demo_canaries())} planted canaries.")
-            st.success("Demo corpus loaded.")
+                                                      strip_symbols=strip_symbols), message="Demo corpus loaded.")
         except Exception as exc:
             _ui.show_error(exc, "the demo corpus could not be loaded")
     elif data is None:
@@ -91,20 +88,24 @@ if submitted:
             with st.status("Reading and tokenizing the file…", expanded=False) as status:
                 corpus = al.load_upload(data, name, opts)
                 status.update(label="Corpus loaded", state="complete")
-            _ui.set_corpus(corpus, name, opts, ss.get("canaries", []) if not is_demo else [])
-            st.success("Corpus loaded.")
+            # An upload starts without canaries (the demo's planted ones mean nothing here): type your own below.
+            _ui.set_corpus(corpus, name, opts, [], message="Corpus loaded.")
         except Exception as exc:  # bad upload: the previous corpus stays in place
             _ui.show_error(exc, "the corpus could not be loaded (the previous corpus stays in use)")
 
+_ui.show_flash()
 corpus = ss.get("corpus")
 if corpus is None:
     st.stop()
 
 st.subheader("Corpus in use")
 st.text(str(ss.get("corpus_name", "")))
+if ss.get("corpus_name") == _ui.DEMO_NAME:
+    st.caption("The demo corpus is synthetic: English word frequencies from wordfreq, phrases, and "
+               f"{len(al.demo_canaries())} planted canaries.")
 stats = corpus.stats()
 st.warning("These statistics are computed from the raw data: they are NOT differentially private. "
-           "Do not publish them.", icon="⚠️")
+           "Do not publish them.", icon=_ui.ICONS["warning"])
 m = st.columns(5)
 m[0].metric("Users", f"{stats.users:,}")
 m[1].metric("Posts", f"{stats.posts:,}")
@@ -127,6 +128,7 @@ with st.expander("What the reader did"):
 st.subheader("Canaries to watch for")
 st.caption("Strings that only one user wrote (the demo corpus plants a few dozen). A private release at a sane "
            "budget must contain none of them. One per line.")
-canary_text = st.text_area("Canaries (one per line)", value="\n".join(ss.get("canaries", [])), height=120,
-                           key="canary_text")
+if "canary_text" not in ss:  # the text area's state is dropped while other pages run: rebuild it from the list
+    ss["canary_text"] = "\n".join(ss.get("canaries", []))
+canary_text = st.text_area("Canaries (one per line)", height=120, key="canary_text")
 ss["canaries"] = al.parse_canaries(canary_text)

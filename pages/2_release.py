@@ -107,11 +107,11 @@ r = st.columns(3)
 r[0].metric("Items released", f"{rel.n_released:,}")
 r[1].metric("Canaries released", f"{len(leaked)} of {len(canaries)}")
 r[2].metric("Time", f"{rel.elapsed_seconds:.2f} s")
-st.info(rcal.guarantee, icon="🔐")
+st.info(rcal.guarantee, icon=_ui.ICONS["guarantee"])
 if leaked:
     st.warning(f"{len(leaked)} canaries were released. They are part of the differentially private output, but a "
                "release that exposes single-user strings means the budget is far too loose (ε too large or δ too "
-               "close to 1/users).", icon="⚠️")
+               "close to 1/users).", icon=_ui.ICONS["warning"])
     st.dataframe(pd.DataFrame({"released canary": leaked}), hide_index=True, key="leaked_canaries")
 
 per_length = rel.per_length()

@@ -24,13 +24,15 @@ except Exception as exc:
     _ui.show_error(exc, "the thresholds cannot be computed")
     st.stop()
 
+CHART_HEIGHT = 340  # tall enough for the legends (up to 8 mechanisms and 2 noise kinds) not to be clipped
 c1, c2 = st.columns(2)
 with c1:
-    st.altair_chart(thresholds_chart(df_eps, y="rho", log_y=log_y), width="stretch")
-with c2:
-    st.altair_chart(thresholds_chart(df_eps[np.isfinite(df_eps["gamma"])], y="gamma", log_y=log_y),
+    st.altair_chart(thresholds_chart(df_eps, y="rho", log_y=log_y).properties(height=CHART_HEIGHT),
                     width="stretch")
-st.altair_chart(rho_vs_max_items_chart(df_m, log_y=log_y), width="stretch")
+with c2:
+    st.altair_chart(thresholds_chart(df_eps[np.isfinite(df_eps["gamma"])], y="gamma", log_y=log_y)
+                    .properties(height=CHART_HEIGHT), width="stretch")
+st.altair_chart(rho_vs_max_items_chart(df_m, log_y=log_y).properties(height=CHART_HEIGHT), width="stretch")
 
 st.markdown(al.THRESHOLDS_EXPLANATION)
 with st.expander("Table: thresholds against ε"):

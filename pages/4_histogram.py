@@ -12,7 +12,7 @@ _ui.require_app()
 ss = st.session_state
 st.title("4 · Histogram fill")
 st.warning("Everything on this page is computed from the raw weights H: it is NOT differentially private. "
-           "Use it to understand the mechanisms; never publish it.", icon="⚠️")
+           "Use it to understand the mechanisms; never publish it.", icon=_ui.ICONS["warning"])
 
 corpus = _ui.get_corpus()
 if corpus is None:
@@ -46,7 +46,7 @@ if not shown:
 rows = []
 for n, rel in shown.items():
     cal = rel.calibration
-    fill = histogram_fill(rel.diagnostics.weights, cal.rho, cal.gamma)
+    fill = histogram_fill(rel.diagnostics.weights, cal.rho, cal.gamma, scale=cal.scale)
     rows.append({"mechanism": cal.label, "ρ": cal.rho, "Γ": cal.gamma, **fill.as_dict()})
 table = pd.DataFrame(rows)
 
@@ -66,5 +66,6 @@ else:
         width="stretch")
 st.dataframe(table, hide_index=True, key="hist_table")
 st.caption("Share above ρ: items whose weight alone clears the threshold. Share at Γ: items that reached the "
-           "cutoff (policy mechanisms stop adding there). Weight beyond ρ's need: total weight above ρ, i.e. "
-           "budget that could have lifted other items.")
+           "cutoff (policy mechanisms stop adding there); an item within 0.001 × the noise scale of Γ counts as "
+           "there (gamma_tol), since Policy Gaussian's l2 steps approach Γ without landing on it exactly. "
+           "Weight beyond ρ's need: total weight above ρ, i.e. budget that could have lifted other items.")

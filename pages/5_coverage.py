@@ -10,7 +10,7 @@ _ui.require_app()
 
 st.title("5 · Coverage")
 st.warning("Coverage compares the private release with the raw data (S_k = items used by at least k users): "
-           "these figures are NOT differentially private. Never publish them.", icon="⚠️")
+           "these figures are NOT differentially private. Never publish them.", icon=_ui.ICONS["warning"])
 
 corpus = _ui.get_corpus()
 rel = _ui.current_release()

@@ -2,7 +2,6 @@
 import streamlit as st
 
 from dpsu_core import app_logic as al
-from dpsu_core.export import report_json, report_markdown, to_csv_bytes, to_json_bytes, to_txt_bytes
 from pages import _ui
 
 _ui.require_app()
@@ -19,10 +18,10 @@ if corpus is None or rel is None:
     st.stop()
 
 cal = rel.calibration
-st.info(cal.guarantee, icon="🔐")
+st.info(cal.guarantee, icon=_ui.ICONS["guarantee"])
 if rel.seed is not None:
     st.error("This release was made in teaching mode with a fixed seed: it is NOT for real use. "
-             "The report says so too.", icon="🎓")
+             "The report says so too.", icon=_ui.ICONS["teaching"])
 try:
     leaked = al.canaries_in_release(rel, ss.get("canaries", []))
 except Exception as exc:
@@ -30,18 +29,10 @@ except Exception as exc:
     _ui.show_error(exc, "could not check the canaries")
 if leaked:
     st.warning(f"This release contains {len(leaked)} canaries (single-user strings). They are part of the "
-               "differentially private output, but the budget is far too loose for real use.", icon="⚠️")
+               "differentially private output, but the budget is far too loose for real use.", icon=_ui.ICONS["warning"])
 
-base = al.export_basename(rel)
 try:
-    files = [
-        ("Released items (CSV)", to_csv_bytes(rel), f"{base}.csv", "text/csv", "dl_csv"),
-        ("Released items (JSON)", to_json_bytes(rel), f"{base}.json", "application/json", "dl_json"),
-        ("Released items (TXT)", to_txt_bytes(rel), f"{base}.txt", "text/plain", "dl_txt"),
-        ("Release report (JSON)", report_json(rel), f"{base}_report.json", "application/json", "dl_report_json"),
-        ("Release report (Markdown)", report_markdown(rel).encode("utf-8"), f"{base}_report.md", "text/markdown",
-         "dl_report_md"),
-    ]
+    files = _ui.export_files(rel)  # built once per release: the report's date does not change between clicks
 except Exception as exc:
     _ui.show_error(exc, "the export failed")
     st.stop()
@@ -50,8 +41,13 @@ m = st.columns(3)
 m[0].metric("Items released", f"{rel.n_released:,}")
 m[1].metric("Mechanism", cal.label)
 m[2].metric("Budget", f"ε={cal.epsilon:g}, δ={cal.delta:.1e}")
-cols = st.columns(len(files))
-for col, (label, data, fname, mime, key) in zip(cols, files):
-    col.download_button(label, data=data, file_name=fname, mime=mime, key=key)
+for group, heading in (("items", "Released items"), ("report", "Release report")):
+    st.markdown(f"**{heading}**")
+    row = [f for f in files if f.group == group]
+    for col, f in zip(st.columns(3), row):
+        # on_click="ignore": the download does not rerun the page, so the file stays put while it downloads
+        col.download_button(f.label, data=f.data, file_name=f.file_name, mime=f.mime, key=f.key,
+                            on_click="ignore", icon=_ui.ICONS["export"], width="stretch")
 with st.expander("Report preview"):
-    st.code(report_markdown(rel), language="markdown")
+    md = next(f for f in files if f.key == "dl_report_md")
+    st.code(md.data.decode("utf-8"), language="markdown")

@@ -2,7 +2,9 @@
 
 Session state keys (all per browser session; nothing is written to disk):
   corpus, corpus_name, corpus_options, corpus_id   the loaded Corpus and how it was made
-  canaries                                          strings to look for in releases
+  canaries, canary_text                             strings to look for in releases (parsed / the text area)
+  flash                                             a message to show once, after the rerun that follows a load
+  export_cache                                      (release, export files): downloads built once per release
   release, releases                                 the last Release, and the last one per mechanism
   param_values                                      mechanism parameters set on the Release page
   compare                                           the last comparison table
@@ -21,6 +23,14 @@ from dpsu_core.errors import DpsuError
 
 
 DEMO_NAME = "demo corpus (synthetic)"
+# Material Symbols (rendered from Streamlit's bundled icon font): emoji need an emoji font, often missing.
+ICONS = {
+    "app": ":material/lock:", "corpus": ":material/description:", "release": ":material/lock:",
+    "thresholds": ":material/show_chart:", "histogram": ":material/bar_chart:",
+    "coverage": ":material/track_changes:", "compare": ":material/compare_arrows:",
+    "export": ":material/download:", "error": ":material/block:", "warning": ":material/warning:",
+    "teaching": ":material/school:", "guarantee": ":material/verified_user:", "ok": ":material/check_circle:",
+}
 APP_PATH = Path(__file__).resolve().parent.parent / "app.py"
 _local = threading.local()
 
@@ -51,10 +61,10 @@ def show_error(exc: BaseException, what: str = "") -> None:
     """A DpsuError's message in an error box; anything else as a short box, never a traceback."""
     prefix = f"{what}: " if what else ""
     if isinstance(exc, DpsuError):
-        st.error(al.escape_markdown(prefix + str(exc)), icon="🚫")
+        st.error(al.escape_markdown(prefix + str(exc)), icon=ICONS["error"])
     else:
         st.error(al.escape_markdown(f"{prefix}unexpected error ({type(exc).__name__}). "
-                                    "Check the inputs and try again; if it persists, report it."), icon="🚫")
+                                    "Check the inputs and try again; if it persists, report it."), icon=ICONS["error"])
 
 
 # ---- the corpus -----------------------------------------------------------------------------
@@ -64,22 +74,39 @@ def _demo_corpus(options: al.LoadOptions):
     return al.load_demo(options)
 
 
-def set_corpus(corpus, name: str, options: al.LoadOptions, canaries: list[str]) -> None:
-    """Install a newly loaded corpus; results of the previous one no longer apply."""
+def set_corpus(corpus, name: str, options: al.LoadOptions, canaries: list[str], *,
+               message: str | None = None) -> None:
+    """Install a newly loaded corpus; results of the previous one no longer apply.
+
+    The canaries are the new corpus's own (the demo's list, or none for an upload): the keyed text area is
+    reset too, else its old text would be parsed back into ``canaries`` on the next run. With a ``message``
+    (a load from the Corpus page) the script reruns at once, so that the sidebar, drawn before the page,
+    shows the new corpus and its δ guidance; the message is shown once after that rerun."""
     ss = st.session_state
     ss["corpus"] = corpus
     ss["corpus_name"] = name
     ss["corpus_options"] = options
     ss["corpus_id"] = ss.get("corpus_id", 0) + 1
     ss["canaries"] = list(canaries)
-    for k in ("release", "releases", "compare"):
+    ss["canary_text"] = "\n".join(canaries)
+    for k in ("release", "releases", "compare", "export_cache"):
         ss.pop(k, None)
+    if message is not None:
+        ss["flash"] = message
+        st.rerun()
 
 
-def load_demo_into_session(options: al.LoadOptions = al.LoadOptions()) -> None:
+def show_flash() -> None:
+    """The message left by ``set_corpus`` before its rerun, once."""
+    msg = st.session_state.pop("flash", None)
+    if msg:
+        st.success(msg, icon=ICONS["ok"])
+
+
+def load_demo_into_session(options: al.LoadOptions = al.LoadOptions(), message: str | None = None) -> None:
     with st.spinner("Loading the demo corpus…"):
         corpus = _demo_corpus(options)
-    set_corpus(corpus, DEMO_NAME, options, al.demo_canaries())
+    set_corpus(corpus, DEMO_NAME, options, al.demo_canaries(), message=message)
 
 
 def get_corpus():
@@ -163,7 +190,7 @@ def sidebar() -> None:
 
 def teaching_banner() -> None:
     if teaching():
-        st.warning(al.teaching_note(), icon="🎓")
+        st.warning(al.teaching_note(), icon=ICONS["teaching"])
 
 
 def current_release():
@@ -196,4 +223,13 @@ def progress_callback(bar):
 
 def need_release() -> None:
     st.info("No release yet: run one on the **Release** page first.")
-    st.page_link(Path(__file__).resolve().parent / "2_release.py", label="Go to Release", icon="🔐")
+    st.page_link(Path(__file__).resolve().parent / "2_release.py", label="Go to Release", icon=ICONS["release"])
+
+
+def export_files(release) -> list:
+    """The release's downloads, built once per release and kept in the session (see ``al.export_files``)."""
+    ss = st.session_state
+    cached = ss.get("export_cache")
+    if cached is None or cached[0] is not release:
+        ss["export_cache"] = (release, al.export_files(release))
+    return ss["export_cache"][1]

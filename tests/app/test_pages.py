@@ -299,3 +299,141 @@ def test_hostile_tokens_are_shown_as_text_only():
     rendered += [m.value for m in at.metric] + [m.label for m in at.metric]
     for token in hostile:
         assert not any(token in text for text in rendered), token
+
+
+# ---- fixes found by the browser tests ------------------------------------------------------------
+def _upload_and_load(at: AppTest, name: str = "posts.csv", n_users: int = 40) -> AppTest:
+    posts = pd.DataFrame({"author": [f"u{i % n_users}" for i in range(5 * n_users)],
+                          "body": [f"the quick fox number {i % 7} jumps" for i in range(5 * n_users)]})
+    at.radio(key="corpus_source").set_value("upload")
+    at.run()
+    at.file_uploader(key="upload").upload(name, posts.to_csv(index=False).encode(), "text/csv")
+    at.run()
+    at.button(key="load_corpus").click()
+    at.run()
+    _ok(at)
+    return at
+
+
+def _sidebar_corpus(at: AppTest) -> str:
+    texts = [t.value for t in at.sidebar.text]
+    assert len(texts) == 1, texts
+    return texts[0]
+
+
+def test_sidebar_shows_the_new_corpus_right_after_loading():
+    at = _new()
+    demo_users = at.session_state["corpus"].n_users
+    assert _sidebar_corpus(at) == f"{_ui_demo_name()}\n{demo_users:,} users"
+    at.sidebar.number_input(key="delta").set_value(5e-4)  # above 1/(demo users): an error for the demo
+    at.run()
+    assert any("1/(number of users)" in e.value for e in at.sidebar.error)
+    _upload_and_load(at, "posts.csv", 40)  # no further interaction: the run of the "Load corpus" click itself
+    assert _sidebar_corpus(at) == "posts.csv\n40 users"
+    # the δ guidance already uses the new user count: 5e-4 is well below 1/40
+    assert not at.sidebar.error, [e.value for e in at.sidebar.error]
+    assert any("1/(number of users) = 0.025" in c.value for c in at.sidebar.caption), \
+        [c.value for c in at.sidebar.caption]
+    assert any(s.value == "Corpus loaded." for s in at.success)  # the load still says so, once
+    at.run()
+    assert not any(s.value == "Corpus loaded." for s in at.success)
+
+
+def _ui_demo_name() -> str:
+    from pages import _ui
+
+    return _ui.DEMO_NAME
+
+
+def test_demo_canaries_do_not_carry_over_to_an_upload():
+    at = _new()
+    assert at.text_area(key="canary_text").value == "\n".join(al.demo_canaries())
+    _upload_and_load(at)
+    assert at.session_state["canaries"] == []
+    assert at.text_area(key="canary_text").value == ""
+    at.run()  # the page parses the text area back into the list on every run
+    assert at.session_state["canaries"] == []
+    # the user's own canaries for the upload stick ...
+    at.text_area(key="canary_text").input("zqx\nfox number")
+    at.run()
+    assert at.session_state["canaries"] == ["zqx", "fox number"]
+    _go(at, "2_release")
+    _go(at, "1_corpus")  # the text area's state is dropped on other pages: rebuilt from the list
+    assert at.text_area(key="canary_text").value == "zqx\nfox number"
+    # ... and going back to the demo brings the demo's list back
+    at.radio(key="corpus_source").set_value("demo")
+    at.run()
+    at.button(key="load_corpus").click()
+    at.run()
+    _ok(at)
+    assert at.session_state["canaries"] == al.demo_canaries()
+    assert at.text_area(key="canary_text").value == "\n".join(al.demo_canaries())
+
+
+def test_downloads_do_not_rerun_and_keep_their_files_across_reruns(released):
+    import time
+
+    at = _go(released, "7_export")
+    _ok(at)
+    first = {b.proto.label: b.proto for b in at.get("download_button")}
+    assert len(first) == 5
+    assert all(p.ignore_rerun for p in first.values())  # on_click="ignore": a click does not rerun the page
+    time.sleep(1.1)  # the report's date has a one-second resolution: a rebuilt report would differ now
+    at.run()
+    second = {b.proto.label: b.proto for b in at.get("download_button")}
+    assert {k: p.url for k, p in second.items()} == {k: p.url for k, p in first.items()}
+    # the cached report is the release's: a new release builds new files
+    rel = at.session_state["release"][1]
+    cached_rel, files = at.session_state["export_cache"]
+    assert cached_rel is rel
+    report = json.loads(next(f.data for f in files if f.key == "dl_report_json"))
+    assert report["released_total"] == rel.n_released
+
+
+def test_export_buttons_sit_in_two_rows():
+    at = _new()
+    _release(at)
+    _go(at, "7_export")
+    labels = [m.value for m in at.markdown]
+    assert "**Released items**" in labels and "**Release report**" in labels
+
+
+def test_histogram_share_at_gamma_uses_the_noise_scale():
+    import numpy as np
+
+    at = _go(_release(_new(), "policy-gaussian"), "4_histogram")
+    _ok(at)
+    rel = at.session_state["release"][1]
+    cal, w = rel.calibration, rel.diagnostics.weights
+    table = _table(at, "share_at_gamma", "gamma_tol")
+    assert table.loc[0, "gamma_tol"] == pytest.approx(1e-3 * cal.scale)
+    near = (w > 0) & (np.abs(w - cal.gamma) <= 1e-3 * cal.scale)
+    assert table.loc[0, "share_at_gamma"] == pytest.approx(near.sum() / (w > 0).sum())
+    assert table.loc[0, "share_at_gamma"] > 0  # Policy Gaussian fills items on the demo corpus
+    assert _metric(at, "Share at Γ") == f"{near.sum() / (w > 0).sum():.1%}"
+
+
+def test_compare_with_one_run_shows_a_dash_for_sd(released):
+    at = _go(released, "6_compare")
+    at.multiselect(key="cmp_mechanisms").set_value(["policy-gaussian", "gw"])
+    at.number_input(key="cmp_runs").set_value(1)
+    at.run()
+    at.button(key="cmp_run").click()
+    at.run()
+    _ok(at)
+    summary = _table(at, "mean", "sd", "runs")
+    assert list(summary["sd"]) == [al.SD_UNDEFINED] * 2 and (summary["runs"] == 1).all()
+    assert any("at least two runs" in c.value for c in at.caption)
+    assert any(h.value == "Chart" for h in at.subheader)
+
+
+def test_pages_use_material_icons_not_emoji():
+    import re
+
+    for path in [REPO / "app.py", *sorted((REPO / "pages").glob("*.py"))]:
+        text = path.read_text(encoding="utf-8")
+        emoji = re.findall("[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F]", text)
+        assert not emoji, f"{path.name}: {emoji}"
+    from pages import _ui
+
+    assert all(v.startswith(":material/") and v.endswith(":") for v in _ui.ICONS.values())

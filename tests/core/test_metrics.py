@@ -165,6 +165,28 @@ def test_histogram_fill():
         histogram_fill(h, None, None)
 
 
+def test_histogram_fill_counts_items_near_gamma_relative_to_the_noise_scale():
+    # Hand-made l2-descent-like weights: approach Gamma = 10 without landing on it (noise scale sigma = 2).
+    gamma, sigma = 10.0, 2.0
+    h = np.array([0.0, 4.0, gamma, gamma - 1e-12, gamma - 1.5e-3, gamma - 1.9e-3, gamma - 2.5e-3, gamma - 0.5])
+    exact = histogram_fill(h, rho=5.0, gamma=gamma)  # no scale: only rounding is forgiven
+    assert exact.share_at_gamma == pytest.approx(2 / 7)  # gamma and gamma - 1e-12
+    assert exact.gamma_tol == pytest.approx(1e-8)
+    f = histogram_fill(h, rho=5.0, gamma=gamma, scale=sigma)  # tol = 1e-3 * 2 = 2e-3
+    assert f.gamma_tol == pytest.approx(2e-3)
+    assert f.share_at_gamma == pytest.approx(4 / 7)  # ... and 1.5e-3, 1.9e-3 below; not 2.5e-3, 0.5 below
+    # a larger noise scale forgives more; an explicit absolute tol overrides the scale
+    assert histogram_fill(h, 5.0, gamma, scale=10 * sigma).share_at_gamma == pytest.approx(5 / 7)
+    assert histogram_fill(h, 5.0, gamma, scale=sigma, tol=0.0).share_at_gamma == pytest.approx(1 / 7)
+    assert histogram_fill(h, 5.0, gamma, tol=1.0).share_at_gamma == pytest.approx(6 / 7)
+    # weight-0 items are never "at Gamma", however large the tolerance
+    assert histogram_fill(np.array([0.0, 0.0, 1.0]), 0.5, 1.0, tol=5.0).share_at_gamma == pytest.approx(1.0)
+    assert histogram_fill(h, 5.0, None, scale=sigma).gamma_tol is None
+    for bad in ({"scale": 0.0}, {"scale": -1.0}, {"scale": float("nan")}, {"tol": -1e-3}, {"tol": "big"}):
+        with pytest.raises(ParameterError):
+            histogram_fill(h, 5.0, gamma, **bad)
+
+
 def test_relative_errors_and_share_within(corpus):
     rel = _release(corpus, ["a", "c"], extra=["x y"], noisy=None)
     with pytest.raises(ParameterError):
