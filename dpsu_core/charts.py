@@ -137,6 +137,15 @@ def rho_vs_max_items_chart(df: pd.DataFrame, log_y: bool = True) -> alt.Chart:
 
 
 # --------------------------------------------------------------------------- weights (NON-private)
+def _count_ticks(top: int) -> list[int]:
+    """0, 1, 2, 5, 10, 20, 50, ... up to ``top``: labelled ticks for a symlog count axis (its own ticks are sparse)."""
+    ticks, m = [0], 1
+    while m <= top:
+        ticks += [v for v in (m, 2 * m, 5 * m) if v <= top]
+        m *= 10
+    return ticks
+
+
 def _weight_layers(weights: np.ndarray, rho: float, gamma: float | None, bins: int, log_y: bool):
     pos = weights[weights > 0]  # weight-0 items are never candidates; they are not part of the histogram
     upper = max([float(pos.max()) if pos.size else 0.0, rho] + ([gamma] if gamma is not None else []))
@@ -151,7 +160,8 @@ def _weight_layers(weights: np.ndarray, rho: float, gamma: float | None, bins: i
     bars = alt.Chart(hist).mark_bar(opacity=0.8).encode(
         x=alt.X("start:Q", title="weight H (before noise)", scale=x_scale),
         x2="end:Q",
-        y=alt.Y("items:Q", title="items (symlog scale)" if log_y else "items", scale=y_scale),
+        y=alt.Y("items:Q", title="items (symlog scale)" if log_y else "items", scale=y_scale,
+                axis=alt.Axis(values=_count_ticks(top)) if log_y else alt.Axis()),
         y2="base:Q",
         tooltip=[alt.Tooltip("start:Q", title="from", format=".4g"), alt.Tooltip("end:Q", title="to", format=".4g"),
                  alt.Tooltip("items:Q", title="items")],
@@ -161,7 +171,9 @@ def _weight_layers(weights: np.ndarray, rho: float, gamma: float | None, bins: i
         marks.append({"line": "Γ (policy cutoff)", "value": gamma})
     rules = alt.Chart(pd.DataFrame(marks)).mark_rule(strokeWidth=2, strokeDash=[6, 3]).encode(
         x=alt.X("value:Q", scale=x_scale),
-        color=alt.Color("line:N", title="marks", scale=alt.Scale(domain=[m["line"] for m in marks])),
+        # dark ρ, red Γ: both stay visible next to the blue bars (the tallest bar often ends right at Γ)
+        color=alt.Color("line:N", title="marks", scale=alt.Scale(domain=[m["line"] for m in marks],
+                                                                 range=["#333333", "#d62728"][:len(marks)])),
         tooltip=[alt.Tooltip("line:N", title="line"), alt.Tooltip("value:Q", title="value", format=".4g")],
     )
     return alt.layer(bars, rules), int(pos.size)

@@ -24,7 +24,7 @@ except Exception as exc:
     _ui.show_error(exc, "the thresholds cannot be computed")
     st.stop()
 
-CHART_HEIGHT = 340  # tall enough for the legends (up to 8 mechanisms and 2 noise kinds) not to be clipped
+CHART_HEIGHT = 460  # tall enough for the legends (up to 8 mechanisms and 2 noise kinds) not to be clipped
 c1, c2 = st.columns(2)
 with c1:
     st.altair_chart(thresholds_chart(df_eps, y="rho", log_y=log_y).properties(height=CHART_HEIGHT),

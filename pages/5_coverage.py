@@ -39,7 +39,9 @@ m[1].metric("Matches k-anonymity at k =", "—" if k_match is None else f"{k_mat
 m[2].metric("Recovered mass", f"{overall['recovered_mass']:.1%}",
             help="Share of all (user, item) pairs whose item was released; missing mass is the rest.")
 st.altair_chart(coverage_chart(cov), width="stretch")
-st.caption("Size ratio |S| / |S_k| (can exceed 100%) and recall |S ∩ S_k| / |S_k| against k; n = 0 is all lengths.")
-st.dataframe(cov, hide_index=True, key="cov_table")
+st.caption("Size ratio |S| / |S_k| (can exceed 100%) and recall |S ∩ S_k| / |S_k| against k; n = 0 is all lengths. "
+           "An empty (None) ratio means |S_k| = 0: no item has that many users, so the ratio is undefined.")
+PCT = st.column_config.NumberColumn(format="percent")
+st.dataframe(cov, hide_index=True, key="cov_table", column_config={"size_ratio": PCT, "recall": PCT})
 st.subheader("Missing mass per n-gram length")
-st.dataframe(mm, hide_index=True, key="mm_table")
+st.dataframe(mm, hide_index=True, key="mm_table", column_config={"recovered_mass": PCT, "missing_mass": PCT})

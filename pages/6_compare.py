@@ -44,7 +44,8 @@ summary = summarize(df)
 st.subheader("Released items: mean ± sd over runs (private outputs)")
 st.dataframe(al.compare_summary_display(summary), hide_index=True, key="cmp_summary")
 if (summary["runs"] < 2).any():
-    st.caption(f"sd {al.SD_UNDEFINED}: the sample standard deviation needs at least two runs per mechanism.")
+    st.caption(f"sd shown as “{al.SD_UNDEFINED}”: a sample standard deviation needs at least two runs per "
+               "mechanism.")
 st.subheader("Chart")
 st.altair_chart(compare_chart(summary), width="stretch")
 with st.expander("Every run"):

@@ -112,6 +112,9 @@ def test_weight_histogram_y_axis_starts_at_zero_without_empty_bins():
         y = bars["encoding"]["y"]
         assert y["scale"]["domain"][0] == 0 and y["scale"]["domain"][1] == max(r["items"] for r in hist)
         assert y["scale"].get("type") == ("symlog" if log_y else None)
+        if log_y:  # labelled ticks 0, 1, 2, 5, 10, ... up to the tallest bar (500 items in the first bins)
+            top = y["scale"]["domain"][1]
+            assert y["axis"]["values"][:5] == [0, 1, 2, 5, 10] and max(y["axis"]["values"]) <= top
         assert bars["encoding"]["y2"]["field"] == "base" and {r["base"] for r in hist} == {0}  # bars rise from 0
 
 

@@ -340,6 +340,9 @@ def test_hostile_uploads_show_an_error_and_keep_the_corpus(browser, app_url, scr
 
         # A binary file renamed .csv, whose name is HTML and Markdown.
         upload(page, BINARY_NAME, binary_bytes())
+        # the chip shows before the upload's rerun may have started: wait for its error box itself
+        expect(page.locator('[data-testid="stAlertContentError"]')).to_have_count(1, timeout=RUN_TIMEOUT_MS)
+        wait_idle(page)
         assert_no_traceback(page)
         errs = errors(page)
         assert len(errs) == 1 and "cannot be read" in errs[0] and "binary" in errs[0], errs
