@@ -13,6 +13,7 @@ import pandas as pd
 from .compare import params_for
 from .errors import ParameterError
 from .mechanisms import mechanisms
+from .privacy.thresholds import laplace_scale, rho_greedy
 from .privacy.validate import check_max_items
 
 COLUMNS = ["mechanism", "label", "family", "epsilon", "scale", "rho", "gamma"]
@@ -45,26 +46,45 @@ def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
     return df
 
 
-def thresholds_vs_epsilon(epsilons, delta: float, max_items: int, alpha: float) -> pd.DataFrame:
+PUBLISHED_GW = "gw-published"
+PUBLISHED_GW_LABEL = "GW as published (N = 1: not private)"
+
+
+def _published_gw_row(epsilon: float, delta: float) -> dict[str, Any]:
+    """Carvalho et al.'s rho = 1 - ln(2 delta)/eps, shown for teaching only: its proof misses spill-over
+    to other users' items (see ``privacy.thresholds.rho_greedy``); no mechanism uses it."""
+    return {"mechanism": PUBLISHED_GW, "label": PUBLISHED_GW_LABEL, "family": "laplace", "epsilon": float(epsilon),
+            "scale": laplace_scale(epsilon), "rho": rho_greedy(epsilon, delta, 1), "gamma": np.nan}
+
+
+def thresholds_vs_epsilon(epsilons, delta: float, max_items: int, alpha: float, *,
+                          max_users: int | None = None, include_published_gw: bool = False) -> pd.DataFrame:
     """One row per (set-union mechanism, epsilon): columns mechanism, label, family, epsilon, scale, rho, gamma.
 
-    gamma is NaN for mechanisms without a cutoff. Each mechanism receives only the parameters it takes.
+    gamma is NaN for mechanisms without a cutoff. Each mechanism receives only the parameters it takes
+    (``max_users`` goes to GW/GW-KT; None keeps their default). ``include_published_gw`` adds the
+    published, unsound GW threshold as a reference row (``PUBLISHED_GW``), for teaching.
     """
     eps = _values(epsilons, "epsilons", "[0.5, 1, 2, 4]")
-    params = {"max_items": max_items, "alpha": alpha}
+    params = {"max_items": max_items, "alpha": alpha, "max_users": max_users}
     rows = [_row(cls, e, delta, params) for cls in _set_union_classes() for e in eps]
+    if include_published_gw:
+        rows += [_published_gw_row(e, delta) for e in eps]
     return _frame(rows, COLUMNS)
 
 
-def thresholds_vs_max_items(max_items_list, epsilon: float, delta: float, alpha: float) -> pd.DataFrame:
+def thresholds_vs_max_items(max_items_list, epsilon: float, delta: float, alpha: float, *,
+                            max_users: int | None = None, include_published_gw: bool = False) -> pd.DataFrame:
     """One row per (set-union mechanism, Delta0): the columns of ``thresholds_vs_epsilon`` plus max_items."""
     ms = [check_max_items(m) for m in _values(max_items_list, "max_items_list", "[1, 10, 100, 300]")]
     rows = []
     for cls in _set_union_classes():
         for m in ms:
-            row = _row(cls, epsilon, delta, {"max_items": m, "alpha": alpha})
+            row = _row(cls, epsilon, delta, {"max_items": m, "alpha": alpha, "max_users": max_users})
             row["max_items"] = m
             rows.append(row)
+    if include_published_gw:
+        rows += [{**_published_gw_row(epsilon, delta), "max_items": m} for m in ms]
     df = _frame(rows, COLUMNS + ["max_items"])
     df["max_items"] = df["max_items"].astype(np.int64)
     return df

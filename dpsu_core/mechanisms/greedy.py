@@ -4,7 +4,10 @@ GW skips the Delta0 sampling (every user keeps all items) and updates the weight
 histogram with GU (Algorithm 2): each user, in a uniformly random order, goes through
 their items in descending frequency, skips items already at the cutoff Gamma, and gives
 each item ``Gamma - H[u]`` until the budget of 1 runs out (the last item gets what is
-left). Laplace noise 1/epsilon, threshold rho = 1 - ln(2 delta)/epsilon, Gamma >= 1.
+left). Laplace noise 1/epsilon, Gamma >= 1, and threshold
+rho = ln((e^eps + N - 1) / (2 delta)) / eps with N a public bound on the number of users
+(``max_users``). The paper's rho = 1 - ln(2 delta)/eps is the N = 1 case; its proof misses that
+other users' leftover budget can spill onto items nobody touched without u (see ``rho_greedy``).
 GW-KT orders by a PUBLIC frequency instead (``dpsu_core.publicfreq``).
 
 Visiting order within a user (what the sensitivity proof needs to be identical for a
@@ -240,18 +243,20 @@ def user_visit_order(items: np.ndarray, primary: np.ndarray, item_key: np.ndarra
 # --------------------------------------------------------------------------- mechanisms
 class _Greedy(Mechanism):
     family = "laplace"
-    param_names = ("alpha",)
+    param_names = ("alpha", "max_users")
 
     def __init__(self, *, epsilon: float, delta: float, **params: Any) -> None:
         super().__init__(epsilon=epsilon, delta=delta, **params)
         self.calibrate()  # fail early when Gamma < 1
 
     def _details(self) -> dict[str, Any]:
-        return {"l1_sensitivity": 1.0, "sampling": "none (every user keeps all items)"}
+        return {"l1_sensitivity": 1.0, "sampling": "none (every user keeps all items)",
+                "threshold": "rho = ln((e^eps + N - 1)/(2 delta))/eps, N = max_users (corrects Carvalho et al.'s "
+                             "rho = 1 - ln(2 delta)/eps, whose proof misses spill-over to other users' items)"}
 
     def calibrate(self) -> Calibration:
         scale = laplace_scale(self.epsilon)
-        rho = rho_greedy(self.epsilon, self.delta)
+        rho = rho_greedy(self.epsilon, self.delta, self.params["max_users"])
         gamma = rho + self.params["alpha"] * scale
         if gamma < 1.0:
             need = (1.0 - rho) / scale
@@ -270,6 +275,11 @@ class _Greedy(Mechanism):
         raise NotImplementedError
 
     def _release(self, corpus, rng, cal, progress):
+        if corpus.n_users > self.params["max_users"]:
+            raise ParameterError(
+                f"{self.label} was calibrated for at most max_users = {self.params['max_users']:,} users but the "
+                f"corpus has more; raise max_users (--max-users) to a public upper bound on the number of users"
+            )
         if progress:
             progress(0.05, "ordering users (no sampling: every user keeps all items)")
         # The kernel walks the corpus rows in a uniform random order directly (no reordered copy).

@@ -50,4 +50,8 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
     while f(hi) > 0:
         hi += 2.0
     log_sigma = brentq(f, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=500)
-    return math.exp(log_sigma) * sensitivity
+    # brentq may stop a hair on the unsafe side of the root: step up until the constraint holds exactly.
+    sigma = math.exp(log_sigma)
+    while _log_delta(sigma, epsilon, 1.0) > target:
+        sigma = math.nextafter(sigma, math.inf)
+    return sigma * sensitivity

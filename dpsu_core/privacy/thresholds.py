@@ -69,7 +69,23 @@ def rho_weighted_gaussian(epsilon: float, delta: float, max_items: int) -> float
     return rho_weighted_gaussian_sigma(gaussian_scale(epsilon, delta), delta, max_items)
 
 
-def rho_greedy(epsilon: float, delta: float) -> float:
-    """GW / GW-KT (Carvalho et al.): rho = 1 - (1/eps) ln(2 delta)."""
+def rho_greedy(epsilon: float, delta: float, max_users: int = 1) -> float:
+    """GW / GW-KT threshold, corrected: rho = ln((e^eps + N - 1) / (2 delta)) / eps, N = ``max_users``.
+
+    Carvalho et al. (2022) publish rho = 1 - ln(2 delta)/eps (N = 1), from their Lemma 2: "an item
+    that only one of two neighbouring corpora can release must be added by the differing user u,
+    who reaches at most one such item". The second half holds (Gamma >= 1 exhausts u's budget on
+    the first item at weight 0), the first does not: once u fills items that later users also hold,
+    those users skip them and spend their leftover budget on their own items that had weight 0
+    without u. So T = supp H(D+u) \\ supp H(D) can hold up to one item per user, none of them u's,
+    with weights summing to at most 1 (the l1 bound, Lemma 1, still holds). A release of some item
+    of T then has probability <= sum_j (1/2) e^{-eps (rho - w_j)} <= (1/2) e^{-eps rho} (e^eps + N - 1)
+    (convexity: the sum is largest with one weight at 1 and the rest near 0), which is <= delta for
+    this rho. N must be a PUBLIC upper bound on the number of users; the mechanism refuses a corpus
+    with more users. The regression test ``test_greedy.py::test_published_rho_fails_on_cascades``
+    builds neighbouring corpora where the published rho gives more than delta.
+    """
     e, d = check_epsilon(epsilon), check_delta(delta)
-    return 1.0 - math.log(2.0 * d) / e
+    n = check_max_items(max_users, "max_users (public bound on the number of users)")
+    # ln(e^eps + N - 1) = eps + log1p((N - 1) e^-eps), stable for large eps and N
+    return (e + math.log1p((n - 1) * math.exp(-e)) - math.log(2.0 * d)) / e

@@ -160,9 +160,22 @@ def test_thresholds_page_tables_cover_every_set_union_mechanism():
     _ok(at)
     from dpsu_core.mechanisms import mechanisms
 
+    from dpsu_core.threshold_tables import PUBLISHED_GW
+
     df = _table(at, "mechanism", "epsilon", "rho")
-    assert set(df["mechanism"]) == {n for n, c in mechanisms().items() if c.kind == "set-union"}
+    set_union = {n for n, c in mechanisms().items() if c.kind == "set-union"}
+    # every mechanism, plus the published (unsound) GW threshold as a labelled reference line
+    assert set(df["mechanism"]) == set_union | {PUBLISHED_GW}
+    pub = df[df["mechanism"] == PUBLISHED_GW]
+    gw = df[df["mechanism"] == "gw"].set_index("epsilon")
+    assert (pub.set_index("epsilon")["rho"] < gw.loc[pub["epsilon"], "rho"]).all()
     assert any("GW" in m.value for m in at.markdown)
+    # the public bound N moves the corrected GW threshold and only that
+    at.number_input(key="thr_max_users").set_value(1)
+    at.run()
+    df1 = _table(at, "mechanism", "epsilon", "rho")
+    gw1 = df1[df1["mechanism"] == "gw"].set_index("epsilon")["rho"]
+    assert gw1.to_numpy() == pytest.approx(pub.set_index("epsilon")["rho"].loc[gw1.index].to_numpy())
 
 
 def test_upload_then_bad_upload_keeps_previous_corpus():

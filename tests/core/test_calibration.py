@@ -13,6 +13,7 @@ from scipy.stats import norm
 
 from dpsu_core.errors import DpsuError, ParameterError
 from dpsu_core.mechanisms.registry import get_mechanism, mechanisms
+from dpsu_core.privacy.gaussian import _log_delta
 from dpsu_core.privacy import (
     analytic_gaussian_sigma,
     gaussian_delta,
@@ -74,8 +75,10 @@ def test_analytic_sigma_matches_dp_accounting(eps, delta):
     ours = analytic_gaussian_sigma(eps, delta)
     ref = dp_accounting.get_sigma_gaussian(eps, delta)
     assert ours == pytest.approx(ref, rel=1e-9, abs=0)
-    # and it is the SMALLEST such sigma: delta(sigma) <= target, but 1e-9 less noise breaks it
-    assert gaussian_delta(ours, eps) <= delta * (1 + 1e-9)
+    # it is on the safe side of the root exactly (evaluated in log space, as the search is) ...
+    assert _log_delta(ours, eps) <= math.log(delta)
+    assert gaussian_delta(ours, eps) <= delta * (1 + 1e-14)  # the public function, up to exp's rounding
+    # ... and it is the SMALLEST such sigma: 1e-9 less noise breaks it
     assert gaussian_delta(ours * (1 - 1e-9), eps) > delta
 
 

@@ -35,31 +35,82 @@ KEYS = item_hash_keys(np.array([f"item{i}" for i in range(N_ITEMS)], dtype=objec
 def test_registered_names_and_labels():
     regs = mechanisms()
     assert regs["gw"].label == "GW" and regs["gw-kt"].label == "GW-KT"
-    assert regs["gw"].param_names == ("alpha",) and regs["gw-kt"].param_names == ("alpha",)
+    assert regs["gw"].param_names == ("alpha", "max_users") and regs["gw-kt"].param_names == ("alpha", "max_users")
 
 
 @pytest.mark.parametrize("name", ["gw", "gw-kt"])
 def test_calibration_matches_spec(name):
     eps, delta, alpha = 3.0, math.exp(-10), 3.0
+    # N = 1 is the paper's threshold (spec section 2 reference value)
+    cal1 = get_mechanism(name, epsilon=eps, delta=delta, alpha=alpha, max_users=1).calibrate()
+    assert cal1.rho == pytest.approx(4.1023, abs=5e-5)
+    assert cal1.rho == pytest.approx(1 - math.log(2 * delta) / eps)
+    # the corrected threshold for a public bound of N users (default 10^6)
     cal = get_mechanism(name, epsilon=eps, delta=delta, alpha=alpha).calibrate()
+    n = 1_000_000
     assert cal.noise == "laplace"
     assert cal.scale == pytest.approx(1 / 3)
-    assert cal.rho == pytest.approx(4.1023, abs=5e-5)  # spec section 2 reference value
-    assert cal.rho == pytest.approx(1 - math.log(2 * delta) / eps)
+    assert cal.rho == pytest.approx(math.log((math.exp(eps) + n - 1) / (2 * delta)) / eps, rel=1e-12)
     assert cal.gamma == pytest.approx(cal.rho + alpha / eps)
-    assert cal.params == {"alpha": alpha}
+    assert cal.params == {"alpha": alpha, "max_users": n}
     assert "max_items" not in cal.params
+
+
+def test_corpus_with_more_users_than_max_users_is_refused():
+    corpus = corpus_from_token_lists([["a", "b"], ["a"], ["b", "c"]], posts_per_user=False)
+    with pytest.raises(ParameterError, match="max_users"):
+        Gw(epsilon=1.0, delta=1e-3, max_users=2).release(corpus, seed=1)
+    assert Gw(epsilon=1.0, delta=1e-3, max_users=3).release(corpus, seed=1).n_released >= 0
+
+
+def _cascade_neighbours(k: int, levels: int = 3):
+    """Coupled neighbours where adding u makes k items positive that u does not hold (Carvalho et al.'s
+    Lemma 2 says only u's items can be new). Gamma = levels + 1/k. Chain j: items a_j and x_{j,0..k-2}
+    are pre-filled to Gamma - 1/k; user y_j holds [a_j, x_j..., t_j] in descending own counts, so without
+    u its budget of 1 is used up exactly before t_j. u fills every a_j, and each y_j spills 1/k onto t_j."""
+    ids: dict[str, int] = {}
+    iid = lambda name: ids.setdefault(name, len(ids))  # noqa: E731
+    rows, counts = [], []
+    for j in range(k):
+        for name in [f"a{j}"] + [f"x{j}_{i}" for i in range(k - 1)]:
+            for _ in range(levels):
+                rows.append([iid(name)])
+                counts.append([1])
+    position = len(rows)
+    for j in range(k):
+        rows.append([iid(f"a{j}")] + [iid(f"x{j}_{i}") for i in range(k - 1)] + [iid(f"t{j}")])
+        counts.append([k + 2] + [k + 1 - i for i in range(k - 1)] + [1])
+    u = [iid(f"a{j}") for j in range(k)]
+    d, du = neighbouring_rows(rows, u, position, counts, [1] * k)
+    return d, du, ids, set(u), levels + 1.0 / k
+
+
+@pytest.mark.parametrize("k", [2, 8, 32])  # powers of two: the gaps 1/k are exact in binary
+def test_published_rho_fails_on_cascades_and_the_corrected_rho_holds(k):
+    eps, delta = 1.0, 1e-6
+    d, du, ids, held_by_u, gamma = _cascade_neighbours(k)
+    keys = item_hash_keys(np.array(sorted(ids, key=ids.get), dtype=object))
+    h = greedy_update(d, len(ids), gamma, count_priority(d.counts), keys, 12345)
+    hu = greedy_update(du, len(ids), gamma, count_priority(du.counts), keys, 12345)
+    assert np.abs(hu - h).sum() <= 1.0 + 1e-12  # Lemma 1 (l1 sensitivity) still holds
+    new = np.flatnonzero((hu > 0) & (h == 0))
+    assert len(new) == k and not set(new.tolist()) & held_by_u  # k new items, none of them u's
+    assert hu[new] == pytest.approx(np.full(k, 1.0 / k))
+    # With the published rho (N = 1) one of them is released with probability above delta ...
+    assert exceed_probability("laplace", 1 / eps, rho_greedy(eps, delta, 1), hu[new]) > delta
+    # ... with the corrected rho for N = number of users of the larger corpus it is at most delta.
+    assert exceed_probability("laplace", 1 / eps, rho_greedy(eps, delta, du.n_rows), hu[new]) <= delta
 
 
 def test_gamma_below_one_is_rejected_with_a_fix():
     # delta > 1/2 makes rho < 1; with alpha = 0, Gamma = rho < 1 and the proof (Gamma >= 1) fails.
     assert rho_greedy(1.0, 0.9) < 1
     with pytest.raises(ParameterError, match="alpha"):
-        Gw(epsilon=1.0, delta=0.9, alpha=0.0)
+        Gw(epsilon=1.0, delta=0.9, alpha=0.0, max_users=1)
     with pytest.raises(ParameterError, match="Gamma"):
-        GwKt(epsilon=1.0, delta=0.9, alpha=0.0)
+        GwKt(epsilon=1.0, delta=0.9, alpha=0.0, max_users=1)
     need = (1 - rho_greedy(1.0, 0.9)) * 1.0
-    assert Gw(epsilon=1.0, delta=0.9, alpha=need + 1e-9).calibrate().gamma >= 1.0
+    assert Gw(epsilon=1.0, delta=0.9, alpha=need + 1e-9, max_users=1).calibrate().gamma >= 1.0
 
 
 def test_bad_parameters_are_typed_errors():
@@ -150,6 +201,14 @@ def test_gu_l1_sensitivity_on_coupled_neighbours(data, gamma, kind):
     assert h.max(initial=0) <= gamma + 1e-12 and hu.max(initial=0) <= gamma + 1e-12
     assert h.sum() <= d.n_rows + 1e-9  # each user spends a budget of at most 1
     assert np.all(hu >= h - 1e-12)  # property P1 of the proof
+    # The delta part of the proof: items only D+u can release (T) number at most one per user, carry
+    # total weight <= 1, and with rho for N = |D+u| users their release probability is <= delta.
+    new = np.flatnonzero((hu > 0) & (h == 0))
+    assert len(new) <= du.n_rows
+    assert hu[new].sum() <= 1.0 + 1e-9
+    for eps, delta in [(0.5, 1e-3), (1.0, 1e-6), (3.0, 1e-9)]:
+        p = exceed_probability("laplace", 1 / eps, rho_greedy(eps, delta, max(du.n_rows, 1)), hu[new])
+        assert p <= delta * (1 + 1e-9)
 
 
 def test_sensitivity_test_detects_a_broken_update():
@@ -316,18 +375,23 @@ def test_private_counts_never_influence_gwkt_but_do_influence_gw():
 EPS, DELTA = 1.0, 0.05
 
 
+N_LONE = 101  # lone_user_corpus: 100 common users + the lone user; max_users is its tightest valid value
+
+
 @pytest.mark.parametrize("factory, corpus_kw", [
-    (lambda: Gw(epsilon=EPS, delta=DELTA, alpha=3.0), dict(n_unique=30)),
-    (lambda: Gw(epsilon=EPS, delta=DELTA, alpha=3.0), dict(n_unique=10, lone_common=5, unique_counts=[7] * 10)),
-    (lambda: GwKt(epsilon=EPS, delta=DELTA, alpha=3.0), dict(n_unique=30)),
+    (lambda: Gw(epsilon=EPS, delta=DELTA, alpha=3.0, max_users=N_LONE), dict(n_unique=30)),
+    (lambda: Gw(epsilon=EPS, delta=DELTA, alpha=3.0, max_users=N_LONE),
+     dict(n_unique=10, lone_common=5, unique_counts=[7] * 10)),
+    (lambda: GwKt(epsilon=EPS, delta=DELTA, alpha=3.0, max_users=N_LONE), dict(n_unique=30)),
 ], ids=["gw-30-unique", "gw-unique-most-frequent", "gwkt-30-unique"])
 def test_lone_user_release_rate_is_at_most_delta(factory, corpus_kw):
     mech = factory()
     cal = mech.calibrate()
     est = lone_user_release_rate(mech, 2000, seed=11, **corpus_kw)
     assert est.lower <= DELTA
-    # Power: the lone user puts exactly weight 1 on one unique word, so the rate is exactly delta
-    # (30 unique words do not make it 30 delta); a harness that never releases would fail here.
+    # Power: the lone user puts exactly weight 1 on one unique word (30 unique words do not make it 30
+    # times more likely), so the rate is exactly (1/2) e^{-eps (rho - 1)} = delta e^eps / (e^eps + N - 1);
+    # a harness that never releases would fail here.
     exact = exceed_probability("laplace", cal.scale, cal.rho, [1.0])
-    assert exact == pytest.approx(DELTA)
+    assert exact == pytest.approx(DELTA * math.exp(EPS) / (math.exp(EPS) + N_LONE - 1))
     assert est.contains(exact)

@@ -7,7 +7,7 @@ from dpsu_core.errors import ParameterError
 from dpsu_core.mechanisms import Calibration, Mechanism, mechanisms
 from dpsu_core.mechanisms import registry
 from dpsu_core.mechanisms.base import guarantee_sentence
-from dpsu_core.threshold_tables import thresholds_vs_epsilon, thresholds_vs_max_items
+from dpsu_core.threshold_tables import PUBLISHED_GW, thresholds_vs_epsilon, thresholds_vs_max_items
 
 COLUMNS = ["mechanism", "label", "family", "epsilon", "scale", "rho", "gamma"]
 DELTA_REF = math.exp(-10)
@@ -41,9 +41,25 @@ def test_spec_reference_values_eps3_delta_e10():
     assert df.loc["count-laplace", "rho"] == pytest.approx(464.73, abs=1e-2)
     assert df.loc["count-gaussian", "scale"] == pytest.approx(13.3279, abs=1e-4)
     assert df.loc["count-gaussian", "rho"] == pytest.approx(68.237, abs=1e-3)
-    for greedy in ("gw", "gw-kt"):  # registered by their own module; GW rho = 1 - ln(2 delta)/epsilon
-        if greedy in df.index:
-            assert df.loc[greedy, "rho"] == pytest.approx(4.1023, abs=1e-4)
+    # GW/GW-KT: the spec's 4.1023 is the published rho, i.e. the corrected rho at max_users N = 1
+    df1 = thresholds_vs_epsilon([3.0], DELTA_REF, 100, 5.0, max_users=1).set_index("mechanism")
+    dfn = thresholds_vs_epsilon([3.0], DELTA_REF, 100, 5.0, max_users=10**6).set_index("mechanism")
+    for greedy in ("gw", "gw-kt"):
+        assert df1.loc[greedy, "rho"] == pytest.approx(4.1023, abs=1e-4)
+        assert dfn.loc[greedy, "rho"] == pytest.approx(math.log((math.exp(3) + 10**6 - 1) / (2 * DELTA_REF)) / 3)
+        assert df.loc[greedy, "rho"] == dfn.loc[greedy, "rho"]  # 10^6 is the default bound
+
+
+def test_published_gw_reference_rows():
+    df = thresholds_vs_epsilon([1.0, 3.0], DELTA_REF, 100, 5.0, include_published_gw=True)
+    pub = df[df["mechanism"] == PUBLISHED_GW].set_index("epsilon")
+    assert list(pub.index) == [1.0, 3.0]
+    assert pub.loc[3.0, "rho"] == pytest.approx(4.1023, abs=1e-4)
+    assert pub["gamma"].isna().all()
+    assert "gw-published" not in mechanisms()  # a reference line, never a mechanism
+    dm = thresholds_vs_max_items([1, 100], 3.0, DELTA_REF, 5.0, include_published_gw=True)
+    assert (dm[dm["mechanism"] == PUBLISHED_GW]["rho"] == pub.loc[3.0, "rho"]).all()
+    assert PUBLISHED_GW not in set(thresholds_vs_epsilon([3.0], DELTA_REF, 100, 5.0)["mechanism"])
 
 
 def test_gamma_is_rho_plus_alpha_scale_for_policies_and_nan_otherwise():
