@@ -5,8 +5,8 @@ Bad input prints one line on stderr and exits with status 2.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+from pathlib import Path
 from typing import Any, Sequence
 
 from .errors import DpsuError
@@ -61,7 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("--keep-urls", action="store_true", help="do not strip URLs")
     rel.add_argument("--keep-removed", action="store_true", help="keep [removed]/[deleted] posts")
     rel.add_argument("--keep-symbols", action="store_true", help="do not strip symbols")
-    rel.add_argument("--public-corpus", default=None, help="GW-KT: a PUBLIC corpus file giving item frequencies")
+    rel.add_argument("--public-corpus", default=None,
+                     help="GW-KT: a PUBLIC corpus file giving item frequencies (never the private input or a copy)")
     rel.add_argument("--seed", type=int, default=None,
                      help="fix the random seed (teaching only: NOT for real releases)")
     rel.add_argument("-o", "--output", required=True, help="output CSV of released items")
@@ -121,6 +122,9 @@ def _cmd_release(args: argparse.Namespace) -> int:
     if args.public_corpus:
         if args.mechanism != "gw-kt":
             raise DpsuError("--public-corpus is only used by gw-kt; drop it or choose -m gw-kt")
+        if Path(args.public_corpus).resolve() == Path(args.input).resolve():
+            raise DpsuError("--public-corpus is the private input itself; GW-KT's frequencies must come from PUBLIC "
+                            "data: give a public corpus, or drop the flag to use the built-in wordfreq list")
         public = args.public_corpus
     mech = _make_mechanism(args, public)  # validate parameters before reading a large file
     corpus = load_corpus(
@@ -129,8 +133,8 @@ def _cmd_release(args: argparse.Namespace) -> int:
         lowercase=not args.keep_case, strip_urls=not args.keep_urls, drop_removed=not args.keep_removed,
         strip_symbols=not args.keep_symbols,
     )
-    for note in corpus.source.notes:
-        print(f"note: {note}", file=sys.stderr)
+    for note in corpus.source.notes:  # about the raw file: for the analyst, not part of the release
+        print(f"note (raw data, not private): {note}", file=sys.stderr)
     release = mech.release(corpus, seed=args.seed)
     write_release(release, args.output, args.report)
     per = ", ".join(f"{n}-grams: {c}" for n, c in release.per_length().items())

@@ -96,8 +96,9 @@ def compare_runs(corpus: Corpus, names: list[str], epsilon: float, delta: float,
             i = j * runs + r
             if progress:
                 progress(i / total, f"{mech.label}: run {r + 1} of {runs}")
-            rng = np.random.default_rng(children[i]) if children is not None else None
-            rel = mech.release(corpus, rng=rng)
+            # a seed per (mechanism, run), spawned from the user's seed: the release records it (teaching flag)
+            run_seed = int(children[i].generate_state(1, np.uint64)[0]) if children is not None else None
+            rel = mech.release(corpus, seed=run_seed)
             row = {"mechanism": mech.name, "label": mech.label, "run": r + 1, "released": rel.n_released,
                    "seconds": float(rel.elapsed_seconds)}
             row.update({_length_column(k): c for k, c in rel.per_length().items()})

@@ -106,7 +106,9 @@ except Exception as exc:
 r = st.columns(3)
 r[0].metric("Items released", f"{rel.n_released:,}")
 r[1].metric("Canaries released", f"{len(leaked)} of {len(canaries)}")
-r[2].metric("Time", f"{rel.elapsed_seconds:.2f} s")
+r[2].metric("Time", f"{rel.elapsed_seconds:.2f} s",
+            help="Wall-clock time of the release. It depends on the corpus size: a raw-data diagnostic, not "
+                 "private, and never exported.")
 st.info(rcal.guarantee, icon=_ui.ICONS["guarantee"])
 if leaked:
     st.warning(f"{len(leaked)} canaries were released. They are part of the differentially private output, but a "

@@ -52,6 +52,11 @@ class Diagnostics:
 
 @dataclass(frozen=True)
 class Release:
+    """The private output (``items``, ``ngram_len`` and, for count mechanisms, ``noisy_counts`` with
+    ``count_std``) plus bookkeeping that is NOT private and never exported: ``item_ids`` (links into the
+    corpus vocabulary, whose ids follow the raw file's order), ``elapsed_seconds`` (a timing of the pass
+    over the raw data) and ``diagnostics``. Exports read ``private_frame()`` only."""
+
     calibration: Calibration
     item_ids: np.ndarray  # int64 ids into corpus.vocab; -1 for a released item the corpus never contained
     items: np.ndarray  # object array of str

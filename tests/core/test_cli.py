@@ -128,6 +128,25 @@ def test_bad_files_one_line_exit_2(tmp_path, capsys):
         assert not (tmp_path / "o.csv").exists()
 
 
+def test_public_corpus_cannot_be_the_private_input(tmp_path, capsys):
+    src = _write_corpus(tmp_path / "posts.csv")
+    code, out, err = _run(["release", str(src), "-m", "gw-kt", "-e", "1", "-d", "1e-6", "--public-corpus", str(src),
+                           "-o", str(tmp_path / "o.csv")], capsys)
+    assert code == 2 and "PUBLIC" in err and not (tmp_path / "o.csv").exists()
+    code, out, err = _run(["release", str(src), "-m", "gw", "-e", "1", "-d", "1e-6", "--public-corpus", str(src),
+                           "-o", str(tmp_path / "o.csv")], capsys)
+    assert code == 2 and "gw-kt" in err
+
+
+def test_reader_notes_are_labelled_as_raw_data(tmp_path, capsys):
+    src = _write_corpus(tmp_path / "posts.csv")
+    code, out, err = _run(["release", str(src), "-m", "gw", "-e", "1", "-d", "1e-6", "-o", str(tmp_path / "o.csv")],
+                          capsys)
+    assert code == 0
+    notes = [line for line in err.splitlines() if line.startswith("note")]
+    assert notes and all(line.startswith("note (raw data, not private): ") for line in notes)
+
+
 def test_console_entry_point_runs_as_a_process(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "dpsu_core.cli", "list"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0
