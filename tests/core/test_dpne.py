@@ -13,6 +13,7 @@ from scipy.stats import norm
 from dpsu_core.corpus.build import corpus_from_token_lists
 from dpsu_core.errors import ParameterError
 from dpsu_core.mechanisms import dpne as dpne_mod
+from dpsu_core.mechanisms.base import noisy_threshold as base_noisy_threshold
 from dpsu_core.mechanisms.dpne import DPNE, DPSUAll, DPSUEven, DPSUSingle, level_threshold, noise_schedule
 from dpsu_core.mechanisms.registry import get_mechanism, mechanisms
 from dpsu_core.privacy.thresholds import gaussian_scale
@@ -49,6 +50,30 @@ def brute_valid(prev: set[tuple], uni: set[tuple], k: int, pruning: str) -> set[
         if w[:-1] in prev and (pruning == "single" or w[1:] in prev):
             out.add(w)
     return out
+
+
+def rho_formula(sigma: float, delta_thr: float, t_max: int) -> float:
+    """Gopi et al.'s weighted-Gaussian threshold max_{t <= t_max} [1/sqrt(t) + sigma Phi^-1((1 - delta_thr)^(1/t))],
+    with delta_thr the threshold event's own delta (written out here, independent of the library)."""
+    t = np.arange(1, t_max + 1)
+    return float(np.max(1 / np.sqrt(t) + sigma * norm.isf(1 - (1 - delta_thr) ** (1 / t))))
+
+
+class ThresholdSpy:
+    """Replaces ``dpne.noisy_threshold`` (the name the mechanisms call) by a wrapper that records what the
+    release path passes to it (noise, scale, rho, the lengths of the candidates) and calls the real one."""
+
+    def __init__(self, monkeypatch, corpus):
+        self.calls: list[dict] = []
+        real = base_noisy_threshold
+
+        def spy(weights, rng, noise, scale, rho):
+            lengths = set(np.unique(corpus.ngram_len[np.flatnonzero(weights > 0)]).tolist())
+            self.calls.append(dict(noise=noise, scale=float(scale), rho=float(rho), lengths=lengths,
+                                   candidates=int(np.count_nonzero(weights > 0))))
+            return real(weights, rng, noise, scale, rho)
+
+        monkeypatch.setattr(dpne_mod, "noisy_threshold", spy)
 
 
 def rich_corpus(n_users: int = 240, alphabet: int = 10, seed: int = 0):
@@ -122,6 +147,88 @@ def test_level_weights_follow_the_weighted_gaussian_policy_on_valid_ngrams():
     assert_closed(rel)
 
 
+def test_delta_cap_applies_after_filtering_to_valid_ngrams():
+    """Each user has one valid and one invalid bigram (its own rare token is never in S_1). With Delta = 1
+    the cap must come after the filter to V_2: the user keeps the valid bigram, at weight 1/sqrt(1) = 1.
+    Capping first would drop the valid bigram for about half of the users."""
+    n = 150
+    users = ([[["a", "b"], [f"x{i}", "a"]] for i in range(n)]
+             + [[["b", "a"], [f"y{i}", "b"]] for i in range(n)])
+    corpus = corpus_from_token_lists(users, max_n=2)
+    vocab = corpus.vocab.tolist()
+    mech = DPNE(epsilon=8, delta=1e-5, max_items=1, max_n=2)
+    for seed in range(3):
+        rel = mech.release(corpus, seed=seed)
+        assert released_by_length(rel)[1] == {("a",), ("b",)}  # the rare tokens are not released
+        h = rel.diagnostics.weights
+        bigrams = np.flatnonzero(corpus.ngram_len == 2)
+        want = {"a b": float(n), "b a": float(n)}
+        np.testing.assert_array_equal(h[bigrams], [want.get(vocab[i], 0.0) for i in bigrams])
+
+
+# --------------------------------------------------------------------------- the noise the release path uses
+@pytest.mark.parametrize("schedule,decay", [("equal", 1.0), ("geometric", 0.7)])
+def test_dpne_release_uses_the_calibrated_sigma_k_and_rho_k(monkeypatch, schedule, decay):
+    corpus = rich_corpus()
+    eps, delta, m, T, eta = 4.0, 1e-6, 10, 3, 0.3
+    mech = DPNE(epsilon=eps, delta=delta, max_items=m, max_n=T, eta=eta, schedule=schedule, decay=decay)
+    cal = mech.calibrate()
+    sigma_k = cal.details["sigma_k"]
+    # the budget the release path really spends: Gaussian noise at sigma_k on level k composes to sigma
+    assert math.isclose(sum(x ** -2 for x in sigma_k), gaussian_scale(eps, delta) ** -2, rel_tol=1e-12)
+    for seed in range(3):
+        spy = ThresholdSpy(monkeypatch, corpus)
+        rel = mech.release(corpus, seed=seed)
+        calls = spy.calls
+        assert len(calls) == T  # one noisy threshold per level (V_k is never empty on this corpus)
+        s = released_by_length(rel)
+        levels = rel.diagnostics.extra["levels"]
+        for k, call in enumerate(calls, start=1):
+            assert call["noise"] == "gaussian"
+            assert call["lengths"] == {k}  # level k noises k-grams only
+            assert call["scale"] == sigma_k[k - 1]
+            assert call["candidates"] == levels[k - 1]["candidates"]
+            if k == 1:
+                assert call["rho"] == cal.rho
+                assert math.isclose(call["rho"], rho_formula(sigma_k[0], delta / 2, m), rel_tol=1e-6)
+            else:
+                # rho_k from |S_(k-1)| and |V_k| of the released sets (V_k by brute force)
+                n_prev = len(s.get(k - 1, ()))
+                n_valid = len(brute_valid(s.get(k - 1, set()), s.get(1, set()), k, "both"))
+                expect = sigma_k[k - 1] * norm.isf(eta * min(1.0, n_prev / n_valid))
+                assert math.isclose(call["rho"], expect, rel_tol=1e-9)
+
+
+def test_dpsu_baselines_release_with_the_calibrated_noise(monkeypatch):
+    corpus = rich_corpus()
+    eps, delta, m, T = 2.0, 1e-6, 10, 3
+    sigma = gaussian_scale(eps, delta)
+
+    spy = ThresholdSpy(monkeypatch, corpus)
+    DPSUAll(epsilon=eps, delta=delta, max_items=m, max_n=T).release(corpus, seed=1)
+    [call] = spy.calls
+    assert call["noise"] == "gaussian" and call["lengths"] == {1, 2, 3}
+    assert call["scale"] == sigma
+    assert math.isclose(call["rho"], rho_formula(sigma, delta / 2, T * m), rel_tol=1e-6)
+
+    spy = ThresholdSpy(monkeypatch, corpus)
+    DPSUEven(epsilon=eps, delta=delta, max_items=m, max_n=T).release(corpus, seed=1)
+    assert [c["lengths"] for c in spy.calls] == [{1}, {2}, {3}]  # one DPSU per length
+    for call in spy.calls:
+        # sigma_k = sqrt(T) sigma, and the threshold event of each length gets delta/(2T)
+        assert call["noise"] == "gaussian"
+        assert math.isclose(call["scale"], math.sqrt(T) * sigma, rel_tol=1e-12)
+        assert math.isclose(call["rho"], rho_formula(math.sqrt(T) * sigma, delta / (2 * T), m), rel_tol=1e-6)
+    assert math.isclose(sum(c["scale"] ** -2 for c in spy.calls), sigma ** -2, rel_tol=1e-12)
+
+    spy = ThresholdSpy(monkeypatch, corpus)
+    DPSUSingle(epsilon=eps, delta=delta, max_items=m, only_n=2).release(corpus, seed=1)
+    [call] = spy.calls
+    assert call["noise"] == "gaussian" and call["lengths"] == {2}
+    assert call["scale"] == sigma
+    assert math.isclose(call["rho"], rho_formula(sigma, delta / 2, m), rel_tol=1e-6)
+
+
 # --------------------------------------------------------------------------- closure and spurious validity
 @st.composite
 def small_corpora(draw):
@@ -167,14 +274,21 @@ def test_spurious_draws_follow_the_binomial_and_stay_below_eta():
     corpus = rich_corpus()
     eta = 0.2
     mech = DPNE(epsilon=4, delta=1e-6, max_items=10, max_n=3, eta=eta)
+    sigma_k = mech.calibrate().details["sigma_k"]
     total_b, total_mean, total_var = 0, 0.0, 0.0
     spurious, released = [], []
     for seed in range(40):
         rel = mech.release(corpus, seed=seed)
         assert_closed(rel)
-        for lv in rel.diagnostics.extra["levels"][1:]:
-            q = norm.sf(lv["rho"] / lv["sigma"])
-            n0 = lv["valid"] - lv["candidates"]
+        s = released_by_length(rel)
+        h = rel.diagnostics.weights
+        for k, lv in enumerate(rel.diagnostics.extra["levels"][1:], start=2):
+            # expected from the calibration and the released sets, not from the mechanism's own record:
+            # every valid k-gram of weight 0 is drawn with probability eta min(1, |S_(k-1)| / |V_k|)
+            n_valid = len(brute_valid(s.get(k - 1, set()), s.get(1, set()), k, "both"))
+            q = eta * min(1.0, len(s.get(k - 1, ())) / n_valid)
+            assert math.isclose(q, norm.sf(lv["rho"] / sigma_k[k - 1]), rel_tol=1e-9)
+            n0 = n_valid - int(np.count_nonzero(h[corpus.ngram_len == k] > 0))
             total_b += lv["spurious_drawn"]
             total_mean += n0 * q
             total_var += n0 * q * (1 - q)
@@ -187,10 +301,44 @@ def test_spurious_draws_follow_the_binomial_and_stay_below_eta():
     assert np.mean(spurious) / np.mean(released) <= eta
 
 
+def test_spurious_draw_excludes_exactly_the_support_of_h():
+    """The spurious draw is over V_k minus supp(H_k), not V_k minus the corpus' k-grams: a valid k-gram that
+    is in the corpus but got weight 0 (its only user sampled it out) must still be drawn with probability q,
+    as it is when that user is absent. With Delta = 1 the last user keeps one of 'a b', 'b b', so
+    H['b b'] = 0 in about half of the runs."""
+    users = [[["a", "b"]]] * 200 + [[["b", "a"]]] * 200 + [[["a", "b"], ["b", "b"]]]
+    corpus = corpus_from_token_lists(users, max_n=2)
+    vocab = corpus.vocab.tolist()
+    bb = vocab.index("b b")
+    bigrams = corpus.ngram_len == 2
+    mech = DPNE(epsilon=8, delta=1e-5, max_items=1, max_n=2, eta=0.5)
+    q = 0.5 * min(1.0, 2 / 4)  # |S_1| = 2, V_2 = {a, b}^2
+    n_zero = bb_released = aa_released = n_runs = 0
+    for seed in range(1000):
+        rel = mech.release(corpus, seed=seed)
+        h = rel.diagnostics.weights
+        lv = rel.diagnostics.extra["levels"][1]
+        assert lv["candidates"] == int(np.count_nonzero(h[bigrams] > 0))
+        if released_by_length(rel)[1] != {("a",), ("b",)}:
+            continue
+        n_runs += 1
+        assert lv["valid"] == 4
+        items = set(rel.items.tolist())
+        aa_released += "a a" in items  # never in the corpus: spurious only
+        if h[bb] == 0:
+            n_zero += 1
+            bb_released += "b b" in items
+    assert n_runs > 900 and n_zero > 400
+    assert abs(bb_released / n_zero - q) <= 4 * math.sqrt(q * (1 - q) / n_zero)
+    assert abs(aa_released / n_runs - q) <= 4 * math.sqrt(q * (1 - q) / n_runs)
+
+
 def test_eta_too_large_is_a_parameter_error(monkeypatch):
     monkeypatch.setattr(dpne_mod, "MAX_SPURIOUS", 1)
-    with pytest.raises(ParameterError, match="eta=0.5 is too large for this corpus"):
+    with pytest.raises(ParameterError, match="eta=0.5 is too large for this corpus") as err:
         DPNE(epsilon=4, delta=1e-6, max_items=10, max_n=2, eta=0.5).release(rich_corpus(), seed=0)
+    # the levels below were computed from the data: re-running is a second release
+    assert "spends its own (epsilon, delta) again" in str(err.value)
 
 
 # --------------------------------------------------------------------------- baselines
@@ -207,12 +355,7 @@ def test_baselines_registered_with_their_parameters():
 def test_baseline_calibrations():
     eps, delta, m, T = 1.0, 1e-7, 10, 6
     sigma = gaussian_scale(eps, delta)
-    t = np.arange(1, T * m + 1)
-
-    def rho(s, d, tmax):
-        tt = t[:tmax]
-        return float(np.max(1 / np.sqrt(tt) + s * norm.isf(1 - (1 - d) ** (1 / tt))))
-
+    rho = rho_formula
     all_cal = DPSUAll(epsilon=eps, delta=delta, max_items=m, max_n=T).calibrate()
     assert math.isclose(all_cal.rho, rho(sigma, delta / 2, T * m), rel_tol=1e-6)
     even = DPSUEven(epsilon=eps, delta=delta, max_items=m, max_n=T).calibrate()

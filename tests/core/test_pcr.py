@@ -5,17 +5,20 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.stats import norm
 
 from dpsu_core.corpus.build import corpus_from_token_lists
 from dpsu_core.errors import ParameterError
 from dpsu_core.mechanisms import get_mechanism, mechanisms
+from dpsu_core.mechanisms import pcr as pcr_mod
+from dpsu_core.mechanisms.base import noisy_threshold as base_noisy_threshold
 from dpsu_core.mechanisms.pcr import (
     gumbel_threshold,
     pcr_count_sigma,
     private_count_release,
     relative_error_threshold,
 )
-from dpsu_core.privacy.gaussian import gaussian_delta
+from dpsu_core.privacy.gaussian import analytic_gaussian_sigma, gaussian_delta
 from dpsu_core.privacy.zcdp import zcdp_to_dp_epsilon
 
 
@@ -156,6 +159,47 @@ def test_pcr_registered_and_counts_close_to_truth():
         frame = rel.private_frame()
         assert list(frame.columns) == ["item", "n", "count", "std"]
         assert rel.diagnostics.extra["rho_spent"] <= rel.calibration.details["rho_zcdp"]
+        # the Gumbel steps may spend only the approximate-zCDP share of delta (the rest is the conversion's)
+        assert rel.diagnostics.extra["delta_spent"] <= rel.calibration.details["delta_zcdp"]
+
+
+def test_pcr_runs_the_filter_on_the_zcdp_budget(monkeypatch):
+    """The release path hands the filter (rho_z, delta_z) = (the rho whose conversion at delta/2 is epsilon,
+    delta/2), not the full delta."""
+    seen = []
+    real = private_count_release
+
+    def spy(counts, rng, **kw):
+        seen.append(kw)
+        return real(counts, rng, **kw)
+
+    monkeypatch.setattr(pcr_mod, "private_count_release", spy)
+    eps, delta = 4.0, 1e-6
+    m = get_mechanism("pcr", epsilon=eps, delta=delta, eps_star=0.05)
+    rel = m.release(_easy_corpus(), seed=0)
+    [kw] = seen
+    assert kw["delta"] == delta / 2
+    assert zcdp_to_dp_epsilon(kw["rho"], delta / 2) == pytest.approx(eps, rel=1e-12)
+    assert kw["rho"] == rel.calibration.details["rho_zcdp"]
+    assert kw["delta"] == rel.calibration.details["delta_zcdp"]
+    assert (kw["eps_star"], kw["delta_star"], kw["kbar"], kw["rel_error"]) == (0.05, 1e-11, 10_000, 0.1)
+
+
+def test_pcr_stops_when_delta_binds():
+    """delta_z = 5e-10 and delta_* = 1e-10 allow exactly 5 Gumbel steps, while rho (epsilon = 50) would
+    allow many more: the filter must stop after the 5th step."""
+    m = get_mechanism("pcr", epsilon=50.0, delta=1e-9, delta_star=1e-10, eps_star=1e-4)
+    d = m.calibrate().details
+    assert d["max_gumbel_steps"] == 5
+    for seed in range(3):
+        rel = m.release(_easy_corpus(), seed=seed)
+        lg = rel.diagnostics.extra["ledger"]
+        assert lg.n_steps == 5 and lg.stop_reason == "budget"
+        assert lg.delta_spent == pytest.approx(5e-10, rel=1e-12)
+        assert lg.delta_spent <= d["delta_zcdp"]
+        # rho did not bind: the next step's worst case still fits
+        eps_next = lg.eps[-1] * (1.0 if lg.position[-1] >= 0 else math.sqrt(2.0))
+        assert lg.rho_spent + eps_next ** 2 / 4 < d["rho_zcdp"]
 
 
 def test_pcr_error_scales_with_reported_std():
@@ -214,11 +258,17 @@ def test_filter_rejects_bad_counts():
 
 
 def test_pcr_ignores_items_nobody_uses():
+    """Only 'b' and 'c' keep their users; 'a' and the 600 own words stay in the vocabulary with 0 users.
+    If an item of count 0 were a candidate it would never be released (it cannot beat T), so the filter
+    could never run out of candidates; with only 'b' and 'c' it releases both and stops on "no candidates"."""
     corpus = _easy_corpus()
-    keep = corpus.vocab != "a"
-    restricted = corpus.restrict_to(keep)  # 'a' stays in the vocabulary with 0 users
-    rel = get_mechanism("pcr", epsilon=4.0, delta=1e-6, eps_star=0.05).release(restricted, seed=3)
-    assert "a" not in set(rel.items.tolist())
+    restricted = corpus.restrict_to(np.isin(corpus.vocab, ["b", "c"]))
+    assert int(np.count_nonzero(restricted.user_counts)) == 2 and restricted.n_items == corpus.n_items
+    m = get_mechanism("pcr", epsilon=4.0, delta=1e-6, eps_star=0.05)
+    for seed in range(3):
+        rel = m.release(restricted, seed=seed)
+        assert rel.items.tolist() == ["b", "c"]
+        assert rel.diagnostics.extra["stop_reason"] == "no candidates left"
 
 
 # --------------------------------------------------------------------------- bounded counts
@@ -278,6 +328,54 @@ def test_bounded_counts_respect_the_bound():
     assert bounded.sum() <= 3 * corpus.n_users
     assert bounded.sum() < corpus.user_counts[bounded > 0].sum()  # the bound bit: users have > 3 words
     assert rel.n_released > 0
+
+
+def _dense_corpus(n_users=1000, n_words=20, per_user=12, seed=0):
+    """Every user writes 12 of 20 words: every word is selected and its bounded count is in the hundreds,
+    far from the clip at 0."""
+    rng = np.random.default_rng(seed)
+    return corpus_from_token_lists(
+        [[[f"w{x}" for x in rng.choice(n_words, size=per_user, replace=False)]] for _ in range(n_users)])
+
+
+def test_bounded_counts_selection_uses_the_calibrated_noise(monkeypatch):
+    calls = []
+
+    def spy(weights, rng, noise, scale, rho):
+        calls.append((noise, float(scale), float(rho)))
+        return base_noisy_threshold(weights, rng, noise, scale, rho)
+
+    monkeypatch.setattr(pcr_mod, "noisy_threshold", spy)
+    eps, delta, m = 2.0, 1e-6, 5
+    get_mechanism("bounded-counts", epsilon=eps, delta=delta, max_items=m).release(_wide_corpus(), seed=0)
+    [(noise, scale, rho)] = calls
+    # selection at (eps/2, delta/2): Gaussian noise at delta/4, threshold event at delta/4
+    sigma = analytic_gaussian_sigma(eps / 2, delta / 4, 1.0)
+    t = np.arange(1, m + 1)
+    assert noise == "gaussian"
+    assert scale == pytest.approx(sigma, rel=1e-9)
+    assert rho == pytest.approx(float(np.max(1 / np.sqrt(t) + sigma * norm.isf(1 - (1 - delta / 4) ** (1 / t)))),
+                                rel=1e-6)
+
+
+def test_bounded_counts_noise_is_the_calibrated_gaussian():
+    """z = (released count - bounded count) / reported std is N(0, 1), and the std is the analytic-Gaussian
+    sigma for (eps/2, delta/2) at l2-sensitivity sqrt(Delta0)."""
+    corpus = _dense_corpus()
+    eps, delta, m = 2.0, 1e-6, 5
+    mech = get_mechanism("bounded-counts", epsilon=eps, delta=delta, max_items=m, use_threshold="no")
+    sigma = analytic_gaussian_sigma(eps / 2, delta / 2, math.sqrt(m))
+    z = []
+    for seed in range(40):
+        rel = mech.release(corpus, seed=seed)
+        bounded = rel.diagnostics.extra["bounded_counts"]
+        assert rel.n_released == 20 and bounded.sum() == m * corpus.n_users  # every word selected, Delta0 each
+        np.testing.assert_allclose(rel.count_std, sigma, rtol=1e-9)
+        z.extend(((rel.noisy_counts - bounded[rel.item_ids]) / rel.count_std).tolist())
+    z = np.asarray(z)
+    assert z.size == 800
+    assert abs(z.mean()) < 4 / math.sqrt(z.size)
+    assert 0.9 < z.std() < 1.1
 
 
 def test_relative_error_threshold_formula():
