@@ -215,7 +215,9 @@ class DPNE(_NgramMechanism):
             if n_valid * q > MAX_SPURIOUS:
                 raise ParameterError(
                     f"eta={eta:g} is too large for this corpus: level {k} would draw about {n_valid * q:,.0f} "
-                    f"spurious {k}-grams out of {n_valid:,} valid ones; lower eta (e.g. 0.01) or max_n"
+                    f"spurious {k}-grams out of {n_valid:,} valid ones; lower eta (e.g. 0.01) or max_n. "
+                    f"This run has been discarded, but levels 1..{k - 1} were already computed from the data: "
+                    f"a new run is a new release and spends its own (epsilon, delta) again, on top of this one"
                 )
             ids_k = _level_ids(corpus, k)
             grams_k = corpus.gram_tokens[ids_k, :k]

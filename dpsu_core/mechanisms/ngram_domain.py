@@ -167,7 +167,10 @@ class ValidDomain:
         kept = np.zeros(0, dtype=np.int64)
         while kept.size < count:
             need = count - kept.size
-            # expected acceptance >= 3/4 here; draw a generous batch
+            # A draw is accepted with probability (free - kept.size) / size. When 4 * count < free this is
+            # > (3/4) * free / size, which is small only if ``exclude`` is most of V_k. When 4 * count >= free
+            # (here only for |V_k| > 20M) it can be much smaller and the loop slows down like coupon
+            # collecting as count nears free; the result stays a uniform subset. Draw a generous batch.
             draws = rng.integers(0, self.size, size=2 * need + 16, dtype=np.int64)
             _, first = np.unique(draws, return_index=True)
             draws = draws[np.sort(first)]  # first occurrences, in draw order
