@@ -230,6 +230,24 @@ def char_classes() -> np.ndarray:
     return _classes
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _close_word(out, tok_off, pos, n_tok, pending, mode, write):
+    """End the current word at ``pos``; with symbols kept (mode 1) its ``pending`` trailing apostrophes
+    follow as tokens of their own. Returns the new (pos, n_tok)."""
+    n_tok += 1
+    if write:
+        tok_off[n_tok] = pos
+    if mode == 1:
+        for _ in range(pending):
+            if write:
+                out[pos] = 39
+            pos += 1
+            n_tok += 1
+            if write:
+                tok_off[n_tok] = pos
+    return pos, n_tok
+
+
 @numba.njit(cache=True, nogil=True)
 def _scan(data, offsets, table, mode, out, tok_off, per_post, write):  # pragma: no cover - compiled
     """Tokenize posts of UTF-8 ``data`` (post j = data[offsets[j]:offsets[j+1]]).
@@ -296,17 +314,7 @@ def _scan(data, offsets, table, mode, out, tok_off, per_post, write):  # pragma:
             else:
                 if in_tok:  # close the word; its trailing apostrophes are edge apostrophes
                     in_tok = False
-                    n_tok += 1
-                    if write:
-                        tok_off[n_tok] = pos
-                    if mode == 1:
-                        for k in range(pending):
-                            if write:
-                                out[pos] = 39
-                            pos += 1
-                            n_tok += 1
-                            if write:
-                                tok_off[n_tok] = pos
+                    pos, n_tok = _close_word(out, tok_off, pos, n_tok, pending, mode, write)
                     pending = 0
                 if mode == 1 and c != 0:  # a symbol (or an apostrophe outside a word) on its own
                     if c == 3:
@@ -323,17 +331,7 @@ def _scan(data, offsets, table, mode, out, tok_off, per_post, write):  # pragma:
                         tok_off[n_tok] = pos
             i += n
         if in_tok:
-            n_tok += 1
-            if write:
-                tok_off[n_tok] = pos
-            if mode == 1:
-                for k in range(pending):
-                    if write:
-                        out[pos] = 39
-                    pos += 1
-                    n_tok += 1
-                    if write:
-                        tok_off[n_tok] = pos
+            pos, n_tok = _close_word(out, tok_off, pos, n_tok, pending, mode, write)
         if write:
             per_post[j] = n_tok - start_tok
     return n_tok, pos
