@@ -142,15 +142,20 @@ def test_export_downloads_hold_only_the_private_output(released):
     assert not set(al.demo_canaries()) & set(txt.split())
 
 
-def test_compare_page_runs_several_mechanisms(released):
-    at = _go(released, "6_compare")
-    at.multiselect(key="cmp_mechanisms").set_value(["policy-gaussian", "weighted-laplace"])
-    at.number_input(key="cmp_runs").set_value(2)
+def _compare(at: AppTest, names: list[str], runs: int) -> pd.DataFrame:
+    """Run the Compare page for ``names`` x ``runs``; return its summary table."""
+    _go(at, "6_compare")
+    at.multiselect(key="cmp_mechanisms").set_value(names)
+    at.number_input(key="cmp_runs").set_value(runs)
     at.run()
     at.button(key="cmp_run").click()
     at.run()
     _ok(at)
-    summary = _table(at, "mean", "sd", "runs")
+    return _table(at, "mean", "sd", "runs")
+
+
+def test_compare_page_runs_several_mechanisms(released):
+    summary = _compare(released, ["policy-gaussian", "weighted-laplace"], 2)
     assert list(summary["mechanism"]) == ["policy-gaussian", "weighted-laplace"]
     assert (summary["runs"] == 2).all() and (summary["mean"] > 0).all()
 
@@ -427,14 +432,8 @@ def test_histogram_share_at_gamma_uses_the_noise_scale():
 
 
 def test_compare_with_one_run_shows_a_dash_for_sd(released):
-    at = _go(released, "6_compare")
-    at.multiselect(key="cmp_mechanisms").set_value(["policy-gaussian", "gw"])
-    at.number_input(key="cmp_runs").set_value(1)
-    at.run()
-    at.button(key="cmp_run").click()
-    at.run()
-    _ok(at)
-    summary = _table(at, "mean", "sd", "runs")
+    summary = _compare(released, ["policy-gaussian", "gw"], 1)
+    at = released
     assert list(summary["sd"]) == [al.SD_UNDEFINED] * 2 and (summary["runs"] == 1).all()
     assert any("at least two runs" in c.value for c in at.caption)
     assert any(h.value == "Chart" for h in at.subheader)
