@@ -43,6 +43,8 @@ df = res[1]
 summary = summarize(df)
 st.subheader("Released items: mean ± sd over runs (private outputs)")
 st.dataframe(al.compare_summary_display(summary), hide_index=True, key="cmp_summary")
+st.caption("The counts of released items are private outputs. The timings (mean_seconds, seconds) are measured "
+           "on the raw data: a non-private diagnostic, never exported.")
 if (summary["runs"] < 2).any():
     st.caption(f"sd shown as “{al.SD_UNDEFINED}”: a sample standard deviation needs at least two runs per "
                "mechanism.")
