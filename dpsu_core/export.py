@@ -52,9 +52,19 @@ def _private_frame(release: Release) -> pd.DataFrame:
     return df[[c for c in allowed if c in df.columns]]
 
 
+TEACHING_COLUMN = "teaching_warning"
+TEACHING_TXT_LINE = "# TEACHING RELEASE (fixed seed): NOT for real releases; this line is not an item"
+
+
 def to_csv_bytes(release: Release) -> bytes:
-    """UTF-8 CSV with a header: item, n (and count, std for count mechanisms). String cells are neutralised."""
+    """UTF-8 CSV with a header: item, n (and count, std for count mechanisms). String cells are neutralised.
+
+    A seeded (teaching) release gets one more column, ``teaching_warning``, on every row, so the file
+    itself says it is not for real use wherever it is copied.
+    """
     df = _private_frame(release).copy()
+    if release.seeded:
+        df[TEACHING_COLUMN] = TEACHING_WARNING
     for c in df.columns:
         if not pd.api.types.is_numeric_dtype(df[c]):  # object or (pandas >= 3) str dtype
             df[c] = df[c].astype(object).map(neutralise_cell)
@@ -89,10 +99,14 @@ def to_json_bytes(release: Release) -> bytes:
 
 
 def to_txt_bytes(release: Release) -> bytes:
-    """One released item per line, UTF-8. Line breaks inside an item (no tokenizer makes them) become spaces."""
+    """One released item per line, UTF-8. Line breaks inside an item (no tokenizer makes them) become spaces.
+
+    A seeded (teaching) release starts with one ``# TEACHING RELEASE ...`` line that is not an item.
+    """
     items = [str(s).replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
              for s in _check_release(release).items.tolist()]
-    return "".join(s + "\n" for s in items).encode("utf-8")
+    head = TEACHING_TXT_LINE + "\n" if release.seeded else ""
+    return (head + "".join(s + "\n" for s in items)).encode("utf-8")
 
 
 def _finite_or_none(x: Any) -> Any:

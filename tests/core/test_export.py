@@ -157,8 +157,15 @@ def test_teaching_warning_iff_seeded(release, seeded):
     assert "seed" not in rep and "9" not in json.dumps(rep["params"])  # the seed value itself is not published
     assert rep["calibration"]["gamma"] == pytest.approx(seeded.calibration.gamma)
     assert set(rep["params"]) == {"max_items", "alpha"}
-    for text in (report_markdown(release), report_json(release).decode(), to_json_bytes(release).decode()):
-        assert "NOT for real" not in text and "fixed seed" not in text
+    # the item files say it too: a warning column on every CSV row, a first comment line in the TXT
+    csv_df = pd.read_csv(io.BytesIO(to_csv_bytes(seeded)))
+    assert list(csv_df.columns) == ["item", "n", "teaching_warning"]
+    assert csv_df["teaching_warning"].str.contains("NOT for real releases").all()
+    txt = to_txt_bytes(seeded).decode().split("\n")
+    assert txt[0].startswith("# TEACHING RELEASE") and txt[-1] == "" and len(txt) - 2 == seeded.n_released
+    for text in (report_markdown(release), report_json(release).decode(), to_json_bytes(release).decode(),
+                 to_csv_bytes(release).decode(), to_txt_bytes(release).decode()):
+        assert "NOT for real" not in text and "fixed seed" not in text and "TEACHING" not in text
 
 
 def test_markdown_is_readable(release):
