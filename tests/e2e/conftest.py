@@ -1,6 +1,7 @@
 """Fixtures of the browser tests: the app as a real Streamlit server on loopback, and Debian's chromium."""
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -35,11 +36,11 @@ def _healthy(url: str) -> bool:
         return False
 
 
-@pytest.fixture(scope="session")
-def app_url(tmp_path_factory):
+@contextlib.contextmanager
+def streamlit_server(log_dir: Path):
     """Start ``streamlit run app.py`` on a free loopback port; yield its URL; stop the whole process group."""
     port = _free_port()
-    log = tmp_path_factory.mktemp("streamlit") / "server.log"
+    log = log_dir / "server.log"
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
            "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
            "--server.fileWatcherType", "none"]
@@ -64,6 +65,20 @@ def app_url(tmp_path_factory):
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=5)
+
+
+@pytest.fixture(scope="session")
+def app_url(tmp_path_factory):
+    """One server shared by the tests that do not care about its first request."""
+    with streamlit_server(tmp_path_factory.mktemp("streamlit")) as url:
+        yield url
+
+
+@pytest.fixture
+def fresh_app_url(tmp_path):
+    """A server of its own, whose first request is the test's (deep links on a new server)."""
+    with streamlit_server(tmp_path) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -373,3 +373,26 @@ def test_hostile_uploads_show_an_error_and_keep_the_corpus(browser, app_url, scr
         assert_no_html_injection(page, dialogs)
     finally:
         ctx.close()
+
+
+def test_deep_link_on_a_fresh_server_shows_the_whole_app(browser, fresh_app_url, screenshots):
+    """The first request of a new server is a deep link: the page must still come with app.py's frame
+    (sidebar navigation with all seven pages, the budget) and work, not run on its own."""
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        page = ctx.new_page()
+        page.set_default_timeout(30_000)
+        page.goto(f"{fresh_app_url}/release")
+        page.get_by_role("heading", name="2 · Release").wait_for(timeout=RUN_TIMEOUT_MS)
+        wait_idle(page)
+        assert_no_traceback(page)
+        links = page.locator('[data-testid="stSidebarNavLink"]')
+        assert links.count() == 7
+        assert page.get_by_text("Privacy budget").count() >= 1
+        page.get_by_role("button", name="Run release").click()
+        wait_idle(page)
+        assert as_int(metric(page, "Items released")) > 0
+        assert_no_traceback(page)
+        shot(page, screenshots, "deep_link_release")
+    finally:
+        ctx.close()
