@@ -118,12 +118,10 @@ class Corpus:
         """
         keep_items = np.asarray(keep_items, dtype=bool)
         entry_keep = keep_items[self.items]
-        new_lengths = np.add.reduceat(entry_keep.astype(np.int64), self.indptr[:-1]) if self.nnz else np.zeros(self.n_users, np.int64)
-        # reduceat misbehaves on empty rows: fix them up
-        empty = self.row_lengths == 0
-        new_lengths = np.where(empty, 0, new_lengths)
+        # kept entries before each row boundary: the new row pointer directly (empty rows included)
         indptr = np.zeros(self.n_users + 1, dtype=np.int64)
-        np.cumsum(new_lengths, out=indptr[1:])
+        kept_before = np.concatenate([[0], np.cumsum(entry_keep, dtype=np.int64)])
+        indptr[:] = kept_before[self.indptr]
         return Corpus(
             indptr=indptr,
             items=self.items[entry_keep],
