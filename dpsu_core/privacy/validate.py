@@ -48,13 +48,12 @@ def check_alpha(alpha: float) -> float:
 
 
 def check_positive_int(value: int, name: str, hint: str = "") -> int:
-    return check_max_items(value, name) if not hint else _check_with_hint(value, name, hint)
-
-
-def _check_with_hint(value, name, hint):
+    """A positive integer called ``name``; ``hint`` is appended to the error message."""
     try:
         return check_max_items(value, name)
     except ParameterError as exc:
+        if not hint:
+            raise
         raise ParameterError(f"{exc}; {hint}") from None
 
 
