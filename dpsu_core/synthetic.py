@@ -29,15 +29,13 @@ def zipf_corpus(n_users: int, n_words: int, max_size: int, *, s: float = 1.0, se
     indptr = np.zeros(n_users + 1, dtype=np.int64)
     np.cumsum(row_len, out=indptr[1:])
     vocab = np.array([f"w{i}" for i in used.tolist()], dtype=object)
-    gram = items_gram = np.arange(used.shape[0], dtype=np.int32).reshape(-1, 1)
-    del items_gram
     return Corpus(
         indptr=indptr,
         items=items.astype(np.int32),
         counts=counts.astype(np.int32),
         vocab=vocab,
         ngram_len=np.ones(used.shape[0], dtype=np.int8),
-        gram_tokens=gram,
+        gram_tokens=np.arange(used.shape[0], dtype=np.int32).reshape(-1, 1),
         n_posts=n_users,
         n_tokens=total,
         source=SourceInfo(name=f"synthetic zipf({s}) {n_users} users", format="synthetic"),
