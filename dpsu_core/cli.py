@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+from .corpus.readers import FORMATS
+from .corpus.tokenize import TOKENIZERS
 from .errors import DpsuError
 from .mechanisms.params import PARAMS
 from .mechanisms.registry import get_mechanism, mechanisms
@@ -31,7 +33,7 @@ def _param_type(spec):
     return str
 
 
-def _add_mechanism_args(p: argparse.ArgumentParser, *, for_release: bool) -> None:
+def _add_mechanism_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("-m", "--mechanism", required=True, help=f"one of: {', '.join(mechanisms())}")
     p.add_argument("-e", "--epsilon", type=float, required=True, help="epsilon > 0")
     p.add_argument("-d", "--delta", type=float, required=True, help="0 < delta < 1, well below 1/users")
@@ -51,12 +53,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     rel = sub.add_parser("release", help="release a private vocabulary / n-gram set from a corpus file")
     rel.add_argument("input", help="corpus file: csv, tsv, jsonl, parquet, txt or pre-tokenized sequences (.zip ok)")
-    _add_mechanism_args(rel, for_release=True)
+    _add_mechanism_args(rel)
     rel.add_argument("--user-col", default=None, help="user-id column (name or 0-based position)")
     rel.add_argument("--text-col", default=None, help="text column (name or 0-based position)")
     rel.add_argument("--no-header", action="store_true", help="the file has no header row (give columns by position)")
-    rel.add_argument("--format", default="auto", choices=["auto", "csv", "tsv", "jsonl", "parquet", "txt", "sequences"])
-    rel.add_argument("--tokenizer", default="fast", choices=["fast", "treebank"])
+    rel.add_argument("--format", default="auto", choices=list(FORMATS))
+    rel.add_argument("--tokenizer", default="fast", choices=list(TOKENIZERS))
     rel.add_argument("--keep-case", action="store_true", help="do not lowercase")
     rel.add_argument("--keep-urls", action="store_true", help="do not strip URLs")
     rel.add_argument("--keep-removed", action="store_true", help="keep [removed]/[deleted] posts")
@@ -69,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("--report", default=None, help="write the release report (JSON) here")
 
     cal = sub.add_parser("calibrate", help="print the noise scale, rho and Gamma of a mechanism")
-    _add_mechanism_args(cal, for_release=False)
+    _add_mechanism_args(cal)
 
     sub.add_parser("list", help="list the mechanisms")
     return parser

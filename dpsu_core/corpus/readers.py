@@ -34,7 +34,9 @@ import pyarrow.compute as pc
 
 from ..errors import ColumnError, EmptyCorpusError, EncodingError, InputError, ParameterError
 
-FORMATS: tuple[str, ...] = ("auto", "csv", "tsv", "jsonl", "parquet", "text", "sequences")
+FORMATS: tuple[str, ...] = ("auto", "csv", "tsv", "jsonl", "parquet", "txt", "sequences")
+# Names also accepted for a format (mapped to the reader's own name; plain text is read as "text").
+_FORMAT_NAMES = {"txt": "text", "text": "text"}
 
 USER_COLUMN_NAMES: tuple[str, ...] = ("author", "user", "user_id", "userid", "username", "user_name", "name")
 TEXT_COLUMN_NAMES: tuple[str, ...] = ("text", "body", "content", "clean_text", "post", "message")
@@ -172,10 +174,10 @@ def _unzip(raw: RawFile) -> RawFile:
 
 def detect_format(raw: RawFile, format: str = "auto") -> tuple[str, str | None]:
     """The format to read ``raw`` as, and a note when it was detected rather than given."""
-    if format not in FORMATS:
+    if format not in FORMATS and format not in _FORMAT_NAMES:
         raise ParameterError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
     if format != "auto":
-        return format, None
+        return _FORMAT_NAMES.get(format, format), None
     if raw.data[:4] == b"PAR1":
         return "parquet", None
     ext = PurePath(raw.name).suffix.lower()

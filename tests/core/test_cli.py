@@ -128,6 +128,16 @@ def test_bad_files_one_line_exit_2(tmp_path, capsys):
         assert not (tmp_path / "o.csv").exists()
 
 
+def test_plain_text_format_by_its_cli_name(tmp_path, capsys):
+    src = tmp_path / "posts.log"  # an extension that does not give the format away
+    src.write_text("".join(f"word{i % 7} common words here\n" for i in range(300)), encoding="utf-8")
+    out_csv = tmp_path / "o.csv"
+    code, out, err = _run(["release", str(src), "--format", "txt", "-m", "weighted-gaussian", "-e", "3",
+                           "-d", "1e-4", "-o", str(out_csv)], capsys)
+    assert code == 0, err
+    assert "common" in out_csv.read_text()
+
+
 def test_public_corpus_cannot_be_the_private_input(tmp_path, capsys):
     src = _write_corpus(tmp_path / "posts.csv")
     code, out, err = _run(["release", str(src), "-m", "gw-kt", "-e", "1", "-d", "1e-6", "--public-corpus", str(src),
