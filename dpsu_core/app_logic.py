@@ -203,19 +203,6 @@ def parse_canaries(text: str) -> list[str]:
     return [line.strip() for line in (text or "").splitlines() if line.strip()]
 
 
-def canaries_in_release(release: Release, canaries: list[str]) -> list[str]:
-    """Canaries the release exposes: released as an item (``metrics.canaries_released``), or, for a
-    single-token canary, as a token inside any released n-gram (a released "is acct123" leaks it too)."""
-    if not canaries or release.n_released == 0:
-        return []
-    from .metrics import canaries_released
-
-    exact = set(canaries_released(release, canaries))
-    multi = release.ngram_len > 1
-    tokens = set(" ".join(release.items[multi].tolist()).split()) if multi.any() else set()
-    return [c for c in canaries if c in exact or (len(c.split()) == 1 and c.strip() in tokens)]
-
-
 # ---- sidebar summary --------------------------------------------------------------------------
 def budget_summary(epsilon: float, delta: float, max_items: int, alpha: float) -> str:
     return f"ε = {epsilon:g}, δ = {delta:.1e}, Δ0 = {int(max_items)}, α = {alpha:g}"

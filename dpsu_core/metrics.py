@@ -243,7 +243,19 @@ def share_within(rel, r: float) -> float:
 
 # --------------------------------------------------------------------------- canaries
 def canaries_released(release: Release, canaries: list[str]) -> list[str]:
-    """The canary strings (planted test phrases) that appear in the release, in the order given.
-    Whitespace inside a canary is normalised to single spaces, as n-grams are joined."""
-    released = set(np.asarray(release.items, dtype=object).tolist())
-    return [c for c in canaries if " ".join(str(c).split()) in released]
+    """The canary strings (planted test phrases) that the release exposes, in the order given: released as
+    an item, or, for a single-token canary, as a token inside any released n-gram (a released
+    "is acct123" leaks "acct123" too). Whitespace inside a canary is normalised to single spaces, as
+    n-grams are joined."""
+    if not canaries or release.n_released == 0:
+        return []
+    items = np.asarray(release.items, dtype=object)
+    released = set(items.tolist())
+    multi = np.asarray(release.ngram_len) > 1
+    tokens = set(" ".join(items[multi].tolist()).split()) if multi.any() else set()
+    out = []
+    for c in canaries:  # the analyst's short list of canaries, not the corpus
+        norm = " ".join(str(c).split())
+        if norm in released or (" " not in norm and norm in tokens):
+            out.append(c)
+    return out

@@ -3,6 +3,7 @@ import pandas as pd
 import streamlit as st
 
 from dpsu_core import app_logic as al
+from dpsu_core.metrics import canaries_released
 from dpsu_core.mechanisms import mechanisms
 from pages import _ui
 
@@ -99,7 +100,7 @@ st.caption(f"Last release: {rcal.label}, ε = {rcal.epsilon:g}, δ = {rcal.delta
            + (f", seed {rel.seed} (teaching)" if rel.seed is not None else ", OS-seeded noise"))
 canaries = ss.get("canaries", [])
 try:
-    leaked = al.canaries_in_release(rel, canaries)
+    leaked = canaries_released(rel, canaries)
 except Exception as exc:
     leaked = []
     _ui.show_error(exc, "could not check the canaries")

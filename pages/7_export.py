@@ -2,6 +2,7 @@
 import streamlit as st
 
 from dpsu_core import app_logic as al
+from dpsu_core.metrics import canaries_released
 from pages import _ui
 
 _ui.require_app()
@@ -23,7 +24,7 @@ if rel.seed is not None:
     st.error("This release was made in teaching mode with a fixed seed: it is NOT for real use. "
              "The report says so too.", icon=_ui.ICONS["teaching"])
 try:
-    leaked = al.canaries_in_release(rel, ss.get("canaries", []))
+    leaked = canaries_released(rel, ss.get("canaries", []))
 except Exception as exc:
     leaked = []
     _ui.show_error(exc, "could not check the canaries")

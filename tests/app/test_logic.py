@@ -119,16 +119,6 @@ def test_teaching_release_is_reproducible_and_marked():
     assert r.seed is None and "TEACHING" not in al.export_basename(r)
 
 
-def test_canaries_found_as_items_and_inside_released_ngrams():
-    from dpsu_core.mechanisms.base import Calibration, Release
-
-    cal = Calibration("x", "X", 1.0, 1e-6, "gaussian", 1.0, 1.0, None, {}, "g")
-    rel = Release(cal, np.array([0, 1, 2]), np.array(["alpha", "beta", "is acct42"], dtype=object),
-                  np.array([1, 1, 2], dtype=np.int16))
-    assert al.canaries_in_release(rel, ["alpha", "acct42", "gamma", "acct4"]) == ["alpha", "acct42"]
-    assert al.canaries_in_release(rel, []) == []
-
-
 def test_filter_items_is_plain_substring():
     frame = pd.DataFrame({"item": ["a.b", "axb", "c"], "n": [1, 1, 1]})
     assert al.filter_items(frame, ".").item.tolist() == ["a.b"]  # not a regex

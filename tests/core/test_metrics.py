@@ -14,7 +14,7 @@ import pytest
 
 from dpsu_core.corpus.build import corpus_from_token_lists
 from dpsu_core.errors import ParameterError
-from dpsu_core.mechanisms.base import Calibration, Diagnostics, make_release
+from dpsu_core.mechanisms.base import Calibration, Diagnostics, Release, make_release
 from dpsu_core.metrics import (
     HistogramFill,
     canaries_released,
@@ -211,6 +211,15 @@ def test_relative_errors_and_share_within(corpus):
 def test_canaries_released(release):
     assert canaries_released(release, ["a  b", "zz", "x y", "b  c"]) == ["a  b", "x y"]
     assert canaries_released(release, []) == []
+
+
+def test_canaries_found_as_items_and_inside_released_ngrams():
+    cal = Calibration("x", "X", 1.0, 1e-6, "gaussian", 1.0, 1.0, None, {}, "g")
+    rel = Release(cal, np.array([0, 1, 2]), np.array(["alpha", "beta", "is acct42"], dtype=object),
+                  np.array([1, 1, 2], dtype=np.int16))
+    # "acct42" leaks inside the bigram; "acct4" is only a prefix of a token; "is acct" is not a released item
+    assert canaries_released(rel, ["alpha", "acct42", "gamma", "acct4", "is acct"]) == ["alpha", "acct42"]
+    assert canaries_released(rel, []) == []
 
 
 @pytest.mark.parametrize("ks", [[], [0], [1.5], ["x"], [-2]])
