@@ -3,6 +3,7 @@
 Run with ``streamlit run app.py`` (or the ``dpsu-app`` command). This file only sets the page
 config, draws the shared sidebar and routes to the pages in ``pages/``.
 """
+
 from pathlib import Path
 
 import streamlit as st

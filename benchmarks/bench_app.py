@@ -4,6 +4,7 @@ the release on the session's cached corpus. Driven through Streamlit's AppTest o
 For each set-union mechanism: run once (warm-up: kernels compiled), then change epsilon and click
 "Run release" again, timing the whole script run (page + release + tables). Median of 3.
 """
+
 from __future__ import annotations
 
 import statistics

@@ -5,6 +5,7 @@ shaped like forum posts: words drawn by English frequency (wordfreq's top list),
 mixed case, punctuation, a few URLs and ``[removed]`` posts, users with a
 heavy-tailed number of posts, a quoted CSV with a user column. Seeded.
 """
+
 from __future__ import annotations
 
 import os
@@ -36,8 +37,11 @@ def make_posts(mb: float, seed: int = 0) -> pd.DataFrame:
     n_words = int(target / avg_word)
     idx = rng.choice(words.shape[0], size=n_words, p=freq)
     tok = np.where(rng.random(n_words) < 0.08, caps[idx], words[idx])
-    punct = rng.choice(np.array(["", ",", ".", "!", "?", ";", ":", "..."], dtype=object), size=n_words,
-                       p=[0.86, 0.06, 0.05, 0.01, 0.01, 0.004, 0.004, 0.002])
+    punct = rng.choice(
+        np.array(["", ",", ".", "!", "?", ";", ":", "..."], dtype=object),
+        size=n_words,
+        p=[0.86, 0.06, 0.05, 0.01, 0.01, 0.004, 0.004, 0.002],
+    )
     tok = tok + punct
     # post lengths: geometric-ish around 40 words
     lens = np.maximum(1, rng.lognormal(3.2, 0.9, size=n_words // 10).astype(np.int64))

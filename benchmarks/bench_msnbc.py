@@ -8,6 +8,7 @@ DPSU-all, DPSU-even and DPSU-single (one run set per only_n = 1..6).
 Run ``python -m benchmarks.bench_msnbc`` (prints the table, returns a dict), or through
 ``python -m benchmarks.run msnbc``. The spurious counts are a raw-data diagnostic (NOT private).
 """
+
 from __future__ import annotations
 
 import statistics
@@ -29,8 +30,7 @@ PAPER = {
     "dpsu-even": [17, 246, 899, 1107, 996, 766],
     "dpsu-single": [17, 260, 1483, 2180, 2210, 1819],
 }
-TARGETS = {"dpne_total_min": 7000, "per_length_rel_tol": 0.15, "dpne_over_dpsu_all_min": 1.5,
-           "seconds_max": 30.0}
+TARGETS = {"dpne_total_min": 7000, "per_length_rel_tol": 0.15, "dpne_over_dpsu_all_min": 1.5, "seconds_max": 30.0}
 
 
 def load_msnbc(max_n: int = T):
@@ -78,10 +78,22 @@ def run(n_runs: int = 3, corpus=None) -> dict:
     rel_err = [abs(m - p) / p for m, p in zip(rows["dpne"], PAPER["dpne"])]
     ratio_all = dpne_total / max(sum(rows["dpsu-all"]), 1e-9)
     out = {
-        "settings": {"epsilon": EPSILON, "delta": DELTA, "max_items": MAX_ITEMS, "eta": ETA, "T": T,
-                     "schedule": "equal", "pruning": "both", "runs": n_runs},
-        "corpus": {"users": corpus.n_users, "vocabulary": corpus.n_items, "nnz": corpus.nnz,
-                   "load_seconds": round(load_s, 2)},
+        "settings": {
+            "epsilon": EPSILON,
+            "delta": DELTA,
+            "max_items": MAX_ITEMS,
+            "eta": ETA,
+            "T": T,
+            "schedule": "equal",
+            "pruning": "both",
+            "runs": n_runs,
+        },
+        "corpus": {
+            "users": corpus.n_users,
+            "vocabulary": corpus.n_items,
+            "nnz": corpus.nnz,
+            "load_seconds": round(load_s, 2),
+        },
         "measured": {k: [round(v, 1) for v in vals] for k, vals in rows.items()},
         "measured_total": {k: round(sum(v), 1) for k, v in rows.items() if k != "dpsu-single"},
         "paper": PAPER,
@@ -105,8 +117,10 @@ def run(n_runs: int = 3, corpus=None) -> dict:
 
 def print_table(res: dict) -> None:
     head = f"{'':14s}" + "".join(f"{k:>9d}" for k in LENGTHS) + f"{'total':>10s}"
-    print(f"MSNBC, eps={EPSILON:g}, delta={DELTA:g}, Delta0={MAX_ITEMS}, eta={ETA:g}, "
-          f"mean of {res['settings']['runs']} runs (paper in brackets)")
+    print(
+        f"MSNBC, eps={EPSILON:g}, delta={DELTA:g}, Delta0={MAX_ITEMS}, eta={ETA:g}, "
+        f"mean of {res['settings']['runs']} runs (paper in brackets)"
+    )
     print(head)
     for name in PAPER:
         m, p = res["measured"][name], PAPER[name]
@@ -114,9 +128,11 @@ def print_table(res: dict) -> None:
         print(f"{name:14s}" + "".join(f"{v:9.0f}" for v in m) + tot)
         ptot = "" if name == "dpsu-single" else f"{sum(p):10d}"
         print(f"{'  (paper)':14s}" + "".join(f"{v:9d}" for v in p) + ptot)
-    print(f"DPNE / DPSU-all = {res['dpne_over_dpsu_all']:.2f}; spurious per DPNE run (not private) = "
-          f"{res['dpne_spurious_mean_not_private']:.1f}; load {res['corpus']['load_seconds']} s; "
-          f"total {res['total_seconds']} s; targets met: {res['met']}")
+    print(
+        f"DPNE / DPSU-all = {res['dpne_over_dpsu_all']:.2f}; spurious per DPNE run (not private) = "
+        f"{res['dpne_spurious_mean_not_private']:.1f}; load {res['corpus']['load_seconds']} s; "
+        f"total {res['total_seconds']} s; targets met: {res['met']}"
+    )
 
 
 if __name__ == "__main__":

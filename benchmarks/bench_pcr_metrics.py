@@ -11,6 +11,7 @@
 Every metric here is computed from raw data: a benchmark diagnostic, not a private output.
 Run ``python -m benchmarks.bench_pcr_metrics`` (prints a dict) or ``python -m benchmarks.run pcr_metrics``.
 """
+
 from __future__ import annotations
 
 import json
@@ -80,16 +81,19 @@ def run(runs: int = RUNS) -> dict:
     t0 = time.perf_counter()
     corpus = synthetic_200k()
     out: dict = {
-        "corpus": {"users": corpus.n_users, "vocabulary": corpus.n_items, "nnz": corpus.nnz,
-                   "build_seconds": round(time.perf_counter() - t0, 3)},
+        "corpus": {
+            "users": corpus.n_users,
+            "vocabulary": corpus.n_items,
+            "nnz": corpus.nnz,
+            "build_seconds": round(time.perf_counter() - t0, 3),
+        },
         "settings": {"epsilon": EPSILON, "delta": DELTA, "runs": runs, "target_relative_error": R},
     }
     pcr = _count_mechanism(corpus, "pcr", runs)
     pcr["meets_time_target"] = pcr["release_seconds_median"] <= PCR_TARGET_SECONDS
     out["pcr"] = pcr
     out["bounded_counts"] = {
-        th: _count_mechanism(corpus, "bounded-counts", runs, max_items=100, use_threshold=th)
-        for th in ("yes", "no")
+        th: _count_mechanism(corpus, "bounded-counts", runs, max_items=100, use_threshold=th) for th in ("yes", "no")
     }
     rel = get_mechanism("policy-gaussian", epsilon=EPSILON, delta=DELTA, max_items=100).release(corpus)
     out["metrics_synthetic_200k"] = {"release": "policy-gaussian, Delta0 = 100", **_metrics_time(corpus, rel)}
@@ -102,13 +106,17 @@ def run(runs: int = RUNS) -> dict:
         msnbc = load_corpus(MSNBC, format="sequences", max_n=6)
         load_s = time.perf_counter() - t
         rel = get_mechanism("weighted-gaussian", epsilon=EPSILON, delta=1e-7, max_items=10).release(msnbc)
-        out["metrics_msnbc"] = {"release": "weighted-gaussian, Delta0 = 10, delta = 1e-7 (all lengths as one universe)",
-                                "users": msnbc.n_users, "vocabulary": msnbc.n_items, "nnz": msnbc.nnz,
-                                "load_seconds": round(load_s, 2), **_metrics_time(msnbc, rel)}
+        out["metrics_msnbc"] = {
+            "release": "weighted-gaussian, Delta0 = 10, delta = 1e-7 (all lengths as one universe)",
+            "users": msnbc.n_users,
+            "vocabulary": msnbc.n_items,
+            "nnz": msnbc.nnz,
+            "load_seconds": round(load_s, 2),
+            **_metrics_time(msnbc, rel),
+        }
     else:
         out["metrics_msnbc"] = {"skipped": f"{MSNBC} not found"}
-    out["targets"] = {"pcr_release_seconds_max": PCR_TARGET_SECONDS,
-                      "metrics_seconds_max": METRICS_TARGET_SECONDS}
+    out["targets"] = {"pcr_release_seconds_max": PCR_TARGET_SECONDS, "metrics_seconds_max": METRICS_TARGET_SECONDS}
     return out
 
 

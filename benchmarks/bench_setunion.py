@@ -3,6 +3,7 @@
 eps = 3, delta = e^-10, Delta0 = 100, alpha = 5: items released (mean ± sd over 5 runs) and
 release time (median of the 5 timed runs, after one warm-up run that also compiles the kernels).
 """
+
 from __future__ import annotations
 
 import math
@@ -21,10 +22,16 @@ def run(runs: int = RUNS) -> dict:
     t0 = time.perf_counter()
     corpus = synthetic_200k()
     build_s = time.perf_counter() - t0
-    out: dict = {"corpus": {"users": corpus.n_users, "vocabulary": corpus.n_items, "nnz": corpus.nnz,
-                            "build_seconds": round(build_s, 3)},
-                 "settings": {"epsilon": EPSILON, "delta": DELTA, "max_items": MAX_ITEMS, "alpha": ALPHA, "runs": runs},
-                 "mechanisms": {}}
+    out: dict = {
+        "corpus": {
+            "users": corpus.n_users,
+            "vocabulary": corpus.n_items,
+            "nnz": corpus.nnz,
+            "build_seconds": round(build_s, 3),
+        },
+        "settings": {"epsilon": EPSILON, "delta": DELTA, "max_items": MAX_ITEMS, "alpha": ALPHA, "runs": runs},
+        "mechanisms": {},
+    }
     for name, cls in mechanisms().items():
         if cls.kind != "set-union":
             continue

@@ -4,6 +4,7 @@ write benchmarks/results.json and benchmarks/RESULTS.md.
     python -m benchmarks.run                 # all sections
     python -m benchmarks.run setunion msnbc  # some
 """
+
 from __future__ import annotations
 
 import json
@@ -12,7 +13,7 @@ import platform
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -38,8 +39,9 @@ def run_section(module: str) -> dict:
 
     t0 = time.perf_counter()
     with tempfile.TemporaryFile(mode="w+") as err_file:
-        proc = subprocess.Popen([sys.executable, "-c", _CHILD, module], cwd=HERE.parent,
-                                stdout=subprocess.PIPE, stderr=err_file, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _CHILD, module], cwd=HERE.parent, stdout=subprocess.PIPE, stderr=err_file, text=True
+        )
         out = proc.stdout.read()
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -69,9 +71,8 @@ def main(argv: list[str] | None = None) -> int:
         res = run_section(SECTIONS[n])
         results["sections"][n] = res
         print(json.dumps(res, indent=2, default=str), flush=True)
-    results["machine"] = {"python": platform.python_version(), "cpus": os.cpu_count(),
-                          "platform": platform.platform()}
-    results["updated"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    results["machine"] = {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()}
+    results["updated"] = datetime.now(UTC).isoformat(timespec="seconds")
     path.write_text(json.dumps(results, indent=2, default=str))
     (HERE / "RESULTS.md").write_text(render_markdown(results))
     print(f"wrote {path} and {HERE / 'RESULTS.md'}")
@@ -79,8 +80,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def render_markdown(results: dict) -> str:
-    lines = ["# Benchmark results", "", f"Updated {results.get('updated')} on {results.get('machine')}.",
-             "Regenerate with `python -m benchmarks.run`.", ""]
+    lines = [
+        "# Benchmark results",
+        "",
+        f"Updated {results.get('updated')} on {results.get('machine')}.",
+        "Regenerate with `python -m benchmarks.run`.",
+        "",
+    ]
     for name, res in results.get("sections", {}).items():
         lines += [f"## {name}", "", "```json", json.dumps(res, indent=2, default=str), "```", ""]
     return "\n".join(lines)

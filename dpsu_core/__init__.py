@@ -6,6 +6,7 @@ Never imports Streamlit. Public API::
     corpus = load_corpus("posts.csv")
     release = get_mechanism("policy-gaussian", epsilon=3, delta=1e-6, max_items=100).release(corpus)
 """
+
 from .corpus import load_corpus
 from .corpus.model import Corpus, CorpusStats, SourceInfo
 from .errors import DpsuError, InputError, ParameterError
@@ -14,6 +15,17 @@ from .mechanisms import Calibration, Mechanism, Release, get_mechanism, mechanis
 __version__ = "0.1.0"
 
 __all__ = [
-    "Calibration", "Corpus", "CorpusStats", "DpsuError", "InputError", "Mechanism", "ParameterError",
-    "Release", "SourceInfo", "get_mechanism", "load_corpus", "mechanisms", "__version__",
+    "Calibration",
+    "Corpus",
+    "CorpusStats",
+    "DpsuError",
+    "InputError",
+    "Mechanism",
+    "ParameterError",
+    "Release",
+    "SourceInfo",
+    "get_mechanism",
+    "load_corpus",
+    "mechanisms",
+    "__version__",
 ]

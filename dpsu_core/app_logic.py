@@ -4,6 +4,7 @@ Everything a page shows as a number comes from dpsu_core; this module only glues
 (load an upload from bytes, guidance text for delta, which parameters a mechanism takes, the
 teaching seed, the demo corpus).
 """
+
 from __future__ import annotations
 
 import io
@@ -14,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .corpus import FORMATS, TOKENIZERS
+from .corpus import FORMATS, TOKENIZERS  # noqa: F401  re-exported for the pages
 from .corpus.model import Corpus
 from .errors import InputError
 from .mechanisms import get_mechanism, mechanisms
@@ -66,7 +67,9 @@ def _check_upload(data: bytes, name: str) -> None:
         raise InputError(f"the uploaded file {name!r} is empty; upload a file with at least two users' posts")
 
 
-def peek_upload(data: bytes, name: str, has_header: bool | None = None, format: str = "auto") -> tuple[list[str], str | None, str | None]:
+def peek_upload(
+    data: bytes, name: str, has_header: bool | None = None, format: str = "auto"
+) -> tuple[list[str], str | None, str | None]:
     """(columns, guessed user column, guessed text column) of an uploaded file; ([], None, None) if it has none."""
     from .corpus import guess_columns, peek_columns
 
@@ -118,11 +121,16 @@ def delta_guidance(delta: float, n_users: int) -> Guidance:
     n = max(int(n_users), 1)
     sug = suggested_delta(n)
     if delta >= 1.0 / n:
-        return Guidance("error", f"δ = {delta:.2g} is at least 1/(number of users) = {1.0 / n:.2g}: a mechanism "
-                        f"with this δ could publish one user's data outright. Use δ ≤ {sug:.0e}.", sug)
+        return Guidance(
+            "error",
+            f"δ = {delta:.2g} is at least 1/(number of users) = {1.0 / n:.2g}: a mechanism "
+            f"with this δ could publish one user's data outright. Use δ ≤ {sug:.0e}.",
+            sug,
+        )
     if delta > 0.1 / n:
-        return Guidance("warning", f"δ = {delta:.2g} is not well below 1/(number of users) = {1.0 / n:.2g}. "
-                        f"Use δ ≤ {sug:.0e}.", sug)
+        return Guidance(
+            "warning", f"δ = {delta:.2g} is not well below 1/(number of users) = {1.0 / n:.2g}. Use δ ≤ {sug:.0e}.", sug
+        )
     return Guidance("ok", f"δ = {delta:.2g} is well below 1/(number of users) = {1.0 / n:.2g}.", sug)
 
 
@@ -169,8 +177,16 @@ def calibrate(name: str, epsilon: float, delta: float, values: dict[str, Any]) -
     return get_mechanism(name, epsilon=epsilon, delta=delta, **params_for(name, values)).calibrate()
 
 
-def run_release(corpus: Corpus, name: str, epsilon: float, delta: float, values: dict[str, Any], *,
-                teaching: bool, progress: ProgressFn | None = None) -> Release:
+def run_release(
+    corpus: Corpus,
+    name: str,
+    epsilon: float,
+    delta: float,
+    values: dict[str, Any],
+    *,
+    teaching: bool,
+    progress: ProgressFn | None = None,
+) -> Release:
     """One release. Teaching mode fixes the seed; otherwise the noise is seeded by the OS."""
     mech = get_mechanism(name, epsilon=epsilon, delta=delta, **params_for(name, values))
     return mech.release(corpus, seed=TEACHING_SEED if teaching else None, progress=progress)
@@ -209,8 +225,10 @@ def budget_summary(epsilon: float, delta: float, max_items: int, alpha: float) -
 
 
 def teaching_note() -> str:
-    return (f"Teaching mode: the random seed is fixed ({TEACHING_SEED}) so everyone sees the same results. "
-            "Releases made this way are NOT private in practice and not for real use.")
+    return (
+        f"Teaching mode: the random seed is fixed ({TEACHING_SEED}) so everyone sees the same results. "
+        "Releases made this way are NOT private in practice and not for real use."
+    )
 
 
 def released_table(release: Release):
@@ -306,13 +324,26 @@ def export_files(release: Release) -> list[ExportFile]:
     base = export_basename(release)
     return [
         ExportFile("items", "Released items (CSV)", to_csv_bytes(release), f"{base}.csv", "text/csv", "dl_csv"),
-        ExportFile("items", "Released items (JSON)", to_json_bytes(release), f"{base}.json", "application/json",
-                   "dl_json"),
+        ExportFile(
+            "items", "Released items (JSON)", to_json_bytes(release), f"{base}.json", "application/json", "dl_json"
+        ),
         ExportFile("items", "Released items (TXT)", to_txt_bytes(release), f"{base}.txt", "text/plain", "dl_txt"),
-        ExportFile("report", "Release report (JSON)", report_json(release), f"{base}_report.json",
-                   "application/json", "dl_report_json"),
-        ExportFile("report", "Release report (Markdown)", report_markdown(release).encode("utf-8"),
-                   f"{base}_report.md", "text/markdown", "dl_report_md"),
+        ExportFile(
+            "report",
+            "Release report (JSON)",
+            report_json(release),
+            f"{base}_report.json",
+            "application/json",
+            "dl_report_json",
+        ),
+        ExportFile(
+            "report",
+            "Release report (Markdown)",
+            report_markdown(release).encode("utf-8"),
+            f"{base}_report.md",
+            "text/markdown",
+            "dl_report_md",
+        ),
     ]
 
 

@@ -4,6 +4,7 @@ Every chart title says whether what it shows is private output, public calibrati
 NON-PRIVATE diagnostic computed from the raw data. Distributions over items are aggregated
 to bins in numpy first: the browser never receives one row per item.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -24,8 +25,9 @@ def _need_columns(df, columns, what: str, source: str) -> pd.DataFrame:
         raise ParameterError(f"{what} needs a pandas DataFrame from {source}, got {type(df).__name__}")
     missing = [c for c in columns if c not in df.columns]
     if missing:
-        raise ParameterError(f"{what} needs the columns {', '.join(columns)} (from {source}); "
-                             f"missing: {', '.join(missing)}")
+        raise ParameterError(
+            f"{what} needs the columns {', '.join(columns)} (from {source}); missing: {', '.join(missing)}"
+        )
     return df
 
 
@@ -43,8 +45,9 @@ def _positive_scale(values: pd.Series, log: bool) -> alt.Scale:
 
 def _as_weights(weights, name: str = "weights") -> np.ndarray:
     if weights is None:
-        raise ParameterError(f"{name} is None: this mechanism keeps no weight histogram; "
-                             "choose a set-union mechanism to see its weights")
+        raise ParameterError(
+            f"{name} is None: this mechanism keeps no weight histogram; choose a set-union mechanism to see its weights"
+        )
     w = np.asarray(weights, dtype=np.float64).ravel()
     if not np.isfinite(w).all():
         raise ParameterError(f"{name} contains NaN or infinite values; pass Release.diagnostics.weights unchanged")
@@ -73,7 +76,8 @@ def histogram_frame(values: np.ndarray, bins: int, upper: float | None = None) -
     """Bins [start, end) with their counts (numpy aggregation; the last bin is closed)."""
     if values.size == 0:
         return pd.DataFrame({"start": [], "end": [], "items": []}).astype(
-            {"start": float, "end": float, "items": np.int64})
+            {"start": float, "end": float, "items": np.int64}
+        )
     hi = float(values.max()) if upper is None else float(upper)
     lo = min(0.0, float(values.min()))
     if hi <= lo:
@@ -99,41 +103,70 @@ def thresholds_chart(df: pd.DataFrame, y: str = "rho", log_y: bool = True) -> al
     """rho (or gamma, or scale) against epsilon, one line per mechanism, from ``thresholds_vs_epsilon``."""
     if y not in _Y_LABELS:
         raise ParameterError(f"y must be one of {', '.join(_Y_LABELS)}, got {y!r}")
-    _need_columns(df, ["mechanism", "label", "family", "epsilon", y], "thresholds_chart",
-                  "threshold_tables.thresholds_vs_epsilon")
+    _need_columns(
+        df, ["mechanism", "label", "family", "epsilon", y], "thresholds_chart", "threshold_tables.thresholds_vs_epsilon"
+    )
     data = df[[c for c in ("label", "family", "epsilon", "scale", "rho", "gamma") if c in df.columns]].copy()
     data = data[np.isfinite(data[y].astype(float))]
     tips = [alt.Tooltip("label:N", title="mechanism"), alt.Tooltip("epsilon:Q", title="ε", format=".3g")]
-    tips += [alt.Tooltip(f"{c}:Q", title=_Y_LABELS[c], format=".4g") for c in ("rho", "gamma", "scale")
-             if c in data.columns]
-    return alt.Chart(data).mark_line(point=True).encode(
-        x=alt.X("epsilon:Q", title="ε (epsilon)", scale=alt.Scale(type="log") if (data["epsilon"] > 0).all()
-                else alt.Scale()),
-        y=alt.Y(f"{y}:Q", title=_Y_LABELS[y], scale=_positive_scale(data[y], log_y)),
-        color=alt.Color("label:N", title="mechanism"),
-        strokeDash=alt.StrokeDash("family:N", title="noise"),
-        tooltip=tips,
-    ).properties(title=_title(f"{_Y_LABELS[y][:1].upper()}{_Y_LABELS[y][1:]} against ε",  # keeps Γ (capitalize() -> γ)
-                              "Public calibration: depends on the parameters only, never on the data."))
+    tips += [
+        alt.Tooltip(f"{c}:Q", title=_Y_LABELS[c], format=".4g") for c in ("rho", "gamma", "scale") if c in data.columns
+    ]
+    return (
+        alt.Chart(data)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X(
+                "epsilon:Q",
+                title="ε (epsilon)",
+                scale=alt.Scale(type="log") if (data["epsilon"] > 0).all() else alt.Scale(),
+            ),
+            y=alt.Y(f"{y}:Q", title=_Y_LABELS[y], scale=_positive_scale(data[y], log_y)),
+            color=alt.Color("label:N", title="mechanism"),
+            strokeDash=alt.StrokeDash("family:N", title="noise"),
+            tooltip=tips,
+        )
+        .properties(
+            title=_title(
+                f"{_Y_LABELS[y][:1].upper()}{_Y_LABELS[y][1:]} against ε",  # keeps Γ (capitalize() -> γ)
+                "Public calibration: depends on the parameters only, never on the data.",
+            )
+        )
+    )
 
 
 def rho_vs_max_items_chart(df: pd.DataFrame, log_y: bool = True) -> alt.Chart:
     """rho against Delta0 (log axis), one line per mechanism, from ``thresholds_vs_max_items``."""
-    _need_columns(df, ["mechanism", "label", "family", "max_items", "rho"], "rho_vs_max_items_chart",
-                  "threshold_tables.thresholds_vs_max_items")
+    _need_columns(
+        df,
+        ["mechanism", "label", "family", "max_items", "rho"],
+        "rho_vs_max_items_chart",
+        "threshold_tables.thresholds_vs_max_items",
+    )
     data = df[["label", "family", "max_items", "rho"] + [c for c in ("epsilon",) if c in df.columns]].copy()
     data = data[np.isfinite(data["rho"].astype(float))]
     eps = sorted(set(data["epsilon"])) if "epsilon" in data.columns else []
     sub = f"at ε = {eps[0]:g}; " if len(eps) == 1 else ""
-    return alt.Chart(data).mark_line(point=True).encode(
-        x=alt.X("max_items:Q", title="Δ0 (max items per user)", scale=alt.Scale(type="log")),
-        y=alt.Y("rho:Q", title=_Y_LABELS["rho"], scale=_positive_scale(data["rho"], log_y)),
-        color=alt.Color("label:N", title="mechanism"),
-        strokeDash=alt.StrokeDash("family:N", title="noise"),
-        tooltip=[alt.Tooltip("label:N", title="mechanism"), alt.Tooltip("max_items:Q", title="Δ0"),
-                 alt.Tooltip("rho:Q", title="ρ", format=".4g")],
-    ).properties(title=_title("Threshold ρ against Δ0",
-                              f"{sub}public calibration: depends on the parameters only, never on the data."))
+    return (
+        alt.Chart(data)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("max_items:Q", title="Δ0 (max items per user)", scale=alt.Scale(type="log")),
+            y=alt.Y("rho:Q", title=_Y_LABELS["rho"], scale=_positive_scale(data["rho"], log_y)),
+            color=alt.Color("label:N", title="mechanism"),
+            strokeDash=alt.StrokeDash("family:N", title="noise"),
+            tooltip=[
+                alt.Tooltip("label:N", title="mechanism"),
+                alt.Tooltip("max_items:Q", title="Δ0"),
+                alt.Tooltip("rho:Q", title="ρ", format=".4g"),
+            ],
+        )
+        .properties(
+            title=_title(
+                "Threshold ρ against Δ0", f"{sub}public calibration: depends on the parameters only, never on the data."
+            )
+        )
+    )
 
 
 # --------------------------------------------------------------------------- weights (NON-private)
@@ -155,71 +188,108 @@ def _weight_layers(weights: np.ndarray, rho: float, gamma: float | None, bins: i
     x_scale = alt.Scale(domain=[0.0, upper * 1.05 if upper > 0 else 1.0])
     top = max(int(hist["items"].max()) if len(hist) else 1, 1)
     # symlog (log-like for counts >= 1, defined at 0): bars rise from 0, the axis never goes below 0
-    y_scale = (alt.Scale(type="symlog", domain=[0, top], nice=False) if log_y
-               else alt.Scale(domain=[0, top], nice=True))
-    bars = alt.Chart(hist).mark_bar(opacity=0.8).encode(
-        x=alt.X("start:Q", title="weight H (before noise)", scale=x_scale),
-        x2="end:Q",
-        y=alt.Y("items:Q", title="items (symlog scale)" if log_y else "items", scale=y_scale,
-                axis=alt.Axis(values=_count_ticks(top)) if log_y else alt.Axis()),
-        y2="base:Q",
-        tooltip=[alt.Tooltip("start:Q", title="from", format=".4g"), alt.Tooltip("end:Q", title="to", format=".4g"),
-                 alt.Tooltip("items:Q", title="items")],
+    y_scale = alt.Scale(type="symlog", domain=[0, top], nice=False) if log_y else alt.Scale(domain=[0, top], nice=True)
+    bars = (
+        alt.Chart(hist)
+        .mark_bar(opacity=0.8)
+        .encode(
+            x=alt.X("start:Q", title="weight H (before noise)", scale=x_scale),
+            x2="end:Q",
+            y=alt.Y(
+                "items:Q",
+                title="items (symlog scale)" if log_y else "items",
+                scale=y_scale,
+                axis=alt.Axis(values=_count_ticks(top)) if log_y else alt.Axis(),
+            ),
+            y2="base:Q",
+            tooltip=[
+                alt.Tooltip("start:Q", title="from", format=".4g"),
+                alt.Tooltip("end:Q", title="to", format=".4g"),
+                alt.Tooltip("items:Q", title="items"),
+            ],
+        )
     )
     marks = [{"line": "ρ (release threshold)", "value": rho}]
     if gamma is not None:
         marks.append({"line": "Γ (policy cutoff)", "value": gamma})
-    rules = alt.Chart(pd.DataFrame(marks)).mark_rule(strokeWidth=2, strokeDash=[6, 3]).encode(
-        x=alt.X("value:Q", scale=x_scale),
-        # dark ρ, red Γ: both stay visible next to the blue bars (the tallest bar often ends right at Γ)
-        color=alt.Color("line:N", title="marks", scale=alt.Scale(domain=[m["line"] for m in marks],
-                                                                 range=["#333333", "#d62728"][:len(marks)])),
-        tooltip=[alt.Tooltip("line:N", title="line"), alt.Tooltip("value:Q", title="value", format=".4g")],
+    rules = (
+        alt.Chart(pd.DataFrame(marks))
+        .mark_rule(strokeWidth=2, strokeDash=[6, 3])
+        .encode(
+            x=alt.X("value:Q", scale=x_scale),
+            # dark ρ, red Γ: both stay visible next to the blue bars (the tallest bar often ends right at Γ)
+            color=alt.Color(
+                "line:N",
+                title="marks",
+                scale=alt.Scale(domain=[m["line"] for m in marks], range=["#333333", "#d62728"][: len(marks)]),
+            ),
+            tooltip=[alt.Tooltip("line:N", title="line"), alt.Tooltip("value:Q", title="value", format=".4g")],
+        )
     )
     return alt.layer(bars, rules), int(pos.size)
 
 
-def weight_histogram_chart(weights, rho: float, gamma: float | None = None, bins: int = 60,
-                           log_y: bool = True, name: str | None = None) -> alt.LayerChart:
+def weight_histogram_chart(
+    weights, rho: float, gamma: float | None = None, bins: int = 60, log_y: bool = True, name: str | None = None
+) -> alt.LayerChart:
     """Distribution of the positive weights H with rules at rho and Gamma. A NON-private diagnostic."""
     w = _as_weights(weights)
     rho = _check_float(rho, "rho")
     gamma = _check_float(gamma, "gamma", allow_none=True)
     chart, n_pos = _weight_layers(w, rho, gamma, _check_bins(bins), log_y)
     head = f"{name}: weights H" if name else "Weight histogram H"
-    return chart.properties(title=_title(
-        f"{head} — {NON_PRIVATE}",
-        "Computed from the raw data before noise: NOT differentially private; do not publish.",
-        f"{n_pos} items with positive weight (weight-0 items are never candidates)."))
+    return chart.properties(
+        title=_title(
+            f"{head} — {NON_PRIVATE}",
+            "Computed from the raw data before noise: NOT differentially private; do not publish.",
+            f"{n_pos} items with positive weight (weight-0 items are never candidates).",
+        )
+    )
 
 
-def multi_weight_histogram_chart(named_weights: Mapping[str, tuple], bins: int = 40,
-                                 log_y: bool = True, columns: int = 2) -> alt.ConcatChart:
+def multi_weight_histogram_chart(
+    named_weights: Mapping[str, tuple], bins: int = 40, log_y: bool = True, columns: int = 2
+) -> alt.ConcatChart:
     """Several mechanisms' weight histograms side by side: {name: (weights, rho, gamma)}. NON-private."""
     if not isinstance(named_weights, Mapping) or not named_weights:
-        raise ParameterError("named_weights must be a non-empty dict {mechanism name: (weights, rho, gamma)}; "
-                             "run at least one set-union mechanism first")
+        raise ParameterError(
+            "named_weights must be a non-empty dict {mechanism name: (weights, rho, gamma)}; "
+            "run at least one set-union mechanism first"
+        )
     panels = []
     for name, entry in named_weights.items():
         if not isinstance(entry, (tuple, list)) or len(entry) not in (2, 3):
             raise ParameterError(f"named_weights[{name!r}] must be (weights, rho, gamma), got {type(entry).__name__}")
         weights, rho, gamma = (*entry, None) if len(entry) == 2 else entry
-        layer, n_pos = _weight_layers(_as_weights(weights, f"weights of {name}"), _check_float(rho, "rho"),
-                                      _check_float(gamma, "gamma", allow_none=True), _check_bins(bins), log_y)
-        panels.append(layer.properties(width=260, height=180,
-                                       title=_title(str(name), f"{n_pos} items with positive weight")))
-    return alt.concat(*panels, columns=max(1, int(columns))).resolve_scale(
-        x="independent", y="independent").properties(title=_title(
-            f"Weight histograms H — {NON_PRIVATE}",
-            "Computed from the raw data before noise: NOT differentially private; do not publish."))
+        layer, n_pos = _weight_layers(
+            _as_weights(weights, f"weights of {name}"),
+            _check_float(rho, "rho"),
+            _check_float(gamma, "gamma", allow_none=True),
+            _check_bins(bins),
+            log_y,
+        )
+        panels.append(
+            layer.properties(width=260, height=180, title=_title(str(name), f"{n_pos} items with positive weight"))
+        )
+    return (
+        alt.concat(*panels, columns=max(1, int(columns)))
+        .resolve_scale(x="independent", y="independent")
+        .properties(
+            title=_title(
+                f"Weight histograms H — {NON_PRIVATE}",
+                "Computed from the raw data before noise: NOT differentially private; do not publish.",
+            )
+        )
+    )
 
 
 # --------------------------------------------------------------------------- released output (private)
 def released_per_length_chart(per_length: Mapping[int, int]) -> alt.LayerChart:
     """Bar chart of released items per n-gram length (``Release.per_length()``): private output."""
     if not isinstance(per_length, Mapping):
-        raise ParameterError(f"per_length must be a dict {{length: count}} (Release.per_length()), got "
-                             f"{type(per_length).__name__}")
+        raise ParameterError(
+            f"per_length must be a dict {{length: count}} (Release.per_length()), got {type(per_length).__name__}"
+        )
     data = pd.DataFrame({"n": [int(k) for k in per_length], "released": [int(v) for v in per_length.values()]})
     data["n"] = data["n"].astype(np.int64)
     data["released"] = data["released"].astype(np.int64)
@@ -229,33 +299,50 @@ def released_per_length_chart(per_length: Mapping[int, int]) -> alt.LayerChart:
         tooltip=[alt.Tooltip("n:O", title="n-gram length"), alt.Tooltip("released:Q", title="items released")],
     )
     return alt.layer(base.mark_bar(), base.mark_text(dy=-6).encode(text="released:Q")).properties(
-        title=_title("Released items per n-gram length", "Private output (counts of the released set)."))
+        title=_title("Released items per n-gram length", "Private output (counts of the released set).")
+    )
 
 
 # --------------------------------------------------------------------------- coverage (NON-private)
 def coverage_chart(df: pd.DataFrame) -> alt.FacetChart:
     """Size ratio |S|/|S_k| and recall |S ∩ S_k|/|S_k| against k (log axis), one line per length. NON-private."""
-    _need_columns(df, ["n", "k", "s_k", "released", "size_ratio", "recall"], "coverage_chart",
-                  "metrics.coverage_table")
+    _need_columns(df, ["n", "k", "s_k", "released", "size_ratio", "recall"], "coverage_chart", "metrics.coverage_table")
     data = _drop_redundant_all(df[df["k"] > 0])
-    long = data.melt(id_vars=["n", "k", "s_k", "released"], value_vars=["size_ratio", "recall"],
-                     var_name="metric", value_name="value")
+    long = data.melt(
+        id_vars=["n", "k", "s_k", "released"],
+        value_vars=["size_ratio", "recall"],
+        var_name="metric",
+        value_name="value",
+    )
     long = long[np.isfinite(long["value"].astype(float))].copy()
-    long["metric"] = long["metric"].map({"size_ratio": "size ratio |S| / |S_k|",
-                                         "recall": "recall |S ∩ S_k| / |S_k|"})
+    long["metric"] = long["metric"].map({"size_ratio": "size ratio |S| / |S_k|", "recall": "recall |S ∩ S_k| / |S_k|"})
     long["length"] = long["n"].map(_length_label)
-    return alt.Chart(long).mark_line(point=True).encode(
-        x=alt.X("k:Q", title="k (users per item at least)", scale=alt.Scale(type="log")),
-        y=alt.Y("value:Q", title="share", axis=alt.Axis(format="%")),
-        color=alt.Color("length:N", title="n-gram length"),
-        tooltip=[alt.Tooltip("length:N", title="length"), alt.Tooltip("k:Q", title="k"),
-                 alt.Tooltip("metric:N", title="metric"), alt.Tooltip("value:Q", title="value", format=".1%"),
-                 alt.Tooltip("s_k:Q", title="|S_k|"), alt.Tooltip("released:Q", title="released")],
-    ).properties(width=280, height=220).facet(
-        column=alt.Column("metric:N", title=None)
-    ).resolve_scale(y="independent").properties(title=_title(
-        f"Coverage of the k-anonymity sets S_k — {NON_PRIVATE}",
-        "S_k (items used by at least k users) comes from the raw data: NOT private. The size ratio can exceed 100%."))
+    return (
+        alt.Chart(long)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("k:Q", title="k (users per item at least)", scale=alt.Scale(type="log")),
+            y=alt.Y("value:Q", title="share", axis=alt.Axis(format="%")),
+            color=alt.Color("length:N", title="n-gram length"),
+            tooltip=[
+                alt.Tooltip("length:N", title="length"),
+                alt.Tooltip("k:Q", title="k"),
+                alt.Tooltip("metric:N", title="metric"),
+                alt.Tooltip("value:Q", title="value", format=".1%"),
+                alt.Tooltip("s_k:Q", title="|S_k|"),
+                alt.Tooltip("released:Q", title="released"),
+            ],
+        )
+        .properties(width=280, height=220)
+        .facet(column=alt.Column("metric:N", title=None))
+        .resolve_scale(y="independent")
+        .properties(
+            title=_title(
+                f"Coverage of the k-anonymity sets S_k — {NON_PRIVATE}",
+                "S_k (items used by at least k users) comes from the raw data: NOT private. The size ratio can exceed 100%.",
+            )
+        )
+    )
 
 
 def kanon_sizes_chart(df: pd.DataFrame, log_y: bool = True) -> alt.Chart | alt.LayerChart:
@@ -268,20 +355,36 @@ def kanon_sizes_chart(df: pd.DataFrame, log_y: bool = True) -> alt.Chart | alt.L
     data = _drop_redundant_all(df[df["k"] > 0]).copy()
     data["length"] = data["n"].map(_length_label)
     y_scale = alt.Scale(type="symlog") if log_y else alt.Scale()
-    lines = alt.Chart(data[["length", "k", "s_k"]]).mark_line(point=True).encode(
-        x=alt.X("k:Q", title="k (users per item at least)", scale=alt.Scale(type="log")),
-        y=alt.Y("s_k:Q", title="items", scale=y_scale),
-        color=alt.Color("length:N", title="n-gram length"),
-        tooltip=[alt.Tooltip("length:N", title="length"), alt.Tooltip("k:Q", title="k"),
-                 alt.Tooltip("s_k:Q", title="|S_k| (raw data)")],
+    lines = (
+        alt.Chart(data[["length", "k", "s_k"]])
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("k:Q", title="k (users per item at least)", scale=alt.Scale(type="log")),
+            y=alt.Y("s_k:Q", title="items", scale=y_scale),
+            color=alt.Color("length:N", title="n-gram length"),
+            tooltip=[
+                alt.Tooltip("length:N", title="length"),
+                alt.Tooltip("k:Q", title="k"),
+                alt.Tooltip("s_k:Q", title="|S_k| (raw data)"),
+            ],
+        )
     )
     sub = "S_k = items used by at least k distinct users, computed from the raw data: NOT private."
     chart = lines
     if "released" in data.columns:
         rel = data.groupby("length", as_index=False)["released"].first()
-        rules = alt.Chart(rel).mark_rule(strokeDash=[6, 3]).encode(
-            y=alt.Y("released:Q", scale=y_scale), color=alt.Color("length:N"),
-            tooltip=[alt.Tooltip("length:N", title="length"), alt.Tooltip("released:Q", title="released (private)")])
+        rules = (
+            alt.Chart(rel)
+            .mark_rule(strokeDash=[6, 3])
+            .encode(
+                y=alt.Y("released:Q", scale=y_scale),
+                color=alt.Color("length:N"),
+                tooltip=[
+                    alt.Tooltip("length:N", title="length"),
+                    alt.Tooltip("released:Q", title="released (private)"),
+                ],
+            )
+        )
         chart = alt.layer(lines, rules)
         sub += " Dashed: size of the private release."
     return chart.properties(title=_title(f"Size of the k-anonymity sets |S_k| — {NON_PRIVATE}", sub))
@@ -299,25 +402,41 @@ def compare_chart(df: pd.DataFrame) -> alt.LayerChart:
     data["high"] = np.where(has_sd, data["mean"].astype(float) + sd.fillna(0.0), data["mean"])
     order = list(data["label"])
     y = alt.Y("label:N", title=None, sort=order, axis=alt.Axis(labelLimit=240))
-    tips = [alt.Tooltip("label:N", title="mechanism"), alt.Tooltip("mean:Q", title="mean released", format=".1f"),
-            alt.Tooltip("sd:Q", title="sd", format=".1f"), alt.Tooltip("runs:Q", title="runs")]
+    tips = [
+        alt.Tooltip("label:N", title="mechanism"),
+        alt.Tooltip("mean:Q", title="mean released", format=".1f"),
+        alt.Tooltip("sd:Q", title="sd", format=".1f"),
+        alt.Tooltip("runs:Q", title="runs"),
+    ]
     x_title = "items released (mean ± sd)" if has_sd.any() else "items released"
     bars = alt.Chart(data).mark_bar().encode(y=y, x=alt.X("mean:Q", title=x_title), tooltip=tips)
-    labels = alt.Chart(data).mark_text(align="left", dx=4).encode(
-        y=y, x=alt.X("high:Q"), text=alt.Text("mean:Q", format=".1f"))
+    labels = (
+        alt.Chart(data)
+        .mark_text(align="left", dx=4)
+        .encode(y=y, x=alt.X("high:Q"), text=alt.Text("mean:Q", format=".1f"))
+    )
     layers = [bars]
     if has_sd.any():
-        layers.append(alt.Chart(data[has_sd]).mark_errorbar(ticks=True).encode(
-            y=y, x=alt.X("low:Q", title=x_title), x2="high:Q"))
+        layers.append(
+            alt.Chart(data[has_sd]).mark_errorbar(ticks=True).encode(y=y, x=alt.X("low:Q", title=x_title), x2="high:Q")
+        )
     layers.append(labels)
     runs = sorted(set(int(r) for r in data["runs"]))
     n_runs = f"{runs[0]} run{'s' if runs[0] != 1 else ''} each" if len(runs) == 1 else "several runs"
-    bars_note = ("error bars: sample sd over runs" if has_sd.all() else
-                 "no error bars: the sd needs at least two runs" if not has_sd.any() else
-                 "error bars (sample sd over runs) where there are at least two runs")
-    return alt.layer(*layers).properties(height=alt.Step(28), title=_title(
-        "Released items per mechanism",
-        f"{n_runs}; each run's count is the size of a private release ({bars_note})."))
+    bars_note = (
+        "error bars: sample sd over runs"
+        if has_sd.all()
+        else "no error bars: the sd needs at least two runs"
+        if not has_sd.any()
+        else "error bars (sample sd over runs) where there are at least two runs"
+    )
+    return alt.layer(*layers).properties(
+        height=alt.Step(28),
+        title=_title(
+            "Released items per mechanism",
+            f"{n_runs}; each run's count is the size of a private release ({bars_note}).",
+        ),
+    )
 
 
 def relative_error_chart(df: pd.DataFrame, r: float = 0.1, bins: int = 40) -> alt.LayerChart:
@@ -328,18 +447,32 @@ def relative_error_chart(df: pd.DataFrame, r: float = 0.1, bins: int = 40) -> al
     finite = err[np.isfinite(err)]
     hist = histogram_frame(finite, _check_bins(bins), upper=max(float(finite.max()) if finite.size else 0.0, r))
     within = float(np.mean(finite <= r)) if finite.size else float("nan")
-    bars = alt.Chart(hist).mark_bar(opacity=0.8).encode(
-        x=alt.X("start:Q", title="|relative error| of the released count"), x2="end:Q",
-        y=alt.Y("items:Q", title="released items"),
-        tooltip=[alt.Tooltip("start:Q", title="from", format=".3g"), alt.Tooltip("end:Q", title="to", format=".3g"),
-                 alt.Tooltip("items:Q", title="items")],
+    bars = (
+        alt.Chart(hist)
+        .mark_bar(opacity=0.8)
+        .encode(
+            x=alt.X("start:Q", title="|relative error| of the released count"),
+            x2="end:Q",
+            y=alt.Y("items:Q", title="released items"),
+            tooltip=[
+                alt.Tooltip("start:Q", title="from", format=".3g"),
+                alt.Tooltip("end:Q", title="to", format=".3g"),
+                alt.Tooltip("items:Q", title="items"),
+            ],
+        )
     )
-    rule = alt.Chart(pd.DataFrame({"line": [f"target r = {r:g}"], "value": [r]})).mark_rule(
-        strokeWidth=2, strokeDash=[6, 3], color="firebrick").encode(
-        x="value:Q", tooltip=[alt.Tooltip("line:N", title="line")])
+    rule = (
+        alt.Chart(pd.DataFrame({"line": [f"target r = {r:g}"], "value": [r]}))
+        .mark_rule(strokeWidth=2, strokeDash=[6, 3], color="firebrick")
+        .encode(x="value:Q", tooltip=[alt.Tooltip("line:N", title="line")])
+    )
     share = f"{within:.1%} of {finite.size} released counts within r." if finite.size else "no released counts."
     dropped = err.size - finite.size
     note = f" {dropped} item(s) without a finite relative error (true count 0) left out." if dropped else ""
-    return alt.layer(bars, rule).properties(title=_title(
-        f"Relative error of released counts — {NON_PRIVATE}",
-        "Compares the noisy counts with the true counts from the raw data: NOT private.", share + note))
+    return alt.layer(bars, rule).properties(
+        title=_title(
+            f"Relative error of released counts — {NON_PRIVATE}",
+            "Compares the noisy counts with the true counts from the raw data: NOT private.",
+            share + note,
+        )
+    )

@@ -2,12 +2,14 @@
 
 Bad input prints one line on stderr and exits with status 2.
 """
+
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from .corpus.readers import FORMATS
 from .corpus.tokenize import TOKENIZERS
@@ -47,8 +49,11 @@ def _add_mechanism_args(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _OneLineParser(prog="dpsu", description="Differentially private set union: release vocabularies "
-                            "and n-grams under user-level (epsilon, delta)-DP.")
+    parser = _OneLineParser(
+        prog="dpsu",
+        description="Differentially private set union: release vocabularies "
+        "and n-grams under user-level (epsilon, delta)-DP.",
+    )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
 
     rel = sub.add_parser("release", help="release a private vocabulary / n-gram set from a corpus file")
@@ -63,10 +68,14 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("--keep-urls", action="store_true", help="do not strip URLs")
     rel.add_argument("--keep-removed", action="store_true", help="keep [removed]/[deleted] posts")
     rel.add_argument("--keep-symbols", action="store_true", help="do not strip symbols")
-    rel.add_argument("--public-corpus", default=None,
-                     help="GW-KT: a PUBLIC corpus file giving item frequencies (never the private input or a copy)")
-    rel.add_argument("--seed", type=int, default=None,
-                     help="fix the random seed (teaching only: NOT for real releases)")
+    rel.add_argument(
+        "--public-corpus",
+        default=None,
+        help="GW-KT: a PUBLIC corpus file giving item frequencies (never the private input or a copy)",
+    )
+    rel.add_argument(
+        "--seed", type=int, default=None, help="fix the random seed (teaching only: NOT for real releases)"
+    )
     rel.add_argument("-o", "--output", required=True, help="output CSV of released items")
     rel.add_argument("--report", default=None, help="write the release report (JSON) here")
 
@@ -85,8 +94,10 @@ def _mechanism_params(args: argparse.Namespace, name: str) -> dict[str, Any]:
     extra = sorted(set(given) - set(cls.param_names) - {"max_n"})
     if extra:
         flags = ", ".join(PARAMS[k].cli for k in extra)
-        raise DpsuError(f"mechanism {name!r} does not use {flags}; it takes: "
-                        f"{', '.join(PARAMS[k].cli for k in cls.param_names) or 'no extra parameters'}")
+        raise DpsuError(
+            f"mechanism {name!r} does not use {flags}; it takes: "
+            f"{', '.join(PARAMS[k].cli for k in cls.param_names) or 'no extra parameters'}"
+        )
     return {k: v for k, v in given.items() if k in cls.param_names}
 
 
@@ -99,10 +110,15 @@ def _make_mechanism(args: argparse.Namespace, public_source: Any = None):
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     cal = _make_mechanism(args).calibrate()
-    lines = [f"mechanism: {cal.label} ({cal.mechanism})", f"epsilon: {cal.epsilon:g}", f"delta: {cal.delta:.6g}",
-             f"noise: {cal.noise}", f"scale: {cal.scale:.6g}",
-             f"rho: {cal.rho:.6g}" if cal.rho is not None else "rho: n/a",
-             f"Gamma: {cal.gamma:.6g}" if cal.gamma is not None else "Gamma: n/a"]
+    lines = [
+        f"mechanism: {cal.label} ({cal.mechanism})",
+        f"epsilon: {cal.epsilon:g}",
+        f"delta: {cal.delta:.6g}",
+        f"noise: {cal.noise}",
+        f"scale: {cal.scale:.6g}",
+        f"rho: {cal.rho:.6g}" if cal.rho is not None else "rho: n/a",
+        f"Gamma: {cal.gamma:.6g}" if cal.gamma is not None else "Gamma: n/a",
+    ]
     for k, v in cal.params.items():
         lines.append(f"{k}: {v}")
     print("\n".join(lines))
@@ -125,14 +141,23 @@ def _cmd_release(args: argparse.Namespace) -> int:
         if args.mechanism != "gw-kt":
             raise DpsuError("--public-corpus is only used by gw-kt; drop it or choose -m gw-kt")
         if Path(args.public_corpus).resolve() == Path(args.input).resolve():
-            raise DpsuError("--public-corpus is the private input itself; GW-KT's frequencies must come from PUBLIC "
-                            "data: give a public corpus, or drop the flag to use the built-in wordfreq list")
+            raise DpsuError(
+                "--public-corpus is the private input itself; GW-KT's frequencies must come from PUBLIC "
+                "data: give a public corpus, or drop the flag to use the built-in wordfreq list"
+            )
         public = args.public_corpus
     mech = _make_mechanism(args, public)  # validate parameters before reading a large file
     corpus = load_corpus(
-        args.input, format=args.format, user_col=args.user_col, text_col=args.text_col,
-        has_header=False if args.no_header else None, max_n=_corpus_max_n(args), tokenizer=args.tokenizer,
-        lowercase=not args.keep_case, strip_urls=not args.keep_urls, drop_removed=not args.keep_removed,
+        args.input,
+        format=args.format,
+        user_col=args.user_col,
+        text_col=args.text_col,
+        has_header=False if args.no_header else None,
+        max_n=_corpus_max_n(args),
+        tokenizer=args.tokenizer,
+        lowercase=not args.keep_case,
+        strip_urls=not args.keep_urls,
+        drop_removed=not args.keep_removed,
         strip_symbols=not args.keep_symbols,
     )
     for note in corpus.source.notes:  # about the raw file: for the analyst, not part of the release
@@ -140,8 +165,10 @@ def _cmd_release(args: argparse.Namespace) -> int:
     release = mech.release(corpus, seed=args.seed)
     write_release(release, args.output, args.report)
     per = ", ".join(f"{n}-grams: {c}" for n, c in release.per_length().items())
-    print(f"released {release.n_released} items ({per}) with {release.calibration.label} "
-          f"at epsilon={args.epsilon:g}, delta={args.delta:.3g} -> {args.output}")
+    print(
+        f"released {release.n_released} items ({per}) with {release.calibration.label} "
+        f"at epsilon={args.epsilon:g}, delta={args.delta:.3g} -> {args.output}"
+    )
     if args.seed is not None:
         print("warning: fixed seed (teaching mode): this release is NOT for real use", file=sys.stderr)
     return 0

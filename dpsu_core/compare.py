@@ -5,6 +5,7 @@ n-gram length), which are post-processing of the private output. ``seconds`` is 
 (a property of the machine, not a privacy claim). Nothing from the raw data (weights, true
 counts) is kept.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -73,8 +74,16 @@ def _length_column(n: int) -> str:
     return f"released_n{n}"
 
 
-def compare_runs(corpus: Corpus, names: list[str], epsilon: float, delta: float, params: dict | None,
-                 runs: int, seed: int | None = None, progress: ProgressFn | None = None) -> pd.DataFrame:
+def compare_runs(
+    corpus: Corpus,
+    names: list[str],
+    epsilon: float,
+    delta: float,
+    params: dict | None,
+    runs: int,
+    seed: int | None = None,
+    progress: ProgressFn | None = None,
+) -> pd.DataFrame:
     """Release with every mechanism in ``names`` ``runs`` times; one row per (mechanism, run).
 
     Columns: mechanism, label, run (1-based), released, seconds, then ``released_n<k>`` for every
@@ -99,8 +108,13 @@ def compare_runs(corpus: Corpus, names: list[str], epsilon: float, delta: float,
             # a seed per (mechanism, run), spawned from the user's seed: the release records it (teaching flag)
             run_seed = int(children[i].generate_state(1, np.uint64)[0]) if children is not None else None
             rel = mech.release(corpus, seed=run_seed)
-            row = {"mechanism": mech.name, "label": mech.label, "run": r + 1, "released": rel.n_released,
-                   "seconds": float(rel.elapsed_seconds)}
+            row = {
+                "mechanism": mech.name,
+                "label": mech.label,
+                "run": r + 1,
+                "released": rel.n_released,
+                "seconds": float(rel.elapsed_seconds),
+            }
             row.update({_length_column(k): c for k, c in rel.per_length().items()})
             rows.append(row)
     if progress:
@@ -108,7 +122,7 @@ def compare_runs(corpus: Corpus, names: list[str], epsilon: float, delta: float,
 
     lengths = set(range(1, int(corpus.max_n) + 1))
     for row in rows:
-        lengths.update(int(c[len("released_n"):]) for c in row if c.startswith("released_n"))
+        lengths.update(int(c[len("released_n") :]) for c in row if c.startswith("released_n"))
     cols = ["mechanism", "label", "run", "released", "seconds"] + [_length_column(k) for k in sorted(lengths)]
     df = pd.DataFrame(rows).reindex(columns=cols)
     for c in cols[3:]:
@@ -124,10 +138,12 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     """
     need = {"mechanism", "label", "released", "seconds"}
     if not isinstance(df, pd.DataFrame) or not need <= set(df.columns):
-        raise ParameterError(f"summarize needs the table from compare_runs (columns {sorted(need)}); "
-                             "call compare_runs first")
+        raise ParameterError(
+            f"summarize needs the table from compare_runs (columns {sorted(need)}); call compare_runs first"
+        )
     g = df.groupby(["mechanism", "label"], sort=False)
-    out = g.agg(mean=("released", "mean"), sd=("released", "std"), runs=("released", "size"),
-                mean_seconds=("seconds", "mean")).reset_index()
+    out = g.agg(
+        mean=("released", "mean"), sd=("released", "std"), runs=("released", "size"), mean_seconds=("seconds", "mean")
+    ).reset_index()
     out["runs"] = out["runs"].astype(np.int64)
     return out[SUMMARY_COLUMNS]

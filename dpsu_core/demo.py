@@ -16,6 +16,7 @@ How the text is made (no real person's text is used):
 Canaries are single tokens of lowercase letters and digits with spaces around them, so every
 tokenizer and preprocessing switch keeps them intact and they can be matched by string.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,21 +35,88 @@ DEMO_CSV = ASSETS / "demo_corpus.csv"
 DEMO_CANARIES = ASSETS / "demo_canaries.txt"
 
 COMMON_PHRASES = [
-    "i think", "i don't know", "a lot of", "at the end of the day", "in the morning", "to be honest",
-    "as well as", "one of the", "i have been", "it is a", "thank you so much", "you know what",
-    "on the other hand", "for the first time", "at the same time", "in the past", "right now",
-    "i would say", "as far as i know", "it was a", "last night", "this is the", "the rest of",
-    "i can't believe", "going to be", "make sure", "let me know", "in my opinion", "a little bit",
-    "all the time", "the best way", "there is no", "i want to", "we need to", "how do you",
-    "what do you think", "does anyone know", "i used to", "a couple of", "for a while",
-    "pretty good", "not sure", "the same thing", "at least", "in the end", "every day",
-    "next week", "last year", "the whole thing", "as soon as possible", "by the way",
-    "good luck", "happy birthday", "new york", "high school", "video games", "social media",
-    "climate change", "real estate", "ice cream", "coffee shop", "public transport",
-    "customer service", "health care", "credit card", "phone number", "online shopping",
-    "the weather is", "it looks like", "i agree with", "that makes sense", "on the weekend",
-    "in the city", "my family", "my friends", "the new season", "the first episode",
-    "the game last night", "the price of", "too much", "not enough", "worth it",
+    "i think",
+    "i don't know",
+    "a lot of",
+    "at the end of the day",
+    "in the morning",
+    "to be honest",
+    "as well as",
+    "one of the",
+    "i have been",
+    "it is a",
+    "thank you so much",
+    "you know what",
+    "on the other hand",
+    "for the first time",
+    "at the same time",
+    "in the past",
+    "right now",
+    "i would say",
+    "as far as i know",
+    "it was a",
+    "last night",
+    "this is the",
+    "the rest of",
+    "i can't believe",
+    "going to be",
+    "make sure",
+    "let me know",
+    "in my opinion",
+    "a little bit",
+    "all the time",
+    "the best way",
+    "there is no",
+    "i want to",
+    "we need to",
+    "how do you",
+    "what do you think",
+    "does anyone know",
+    "i used to",
+    "a couple of",
+    "for a while",
+    "pretty good",
+    "not sure",
+    "the same thing",
+    "at least",
+    "in the end",
+    "every day",
+    "next week",
+    "last year",
+    "the whole thing",
+    "as soon as possible",
+    "by the way",
+    "good luck",
+    "happy birthday",
+    "new york",
+    "high school",
+    "video games",
+    "social media",
+    "climate change",
+    "real estate",
+    "ice cream",
+    "coffee shop",
+    "public transport",
+    "customer service",
+    "health care",
+    "credit card",
+    "phone number",
+    "online shopping",
+    "the weather is",
+    "it looks like",
+    "i agree with",
+    "that makes sense",
+    "on the weekend",
+    "in the city",
+    "my family",
+    "my friends",
+    "the new season",
+    "the first episode",
+    "the game last night",
+    "the price of",
+    "too much",
+    "not enough",
+    "worth it",
 ]
 
 CANARY_TEMPLATES = [
@@ -63,9 +131,34 @@ CANARY_TEMPLATES = [
 
 def _canaries(rng: np.random.Generator, n: int) -> list[str]:
     """Unique fake identifiers: mail handles, account numbers, access codes (lowercase + digits)."""
-    first = ["jordan", "casey", "morgan", "riley", "avery", "quinn", "harper", "rowan", "emery", "sage", "blake", "drew"]
-    last = ["whitfield", "okafor", "lindqvist", "marchetti", "nakamura", "delacroix", "brennan", "kowalski",
-            "abernathy", "villanueva", "thornbury", "castellano"]
+    first = [
+        "jordan",
+        "casey",
+        "morgan",
+        "riley",
+        "avery",
+        "quinn",
+        "harper",
+        "rowan",
+        "emery",
+        "sage",
+        "blake",
+        "drew",
+    ]
+    last = [
+        "whitfield",
+        "okafor",
+        "lindqvist",
+        "marchetti",
+        "nakamura",
+        "delacroix",
+        "brennan",
+        "kowalski",
+        "abernathy",
+        "villanueva",
+        "thornbury",
+        "castellano",
+    ]
     letters = np.array(list(string.ascii_lowercase))
     out: list[str] = []
     seen: set[str] = set()
@@ -76,7 +169,11 @@ def _canaries(rng: np.random.Generator, n: int) -> list[str]:
         elif kind == 1:
             s = "acct" + "".join(str(d) for d in rng.integers(0, 10, 14))
         else:
-            s = "".join(rng.choice(letters, 4)) + "".join(str(d) for d in rng.integers(0, 10, 6)) + "".join(rng.choice(letters, 3))
+            s = (
+                "".join(rng.choice(letters, 4))
+                + "".join(str(d) for d in rng.integers(0, 10, 6))
+                + "".join(rng.choice(letters, 3))
+            )
         if s not in seen:
             seen.add(s)
             out.append(s)

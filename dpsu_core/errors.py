@@ -4,6 +4,7 @@ The CLI prints ``str(error)`` on one line and exits with status 2; the app shows
 it in an error box. Nothing else in dpsu_core should raise bare exceptions for
 bad user input.
 """
+
 from __future__ import annotations
 
 

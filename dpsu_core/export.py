@@ -5,13 +5,14 @@ mechanisms the noisy count and its noise std), the calibration (a function of th
 only) and counts of released items. Never the weights, true counts, user ids, corpus statistics
 or anything else in ``Release.diagnostics``.
 """
+
 from __future__ import annotations
 
 import csv
 import io
 import json
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,21 +22,38 @@ import pandas as pd
 from .errors import ParameterError
 from .mechanisms.base import Release
 
-TEACHING_WARNING = ("fixed seed: NOT for real releases. The noise is reproducible from the seed, so this "
-                    "release carries no privacy guarantee; use it for teaching only.")
+TEACHING_WARNING = (
+    "fixed seed: NOT for real releases. The noise is reproducible from the seed, so this "
+    "release carries no privacy guarantee; use it for teaching only."
+)
 
 # OWASP CSV-injection advice: a cell starting with one of these may run as a formula in a spreadsheet.
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
-REPORT_KEYS = ("mechanism", "label", "epsilon", "delta", "params", "calibration", "released_total",
-               "released_per_length", "date_utc", "dpsu_version", "guarantee", "teaching_mode", "warning")
+REPORT_KEYS = (
+    "mechanism",
+    "label",
+    "epsilon",
+    "delta",
+    "params",
+    "calibration",
+    "released_total",
+    "released_per_length",
+    "date_utc",
+    "dpsu_version",
+    "guarantee",
+    "teaching_mode",
+    "warning",
+)
 CALIBRATION_KEYS = ("noise", "scale", "rho", "gamma", "details")
 
 
 def _check_release(release: Any) -> Release:
     if not isinstance(release, Release):
-        raise ParameterError(f"expected a Release (from mechanism.release(corpus)), got {type(release).__name__}; "
-                             "run a mechanism first and export its result")
+        raise ParameterError(
+            f"expected a Release (from mechanism.release(corpus)), got {type(release).__name__}; "
+            "run a mechanism first and export its result"
+        )
     return release
 
 
@@ -81,8 +99,14 @@ def _records(release: Release) -> list[dict[str, Any]]:
 
 def _guarantee_header(release: Release) -> dict[str, Any]:
     cal = release.calibration
-    head = {"mechanism": cal.mechanism, "label": cal.label, "epsilon": cal.epsilon, "delta": cal.delta,
-            "guarantee": cal.guarantee, "teaching_mode": release.seeded}
+    head = {
+        "mechanism": cal.mechanism,
+        "label": cal.label,
+        "epsilon": cal.epsilon,
+        "delta": cal.delta,
+        "guarantee": cal.guarantee,
+        "teaching_mode": release.seeded,
+    }
     if release.seeded:
         head["warning"] = TEACHING_WARNING
     return head
@@ -103,8 +127,10 @@ def to_txt_bytes(release: Release) -> bytes:
 
     A seeded (teaching) release starts with one ``# TEACHING RELEASE ...`` line that is not an item.
     """
-    items = [str(s).replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
-             for s in _check_release(release).items.tolist()]
+    items = [
+        str(s).replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+        for s in _check_release(release).items.tolist()
+    ]
     head = TEACHING_TXT_LINE + "\n" if release.seeded else ""
     return (head + "".join(s + "\n" for s in items)).encode("utf-8")
 
@@ -135,7 +161,7 @@ def report_dict(release: Release) -> dict[str, Any]:
         "calibration": {k: _finite_or_none(cal[k]) for k in CALIBRATION_KEYS},
         "released_total": release.n_released,
         "released_per_length": {str(k): v for k, v in release.per_length().items()},
-        "date_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "date_utc": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "dpsu_version": __version__,
         "guarantee": cal["guarantee"],
         "teaching_mode": release.seeded,
@@ -169,17 +195,25 @@ def report_markdown(release: Release) -> str:
     if rep["teaching_mode"]:
         lines += [f"> **WARNING — {rep['warning']}**", ""]
     lines += [
-        "## Guarantee", "", rep["guarantee"], "",
-        "## Parameters", "",
-        "| parameter | value |", "|---|---|",
+        "## Guarantee",
+        "",
+        rep["guarantee"],
+        "",
+        "## Parameters",
+        "",
+        "| parameter | value |",
+        "|---|---|",
         f"| mechanism | {_fmt(rep['mechanism'])} |",
         f"| epsilon | {_fmt(rep['epsilon'])} |",
         f"| delta | {_fmt(rep['delta'])} |",
     ]
     lines += [f"| {_fmt(k)} | {_fmt(v)} |" for k, v in rep["params"].items()]
     lines += [
-        "", "## Calibration (depends on the parameters only)", "",
-        "| quantity | value |", "|---|---|",
+        "",
+        "## Calibration (depends on the parameters only)",
+        "",
+        "| quantity | value |",
+        "|---|---|",
         f"| noise | {_fmt(cal['noise'])} |",
         f"| noise scale | {_fmt(cal['scale'])} |",
         f"| threshold rho | {_fmt(cal['rho'])} |",
@@ -201,12 +235,16 @@ def write_release(release: Release, out_csv_path, report_path=None) -> None:
     targets = [(Path(out_csv_path), to_csv_bytes(release))]
     if report_path is not None:
         rp = Path(report_path)
-        body = report_markdown(release).encode("utf-8") if rp.suffix.lower() in (".md", ".markdown") \
+        body = (
+            report_markdown(release).encode("utf-8")
+            if rp.suffix.lower() in (".md", ".markdown")
             else report_json(release)
+        )
         targets.append((rp, body))
     for path, body in targets:
         try:
             path.write_bytes(body)
         except OSError as exc:
-            raise ParameterError(f"cannot write {str(path)!r} ({exc.strerror or exc}); "
-                                 "choose a path in an existing, writable folder") from None
+            raise ParameterError(
+                f"cannot write {str(path)!r} ({exc.strerror or exc}); choose a path in an existing, writable folder"
+            ) from None

@@ -4,6 +4,7 @@ Extra arguments are passed on to ``streamlit run`` (e.g. ``dpsu-app --server.por
 The app's settings (upload limit, no error details, no usage statistics) live in
 ``<repo>/.streamlit/config.toml``; Streamlit reads it from the working directory, so we run there.
 """
+
 from __future__ import annotations
 
 import os
@@ -20,8 +21,11 @@ def streamlit_argv(extra: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     if not APP.is_file():
-        print(f"dpsu-app: cannot find {APP}; run it from a checkout of the dpsu repository "
-              "(pip install -e . in the repo).", file=sys.stderr)
+        print(
+            f"dpsu-app: cannot find {APP}; run it from a checkout of the dpsu repository "
+            "(pip install -e . in the repo).",
+            file=sys.stderr,
+        )
         return 2
     from streamlit.web import cli as stcli
 

@@ -6,6 +6,7 @@ NON-PRIVATE diagnostics for the analyst who already holds the data. Never publis
 Tables have a column ``n``: the n-gram length, and n = 0 for all lengths together. All functions are
 vectorised over the CSR / vocabulary arrays (no Python loop per user or per item).
 """
+
 from __future__ import annotations
 
 import numbers
@@ -39,8 +40,12 @@ def _released_ids(corpus: Corpus, release: Release) -> np.ndarray:
     ids = np.asarray(release.item_ids, dtype=np.int64)
     bad = (ids >= corpus.n_items) | (ids < -1)
     known = ids >= 0
-    if np.any(bad) or (np.any(known) and not np.array_equal(corpus.vocab[ids[known]], np.asarray(release.items)[known])):
-        raise ParameterError("the release does not belong to this corpus; compute metrics with the corpus it was made from")
+    if np.any(bad) or (
+        np.any(known) and not np.array_equal(corpus.vocab[ids[known]], np.asarray(release.items)[known])
+    ):
+        raise ParameterError(
+            "the release does not belong to this corpus; compute metrics with the corpus it was made from"
+        )
     return ids
 
 
@@ -99,10 +104,18 @@ def coverage_table(corpus: Corpus, release: Release, ks: Sequence[int]) -> pd.Da
         mine = _in_group(rel_len, n)
         released = int(np.count_nonzero(mine))
         hits = _count_at_least(np.sort(rel_counts[mine & (ids >= 0)]), ks_arr)
-        frames.append(pd.DataFrame({
-            "n": n, "k": ks_arr, "s_k": s_k.astype(np.int64), "released": released,
-            "size_ratio": _ratio(np.full(ks_arr.shape, released), s_k), "recall": _ratio(hits, s_k),
-        }))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "n": n,
+                    "k": ks_arr,
+                    "s_k": s_k.astype(np.int64),
+                    "released": released,
+                    "size_ratio": _ratio(np.full(ks_arr.shape, released), s_k),
+                    "recall": _ratio(hits, s_k),
+                }
+            )
+        )
     return pd.concat(frames, ignore_index=True)
 
 
@@ -135,8 +148,15 @@ def missing_mass(corpus: Corpus, release: Release) -> pd.DataFrame:
         pairs = int(uc[g].sum())
         rec = int(uc[g & released].sum())
         frac = rec / pairs if pairs else np.nan
-        rows.append({"n": n, "pairs": pairs, "recovered_pairs": rec, "recovered_mass": frac,
-                     "missing_mass": 1.0 - frac if pairs else np.nan})
+        rows.append(
+            {
+                "n": n,
+                "pairs": pairs,
+                "recovered_pairs": rec,
+                "recovered_mass": frac,
+                "missing_mass": 1.0 - frac if pairs else np.nan,
+            }
+        )
     return pd.DataFrame(rows, columns=["n", "pairs", "recovered_pairs", "recovered_mass", "missing_mass"])
 
 
@@ -178,14 +198,17 @@ def _gamma_tol(gamma: float, scale, tol) -> float:
         return float(tol)
     if scale is not None:
         if isinstance(scale, bool) or not isinstance(scale, numbers.Real) or not np.isfinite(scale) or scale <= 0:
-            raise ParameterError(f"scale must be the mechanism's noise scale (a number > 0), got {scale!r}; "
-                                 "pass Release.calibration.scale")
+            raise ParameterError(
+                f"scale must be the mechanism's noise scale (a number > 0), got {scale!r}; "
+                "pass Release.calibration.scale"
+            )
         return GAMMA_SCALE_FRACTION * float(scale)
     return GAMMA_TOLERANCE * max(1.0, abs(float(gamma)))
 
 
-def histogram_fill(weights: np.ndarray, rho: float, gamma: float | None, *, scale: float | None = None,
-                   tol: float | None = None) -> HistogramFill:
+def histogram_fill(
+    weights: np.ndarray, rho: float, gamma: float | None, *, scale: float | None = None, tol: float | None = None
+) -> HistogramFill:
     """Shares of the positive weights above rho and at the cutoff Gamma.
 
     "At Gamma" means |H - Gamma| <= tol. The l2 descent of Policy Gaussian approaches Gamma geometrically and
@@ -197,8 +220,10 @@ def histogram_fill(weights: np.ndarray, rho: float, gamma: float | None, *, scal
     forgiven (1e-9 * max(1, Gamma)).
     """
     if weights is None or rho is None:
-        raise ParameterError("this release has no weighted histogram and threshold rho; histogram fill needs a "
-                             "set-union mechanism (or bounded-counts)")
+        raise ParameterError(
+            "this release has no weighted histogram and threshold rho; histogram fill needs a "
+            "set-union mechanism (or bounded-counts)"
+        )
     h = np.asarray(weights, dtype=np.float64)
     pos = h > 0
     n_pos = int(np.count_nonzero(pos))
@@ -220,16 +245,27 @@ def relative_errors(corpus: Corpus, release: Release) -> pd.DataFrame:
     """Columns [item, true_count, noisy_count, rel_error] with rel_error = |noisy - true| / true
     (inf when the true count is 0). Count mechanisms only."""
     if release.noisy_counts is None:
-        raise ParameterError("this release has no noisy counts; relative errors need a count mechanism (pcr, bounded-counts)")
+        raise ParameterError(
+            "this release has no noisy counts; relative errors need a count mechanism (pcr, bounded-counts)"
+        )
     ids = _released_ids(corpus, release)
-    true = np.where(ids >= 0, corpus.user_counts[np.maximum(ids, 0)], 0).astype(np.int64) if ids.size \
+    true = (
+        np.where(ids >= 0, corpus.user_counts[np.maximum(ids, 0)], 0).astype(np.int64)
+        if ids.size
         else np.zeros(0, np.int64)
+    )
     noisy = np.asarray(release.noisy_counts, dtype=np.float64)
     err = np.abs(noisy - true)
     rel = np.full(err.shape, np.inf)
     np.divide(err, true, out=rel, where=true > 0)
-    return pd.DataFrame({"item": np.asarray(release.items, dtype=object), "true_count": true,
-                         "noisy_count": np.asarray(release.noisy_counts), "rel_error": rel})
+    return pd.DataFrame(
+        {
+            "item": np.asarray(release.items, dtype=object),
+            "true_count": true,
+            "noisy_count": np.asarray(release.noisy_counts),
+            "rel_error": rel,
+        }
+    )
 
 
 def share_within(rel, r: float) -> float:

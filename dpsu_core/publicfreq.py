@@ -17,6 +17,7 @@ rule). Public-corpus counts are >= 1 for every item it contains. wordfreq freque
 expressed as occurrences per billion words; wordfreq's list stops at about 1e-8, i.e. about 10
 per billion, so every listed word ranks above a missing one.
 """
+
 from __future__ import annotations
 
 import functools
@@ -156,8 +157,9 @@ def describe_source(source: Any, lang: str = "en") -> str:
     return f"public corpus {Path(source).name}"
 
 
-def public_frequencies(vocab: np.ndarray, source: None | str | os.PathLike | Corpus = None, lang: str = "en",
-                       *, count: str = "users") -> np.ndarray:
+def public_frequencies(
+    vocab: np.ndarray, source: None | str | os.PathLike | Corpus = None, lang: str = "en", *, count: str = "users"
+) -> np.ndarray:
     """Public frequency of every item of ``vocab`` (float64, aligned with it); items missing count 1.
 
     ``source``: None -> wordfreq's list for ``lang``; a path -> that public file, read with n-grams up to

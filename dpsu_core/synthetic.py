@@ -1,4 +1,5 @@
 """Synthetic corpora for benchmarks and tests (built straight into the CSR model, vectorised)."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -2,6 +2,7 @@
 
 Public data only: a calibration depends on the parameters, never on the corpus.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -34,9 +35,15 @@ def _set_union_classes():
 
 def _row(cls, epsilon: float, delta: float, params: dict[str, Any]) -> dict[str, Any]:
     cal = cls(epsilon=epsilon, delta=delta, **params_for(cls, params)).calibrate()
-    return {"mechanism": cls.name, "label": cls.label, "family": cls.family, "epsilon": cal.epsilon,
-            "scale": cal.scale, "rho": np.nan if cal.rho is None else cal.rho,
-            "gamma": np.nan if cal.gamma is None else cal.gamma}
+    return {
+        "mechanism": cls.name,
+        "label": cls.label,
+        "family": cls.family,
+        "epsilon": cal.epsilon,
+        "scale": cal.scale,
+        "rho": np.nan if cal.rho is None else cal.rho,
+        "gamma": np.nan if cal.gamma is None else cal.gamma,
+    }
 
 
 def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
@@ -53,12 +60,26 @@ PUBLISHED_GW_LABEL = "GW as published (N = 1: not private)"
 def _published_gw_row(epsilon: float, delta: float) -> dict[str, Any]:
     """Carvalho et al.'s rho = 1 - ln(2 delta)/eps, shown for teaching only: its proof misses spill-over
     to other users' items (see ``privacy.thresholds.rho_greedy``); no mechanism uses it."""
-    return {"mechanism": PUBLISHED_GW, "label": PUBLISHED_GW_LABEL, "family": "laplace", "epsilon": float(epsilon),
-            "scale": laplace_scale(epsilon), "rho": rho_greedy(epsilon, delta, 1), "gamma": np.nan}
+    return {
+        "mechanism": PUBLISHED_GW,
+        "label": PUBLISHED_GW_LABEL,
+        "family": "laplace",
+        "epsilon": float(epsilon),
+        "scale": laplace_scale(epsilon),
+        "rho": rho_greedy(epsilon, delta, 1),
+        "gamma": np.nan,
+    }
 
 
-def thresholds_vs_epsilon(epsilons, delta: float, max_items: int, alpha: float, *,
-                          max_users: int | None = None, include_published_gw: bool = False) -> pd.DataFrame:
+def thresholds_vs_epsilon(
+    epsilons,
+    delta: float,
+    max_items: int,
+    alpha: float,
+    *,
+    max_users: int | None = None,
+    include_published_gw: bool = False,
+) -> pd.DataFrame:
     """One row per (set-union mechanism, epsilon): columns mechanism, label, family, epsilon, scale, rho, gamma.
 
     gamma is NaN for mechanisms without a cutoff. Each mechanism receives only the parameters it takes
@@ -73,8 +94,15 @@ def thresholds_vs_epsilon(epsilons, delta: float, max_items: int, alpha: float, 
     return _frame(rows, COLUMNS)
 
 
-def thresholds_vs_max_items(max_items_list, epsilon: float, delta: float, alpha: float, *,
-                            max_users: int | None = None, include_published_gw: bool = False) -> pd.DataFrame:
+def thresholds_vs_max_items(
+    max_items_list,
+    epsilon: float,
+    delta: float,
+    alpha: float,
+    *,
+    max_users: int | None = None,
+    include_published_gw: bool = False,
+) -> pd.DataFrame:
     """One row per (set-union mechanism, Delta0): the columns of ``thresholds_vs_epsilon`` plus max_items."""
     ms = [check_max_items(m) for m in _values(max_items_list, "max_items_list", "[1, 10, 100, 300]")]
     rows = []

@@ -1,4 +1,5 @@
 """Page 1: choose the corpus (bundled demo or an upload), columns, preprocessing; raw statistics."""
+
 import pandas as pd
 import streamlit as st
 
@@ -9,14 +10,22 @@ _ui.require_app()
 
 ss = st.session_state
 st.title("1 · Corpus")
-st.caption("Pick the bundled demo corpus or upload your own. The file stays in this browser session: "
-           "it is tokenized in memory and never written to disk.")
+st.caption(
+    "Pick the bundled demo corpus or upload your own. The file stays in this browser session: "
+    "it is tokenized in memory and never written to disk."
+)
 
 current: al.LoadOptions = ss.get("corpus_options", al.LoadOptions())
 is_demo = ss.get("corpus_name", _ui.DEMO_NAME) == _ui.DEMO_NAME
 SOURCES = {"demo": "Demo corpus (synthetic, bundled)", "upload": "Upload a file"}
-source = st.radio("Corpus source", list(SOURCES), format_func=SOURCES.get, index=0 if is_demo else 1,
-                  horizontal=True, key="corpus_source")
+source = st.radio(
+    "Corpus source",
+    list(SOURCES),
+    format_func=SOURCES.get,
+    index=0 if is_demo else 1,
+    horizontal=True,
+    key="corpus_source",
+)
 
 data = name = None
 fmt, header = "auto", "auto"
@@ -30,10 +39,15 @@ if source == "upload":
         key="upload",
     )
     f1, f2 = st.columns(2)
-    fmt = f1.selectbox("Format", al.FORMATS, key="upload_format",
-                       help="'auto' detects the format from the file name and content.")
-    header = f2.selectbox("Header row", list(header_choice), key="has_header",
-                          help="'auto' detects whether the first row names the columns.")
+    fmt = f1.selectbox(
+        "Format", al.FORMATS, key="upload_format", help="'auto' detects the format from the file name and content."
+    )
+    header = f2.selectbox(
+        "Header row",
+        list(header_choice),
+        key="has_header",
+        help="'auto' detects whether the first row names the columns.",
+    )
     if up is not None:
         data, name = up.getvalue(), up.name
         try:
@@ -49,11 +63,15 @@ with st.form("load_form", border=True):
     if columns:
         st.markdown("**Columns** (pre-filled with the best guess)")
         c1, c2 = st.columns(2)
-        user_col = c1.selectbox("User id column", columns,
-                                index=columns.index(guess_user) if guess_user in columns else 0, key="user_col")
-        text_col = c2.selectbox("Text column", columns,
-                                index=columns.index(guess_text) if guess_text in columns else min(1, len(columns) - 1),
-                                key="text_col")
+        user_col = c1.selectbox(
+            "User id column", columns, index=columns.index(guess_user) if guess_user in columns else 0, key="user_col"
+        )
+        text_col = c2.selectbox(
+            "Text column",
+            columns,
+            index=columns.index(guess_text) if guess_text in columns else min(1, len(columns) - 1),
+            key="text_col",
+        )
     st.markdown("**Preprocessing** (the papers' defaults are on)")
     p1, p2, p3, p4 = st.columns(4)
     lowercase = p1.toggle("Lowercase", value=current.lowercase, key="pp_lowercase")
@@ -61,24 +79,51 @@ with st.form("load_form", border=True):
     drop_removed = p3.toggle("Drop [removed]/[deleted]", value=current.drop_removed, key="pp_drop_removed")
     strip_symbols = p4.toggle("Strip symbols", value=current.strip_symbols, key="pp_strip_symbols")
     t1, t2 = st.columns(2)
-    tokenizer = t1.selectbox("Tokenizer", al.TOKENIZERS, index=al.TOKENIZERS.index(current.tokenizer)
-                             if current.tokenizer in al.TOKENIZERS else 0, key="tokenizer",
-                             help="fast: one regular expression (quick). treebank: NLTK's Treebank tokenizer (slower).")
-    max_n = t2.number_input("Longest n-gram", min_value=1, max_value=6, value=int(current.max_n), step=1,
-                            key="corpus_max_n", help="Items are the n-grams of length 1..this inside each post.")
+    tokenizer = t1.selectbox(
+        "Tokenizer",
+        al.TOKENIZERS,
+        index=al.TOKENIZERS.index(current.tokenizer) if current.tokenizer in al.TOKENIZERS else 0,
+        key="tokenizer",
+        help="fast: one regular expression (quick). treebank: NLTK's Treebank tokenizer (slower).",
+    )
+    max_n = t2.number_input(
+        "Longest n-gram",
+        min_value=1,
+        max_value=6,
+        value=int(current.max_n),
+        step=1,
+        key="corpus_max_n",
+        help="Items are the n-grams of length 1..this inside each post.",
+    )
     submitted = st.form_submit_button("Load corpus", type="primary", key="load_corpus")
 
 if submitted:
     uploading = source == "upload"
-    opts = al.LoadOptions(format=fmt if uploading else "auto", user_col=user_col, text_col=text_col,
-                          has_header=header_choice[header] if uploading else None, max_n=int(max_n),
-                          tokenizer=tokenizer, lowercase=lowercase, strip_urls=strip_urls,
-                          drop_removed=drop_removed, strip_symbols=strip_symbols)
+    opts = al.LoadOptions(
+        format=fmt if uploading else "auto",
+        user_col=user_col,
+        text_col=text_col,
+        has_header=header_choice[header] if uploading else None,
+        max_n=int(max_n),
+        tokenizer=tokenizer,
+        lowercase=lowercase,
+        strip_urls=strip_urls,
+        drop_removed=drop_removed,
+        strip_symbols=strip_symbols,
+    )
     if source == "demo":
         try:  # on success set_corpus reruns the script (the sidebar then shows the new corpus) and says so
-            _ui.load_demo_into_session(al.LoadOptions(max_n=opts.max_n, tokenizer=opts.tokenizer, lowercase=lowercase,
-                                                      strip_urls=strip_urls, drop_removed=drop_removed,
-                                                      strip_symbols=strip_symbols), message="Demo corpus loaded.")
+            _ui.load_demo_into_session(
+                al.LoadOptions(
+                    max_n=opts.max_n,
+                    tokenizer=opts.tokenizer,
+                    lowercase=lowercase,
+                    strip_urls=strip_urls,
+                    drop_removed=drop_removed,
+                    strip_symbols=strip_symbols,
+                ),
+                message="Demo corpus loaded.",
+            )
         except Exception as exc:
             _ui.show_error(exc, "the demo corpus could not be loaded")
     elif data is None:
@@ -101,11 +146,15 @@ if corpus is None:
 st.subheader("Corpus in use")
 st.text(str(ss.get("corpus_name", "")))
 if ss.get("corpus_name") == _ui.DEMO_NAME:
-    st.caption("The demo corpus is synthetic: English word frequencies from wordfreq, phrases, and "
-               f"{len(al.demo_canaries())} planted canaries.")
+    st.caption(
+        "The demo corpus is synthetic: English word frequencies from wordfreq, phrases, and "
+        f"{len(al.demo_canaries())} planted canaries."
+    )
 stats = corpus.stats()
-st.warning("These statistics are computed from the raw data: they are NOT differentially private. "
-           "Do not publish them.", icon=_ui.ICONS["warning"])
+st.warning(
+    "These statistics are computed from the raw data: they are NOT differentially private. Do not publish them.",
+    icon=_ui.ICONS["warning"],
+)
 m = st.columns(5)
 m[0].metric("Users", f"{stats.users:,}")
 m[1].metric("Posts", f"{stats.posts:,}")
@@ -117,17 +166,25 @@ with st.expander("All statistics (not private)"):
     st.dataframe(pd.DataFrame(rows, columns=["statistic", "value"]), hide_index=True, key="stats_table")
 
 src = corpus.source
-notes = [f"format: {src.format}", f"encoding: {src.encoding}" + (" (fallback)" if src.encoding_fallback else ""),
-         f"user column: {src.user_column}", f"text column: {src.text_column}"
-         + (" (guessed)" if src.columns_guessed else ""), f"rows read: {src.rows_read:,}",
-         f"rows dropped (no user / no text / removed): {src.rows_dropped_no_user:,} / {src.rows_dropped_no_text:,} / "
-         f"{src.rows_dropped_removed:,}", f"tokenizer: {src.tokenizer}", *src.notes]
+notes = [
+    f"format: {src.format}",
+    f"encoding: {src.encoding}" + (" (fallback)" if src.encoding_fallback else ""),
+    f"user column: {src.user_column}",
+    f"text column: {src.text_column}" + (" (guessed)" if src.columns_guessed else ""),
+    f"rows read: {src.rows_read:,}",
+    f"rows dropped (no user / no text / removed): {src.rows_dropped_no_user:,} / {src.rows_dropped_no_text:,} / "
+    f"{src.rows_dropped_removed:,}",
+    f"tokenizer: {src.tokenizer}",
+    *src.notes,
+]
 with st.expander("What the reader did"):
     st.text("\n".join(notes))
 
 st.subheader("Canaries to watch for")
-st.caption("Strings that only one user wrote (the demo corpus plants a few dozen). A private release at a sane "
-           "budget must contain none of them. One per line.")
+st.caption(
+    "Strings that only one user wrote (the demo corpus plants a few dozen). A private release at a sane "
+    "budget must contain none of them. One per line."
+)
 if "canary_text" not in ss:  # the text area's state is dropped while other pages run: rebuild it from the list
     ss["canary_text"] = "\n".join(ss.get("canaries", []))
 canary_text = st.text_area("Canaries (one per line)", height=120, key="canary_text")

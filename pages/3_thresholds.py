@@ -1,4 +1,5 @@
 """Page 3: thresholds rho and cutoffs Gamma of every set-union mechanism (public: parameters only)."""
+
 import numpy as np
 import streamlit as st
 
@@ -10,21 +11,26 @@ from pages import _ui
 _ui.require_app()
 
 st.title("3 · Thresholds")
-st.caption("How high a noisy weight must be before an item is released. These numbers depend on the "
-           "parameters only (δ, Δ0 and α from the sidebar), never on the data.")
+st.caption(
+    "How high a noisy weight must be before an item is released. These numbers depend on the "
+    "parameters only (δ, Δ0 and α from the sidebar), never on the data."
+)
 
 b = _ui.budget()
 lo, hi = st.select_slider("ε range", options=al.EPSILON_GRID, value=(0.5, 10.0), key="thr_eps_range")
 epsilons = [e for e in al.EPSILON_GRID if lo <= e <= hi]
 log_y = st.toggle("Logarithmic y axis", value=True, key="thr_log_y")
 n_spec = al.PARAMS["max_users"]
-max_users = st.number_input(n_spec.label, min_value=1, value=int(n_spec.default), step=1, key="thr_max_users",
-                            help=n_spec.help)
+max_users = st.number_input(
+    n_spec.label, min_value=1, value=int(n_spec.default), step=1, key="thr_max_users", help=n_spec.help
+)
 try:
-    df_eps = thresholds_vs_epsilon(epsilons, b["delta"], b["max_items"], b["alpha"], max_users=max_users,
-                                   include_published_gw=True)
-    df_m = thresholds_vs_max_items(al.MAX_ITEMS_GRID, b["epsilon"], b["delta"], b["alpha"], max_users=max_users,
-                                   include_published_gw=True)
+    df_eps = thresholds_vs_epsilon(
+        epsilons, b["delta"], b["max_items"], b["alpha"], max_users=max_users, include_published_gw=True
+    )
+    df_m = thresholds_vs_max_items(
+        al.MAX_ITEMS_GRID, b["epsilon"], b["delta"], b["alpha"], max_users=max_users, include_published_gw=True
+    )
 except Exception as exc:
     _ui.show_error(exc, "the thresholds cannot be computed")
     st.stop()
@@ -32,11 +38,12 @@ except Exception as exc:
 CHART_HEIGHT = 460  # tall enough for the legends (up to 8 mechanisms and 2 noise kinds) not to be clipped
 c1, c2 = st.columns(2)
 with c1:
-    st.altair_chart(thresholds_chart(df_eps, y="rho", log_y=log_y).properties(height=CHART_HEIGHT),
-                    width="stretch")
+    st.altair_chart(thresholds_chart(df_eps, y="rho", log_y=log_y).properties(height=CHART_HEIGHT), width="stretch")
 with c2:
-    st.altair_chart(thresholds_chart(df_eps[np.isfinite(df_eps["gamma"])], y="gamma", log_y=log_y)
-                    .properties(height=CHART_HEIGHT), width="stretch")
+    st.altair_chart(
+        thresholds_chart(df_eps[np.isfinite(df_eps["gamma"])], y="gamma", log_y=log_y).properties(height=CHART_HEIGHT),
+        width="stretch",
+    )
 st.altair_chart(rho_vs_max_items_chart(df_m, log_y=log_y).properties(height=CHART_HEIGHT), width="stretch")
 
 st.markdown(al.THRESHOLDS_EXPLANATION)

@@ -1,4 +1,5 @@
 """Page 4: how the weighted histogram H filled up (NON-private diagnostic of the raw data)."""
+
 import pandas as pd
 import streamlit as st
 
@@ -11,8 +12,11 @@ _ui.require_app()
 
 ss = st.session_state
 st.title("4 · Histogram fill")
-st.warning("Everything on this page is computed from the raw weights H: it is NOT differentially private. "
-           "Use it to understand the mechanisms; never publish it.", icon=_ui.ICONS["warning"])
+st.warning(
+    "Everything on this page is computed from the raw weights H: it is NOT differentially private. "
+    "Use it to understand the mechanisms; never publish it.",
+    icon=_ui.ICONS["warning"],
+)
 
 corpus = _ui.get_corpus()
 if corpus is None:
@@ -22,16 +26,24 @@ available = al.weighted_mechanism_names()
 labels = al.mechanism_labels()
 have = _ui.releases_by_mechanism()
 default = [n for n in have if n in available] or ([al.DEFAULT_MECHANISM] if al.DEFAULT_MECHANISM in available else [])
-chosen = st.multiselect("Mechanisms to show side by side", available, default=default, format_func=labels.get,
-                        key="hist_mechanisms")
+chosen = st.multiselect(
+    "Mechanisms to show side by side", available, default=default, format_func=labels.get, key="hist_mechanisms"
+)
 missing = [n for n in chosen if n not in have]
 if missing and st.button(f"Run {len(missing)} missing release(s) at the sidebar budget", key="hist_run"):
     b = _ui.budget()
     bar = st.progress(0.0, text="Starting…")
     for i, n in enumerate(missing):
         try:
-            rel = al.run_release(corpus, n, b["epsilon"], b["delta"], _ui.param_values(), teaching=_ui.teaching(),
-                                 progress=lambda f, m, i=i: bar.progress(min(1.0, (i + f) / len(missing)), text=m))
+            rel = al.run_release(
+                corpus,
+                n,
+                b["epsilon"],
+                b["delta"],
+                _ui.param_values(),
+                teaching=_ui.teaching(),
+                progress=lambda f, m, i=i: bar.progress(min(1.0, (i + f) / len(missing)), text=m),
+            )
             _ui.store_release(n, rel)
         except Exception as exc:
             _ui.show_error(exc, f"{labels[n]} failed")
@@ -44,14 +56,14 @@ if not shown:
     st.stop()
 
 rows = []
-for n, rel in shown.items():
+for rel in shown.values():
     cal = rel.calibration
     fill = histogram_fill(rel.diagnostics.weights, cal.rho, cal.gamma, scale=cal.scale)
     rows.append({"mechanism": cal.label, "ρ": cal.rho, "Γ": cal.gamma, **fill.as_dict()})
 table = pd.DataFrame(rows)
 
 if len(shown) == 1:
-    (n, rel), = shown.items()
+    ((n, rel),) = shown.items()
     cal = rel.calibration
     f = rows[0]
     m = st.columns(4)
@@ -61,11 +73,19 @@ if len(shown) == 1:
     m[3].metric("Weight beyond ρ's need", f"{f['weight_beyond_rho_need']:.4g}")
     st.altair_chart(weight_histogram_chart(rel.diagnostics.weights, cal.rho, cal.gamma), width="stretch")
 else:
-    st.altair_chart(multi_weight_histogram_chart(
-        {r.calibration.label: (r.diagnostics.weights, r.calibration.rho, r.calibration.gamma) for r in shown.values()}),
-        width="stretch")
+    st.altair_chart(
+        multi_weight_histogram_chart(
+            {
+                r.calibration.label: (r.diagnostics.weights, r.calibration.rho, r.calibration.gamma)
+                for r in shown.values()
+            }
+        ),
+        width="stretch",
+    )
 st.dataframe(table, hide_index=True, key="hist_table")
-st.caption("Share above ρ: items whose weight alone clears the threshold. Share at Γ: items that reached the "
-           "cutoff (policy mechanisms stop adding there); an item within 0.001 × the noise scale of Γ counts as "
-           "there (gamma_tol), since Policy Gaussian's l2 steps approach Γ without landing on it exactly. "
-           "Weight beyond ρ's need: total weight above ρ, i.e. budget that could have lifted other items.")
+st.caption(
+    "Share above ρ: items whose weight alone clears the threshold. Share at Γ: items that reached the "
+    "cutoff (policy mechanisms stop adding there); an item within 0.001 × the noise scale of Γ counts as "
+    "there (gamma_tol), since Policy Gaussian's l2 steps approach Γ without landing on it exactly. "
+    "Weight beyond ρ's need: total weight above ρ, i.e. budget that could have lifted other items."
+)

@@ -1,4 +1,5 @@
 """Page 5: how much of the k-anonymous vocabulary and of the users' usage the release covers (NON-private)."""
+
 import streamlit as st
 
 from dpsu_core import app_logic as al
@@ -9,8 +10,11 @@ from pages import _ui
 _ui.require_app()
 
 st.title("5 · Coverage")
-st.warning("Coverage compares the private release with the raw data (S_k = items used by at least k users): "
-           "these figures are NOT differentially private. Never publish them.", icon=_ui.ICONS["warning"])
+st.warning(
+    "Coverage compares the private release with the raw data (S_k = items used by at least k users): "
+    "these figures are NOT differentially private. Never publish them.",
+    icon=_ui.ICONS["warning"],
+)
 
 corpus = _ui.get_corpus()
 rel = _ui.current_release()
@@ -34,13 +38,21 @@ except Exception as exc:
 overall = mm[mm["n"] == 0].iloc[0]
 m = st.columns(3)
 m[0].metric("Items released", f"{rel.n_released:,}")
-m[1].metric("Matches k-anonymity at k =", "—" if k_match is None else f"{k_match:,}",
-            help="The smallest k with |S_k| ≤ |S|: the private release is as large as the set of items used by k users.")
-m[2].metric("Recovered mass", f"{overall['recovered_mass']:.1%}",
-            help="Share of all (user, item) pairs whose item was released; missing mass is the rest.")
+m[1].metric(
+    "Matches k-anonymity at k =",
+    "—" if k_match is None else f"{k_match:,}",
+    help="The smallest k with |S_k| ≤ |S|: the private release is as large as the set of items used by k users.",
+)
+m[2].metric(
+    "Recovered mass",
+    f"{overall['recovered_mass']:.1%}",
+    help="Share of all (user, item) pairs whose item was released; missing mass is the rest.",
+)
 st.altair_chart(coverage_chart(cov), width="stretch")
-st.caption("Size ratio |S| / |S_k| (can exceed 100%) and recall |S ∩ S_k| / |S_k| against k; n = 0 is all lengths. "
-           "An empty (None) ratio means |S_k| = 0: no item has that many users, so the ratio is undefined.")
+st.caption(
+    "Size ratio |S| / |S_k| (can exceed 100%) and recall |S ∩ S_k| / |S_k| against k; n = 0 is all lengths. "
+    "An empty (None) ratio means |S_k| = 0: no item has that many users, so the ratio is undefined."
+)
 PCT = st.column_config.NumberColumn(format="percent")
 st.dataframe(cov, hide_index=True, key="cov_table", column_config={"size_ratio": PCT, "recall": PCT})
 st.subheader("Missing mass per n-gram length")

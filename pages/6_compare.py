@@ -1,4 +1,5 @@
 """Page 6: several mechanisms x repeated runs at one budget, on the cached corpus."""
+
 import streamlit as st
 
 from dpsu_core import app_logic as al
@@ -10,8 +11,10 @@ _ui.require_app()
 
 ss = st.session_state
 st.title("6 · Compare")
-st.caption("Release with several mechanisms at the sidebar budget, several times each (the noise differs "
-           "between runs), and compare how many items each releases. All runs reuse the loaded corpus.")
+st.caption(
+    "Release with several mechanisms at the sidebar budget, several times each (the noise differs "
+    "between runs), and compare how many items each releases. All runs reuse the loaded corpus."
+)
 
 corpus = _ui.get_corpus()
 if corpus is None:
@@ -27,9 +30,16 @@ st.caption(al.budget_summary(**b))
 if st.button("Run comparison", type="primary", key="cmp_run", disabled=not chosen):
     bar = st.progress(0.0, text="Starting…")
     try:
-        df = compare_runs(corpus, chosen, b["epsilon"], b["delta"], al.compare_params(chosen, _ui.param_values()),
-                          runs, seed=al.TEACHING_SEED if _ui.teaching() else None,
-                          progress=_ui.progress_callback(bar))
+        df = compare_runs(
+            corpus,
+            chosen,
+            b["epsilon"],
+            b["delta"],
+            al.compare_params(chosen, _ui.param_values()),
+            runs,
+            seed=al.TEACHING_SEED if _ui.teaching() else None,
+            progress=_ui.progress_callback(bar),
+        )
         ss["compare"] = (ss.get("corpus_id"), df)
     except Exception as exc:
         _ui.show_error(exc, "the comparison failed")
@@ -43,11 +53,12 @@ df = res[1]
 summary = summarize(df)
 st.subheader("Released items: mean ± sd over runs (private outputs)")
 st.dataframe(al.compare_summary_display(summary), hide_index=True, key="cmp_summary")
-st.caption("The counts of released items are private outputs. The timings (mean_seconds, seconds) are measured "
-           "on the raw data: a non-private diagnostic, never exported.")
+st.caption(
+    "The counts of released items are private outputs. The timings (mean_seconds, seconds) are measured "
+    "on the raw data: a non-private diagnostic, never exported."
+)
 if (summary["runs"] < 2).any():
-    st.caption(f"sd shown as “{al.SD_UNDEFINED}”: a sample standard deviation needs at least two runs per "
-               "mechanism.")
+    st.caption(f"sd shown as “{al.SD_UNDEFINED}”: a sample standard deviation needs at least two runs per mechanism.")
 st.subheader("Chart")
 st.altair_chart(compare_chart(summary), width="stretch")
 with st.expander("Every run"):

@@ -9,6 +9,7 @@ Session state keys (all per browser session; nothing is written to disk):
   param_values                                      mechanism parameters set on the Release page
   compare                                           the last comparison table
 """
+
 from __future__ import annotations
 
 import runpy
@@ -21,15 +22,22 @@ import streamlit as st
 from dpsu_core import app_logic as al
 from dpsu_core.errors import DpsuError
 
-
 DEMO_NAME = "demo corpus (synthetic)"
 # Material Symbols (rendered from Streamlit's bundled icon font): emoji need an emoji font, often missing.
 ICONS = {
-    "app": ":material/lock:", "corpus": ":material/description:", "release": ":material/lock:",
-    "thresholds": ":material/show_chart:", "histogram": ":material/bar_chart:",
-    "coverage": ":material/track_changes:", "compare": ":material/compare_arrows:",
-    "export": ":material/download:", "error": ":material/block:", "warning": ":material/warning:",
-    "teaching": ":material/school:", "guarantee": ":material/verified_user:", "ok": ":material/check_circle:",
+    "app": ":material/lock:",
+    "corpus": ":material/description:",
+    "release": ":material/lock:",
+    "thresholds": ":material/show_chart:",
+    "histogram": ":material/bar_chart:",
+    "coverage": ":material/track_changes:",
+    "compare": ":material/compare_arrows:",
+    "export": ":material/download:",
+    "error": ":material/block:",
+    "warning": ":material/warning:",
+    "teaching": ":material/school:",
+    "guarantee": ":material/verified_user:",
+    "ok": ":material/check_circle:",
 }
 APP_PATH = Path(__file__).resolve().parent.parent / "app.py"
 _local = threading.local()
@@ -63,8 +71,13 @@ def show_error(exc: BaseException, what: str = "") -> None:
     if isinstance(exc, DpsuError):
         st.error(al.escape_markdown(prefix + str(exc)), icon=ICONS["error"])
     else:
-        st.error(al.escape_markdown(f"{prefix}unexpected error ({type(exc).__name__}). "
-                                    "Check the inputs and try again; if it persists, report it."), icon=ICONS["error"])
+        st.error(
+            al.escape_markdown(
+                f"{prefix}unexpected error ({type(exc).__name__}). "
+                "Check the inputs and try again; if it persists, report it."
+            ),
+            icon=ICONS["error"],
+        )
 
 
 # ---- the corpus -----------------------------------------------------------------------------
@@ -74,8 +87,7 @@ def _demo_corpus(options: al.LoadOptions):
     return al.load_demo(options)
 
 
-def set_corpus(corpus, name: str, options: al.LoadOptions, canaries: list[str], *,
-               message: str | None = None) -> None:
+def set_corpus(corpus, name: str, options: al.LoadOptions, canaries: list[str], *, message: str | None = None) -> None:
     """Install a newly loaded corpus; results of the previous one no longer apply.
 
     The canaries are the new corpus's own (the demo's list, or none for an upload): the keyed text area is
@@ -153,10 +165,20 @@ def param_widget(spec, default, key: str):
     if spec.kind == "int":
         lo = int(spec.minimum) if spec.minimum is not None else None
         hi = int(spec.maximum) if spec.maximum is not None else None
-        return int(st.number_input(spec.label, min_value=lo, max_value=hi, value=int(default), step=1,
-                                   help=spec.help, key=key))
-    return float(st.number_input(spec.label, min_value=spec.minimum, max_value=spec.maximum, value=float(default),
-                                 help=spec.help, key=key, format="%.6g"))
+        return int(
+            st.number_input(spec.label, min_value=lo, max_value=hi, value=int(default), step=1, help=spec.help, key=key)
+        )
+    return float(
+        st.number_input(
+            spec.label,
+            min_value=spec.minimum,
+            max_value=spec.maximum,
+            value=float(default),
+            help=spec.help,
+            key=key,
+            format="%.6g",
+        )
+    )
 
 
 # ---- sidebar --------------------------------------------------------------------------------
@@ -165,24 +187,47 @@ def sidebar() -> None:
     corpus = st.session_state.get("corpus")
     with st.sidebar:
         st.subheader("Privacy budget")
-        st.number_input("ε (epsilon)", min_value=0.01, max_value=100.0, value=al.DEFAULT_EPSILON, step=0.5,
-                        key="epsilon", help="Privacy loss bound: smaller ε is more private and releases fewer items.")
-        st.number_input("δ (delta)", min_value=1e-15, max_value=0.5, value=al.DEFAULT_DELTA, step=1e-7,
-                        format="%.2e", key="delta",
-                        help="Probability that the ε guarantee fails; keep it well below 1/(number of users).")
+        st.number_input(
+            "ε (epsilon)",
+            min_value=0.01,
+            max_value=100.0,
+            value=al.DEFAULT_EPSILON,
+            step=0.5,
+            key="epsilon",
+            help="Privacy loss bound: smaller ε is more private and releases fewer items.",
+        )
+        st.number_input(
+            "δ (delta)",
+            min_value=1e-15,
+            max_value=0.5,
+            value=al.DEFAULT_DELTA,
+            step=1e-7,
+            format="%.2e",
+            key="delta",
+            help="Probability that the ε guarantee fails; keep it well below 1/(number of users).",
+        )
         spec_m, spec_a = al.PARAMS["max_items"], al.PARAMS["alpha"]
-        st.number_input(spec_m.label, min_value=1, value=int(spec_m.default), step=1, key="max_items",
-                        help=spec_m.help)
-        st.number_input(spec_a.label, min_value=0.0, max_value=20.0, value=float(spec_a.default), step=0.5,
-                        key="alpha", help=spec_a.help)
+        st.number_input(spec_m.label, min_value=1, value=int(spec_m.default), step=1, key="max_items", help=spec_m.help)
+        st.number_input(
+            spec_a.label,
+            min_value=0.0,
+            max_value=20.0,
+            value=float(spec_a.default),
+            step=0.5,
+            key="alpha",
+            help=spec_a.help,
+        )
         b = budget()
         if corpus is not None:
             g = al.delta_guidance(b["delta"], corpus.n_users)
             {"ok": st.caption, "warning": st.warning, "error": st.error}[g.level](g.message)
         st.caption(al.budget_summary(**b))
         st.divider()
-        st.toggle("Teaching mode (fixed seed)", key="teaching",
-                  help="Fixes the random seed so a class sees the same results. Not for real releases.")
+        st.toggle(
+            "Teaching mode (fixed seed)",
+            key="teaching",
+            help="Fixes the random seed so a class sees the same results. Not for real releases.",
+        )
         if corpus is not None:
             st.caption("Corpus in use:")
             st.text(f"{st.session_state.get('corpus_name', '')}\n{corpus.n_users:,} users")
@@ -218,6 +263,7 @@ def releases_by_mechanism() -> dict:
 def progress_callback(bar):
     def fn(fraction: float, message: str = "") -> None:
         bar.progress(min(max(float(fraction), 0.0), 1.0), text=str(message) if message else None)
+
     return fn
 
 

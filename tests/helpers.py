@@ -33,6 +33,7 @@ Public API (import as ``from tests.helpers import ...`` or ``from helpers import
 ``rows_strategy(...)`` / ``extra_row_strategy(...)``: hypothesis strategies of small row lists over a
     small item universe (many repeats, so weights reach a small Gamma often).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -51,8 +52,16 @@ UNIQUE_PREFIX = "zzlone"
 
 
 # --------------------------------------------------------------------------- lone-user Monte Carlo
-def lone_user_corpus(n_unique: int = 5, *, n_users: int = 100, n_common: int = 20, words_per_user: int = 5,
-                     lone_common: int = 0, unique_counts=None, seed: int = 0) -> tuple[Corpus, np.ndarray]:
+def lone_user_corpus(
+    n_unique: int = 5,
+    *,
+    n_users: int = 100,
+    n_common: int = 20,
+    words_per_user: int = 5,
+    lone_common: int = 0,
+    unique_counts=None,
+    seed: int = 0,
+) -> tuple[Corpus, np.ndarray]:
     """Common users over shared words plus one lone user holding ``n_unique`` words nobody else has."""
     rng = np.random.default_rng(seed)
     common = [f"common{j}" for j in range(n_common)]
@@ -96,8 +105,14 @@ def rate_estimate(hits: int, n_runs: int, confidence: float = 0.999) -> RateEsti
     return RateEstimate(int(hits), int(n_runs), confidence, float(lo), float(hi))
 
 
-def lone_user_release_rate(mechanism_factory: Callable[[], Mechanism] | Mechanism, n_runs: int, *,
-                           confidence: float = 0.999, seed: int = 0, **corpus_kw) -> RateEstimate:
+def lone_user_release_rate(
+    mechanism_factory: Callable[[], Mechanism] | Mechanism,
+    n_runs: int,
+    *,
+    confidence: float = 0.999,
+    seed: int = 0,
+    **corpus_kw,
+) -> RateEstimate:
     """Fraction of ``n_runs`` real releases in which any of the lone user's unique words is released."""
     mech = mechanism_factory if isinstance(mechanism_factory, Mechanism) else mechanism_factory()
     corpus, unique_ids = lone_user_corpus(**corpus_kw)
@@ -122,9 +137,13 @@ def exceed_probability(noise: str, scale: float, rho: float, weights) -> float:
 
 
 # --------------------------------------------------------------------------- coupling for sensitivity
-def neighbouring_rows(rows: list[list[int]], extra: list[int], position: int,
-                      counts: list[list[int]] | None = None,
-                      extra_counts: list[int] | None = None) -> tuple[OrderedRows, OrderedRows]:
+def neighbouring_rows(
+    rows: list[list[int]],
+    extra: list[int],
+    position: int,
+    counts: list[list[int]] | None = None,
+    extra_counts: list[int] | None = None,
+) -> tuple[OrderedRows, OrderedRows]:
     """(rows of D, rows of D + u): u inserted at ``position``, everyone else unchanged and in the same order."""
     position = max(0, min(position, len(rows)))
     rows_u = rows[:position] + [extra] + rows[position:]

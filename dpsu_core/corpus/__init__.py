@@ -3,6 +3,7 @@
 ``load_corpus(source, ...)`` reads CSV, TSV, JSON Lines, Parquet, plain text and
 pre-tokenized sequence files (optionally zipped) into a ``Corpus``.
 """
+
 from .build import build_corpus, corpus_from_token_lists
 from .load import load_corpus
 from .model import Corpus, CorpusStats, SourceInfo
@@ -10,6 +11,15 @@ from .readers import FORMATS, guess_columns, peek_columns
 from .tokenize import TOKENIZERS, Preprocessing
 
 __all__ = [
-    "FORMATS", "TOKENIZERS", "Corpus", "CorpusStats", "Preprocessing", "SourceInfo", "build_corpus",
-    "corpus_from_token_lists", "guess_columns", "load_corpus", "peek_columns",
+    "FORMATS",
+    "TOKENIZERS",
+    "Corpus",
+    "CorpusStats",
+    "Preprocessing",
+    "SourceInfo",
+    "build_corpus",
+    "corpus_from_token_lists",
+    "guess_columns",
+    "load_corpus",
+    "peek_columns",
 ]

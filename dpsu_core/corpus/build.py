@@ -6,6 +6,7 @@ Input is the flat form every reader/tokenizer produces:
   post_user   int64 user index (0..n_users-1) of each post
 n-grams of length 1..max_n are formed inside a post, never across posts.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -191,5 +192,12 @@ def corpus_from_token_lists(
     if not flat:
         raise EmptyCorpusError("the corpus has no tokens; give at least one non-empty post")
     codes, uniques = pd.factorize(np.asarray(flat, dtype=object))
-    return build_corpus(codes.astype(np.int32), post_ptr, post_user, np.asarray(uniques, dtype=object),
-                        max_n=max_n, n_users=len(user_posts), source=source)
+    return build_corpus(
+        codes.astype(np.int32),
+        post_ptr,
+        post_user,
+        np.asarray(uniques, dtype=object),
+        max_n=max_n,
+        n_users=len(user_posts),
+        source=source,
+    )

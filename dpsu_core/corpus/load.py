@@ -3,6 +3,7 @@
 file -> readers.read_table (user, text rows) -> drop rows without user/text and
 removal placeholders (counted) -> tokenize.tokenize -> build.build_corpus.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -51,8 +52,9 @@ def load_corpus(
     """
     check_tokenizer(tokenizer)
     max_n = _check_max_n(max_n)
-    prep = Preprocessing(lowercase=lowercase, strip_urls=strip_urls, drop_removed=drop_removed,
-                         strip_symbols=strip_symbols)
+    prep = Preprocessing(
+        lowercase=lowercase, strip_urls=strip_urls, drop_removed=drop_removed, strip_symbols=strip_symbols
+    )
     table = read_table(source, format=format, user_col=user_col, text_col=text_col, has_header=has_header)
     rows_read = table.n_rows
     texts, users = table.texts, table.users

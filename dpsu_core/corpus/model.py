@@ -8,6 +8,7 @@ Row i of the CSR (``items[indptr[i]:indptr[i+1]]``) holds user i's *distinct* it
 user's text. The user order here is the order of first appearance in the file; it
 carries no privacy meaning: mechanisms shuffle users themselves.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -111,7 +112,7 @@ class Corpus:
         """Boolean mask over the vocabulary: items whose n-gram length is in ``lengths``."""
         return np.isin(self.ngram_len, np.asarray(list(lengths), dtype=self.ngram_len.dtype))
 
-    def restrict_to(self, keep_items: np.ndarray) -> "Corpus":
+    def restrict_to(self, keep_items: np.ndarray) -> Corpus:
         """The same users and vocabulary, with each row filtered to items where ``keep_items`` is True.
 
         Item ids are unchanged, so results map back to ``vocab`` directly. Users left empty stay as empty rows.

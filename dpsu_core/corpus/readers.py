@@ -16,6 +16,7 @@ Formats (``FORMATS``):
                "% Sequences" line exists everything above it is a header
                (the MSNBC layout). Tokens are taken as given.
 """
+
 from __future__ import annotations
 
 import codecs
@@ -42,8 +43,17 @@ USER_COLUMN_NAMES: tuple[str, ...] = ("author", "user", "user_id", "userid", "us
 TEXT_COLUMN_NAMES: tuple[str, ...] = ("text", "body", "content", "clean_text", "post", "message")
 
 _EXTENSIONS = {
-    ".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl",
-    ".parquet": "parquet", ".pq": "parquet", ".txt": "text", ".text": "text", ".seq": "sequences",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".tab": "tsv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "jsonl",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".txt": "text",
+    ".text": "text",
+    ".seq": "sequences",
 }
 _SNIFF = 65536
 _SEQ_MARKER = re.compile(r"^%\s*sequences\b", re.IGNORECASE)
@@ -80,6 +90,7 @@ class Table:
 
 # ---- public helpers ----------------------------------------------------------
 
+
 def guess_columns(columns) -> tuple[str | None, str | None]:
     """Best user-id and text column among ``columns`` by common names (case-insensitive), or None when none fits."""
     cols = [str(c) for c in columns]
@@ -109,6 +120,7 @@ def peek_columns(source, format: str = "auto", has_header: bool | None = None) -
 
 
 # ---- source -> bytes ---------------------------------------------------------
+
 
 def read_source(source) -> RawFile:
     """Bytes of ``source`` (path, bytes, or binary file-like with optional ``.name``), unpacked if zipped/gzipped."""
@@ -143,7 +155,9 @@ def read_source(source) -> RawFile:
         try:
             inner = gzip.decompress(data)
         except (OSError, EOFError) as e:
-            raise InputError(f"{name or 'the file'} looks gzip-compressed but cannot be unpacked ({e}); upload it uncompressed") from None
+            raise InputError(
+                f"{name or 'the file'} looks gzip-compressed but cannot be unpacked ({e}); upload it uncompressed"
+            ) from None
         inner_name = name[:-3] if name.lower().endswith(".gz") else name
         raw = RawFile(inner, inner_name, [f"unpacked gzip file {name or '(bytes)'}"])
     if not raw.data or raw.data.isspace():
@@ -155,9 +169,12 @@ def _unzip(raw: RawFile) -> RawFile:
     try:
         zf = zipfile.ZipFile(io.BytesIO(raw.data))
     except zipfile.BadZipFile:
-        raise InputError(f"{raw.name or 'the file'} is not a valid zip archive; re-create it or upload the data file itself") from None
+        raise InputError(
+            f"{raw.name or 'the file'} is not a valid zip archive; re-create it or upload the data file itself"
+        ) from None
     members = [
-        m for m in zf.infolist()
+        m
+        for m in zf.infolist()
         if not m.is_dir() and not m.filename.startswith("__MACOSX/") and not PurePath(m.filename).name.startswith("._")
     ]
     if len(members) != 1:
@@ -167,10 +184,13 @@ def _unzip(raw: RawFile) -> RawFile:
             "zip a single file or upload the data file itself"
         )
     member = members[0]
-    return RawFile(zf.read(member), PurePath(member.filename).name, [f"read {member.filename!r} from zip archive {raw.name!r}"])
+    return RawFile(
+        zf.read(member), PurePath(member.filename).name, [f"read {member.filename!r} from zip archive {raw.name!r}"]
+    )
 
 
 # ---- format detection --------------------------------------------------------
+
 
 def detect_format(raw: RawFile, format: str = "auto") -> tuple[str, str | None]:
     """The format to read ``raw`` as, and a note when it was detected rather than given."""
@@ -218,6 +238,7 @@ def _looks_like_sequences(head: str) -> bool:
 
 # ---- decoding ----------------------------------------------------------------
 
+
 def to_utf8(raw: RawFile) -> tuple[bytes, str, bool]:
     """UTF-8 bytes of a text file (BOM removed), the source encoding, and whether a fallback was used."""
     data = raw.data
@@ -225,7 +246,9 @@ def to_utf8(raw: RawFile) -> tuple[bytes, str, bool]:
         try:
             return data.decode("utf-16").encode("utf-8"), "utf-16", False
         except UnicodeDecodeError:
-            raise EncodingError(f"{raw.name or 'the file'} starts with a UTF-16 mark but is not valid UTF-16; re-save it as UTF-8") from None
+            raise EncodingError(
+                f"{raw.name or 'the file'} starts with a UTF-16 mark but is not valid UTF-16; re-save it as UTF-8"
+            ) from None
     _check_not_binary(raw)
     if data[:3] == codecs.BOM_UTF8:
         data = data[3:]
@@ -266,11 +289,14 @@ def _check_not_binary(raw: RawFile) -> None:
 
 
 def _fallback_note(encoding: str) -> str:
-    return (f"the file is not valid UTF-8: decoded as {encoding} instead; if characters look wrong, "
-            "re-save the file as UTF-8")
+    return (
+        f"the file is not valid UTF-8: decoded as {encoding} instead; if characters look wrong, "
+        "re-save the file as UTF-8"
+    )
 
 
 # ---- columns -----------------------------------------------------------------
+
 
 def _norm(name: str) -> str:
     return name.strip().lower()
@@ -367,7 +393,9 @@ def choose_columns(columns: list[str], user_col, text_col, has_header: bool) -> 
     else:
         t = _resolve(text_col, columns, "text", has_header)
     if u == t:
-        raise ColumnError(f"the user and text columns are the same column ({_label(columns, u, has_header)}); choose two different columns")
+        raise ColumnError(
+            f"the user and text columns are the same column ({_label(columns, u, has_header)}); choose two different columns"
+        )
     if guessed:
         notes.append(
             f"columns guessed from their names: user = {columns[u]!r}, text = {columns[t]!r}; "
@@ -381,6 +409,7 @@ def _label(columns: list[str], i: int, has_header: bool) -> str:
 
 
 # ---- readers -----------------------------------------------------------------
+
 
 def read_table(source, *, format: str = "auto", user_col=None, text_col=None, has_header: bool | None = None) -> Table:
     """Read ``source`` into a Table of (user, text) rows."""
@@ -433,7 +462,10 @@ def _header_decision(first: list[str], user_col, text_col, has_header: bool | No
     known = set(USER_COLUMN_NAMES) | set(TEXT_COLUMN_NAMES)
     if any(_norm(c) in known for c in first):
         return True, f"first row taken as a header ({', '.join(map(repr, first))}); pass has_header=False if it is data"
-    return False, "no header row detected (columns given by position); pass has_header=True if the first row is a header"
+    return (
+        False,
+        "no header row detected (columns given by position); pass has_header=True if the first row is a header",
+    )
 
 
 def _read_delimited(raw: RawFile, data: bytes, fmt: str, user_col, text_col, has_header) -> Table:
@@ -458,12 +490,14 @@ def _read_delimited(raw: RawFile, data: bytes, fmt: str, user_col, text_col, has
     try:
         tab = pacsv.read_csv(
             pa.BufferReader(data),
-            read_options=pacsv.ReadOptions(column_names=internal, skip_rows=1 if header else 0,
-                                           block_size=8 << 20),
+            read_options=pacsv.ReadOptions(column_names=internal, skip_rows=1 if header else 0, block_size=8 << 20),
             parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True, invalid_row_handler=skip),
-            convert_options=pacsv.ConvertOptions(include_columns=[internal[u], internal[t]],
-                                                 column_types={internal[u]: pa.string(), internal[t]: pa.string()},
-                                                 strings_can_be_null=False, quoted_strings_can_be_null=False),
+            convert_options=pacsv.ConvertOptions(
+                include_columns=[internal[u], internal[t]],
+                column_types={internal[u]: pa.string(), internal[t]: pa.string()},
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
         )
     except pa.ArrowException as e:
         raise InputError(
@@ -527,7 +561,9 @@ def _parquet_schema(raw: RawFile):
 
 
 def _bad_parquet(raw: RawFile, e: Exception) -> InputError:
-    return InputError(f"{raw.name or 'the file'} is not a valid Parquet file ({_short(e)}); re-export it, or save it as CSV")
+    return InputError(
+        f"{raw.name or 'the file'} is not a valid Parquet file ({_short(e)}); re-export it, or save it as CSV"
+    )
 
 
 def _read_parquet(raw: RawFile, user_col, text_col) -> Table:
@@ -551,7 +587,7 @@ def _json_columns(data: bytes) -> list[str]:
             keys.update(dict.fromkeys(map(str, r)))
         return list(keys)
     keys = {}
-    for i, line in enumerate(head.split("\n")[:100]):
+    for _i, line in enumerate(head.split("\n")[:100]):
         if not line.strip():
             continue
         try:
@@ -569,7 +605,9 @@ def _json_array(data: bytes, name: str) -> list[dict]:
     except json.JSONDecodeError as e:
         raise InputError(f"{name} is not valid JSON ({e}); give one JSON object per line (JSON Lines)") from None
     if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
-        raise InputError(f"{name} must hold JSON objects (one per line, or one array of objects); found other JSON values")
+        raise InputError(
+            f"{name} must hold JSON objects (one per line, or one array of objects); found other JSON values"
+        )
     return records
 
 
@@ -587,7 +625,7 @@ def _read_jsonl(raw: RawFile, data: bytes, user_col, text_col) -> Table:
             # every line is a JSON object but Arrow could not unify the types: read in Python
             tab = _records_table([json.loads(ln) for ln in data.decode("utf-8").splitlines() if ln.strip()])
     if tab.num_columns == 0:
-        raise InputError(f"{name} holds no JSON fields; each line must be an object like {{\"user\": ..., \"text\": ...}}")
+        raise InputError(f'{name} holds no JSON fields; each line must be an object like {{"user": ..., "text": ...}}')
     return _table_from_columns(tab, "jsonl", user_col, text_col)
 
 
@@ -603,7 +641,9 @@ def _raise_bad_json_line(data: bytes, name: str, err: Exception) -> None:
                 f"{name}: line {i} is not valid JSON ({e.msg}); each line of a JSON Lines file must be one complete JSON object"
             ) from None
         if not isinstance(obj, dict):
-            raise InputError(f"{name}: line {i} is a JSON {type(obj).__name__}, not an object; each line must be one JSON object")
+            raise InputError(
+                f"{name}: line {i} is a JSON {type(obj).__name__}, not an object; each line must be one JSON object"
+            )
 
 
 def _records_table(records: list[dict]) -> pa.Table:
@@ -649,11 +689,23 @@ def _read_text(data: bytes, user_col, text_col) -> Table:
         no_tab = int(parts.null_count)
         if no_tab:
             notes.append(f"{no_tab} lines without a tab have no user id and were dropped")
-        return Table(texts=pc.struct_field(parts, "text"), users=pc.struct_field(parts, "user"), format="text",
-                     user_column="user (before the tab)", text_column="text (after the tab)", notes=notes)
-    return Table(texts=lines, users=None, format="text",
-                 notes=["plain text without user ids: each line is one post and its own user; "
-                        "write 'user<TAB>text' lines to group posts by user"])
+        return Table(
+            texts=pc.struct_field(parts, "text"),
+            users=pc.struct_field(parts, "user"),
+            format="text",
+            user_column="user (before the tab)",
+            text_column="text (after the tab)",
+            notes=notes,
+        )
+    return Table(
+        texts=lines,
+        users=None,
+        format="text",
+        notes=[
+            "plain text without user ids: each line is one post and its own user; "
+            "write 'user<TAB>text' lines to group posts by user"
+        ],
+    )
 
 
 def _blank(values: pa.Array) -> pa.Array:

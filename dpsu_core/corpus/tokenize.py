@@ -20,6 +20,7 @@ Tokenizers:
   (internal) whitespace: tokens are the whitespace-separated chunks, untouched;
             used for pre-tokenized sequences.
 """
+
 from __future__ import annotations
 
 import os
@@ -82,9 +83,7 @@ class Tokenized:
 
 def check_tokenizer(tokenizer: str) -> str:
     if tokenizer not in TOKENIZERS:
-        raise ParameterError(
-            f"unknown tokenizer {tokenizer!r}; choose one of {', '.join(TOKENIZERS)}"
-        )
+        raise ParameterError(f"unknown tokenizer {tokenizer!r}; choose one of {', '.join(TOKENIZERS)}")
     return tokenizer
 
 
@@ -139,6 +138,7 @@ def tokenize(
 
 # ---- internals ---------------------------------------------------------------
 
+
 def _split_balanced(texts: pa.Array, n: int) -> list[pa.Array]:
     """Split into at most ``n`` contiguous slices of about equal byte size."""
     n_rows = len(texts)
@@ -190,8 +190,9 @@ def _tokenize_part(texts: pa.Array, tokenizer: str, prep: Preprocessing) -> tupl
     data_buf = texts.buffers()[2]
     data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
     table = char_classes()
-    n_tok, n_bytes = _scan(data, offsets, table, mode, np.zeros(0, np.uint8), np.zeros(1, np.int64),
-                           np.zeros(len(texts), np.int64), False)
+    n_tok, n_bytes = _scan(
+        data, offsets, table, mode, np.zeros(0, np.uint8), np.zeros(1, np.int64), np.zeros(len(texts), np.int64), False
+    )
     out = np.empty(n_bytes, dtype=np.uint8)
     large = n_bytes >= 2**31 - 1  # more than 2 GB of tokens in one slice: 64-bit offsets
     tok_off = np.empty(n_tok + 1, dtype=np.int64 if large else np.int32)
@@ -219,7 +220,9 @@ def char_classes() -> np.ndarray:
         cls = np.full(0x110000, _SYMBOL_CH, dtype=np.uint8)
         for m in re.finditer(r"[^\W_]+", every):  # str.isalnum(): letters and numbers
             cls[m.start() : m.end()] = _WORD
-        for cp in range(0x20000):  # combining marks (all assigned ones lie below U+20000, except plane 14 variation selectors)
+        for cp in range(
+            0x20000
+        ):  # combining marks (all assigned ones lie below U+20000, except plane 14 variation selectors)
             if cls[cp] == _SYMBOL_CH and unicodedata.category(every[cp])[0] == "M":
                 cls[cp] = _WORD
         cls[0xE0100:0xE01F0] = _WORD  # variation selectors supplement (Mn)
@@ -280,8 +283,12 @@ def _scan(data, offsets, table, mode, out, tok_off, per_post, write):  # pragma:
                 cp = (np.int64(b & 0x0F) << 12) | (np.int64(data[i + 1] & 0x3F) << 6) | np.int64(data[i + 2] & 0x3F)
                 n = 3
             else:
-                cp = ((np.int64(b & 0x07) << 18) | (np.int64(data[i + 1] & 0x3F) << 12)
-                      | (np.int64(data[i + 2] & 0x3F) << 6) | np.int64(data[i + 3] & 0x3F))
+                cp = (
+                    (np.int64(b & 0x07) << 18)
+                    | (np.int64(data[i + 1] & 0x3F) << 12)
+                    | (np.int64(data[i + 2] & 0x3F) << 6)
+                    | np.int64(data[i + 3] & 0x3F)
+                )
                 n = 4
             c = table[cp]
             if mode == 2:
@@ -299,7 +306,7 @@ def _scan(data, offsets, table, mode, out, tok_off, per_post, write):  # pragma:
                         pos += 1
             elif c == 1:
                 if in_tok:
-                    for k in range(pending):
+                    for _k in range(pending):
                         if write:
                             out[pos] = 39
                         pos += 1

@@ -6,6 +6,7 @@
   of NON-PRIVATE values computed from the raw data (weights H, true counts, ...).
   Exports read only the private fields; see ``Release.private_frame``.
 """
+
 from __future__ import annotations
 
 import abc
@@ -114,12 +115,19 @@ class Mechanism(abc.ABC):
         """Noise kind and scale, rho, Gamma where it has one. Depends on parameters only."""
 
     @abc.abstractmethod
-    def _release(self, corpus: Corpus, rng: np.random.Generator, cal: Calibration,
-                 progress: ProgressFn | None) -> tuple[np.ndarray, Diagnostics]:
+    def _release(
+        self, corpus: Corpus, rng: np.random.Generator, cal: Calibration, progress: ProgressFn | None
+    ) -> tuple[np.ndarray, Diagnostics]:
         """Return (released item ids into corpus.vocab, diagnostics). Count mechanisms override ``release``."""
 
-    def release(self, corpus: Corpus, *, seed: int | None = None, rng: np.random.Generator | None = None,
-                progress: ProgressFn | None = None) -> Release:
+    def release(
+        self,
+        corpus: Corpus,
+        *,
+        seed: int | None = None,
+        rng: np.random.Generator | None = None,
+        progress: ProgressFn | None = None,
+    ) -> Release:
         cal = self.calibrate()
         rng = rng if rng is not None else make_rng(seed)
         t0 = time.perf_counter()
@@ -146,10 +154,19 @@ def canonical_order(items: np.ndarray, ngram_len: np.ndarray) -> np.ndarray:
     return np.lexsort((items.astype(str), ngram_len))
 
 
-def make_release(cal: Calibration, corpus: Corpus, ids: np.ndarray, diag: Diagnostics, *,
-                 seed: int | None, elapsed: float, extra_items: np.ndarray | None = None,
-                 extra_len: np.ndarray | None = None, noisy_counts: np.ndarray | None = None,
-                 count_std: np.ndarray | None = None) -> Release:
+def make_release(
+    cal: Calibration,
+    corpus: Corpus,
+    ids: np.ndarray,
+    diag: Diagnostics,
+    *,
+    seed: int | None,
+    elapsed: float,
+    extra_items: np.ndarray | None = None,
+    extra_len: np.ndarray | None = None,
+    noisy_counts: np.ndarray | None = None,
+    count_std: np.ndarray | None = None,
+) -> Release:
     """Assemble a Release from vocab ids (plus, for DPNE, released strings the corpus never contained)."""
     ids = np.asarray(ids, dtype=np.int64)
     items = corpus.vocab[ids].astype(object) if ids.size else np.zeros(0, dtype=object)
@@ -172,8 +189,7 @@ def make_release(cal: Calibration, corpus: Corpus, ids: np.ndarray, diag: Diagno
     )
 
 
-def noisy_threshold(weights: np.ndarray, rng: np.random.Generator, noise: str, scale: float,
-                    rho: float) -> np.ndarray:
+def noisy_threshold(weights: np.ndarray, rng: np.random.Generator, noise: str, scale: float, rho: float) -> np.ndarray:
     """Step 3 of the common frame: noise every item with weight > 0 and keep those above rho.
 
     Items of weight 0 are never candidates (spec section 7: noising them inflates delta).
@@ -192,9 +208,11 @@ def noisy_threshold(weights: np.ndarray, rng: np.random.Generator, noise: str, s
 
 
 def guarantee_sentence(epsilon: float, delta: float, what: str = "set of released items") -> str:
-    return (f"The {what} is ({epsilon:g}, {delta:.3g})-differentially private at the user level: adding or "
-            f"removing all of one user's text changes the probability of any output by at most a factor "
-            f"e^{epsilon:g}, except with probability {delta:.3g}.")
+    return (
+        f"The {what} is ({epsilon:g}, {delta:.3g})-differentially private at the user level: adding or "
+        f"removing all of one user's text changes the probability of any output by at most a factor "
+        f"e^{epsilon:g}, except with probability {delta:.3g}."
+    )
 
 
 def _jsonable(obj: Any) -> Any:

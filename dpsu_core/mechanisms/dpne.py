@@ -23,6 +23,7 @@ analytic-Gaussian sigma for (epsilon, delta/2). Hence (epsilon, delta)-DP overal
 Released n-grams are kept per level as int32 token-id rows, because spurious n-grams may be
 strings the corpus never contained; those are released with item id -1.
 """
+
 from __future__ import annotations
 
 import math
@@ -51,8 +52,10 @@ from .setunion import weighted_update
 #: Above this expected number of spurious draws at one level, eta is too large for the corpus.
 MAX_SPURIOUS = 5_000_000
 
-NOT_PRIVATE = ("NOT differentially private: per-level histogram supports and draw counts are computed "
-               "from the raw data (|V_k|, rho_k and the released sizes are functions of the release only).")
+NOT_PRIVATE = (
+    "NOT differentially private: per-level histogram supports and draw counts are computed "
+    "from the raw data (|V_k|, rho_k and the released sizes are functions of the release only)."
+)
 
 
 # --------------------------------------------------------------------------- budget and thresholds
@@ -70,7 +73,7 @@ def noise_schedule(sigma: float, levels: int, schedule: str = "equal", decay: fl
         if not (decay > 0 and math.isfinite(decay)):
             raise ParameterError(f"decay c must be a finite number > 0, got {decay!r}; e.g. --decay 0.9")
         powers = np.power(float(decay), np.arange(levels, dtype=np.float64))  # c^(k-1)
-        sigma1 = sigma * math.sqrt(float(np.sum(powers ** -2.0)))
+        sigma1 = sigma * math.sqrt(float(np.sum(powers**-2.0)))
         return sigma1 * powers
     raise ParameterError(f"schedule must be 'equal' or 'geometric', got {schedule!r}")
 
@@ -96,8 +99,9 @@ def _level_ids(corpus: Corpus, k: int) -> np.ndarray:
     return np.flatnonzero(corpus.ngram_len == k)
 
 
-def _dpsu_weighted_gaussian(corpus: Corpus, keep: np.ndarray, rng: np.random.Generator, max_items: int,
-                            sigma: float, rho: float) -> tuple[np.ndarray, np.ndarray]:
+def _dpsu_weighted_gaussian(
+    corpus: Corpus, keep: np.ndarray, rng: np.random.Generator, max_items: int, sigma: float, rho: float
+) -> tuple[np.ndarray, np.ndarray]:
     """One weighted-Gaussian DPSU over the items where ``keep`` is True: (released ids, weights H).
 
     The weighted update is a sum over users, invariant to their order, so users are not shuffled
@@ -126,8 +130,15 @@ class _NgramMechanism(Mechanism):
 
     def _cal(self, scale: float, rho: float, **details) -> Calibration:
         return Calibration(
-            mechanism=self.name, label=self.label, epsilon=self.epsilon, delta=self.delta, noise="gaussian",
-            scale=float(scale), rho=float(rho), gamma=None, params=dict(self.params),
+            mechanism=self.name,
+            label=self.label,
+            epsilon=self.epsilon,
+            delta=self.delta,
+            noise="gaussian",
+            scale=float(scale),
+            rho=float(rho),
+            gamma=None,
+            params=dict(self.params),
             guarantee=guarantee_sentence(self.epsilon, self.delta, "set of released n-grams (all lengths together)"),
             details=details,
         )
@@ -138,8 +149,10 @@ class _NgramMechanism(Mechanism):
 class DPNE(_NgramMechanism):
     name, label = "dpne", "DPNE (n-gram extraction)"
     param_names = ("max_items", "max_n", "eta", "pruning", "schedule", "decay")
-    summary = ("Level-wise n-grams: weighted-Gaussian DPSU for 1-grams, then k-grams pruned to those whose "
-               "sub-grams were released; Gaussian budget split over the levels (Kim et al. 2021).")
+    summary = (
+        "Level-wise n-grams: weighted-Gaussian DPSU for 1-grams, then k-grams pruned to those whose "
+        "sub-grams were released; Gaussian budget split over the levels (Kim et al. 2021)."
+    )
 
     def calibrate(self) -> Calibration:
         p = self.params
@@ -148,15 +161,16 @@ class DPNE(_NgramMechanism):
         sig = noise_schedule(sigma, T, p["schedule"], p["decay"])
         rho1 = rho_weighted_gaussian_sigma(float(sig[0]), self.delta, m)
         return self._cal(
-            sigma, rho1,
+            sigma,
+            rho1,
             sigma_k=[float(s) for s in sig],
             rho_1=rho1,
             rho_k="for k >= 2: rho_k = sigma_k * Phi^-1(1 - eta * min(1, |S_(k-1)| / |V_k|)), set at run time "
-                  "from the released S_(k-1) and V_k (post-processing; controls spurious n-grams, not privacy)",
+            "from the released S_(k-1) and V_k (post-processing; controls spurious n-grams, not privacy)",
             max_items_per_level=[m] * T,
             composition="sum_k 1/sigma_k^2 = 1/sigma^2, sigma from (epsilon, delta/2); delta/2 to rho_1",
             spurious="valid k-grams of weight 0: Binomial(|V_k| - |supp H_k|, 1 - Phi(rho_k/sigma_k)) drawn "
-                     "uniformly from V_k minus supp(H_k)",
+            "uniformly from V_k minus supp(H_k)",
         )
 
     def release(self, corpus: Corpus, *, seed=None, rng=None, progress=None):
@@ -164,8 +178,16 @@ class DPNE(_NgramMechanism):
         rng = rng if rng is not None else make_rng(seed)
         t0 = time.perf_counter()
         ids, extra_items, extra_len, diag = self._run(corpus, rng, cal, progress)
-        return make_release(cal, corpus, ids, diag, seed=seed, elapsed=time.perf_counter() - t0,
-                            extra_items=extra_items, extra_len=extra_len)
+        return make_release(
+            cal,
+            corpus,
+            ids,
+            diag,
+            seed=seed,
+            elapsed=time.perf_counter() - t0,
+            extra_items=extra_items,
+            extra_len=extra_len,
+        )
 
     def _release(self, corpus, rng, cal, progress):  # pragma: no cover - release() is overridden
         ids, _, _, diag = self._run(corpus, rng, cal, progress)
@@ -193,9 +215,18 @@ class DPNE(_NgramMechanism):
         s1 = corpus.gram_tokens[rel, :1].astype(np.int32)
         s_prev = s1
         released_ids.append(rel)
-        levels.append(dict(n=1, sigma=float(sig[0]), rho=float(cal.rho), valid=None,
-                           candidates=int(np.count_nonzero(h)), released_from_histogram=int(rel.size),
-                           spurious_drawn=0, released=int(rel.size)))
+        levels.append(
+            dict(
+                n=1,
+                sigma=float(sig[0]),
+                rho=float(cal.rho),
+                valid=None,
+                candidates=int(np.count_nonzero(h)),
+                released_from_histogram=int(rel.size),
+                spurious_drawn=0,
+                released=int(rel.size),
+            )
+        )
 
         # ---- levels k >= 2
         for k in range(2, T + 1):
@@ -205,8 +236,16 @@ class DPNE(_NgramMechanism):
             dom = valid_domain(s_prev, s1[:, 0], pruning)
             n_valid = dom.size
             rho_k = level_threshold(sigma_k, eta, int(s_prev.shape[0]), n_valid)
-            info = dict(n=k, sigma=sigma_k, rho=rho_k, valid=n_valid, candidates=0, released_from_histogram=0,
-                        spurious_drawn=0, released=0)
+            info = dict(
+                n=k,
+                sigma=sigma_k,
+                rho=rho_k,
+                valid=n_valid,
+                candidates=0,
+                released_from_histogram=0,
+                spurious_drawn=0,
+                released=0,
+            )
             levels.append(info)
             if n_valid == 0:
                 s_prev = np.zeros((0, k), dtype=np.int32)
@@ -242,8 +281,12 @@ class DPNE(_NgramMechanism):
                 extra_items.append(_gram_strings(corpus, spur[~in_vocab]))
                 extra_len.append(np.full(int(np.count_nonzero(~in_vocab)), k, dtype=np.int16))
             s_prev = np.concatenate([corpus.gram_tokens[rel, :k].astype(np.int32), spur], axis=0)
-            info.update(candidates=int(supp.size), released_from_histogram=int(rel.size), spurious_drawn=b,
-                        released=int(s_prev.shape[0]))
+            info.update(
+                candidates=int(supp.size),
+                released_from_histogram=int(rel.size),
+                spurious_drawn=b,
+                released=int(s_prev.shape[0]),
+            )
 
         if progress:
             progress(1.0, "done")
@@ -266,8 +309,9 @@ class DPSUAll(_NgramMechanism):
     def calibrate(self) -> Calibration:
         T, m = int(self.params["max_n"]), int(self.params["max_items"])
         sigma = gaussian_scale(self.epsilon, self.delta)
-        return self._cal(sigma, rho_weighted_gaussian_sigma(sigma, self.delta, T * m), max_items_all=T * m,
-                         l2_sensitivity=1.0)
+        return self._cal(
+            sigma, rho_weighted_gaussian_sigma(sigma, self.delta, T * m), max_items_all=T * m, l2_sensitivity=1.0
+        )
 
     def _release(self, corpus, rng, cal, progress):
         T = int(self.params["max_n"])
@@ -302,8 +346,14 @@ class DPSUEven(_NgramMechanism):
         sig = noise_schedule(sigma, T, "equal")
         # rho_weighted_gaussian_sigma spends half of its delta argument: delta/T -> delta/(2T) per length
         rho_k = rho_weighted_gaussian_sigma(float(sig[0]), self.delta / T, m)
-        return self._cal(sigma, rho_k, sigma_k=[float(s) for s in sig], rho_k=[rho_k] * T,
-                         threshold_delta_per_length=self.delta / (2 * T), l2_sensitivity=1.0)
+        return self._cal(
+            sigma,
+            rho_k,
+            sigma_k=[float(s) for s in sig],
+            rho_k=[rho_k] * T,
+            threshold_delta_per_length=self.delta / (2 * T),
+            l2_sensitivity=1.0,
+        )
 
     def _release(self, corpus, rng, cal, progress):
         T, m = int(self.params["max_n"]), int(self.params["max_items"])
@@ -312,8 +362,9 @@ class DPSUEven(_NgramMechanism):
         for k in range(1, T + 1):
             if progress:
                 progress((k - 1) / T, f"length {k}")
-            ids, h = _dpsu_weighted_gaussian(corpus, corpus.ngram_len == k, rng, m,
-                                             cal.details["sigma_k"][k - 1], cal.details["rho_k"][k - 1])
+            ids, h = _dpsu_weighted_gaussian(
+                corpus, corpus.ngram_len == k, rng, m, cal.details["sigma_k"][k - 1], cal.details["rho_k"][k - 1]
+            )
             out.append(ids)
             h_all += h
         return np.concatenate(out), Diagnostics(weights=h_all, extra={"note": NOT_PRIVATE})

@@ -24,6 +24,7 @@ which items are skipped, exactly as in Algorithm 2).
 Weight 0 means "never touched": only items that actually received budget have H > 0,
 and ``noisy_threshold`` noises only those (spec section 7).
 """
+
 from __future__ import annotations
 
 import weakref
@@ -64,7 +65,7 @@ def item_hash_keys(vocab: np.ndarray) -> np.ndarray:
     return hash_array(np.asarray(vocab, dtype=object), categorize=False)
 
 
-_KEY_CACHE: "weakref.WeakKeyDictionary[Corpus, np.ndarray]" = weakref.WeakKeyDictionary()
+_KEY_CACHE: weakref.WeakKeyDictionary[Corpus, np.ndarray] = weakref.WeakKeyDictionary()
 
 
 def _corpus_keys(corpus: Corpus) -> np.ndarray:
@@ -216,27 +217,51 @@ def _one_row_order(items, primary, item_key, secret, h, gamma, lazy):
     return pos[:n].copy()
 
 
-def greedy_update(rows: OrderedRows, n_items: int, gamma: float, primary: np.ndarray, item_key: np.ndarray,
-                  secret: int | np.uint64) -> np.ndarray:
+def greedy_update(
+    rows: OrderedRows, n_items: int, gamma: float, primary: np.ndarray, item_key: np.ndarray, secret: int | np.uint64
+) -> np.ndarray:
     """H after GU over ``rows`` (already in processing order).
 
     ``primary``: uint32 per CSR entry, smaller = visited first (``count_priority(rows.counts)`` for GW,
     ``frequency_rank(public)[rows.items]`` for GW-KT); ``item_key``: uint64 per item (``item_hash_keys``).
     """
-    return _greedy(rows.indptr, rows.items, np.arange(rows.n_rows, dtype=np.int64), np.asarray(primary, dtype=np.uint32),
-                   np.asarray(item_key, dtype=np.uint64), np.uint64(secret), int(n_items), float(gamma))
+    return _greedy(
+        rows.indptr,
+        rows.items,
+        np.arange(rows.n_rows, dtype=np.int64),
+        np.asarray(primary, dtype=np.uint32),
+        np.asarray(item_key, dtype=np.uint64),
+        np.uint64(secret),
+        int(n_items),
+        float(gamma),
+    )
 
 
-def user_visit_order(items: np.ndarray, primary: np.ndarray, item_key: np.ndarray, secret: int | np.uint64,
-                     h: np.ndarray, gamma: float, *, lazy: int = _LAZY_STEPS) -> np.ndarray:
+def user_visit_order(
+    items: np.ndarray,
+    primary: np.ndarray,
+    item_key: np.ndarray,
+    secret: int | np.uint64,
+    h: np.ndarray,
+    gamma: float,
+    *,
+    lazy: int = _LAZY_STEPS,
+) -> np.ndarray:
     """The item ids one user would visit, in order, given the current histogram ``h``.
 
     Same helpers as the kernel (``lazy`` selection steps, then a sort of the rest); any ``lazy`` gives
     the same order, which the tests check.
     """
     items = np.asarray(items, dtype=np.int32)
-    pos = _one_row_order(items, np.asarray(primary, dtype=np.uint32), np.asarray(item_key, dtype=np.uint64),
-                         np.uint64(secret), np.asarray(h, dtype=np.float64), float(gamma), int(lazy))
+    pos = _one_row_order(
+        items,
+        np.asarray(primary, dtype=np.uint32),
+        np.asarray(item_key, dtype=np.uint64),
+        np.uint64(secret),
+        np.asarray(h, dtype=np.float64),
+        float(gamma),
+        int(lazy),
+    )
     return items[pos]
 
 
@@ -250,9 +275,12 @@ class _Greedy(Mechanism):
         self.calibrate()  # fail early when Gamma < 1
 
     def _details(self) -> dict[str, Any]:
-        return {"l1_sensitivity": 1.0, "sampling": "none (every user keeps all items)",
-                "threshold": "rho = ln((e^eps + N - 1)/(2 delta))/eps, N = max_users (corrects Carvalho et al.'s "
-                             "rho = 1 - ln(2 delta)/eps, whose proof misses spill-over to other users' items)"}
+        return {
+            "l1_sensitivity": 1.0,
+            "sampling": "none (every user keeps all items)",
+            "threshold": "rho = ln((e^eps + N - 1)/(2 delta))/eps, N = max_users (corrects Carvalho et al.'s "
+            "rho = 1 - ln(2 delta)/eps, whose proof misses spill-over to other users' items)",
+        }
 
     def calibrate(self) -> Calibration:
         scale = laplace_scale(self.epsilon)
@@ -265,9 +293,17 @@ class _Greedy(Mechanism):
                 f"(rho = {rho:.4g}); raise alpha to at least {need:.4g} or choose delta below 0.5"
             )
         return Calibration(
-            mechanism=self.name, label=self.label, epsilon=self.epsilon, delta=self.delta, noise="laplace",
-            scale=float(scale), rho=float(rho), gamma=float(gamma), params=dict(self.params),
-            guarantee=guarantee_sentence(self.epsilon, self.delta), details=self._details(),
+            mechanism=self.name,
+            label=self.label,
+            epsilon=self.epsilon,
+            delta=self.delta,
+            noise="laplace",
+            scale=float(scale),
+            rho=float(rho),
+            gamma=float(gamma),
+            params=dict(self.params),
+            guarantee=guarantee_sentence(self.epsilon, self.delta),
+            details=self._details(),
         )
 
     def _primary(self, corpus: Corpus, rows: OrderedRows | Corpus) -> np.ndarray:
@@ -288,8 +324,16 @@ class _Greedy(Mechanism):
         primary = np.asarray(self._primary(corpus, corpus), dtype=np.uint32)
         if progress:
             progress(0.4, "greedy updates of the weighted histogram")
-        h = _greedy(corpus.indptr, corpus.items, order, primary, _corpus_keys(corpus), np.uint64(secret),
-                    int(corpus.n_items), float(cal.gamma))
+        h = _greedy(
+            corpus.indptr,
+            corpus.items,
+            order,
+            primary,
+            _corpus_keys(corpus),
+            np.uint64(secret),
+            int(corpus.n_items),
+            float(cal.gamma),
+        )
         if progress:
             progress(0.9, "adding noise and thresholding")
         ids = noisy_threshold(h, rng, cal.noise, cal.scale, cal.rho)
@@ -308,11 +352,14 @@ class Gw(_Greedy):
 @register
 class GwKt(_Greedy):
     name, label = "gw-kt", "GW-KT"
-    summary = ("GW ordered by a public word frequency (wordfreq or a public corpus you supply) instead of "
-               "each user's counts; Laplace noise 1/ε.")
+    summary = (
+        "GW ordered by a public word frequency (wordfreq or a public corpus you supply) instead of "
+        "each user's counts; Laplace noise 1/ε."
+    )
 
-    def __init__(self, *, epsilon: float, delta: float, public_source: Any = None, lang: str = "en",
-                 **params: Any) -> None:
+    def __init__(
+        self, *, epsilon: float, delta: float, public_source: Any = None, lang: str = "en", **params: Any
+    ) -> None:
         from ..publicfreq import check_public_source
 
         self.public_source = check_public_source(public_source, lang)

@@ -22,6 +22,7 @@ of the released sets only (public), and vectorised numpy.
 n-grams are handled as int32 token-id rows (unigram ids of the corpus), never as strings
 or vocabulary ids, because spurious n-grams released by DPNE need not occur in the corpus.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -54,7 +55,7 @@ def row_codes(*blocks: np.ndarray) -> list[np.ndarray]:
         code = code.astype(np.int64)
     out, s = [], 0
     for n in sizes:
-        out.append(code[s:s + n])
+        out.append(code[s : s + n])
         s += n
     return out
 
@@ -120,7 +121,7 @@ class ValidDomain:
         if n == 0 or self.size == 0:
             return out
         lq = grams[:, : self.k - 1]
-        rq = grams[:, self.k - self.right.shape[1]:]
+        rq = grams[:, self.k - self.right.shape[1] :]
         lcode_tab, lcode_q = row_codes(self.left, lq)
         rcode_tab, rcode_q = row_codes(self.right, rq)
         lpos = _lookup(lcode_tab, lcode_q)  # position in self.left or -1
@@ -145,8 +146,7 @@ class ValidDomain:
             raise ValueError("sample: the domain is empty")  # pragma: no cover - programming error
         return self.decode(rng.integers(0, self.size, size=int(size), dtype=np.int64))
 
-    def sample_distinct_excluding(self, rng: np.random.Generator, count: int,
-                                  exclude: np.ndarray) -> np.ndarray:
+    def sample_distinct_excluding(self, rng: np.random.Generator, count: int, exclude: np.ndarray) -> np.ndarray:
         """A uniformly random set of ``count`` distinct indices of V_k outside ``exclude`` (int64, sorted).
 
         Rejection sampling on i.i.d. uniform indices: keep each draw that is neither excluded nor
@@ -232,6 +232,17 @@ def valid_domain(s_prev: np.ndarray, s1: np.ndarray, pruning: str = "both") -> V
     r_start, r_count = r_start[ri].astype(np.int64), r_count[ri].astype(np.int64)
     v_start = np.zeros(common.size + 1, dtype=np.int64)
     np.cumsum(l_count * r_count, out=v_start[1:])
-    return ValidDomain(k=k, pruning=pruning, left=left, right=right, l_overlap=lc, r_overlap=rc,
-                       l_start=l_start, l_count=l_count, r_start=r_start, r_count=r_count,
-                       v_start=v_start, group_code=common.astype(np.int64))
+    return ValidDomain(
+        k=k,
+        pruning=pruning,
+        left=left,
+        right=right,
+        l_overlap=lc,
+        r_overlap=rc,
+        l_start=l_start,
+        l_count=l_count,
+        r_start=r_start,
+        r_count=r_count,
+        v_start=v_start,
+        group_code=common.astype(np.int64),
+    )

@@ -21,6 +21,7 @@ Bounded counts (the paper's "Plume" baseline, section 1)
     (alpha = 0.5): selection at (eps/2, delta/2), counts at (eps/2, delta/2); basic composition gives
     (eps, delta). Optionally keep only noisy counts above T = (2 + r) s / r.
 """
+
 from __future__ import annotations
 
 import math
@@ -187,8 +188,17 @@ class PcrResult:
     ledger: PcrLedger
 
 
-def private_count_release(counts: np.ndarray, rng: np.random.Generator, *, rho: float, delta: float,
-                          eps_star: float, delta_star: float, kbar: int, rel_error: float) -> PcrResult:
+def private_count_release(
+    counts: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    rho: float,
+    delta: float,
+    eps_star: float,
+    delta_star: float,
+    kbar: int,
+    rel_error: float,
+) -> PcrResult:
     """Run PCR's filter over a histogram of distinct-user counts (l_inf = 1). ``rho``/``delta``: the
     approximate-zCDP budget (rho_z, delta_z). Items with count 0 are never candidates.
 
@@ -209,11 +219,19 @@ def private_count_release(counts: np.ndarray, rng: np.random.Generator, *, rho: 
     order = cand[np.lexsort((keys, -c[cand]))]
     sorted_c = c[order].astype(np.float64)
     eps_, thr, pos, sig, noisy, rho_spent, delta_spent, exhausted = _pcr_loop(
-        sorted_c, int(kbar), float(rho), float(delta), float(eps_star), float(delta_star), float(rel_error), rng)
+        sorted_c, int(kbar), float(rho), float(delta), float(eps_star), float(delta_star), float(rel_error), rng
+    )
     ledger_pos = np.where(pos >= 0, order[np.maximum(pos, 0)] if order.size else -1, -1).astype(np.int64)
-    ledger = PcrLedger(eps=eps_, threshold=thr, position=ledger_pos, sigma=sig, noisy=noisy,
-                       rho_spent=float(rho_spent), delta_spent=float(delta_spent),
-                       stop_reason="no candidates left" if exhausted else "budget")
+    ledger = PcrLedger(
+        eps=eps_,
+        threshold=thr,
+        position=ledger_pos,
+        sigma=sig,
+        noisy=noisy,
+        rho_spent=float(rho_spent),
+        delta_spent=float(delta_spent),
+        stop_reason="no candidates left" if exhausted else "budget",
+    )
     hit = ledger_pos >= 0
     return PcrResult(positions=ledger_pos[hit], noisy_counts=noisy[hit], sigma=sig[hit], ledger=ledger)
 
@@ -237,8 +255,9 @@ class _CountMechanism(Mechanism):
         ids, _, _, diag = self._release_counts(corpus, rng, cal, progress)
         return ids, diag
 
-    def release(self, corpus: Corpus, *, seed: int | None = None, rng: np.random.Generator | None = None,
-                progress=None):
+    def release(
+        self, corpus: Corpus, *, seed: int | None = None, rng: np.random.Generator | None = None, progress=None
+    ):
         cal = self.calibrate()
         rng = rng if rng is not None else make_rng(seed)
         t0 = time.perf_counter()
@@ -250,8 +269,10 @@ class _CountMechanism(Mechanism):
 @register
 class PrivateCountRelease(_CountMechanism):
     name, label, family = "pcr", "PCR (Private Count Release)", "gumbel"
-    summary = ("Unknown Domain Gumbel top-1 inside a zCDP privacy filter, then a Gaussian count per item; "
-               "no bound on items per user.")
+    summary = (
+        "Unknown Domain Gumbel top-1 inside a zCDP privacy filter, then a Gaussian count per item; "
+        "no bound on items per user."
+    )
     param_names = ("kbar", "rel_error", "eps_star", "delta_star")
 
     def calibrate(self) -> Calibration:
@@ -261,12 +282,14 @@ class PrivateCountRelease(_CountMechanism):
         if eps_star * eps_star / 4.0 > budget.rho:
             raise ParameterError(
                 f"eps_star = {eps_star:g} is too large for epsilon = {self.epsilon:g}: one step costs up to "
-                f"eps_star^2/4 = {eps_star ** 2 / 4:.3g} zCDP but the whole budget is rho = {budget.rho:.3g}; "
-                f"lower eps_star below {2 * math.sqrt(budget.rho):.3g} or raise epsilon")
+                f"eps_star^2/4 = {eps_star**2 / 4:.3g} zCDP but the whole budget is rho = {budget.rho:.3g}; "
+                f"lower eps_star below {2 * math.sqrt(budget.rho):.3g} or raise epsilon"
+            )
         if delta_star > budget.delta_zcdp:
             raise ParameterError(
                 f"delta_star = {delta_star:g} exceeds the Gumbel steps' delta budget delta/2 = {budget.delta_zcdp:.3g}; "
-                f"lower delta_star (e.g. 1e-11) or raise delta")
+                f"lower delta_star (e.g. 1e-11) or raise delta"
+            )
         t1 = gumbel_threshold(eps_star, kbar, delta_star)
         s1 = pcr_count_sigma(eps_star, kbar, delta_star, r)
         details = {
@@ -275,8 +298,10 @@ class PrivateCountRelease(_CountMechanism):
             "delta_zcdp": budget.delta_zcdp,
             "delta_conversion": budget.delta_conversion,
             "delta_total": budget.delta_zcdp + budget.delta_conversion,
-            "delta_split": ("delta/2 is the approximate-zCDP delta spent by the Gumbel steps (delta_* each); "
-                            "delta/2 is the delta' of the conversion rho + 2 sqrt(rho ln(1/delta'))"),
+            "delta_split": (
+                "delta/2 is the approximate-zCDP delta spent by the Gumbel steps (delta_* each); "
+                "delta/2 is the delta' of the conversion rho + 2 sqrt(rho ln(1/delta'))"
+            ),
             "epsilon_from_rho": budget.rho + 2.0 * math.sqrt(budget.rho * math.log(1.0 / budget.delta_conversion)),
             "max_gumbel_steps": int(math.floor(budget.delta_zcdp / delta_star)),
             "gumbel_step_rho": "eps_i^2/8 per step; delta_* per step",
@@ -285,13 +310,23 @@ class PrivateCountRelease(_CountMechanism):
             "first_count_sigma": s1,
             "sensitivity": "l_inf = 1 (distinct-user counts), l0 unbounded",
         }
-        guarantee = (guarantee_sentence(self.epsilon, self.delta, "set of released items with their noisy counts")
-                     + f" Internally it is {budget.delta_zcdp:.3g}-approximate {budget.rho:.4g}-zCDP "
-                       f"(converted at delta' = {budget.delta_conversion:.3g}).")
+        guarantee = (
+            guarantee_sentence(self.epsilon, self.delta, "set of released items with their noisy counts")
+            + f" Internally it is {budget.delta_zcdp:.3g}-approximate {budget.rho:.4g}-zCDP "
+            f"(converted at delta' = {budget.delta_conversion:.3g})."
+        )
         return Calibration(
-            mechanism=self.name, label=self.label, epsilon=self.epsilon, delta=self.delta,
-            noise="gumbel+gaussian", scale=1.0 / eps_star, rho=None, gamma=None, params=dict(p),
-            guarantee=guarantee, details=details,
+            mechanism=self.name,
+            label=self.label,
+            epsilon=self.epsilon,
+            delta=self.delta,
+            noise="gumbel+gaussian",
+            scale=1.0 / eps_star,
+            rho=None,
+            gamma=None,
+            params=dict(p),
+            guarantee=guarantee,
+            details=details,
         )
 
     def _release_counts(self, corpus, rng, cal, progress):
@@ -300,19 +335,29 @@ class PrivateCountRelease(_CountMechanism):
             progress(0.05, "ranking distinct-user counts")
         if progress:
             progress(0.2, "running the Gumbel privacy filter")
-        res = private_count_release(corpus.user_counts, rng, rho=cal.details["rho_zcdp"], delta=cal.details["delta_zcdp"],
-                                    eps_star=p["eps_star"], delta_star=p["delta_star"], kbar=p["kbar"],
-                                    rel_error=p["rel_error"])
+        res = private_count_release(
+            corpus.user_counts,
+            rng,
+            rho=cal.details["rho_zcdp"],
+            delta=cal.details["delta_zcdp"],
+            eps_star=p["eps_star"],
+            delta_star=p["delta_star"],
+            kbar=p["kbar"],
+            rel_error=p["rel_error"],
+        )
         lg = res.ledger
-        diag = Diagnostics(weights=None, extra={
-            "note": "NOT private: the filter's step record holds candidate item ids ranked by true counts",
-            "ledger": lg,
-            "steps": lg.n_steps,
-            "bottom_steps": lg.n_bottom,
-            "rho_spent": lg.rho_spent,
-            "delta_spent": lg.delta_spent,
-            "stop_reason": lg.stop_reason,
-        })
+        diag = Diagnostics(
+            weights=None,
+            extra={
+                "note": "NOT private: the filter's step record holds candidate item ids ranked by true counts",
+                "ledger": lg,
+                "steps": lg.n_steps,
+                "bottom_steps": lg.n_bottom,
+                "rho_spent": lg.rho_spent,
+                "delta_spent": lg.delta_spent,
+                "stop_reason": lg.stop_reason,
+            },
+        )
         if progress:
             progress(1.0, "done")
         return res.positions, round_counts(res.noisy_counts), res.sigma, diag
@@ -321,8 +366,10 @@ class PrivateCountRelease(_CountMechanism):
 @register
 class BoundedCounts(_CountMechanism):
     name, label, family = "bounded-counts", "Bounded counts (Plume-style baseline)", "gaussian"
-    summary = ("Δ0-bounded contributions, weighted-Gaussian partition selection, Gaussian counts "
-               "(l2-sensitivity √Δ0); optional relative-error threshold.")
+    summary = (
+        "Δ0-bounded contributions, weighted-Gaussian partition selection, Gaussian counts "
+        "(l2-sensitivity √Δ0); optional relative-error threshold."
+    )
     param_names = ("max_items", "rel_error", "use_threshold")
     selection_share = 0.5  # the paper's alpha: share of (epsilon, delta) spent on partition selection
 
@@ -337,19 +384,32 @@ class BoundedCounts(_CountMechanism):
         sigma_cnt = analytic_gaussian_sigma(e_cnt, d_cnt, math.sqrt(m))
         thr = relative_error_threshold(sigma_cnt, p["rel_error"]) if p["use_threshold"] == "yes" else None
         details = {
-            "budget_split": (f"partition selection: (epsilon, delta) x {self.selection_share:g} = ({e_sel:g}, {d_sel:.3g}); "
-                             f"counts: ({e_cnt:g}, {d_cnt:.3g}); basic composition"),
+            "budget_split": (
+                f"partition selection: (epsilon, delta) x {self.selection_share:g} = ({e_sel:g}, {d_sel:.3g}); "
+                f"counts: ({e_cnt:g}, {d_cnt:.3g}); basic composition"
+            ),
             "selection": "weighted-Gaussian DPSU over Δ0-bounded users (l2-sensitivity 1)",
-            "selection_epsilon": e_sel, "selection_delta": d_sel,
-            "selection_sigma": sigma_sel, "selection_rho": rho_sel,
-            "count_epsilon": e_cnt, "count_delta": d_cnt,
-            "count_sigma": sigma_cnt, "count_l2_sensitivity": math.sqrt(m),
+            "selection_epsilon": e_sel,
+            "selection_delta": d_sel,
+            "selection_sigma": sigma_sel,
+            "selection_rho": rho_sel,
+            "count_epsilon": e_cnt,
+            "count_delta": d_cnt,
+            "count_sigma": sigma_cnt,
+            "count_l2_sensitivity": math.sqrt(m),
             "count_zcdp_rho": gaussian_zcdp(sigma_cnt, math.sqrt(m)),
             "count_threshold": thr,
         }
         return Calibration(
-            mechanism=self.name, label=self.label, epsilon=self.epsilon, delta=self.delta, noise="gaussian",
-            scale=sigma_sel, rho=rho_sel, gamma=None, params=dict(p),
+            mechanism=self.name,
+            label=self.label,
+            epsilon=self.epsilon,
+            delta=self.delta,
+            noise="gaussian",
+            scale=sigma_sel,
+            rho=rho_sel,
+            gamma=None,
+            params=dict(p),
             guarantee=guarantee_sentence(self.epsilon, self.delta, "set of released items with their noisy counts"),
             details=details,
         )
@@ -373,11 +433,14 @@ class BoundedCounts(_CountMechanism):
         noisy = bounded_all[selected] + rng.normal(0.0, d["count_sigma"], size=selected.size)
         out = noisy > d["count_threshold"] if d["count_threshold"] is not None else np.ones(selected.size, bool)
         ids = selected[out]
-        diag = Diagnostics(weights=h, extra={
-            "note": "NOT private: weights H and the bounded counts (indexed by item id) come from raw data",
-            "selected": int(selected.size),
-            "bounded_counts": bounded_all,
-        })
+        diag = Diagnostics(
+            weights=h,
+            extra={
+                "note": "NOT private: weights H and the bounded counts (indexed by item id) come from raw data",
+                "selected": int(selected.size),
+                "bounded_counts": bounded_all,
+            },
+        )
         if progress:
             progress(1.0, "done")
         return ids, round_counts(noisy[out]), np.full(ids.size, d["count_sigma"]), diag

@@ -1,4 +1,5 @@
 """The registry of mechanisms: the CLI's names, the app's drop-down and the tests all read it."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -18,10 +19,12 @@ def register(cls: type[Mechanism]) -> type[Mechanism]:
 
 def _load_all() -> None:
     # Importing a module registers its mechanisms. Each family lives in one module.
-    from . import setunion  # noqa: F401  count / weighted / policy, Laplace and Gaussian
-    from . import pcr  # noqa: F401  PCR and the bounded-counts baseline
-    from . import greedy  # noqa: F401  GW, GW-KT
-    from . import dpne  # noqa: F401  DPNE and the DPSU-all / -even / -single baselines
+    from . import (
+        dpne,  # noqa: F401  DPNE and the DPSU-all / -even / -single baselines
+        greedy,  # noqa: F401  GW, GW-KT
+        pcr,  # noqa: F401  PCR and the bounded-counts baseline
+        setunion,  # noqa: F401  count / weighted / policy, Laplace and Gaussian
+    )
 
 
 def mechanisms() -> dict[str, type[Mechanism]]:

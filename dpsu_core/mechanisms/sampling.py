@@ -7,6 +7,7 @@ kernel simply walks rows 0..n-1. Tests build such CSRs directly to couple two
 neighbouring corpora (same order and samples for the shared users), exactly as the
 sensitivity proofs do.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -82,8 +83,9 @@ class SamplingPlan:
     longest: int  # longest row of the corpus (scratch size)
 
 
-def sampling_plan(corpus: Corpus, rng: np.random.Generator, max_items: int | None, *,
-                  shuffle: bool = True) -> SamplingPlan:
+def sampling_plan(
+    corpus: Corpus, rng: np.random.Generator, max_items: int | None, *, shuffle: bool = True
+) -> SamplingPlan:
     """Uniform user order (``rng.permutation``) and the uniforms for uniform Delta0-subsets.
 
     ``max_items=None`` keeps every item (GW/GW-KT). ``shuffle=False`` keeps the corpus order and is only
@@ -100,8 +102,9 @@ def sampling_plan(corpus: Corpus, rng: np.random.Generator, max_items: int | Non
     return SamplingPlan(order, uniforms, m if n_long else 0, kept.astype(np.int64), max(longest, 1))
 
 
-def order_and_sample(corpus: Corpus, rng: np.random.Generator, max_items: int | None,
-                     *, shuffle: bool = True) -> OrderedRows:
+def order_and_sample(
+    corpus: Corpus, rng: np.random.Generator, max_items: int | None, *, shuffle: bool = True
+) -> OrderedRows:
     """Steps 1-2 materialised: the users' kept items as a CSR in processing order (see ``sampling_plan``)."""
     return apply_plan(corpus, sampling_plan(corpus, rng, max_items, shuffle=shuffle))
 
@@ -111,8 +114,18 @@ def apply_plan(corpus: Corpus, plan: SamplingPlan) -> OrderedRows:
     np.cumsum(plan.kept_lengths, out=out_indptr[1:])
     out_items = np.empty(int(out_indptr[-1]), dtype=np.int32)
     out_counts = np.empty(int(out_indptr[-1]), dtype=np.int32)
-    _gather_rows(corpus.indptr, corpus.items, corpus.counts, plan.order, plan.uniforms, plan.max_items,
-                 plan.longest, out_indptr, out_items, out_counts)
+    _gather_rows(
+        corpus.indptr,
+        corpus.items,
+        corpus.counts,
+        plan.order,
+        plan.uniforms,
+        plan.max_items,
+        plan.longest,
+        out_indptr,
+        out_items,
+        out_counts,
+    )
     return OrderedRows(out_indptr, out_items, out_counts)
 
 

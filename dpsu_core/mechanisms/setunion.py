@@ -5,6 +5,7 @@ Update rules run over the ordered, sampled CSR of ``sampling.order_and_sample``:
 Count and Weighted are order-independent and vectorised (``np.bincount``); the two
 policy updates are sequential numba kernels.
 """
+
 from __future__ import annotations
 
 import math
@@ -115,8 +116,17 @@ def _policy_pass(indptr, items, order, uniforms, max_items, longest, n_items, ga
 def _rows_pass(rows: OrderedRows, n_items: int, gamma: float, l1: bool) -> np.ndarray:
     n = rows.n_rows
     longest = int(np.diff(rows.indptr).max()) if n else 1
-    return _policy_pass(rows.indptr, rows.items, np.arange(n, dtype=np.int64), np.zeros(0), 0, max(longest, 1),
-                        n_items, float(gamma), l1)
+    return _policy_pass(
+        rows.indptr,
+        rows.items,
+        np.arange(n, dtype=np.int64),
+        np.zeros(0),
+        0,
+        max(longest, 1),
+        n_items,
+        float(gamma),
+        l1,
+    )
 
 
 def l1_descent_update(rows: OrderedRows, n_items: int, gamma: float) -> np.ndarray:
@@ -131,8 +141,17 @@ def l2_descent_update(rows: OrderedRows, n_items: int, gamma: float) -> np.ndarr
 
 def policy_update(corpus: Corpus, plan: SamplingPlan, gamma: float, l1: bool) -> np.ndarray:
     """The same update straight from the corpus and a sampling plan (identical result, no copy)."""
-    return _policy_pass(corpus.indptr, corpus.items, plan.order, plan.uniforms, plan.max_items, plan.longest,
-                        corpus.n_items, float(gamma), l1)
+    return _policy_pass(
+        corpus.indptr,
+        corpus.items,
+        plan.order,
+        plan.uniforms,
+        plan.max_items,
+        plan.longest,
+        corpus.n_items,
+        float(gamma),
+        l1,
+    )
 
 
 # --------------------------------------------------------------------------- mechanisms
@@ -161,9 +180,17 @@ class _SetUnion(Mechanism):
 
     def _cal(self, noise, scale, rho, gamma=None, **details) -> Calibration:
         return Calibration(
-            mechanism=self.name, label=self.label, epsilon=self.epsilon, delta=self.delta, noise=noise,
-            scale=float(scale), rho=float(rho), gamma=None if gamma is None else float(gamma),
-            params=dict(self.params), guarantee=guarantee_sentence(self.epsilon, self.delta), details=details,
+            mechanism=self.name,
+            label=self.label,
+            epsilon=self.epsilon,
+            delta=self.delta,
+            noise=noise,
+            scale=float(scale),
+            rho=float(rho),
+            gamma=None if gamma is None else float(gamma),
+            params=dict(self.params),
+            guarantee=guarantee_sentence(self.epsilon, self.delta),
+            details=details,
         )
 
 
@@ -195,8 +222,7 @@ class CountLaplace(_CountPolicy):
 
     def calibrate(self):
         m = self.params["max_items"]
-        return self._cal("laplace", m / self.epsilon, rho_count_laplace(self.epsilon, self.delta, m),
-                         l1_sensitivity=m)
+        return self._cal("laplace", m / self.epsilon, rho_count_laplace(self.epsilon, self.delta, m), l1_sensitivity=m)
 
 
 @register
@@ -206,8 +232,12 @@ class CountGaussian(_CountPolicy):
 
     def calibrate(self):
         m = self.params["max_items"]
-        return self._cal("gaussian", math.sqrt(m) * gaussian_scale(self.epsilon, self.delta),
-                         rho_count_gaussian(self.epsilon, self.delta, m), l2_sensitivity=math.sqrt(m))
+        return self._cal(
+            "gaussian",
+            math.sqrt(m) * gaussian_scale(self.epsilon, self.delta),
+            rho_count_gaussian(self.epsilon, self.delta, m),
+            l2_sensitivity=math.sqrt(m),
+        )
 
 
 @register
@@ -217,8 +247,12 @@ class WeightedLaplace(_WeightedPolicy):
     power = 1.0
 
     def calibrate(self):
-        return self._cal("laplace", laplace_scale(self.epsilon),
-                         rho_weighted_laplace(self.epsilon, self.delta, self.params["max_items"]), l1_sensitivity=1.0)
+        return self._cal(
+            "laplace",
+            laplace_scale(self.epsilon),
+            rho_weighted_laplace(self.epsilon, self.delta, self.params["max_items"]),
+            l1_sensitivity=1.0,
+        )
 
 
 @register
@@ -228,9 +262,12 @@ class WeightedGaussian(_WeightedPolicy):
     power = 0.5
 
     def calibrate(self):
-        return self._cal("gaussian", gaussian_scale(self.epsilon, self.delta),
-                         rho_weighted_gaussian(self.epsilon, self.delta, self.params["max_items"]),
-                         l2_sensitivity=1.0)
+        return self._cal(
+            "gaussian",
+            gaussian_scale(self.epsilon, self.delta),
+            rho_weighted_gaussian(self.epsilon, self.delta, self.params["max_items"]),
+            l2_sensitivity=1.0,
+        )
 
 
 @register

@@ -1,4 +1,5 @@
 """Privacy math shared by all mechanisms: analytic Gaussian, thresholds, validation."""
+
 from .gaussian import analytic_gaussian_sigma, gaussian_delta
 from .thresholds import (
     gaussian_scale,

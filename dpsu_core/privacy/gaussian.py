@@ -1,4 +1,5 @@
 """The analytic Gaussian mechanism (Balle & Wang 2018), evaluated in log space."""
+
 from __future__ import annotations
 
 import math

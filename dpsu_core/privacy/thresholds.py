@@ -3,6 +3,7 @@
 Each function is the closed form of the paper it cites; tests check them against
 the spec's reference values and against dp-accounting.
 """
+
 from __future__ import annotations
 
 import math

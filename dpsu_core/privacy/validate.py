@@ -1,4 +1,5 @@
 """One place that validates privacy parameters (diffprivlib style)."""
+
 from __future__ import annotations
 
 import math

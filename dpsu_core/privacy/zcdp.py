@@ -11,6 +11,7 @@ Closed forms (L = ln(1/delta')):
     rho(epsilon)  = (sqrt(L + epsilon) - sqrt(L))^2 = epsilon^2 / (sqrt(L + epsilon) + sqrt(L))^2
     delta'(rho, epsilon) = exp(-(epsilon - rho)^2 / (4 rho))   for epsilon > rho
 """
+
 from __future__ import annotations
 
 import math
@@ -104,5 +105,6 @@ def approx_zcdp_budget(epsilon: float, delta: float, conversion_share: float = 0
     delta_conv = share * d
     delta_z = d - delta_conv
     rho = dp_epsilon_to_zcdp_rho(e, delta_conv)
-    return ApproxZcdpBudget(epsilon=e, delta=d, rho=rho, delta_zcdp=delta_z, delta_conversion=delta_conv,
-                            conversion_share=share)
+    return ApproxZcdpBudget(
+        epsilon=e, delta=d, rho=rho, delta_zcdp=delta_z, delta_conversion=delta_conv, conversion_share=share
+    )

@@ -1,4 +1,5 @@
 """The app's non-Streamlit helpers: demo corpus, uploads of every format from bytes, delta guidance."""
+
 from __future__ import annotations
 
 import io
@@ -35,7 +36,7 @@ def test_demo_generation_is_seeded_and_canaries_single_user():
     assert not a.equals(c)
     assert a["author"].nunique() == 400
     for canary in ca:
-        holders = a.loc[a["body"].str.split().apply(lambda toks: canary in toks), "author"].unique()
+        holders = a.loc[a["body"].str.split().apply(lambda toks, c=canary: c in toks), "author"].unique()
         assert len(holders) == 1, canary
 
 
@@ -48,7 +49,7 @@ def test_committed_demo_corpus_matches_the_brief():
     assert 24 <= len(canaries) <= 60
     tokens = df["body"].str.split()
     for canary in canaries:
-        holders = df.loc[tokens.apply(lambda t: canary in t), "author"].unique()
+        holders = df.loc[tokens.apply(lambda t, c=canary: c in t), "author"].unique()
         assert len(holders) == 1, canary
     # phrase structure: some bigrams are used by many users
     bigrams = df.assign(b=tokens.apply(lambda t: [" ".join(p) for p in zip(t, t[1:])])).explode("b")
@@ -133,10 +134,12 @@ def test_escape_markdown_neutralises_markup():
 
 
 # ---- uploads of every format, from bytes (what the page hands over) ---------------------------
-POSTS = pd.DataFrame({
-    "author": ["ann", "bob", "ann", "cid", "dee", "bob"],
-    "body": ["the cat sat", "a dog ran", "the cat ran", "hello world", "the end", "cat and dog"],
-})
+POSTS = pd.DataFrame(
+    {
+        "author": ["ann", "bob", "ann", "cid", "dee", "bob"],
+        "body": ["the cat sat", "a dog ran", "the cat ran", "hello world", "the end", "cat and dog"],
+    }
+)
 
 
 def _zip(name: str, data: bytes) -> bytes:
@@ -177,10 +180,13 @@ def test_peek_upload_guesses_columns():
     assert cols == ["author", "body"] and (user, text) == ("author", "body")
 
 
-@pytest.mark.parametrize("name,data,err", [
-    ("empty.csv", b"", InputError),
-    ("binary.csv", bytes(range(256)) * 40, EncodingError),
-])
+@pytest.mark.parametrize(
+    "name,data,err",
+    [
+        ("empty.csv", b"", InputError),
+        ("binary.csv", bytes(range(256)) * 40, EncodingError),
+    ],
+)
 def test_bad_uploads_raise_typed_errors(name, data, err):
     with pytest.raises(err) as e:
         al.load_upload(data, name, al.LoadOptions())

@@ -1,4 +1,5 @@
 """Every page's main flow through Streamlit's AppTest (the real app, the real core, the demo corpus)."""
+
 from __future__ import annotations
 
 import io
@@ -130,9 +131,15 @@ def test_export_downloads_hold_only_the_private_output(released):
     _ok(at)
     rel = at.session_state["release"][1]
     buttons = at.get("download_button")
-    assert sorted(b.proto.label for b in buttons) == sorted([
-        "Released items (CSV)", "Released items (JSON)", "Released items (TXT)",
-        "Release report (JSON)", "Release report (Markdown)"])
+    assert sorted(b.proto.label for b in buttons) == sorted(
+        [
+            "Released items (CSV)",
+            "Released items (JSON)",
+            "Released items (TXT)",
+            "Release report (JSON)",
+            "Release report (Markdown)",
+        ]
+    )
     from dpsu_core.export import to_csv_bytes, to_txt_bytes
 
     frame = pd.read_csv(io.BytesIO(to_csv_bytes(rel)), keep_default_na=False)
@@ -164,7 +171,6 @@ def test_thresholds_page_tables_cover_every_set_union_mechanism():
     at = _go(_new(), "3_thresholds")
     _ok(at)
     from dpsu_core.mechanisms import mechanisms
-
     from dpsu_core.threshold_tables import PUBLISHED_GW
 
     df = _table(at, "mechanism", "epsilon", "rho")
@@ -187,8 +193,12 @@ def test_upload_then_bad_upload_keeps_previous_corpus():
     at = _new()
     at.radio(key="corpus_source").set_value("upload")
     at.run()
-    posts = pd.DataFrame({"author": [f"u{i % 40}" for i in range(200)],
-                          "body": [f"the quick fox number {i % 7} jumps" for i in range(200)]})
+    posts = pd.DataFrame(
+        {
+            "author": [f"u{i % 40}" for i in range(200)],
+            "body": [f"the quick fox number {i % 7} jumps" for i in range(200)],
+        }
+    )
     at.file_uploader(key="upload").upload("posts.csv", posts.to_csv(index=False).encode(), "text/csv")
     at.run()
     _ok(at)
@@ -229,8 +239,9 @@ def test_delta_warning_when_delta_not_well_below_one_over_n():
     at.sidebar.number_input(key="delta").set_value(1e-3)  # > 1/6000
     at.run()
     _ok(at)
-    assert any("1/(number of users)" in e.value.replace("\\", "") or "1/(number of users)" in e.value
-               for e in at.sidebar.error), [e.value for e in at.sidebar.error]
+    assert any(
+        "1/(number of users)" in e.value.replace("\\", "") or "1/(number of users)" in e.value for e in at.sidebar.error
+    ), [e.value for e in at.sidebar.error]
 
 
 def test_teaching_mode_banner_and_fixed_seed():
@@ -296,8 +307,12 @@ def test_ngram_flow_demo_with_bigrams_and_dpne():
 
 
 def test_hostile_tokens_are_shown_as_text_only():
-    posts = pd.DataFrame({"author": [f"u{i}" for i in range(400)],
-                          "body": ["**boom** <b>bold</b> [click](http://x.test) :red[alert] hello"] * 400})
+    posts = pd.DataFrame(
+        {
+            "author": [f"u{i}" for i in range(400)],
+            "body": ["**boom** <b>bold</b> [click](http://x.test) :red[alert] hello"] * 400,
+        }
+    )
     at = _new()
     at.radio(key="corpus_source").set_value("upload")
     at.run()
@@ -312,8 +327,11 @@ def test_hostile_tokens_are_shown_as_text_only():
     items = _table(at, "item", "n")["item"].tolist()
     hostile = [s for s in items if len(s) >= 4 and set(s) & set("*<>[]():")]
     assert hostile, items  # symbols survived tokenization and were released (400 users each)
-    rendered = [e.value for kind in ("markdown", "caption", "info", "warning", "error", "success", "title")
-                for e in getattr(at, kind)]
+    rendered = [
+        e.value
+        for kind in ("markdown", "caption", "info", "warning", "error", "success", "title")
+        for e in getattr(at, kind)
+    ]
     rendered += [m.value for m in at.metric] + [m.label for m in at.metric]
     for token in hostile:
         assert not any(token in text for text in rendered), token
@@ -321,8 +339,12 @@ def test_hostile_tokens_are_shown_as_text_only():
 
 # ---- fixes found by the browser tests ------------------------------------------------------------
 def _upload_and_load(at: AppTest, name: str = "posts.csv", n_users: int = 40) -> AppTest:
-    posts = pd.DataFrame({"author": [f"u{i % n_users}" for i in range(5 * n_users)],
-                          "body": [f"the quick fox number {i % 7} jumps" for i in range(5 * n_users)]})
+    posts = pd.DataFrame(
+        {
+            "author": [f"u{i % n_users}" for i in range(5 * n_users)],
+            "body": [f"the quick fox number {i % 7} jumps" for i in range(5 * n_users)],
+        }
+    )
     at.radio(key="corpus_source").set_value("upload")
     at.run()
     at.file_uploader(key="upload").upload(name, posts.to_csv(index=False).encode(), "text/csv")
@@ -350,8 +372,9 @@ def test_sidebar_shows_the_new_corpus_right_after_loading():
     assert _sidebar_corpus(at) == "posts.csv\n40 users"
     # the δ guidance already uses the new user count: 5e-4 is well below 1/40
     assert not at.sidebar.error, [e.value for e in at.sidebar.error]
-    assert any("1/(number of users) = 0.025" in c.value for c in at.sidebar.caption), \
-        [c.value for c in at.sidebar.caption]
+    assert any("1/(number of users) = 0.025" in c.value for c in at.sidebar.caption), [
+        c.value for c in at.sidebar.caption
+    ]
     assert any(s.value == "Corpus loaded." for s in at.success)  # the load still says so, once
     at.run()
     assert not any(s.value == "Corpus loaded." for s in at.success)
@@ -444,7 +467,7 @@ def test_pages_use_material_icons_not_emoji():
 
     for path in [REPO / "app.py", *sorted((REPO / "pages").glob("*.py"))]:
         text = path.read_text(encoding="utf-8")
-        emoji = re.findall("[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F]", text)
+        emoji = re.findall("[\U0001f000-\U0001faff\u2600-\u27bf\ufe0f]", text)
         assert not emoji, f"{path.name}: {emoji}"
     from pages import _ui
 

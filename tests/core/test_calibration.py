@@ -1,6 +1,7 @@
 """Calibration of the set-union mechanisms: spec section 2 reference values, the analytic
 Gaussian mechanism against dp-accounting, each mechanism's calibrate() against the closed
 forms, and parameter validation."""
+
 from __future__ import annotations
 
 import json
@@ -13,7 +14,6 @@ from scipy.stats import norm
 
 from dpsu_core.errors import DpsuError, ParameterError
 from dpsu_core.mechanisms.registry import get_mechanism, mechanisms
-from dpsu_core.privacy.gaussian import _log_delta
 from dpsu_core.privacy import (
     analytic_gaussian_sigma,
     gaussian_delta,
@@ -26,17 +26,31 @@ from dpsu_core.privacy import (
     rho_weighted_gaussian_sigma,
     rho_weighted_laplace,
 )
+from dpsu_core.privacy.gaussian import _log_delta
 
 EPS, DELTA = 3.0, math.exp(-10)
-SET_UNION = ["count-laplace", "count-gaussian", "weighted-laplace", "weighted-gaussian",
-             "policy-laplace", "policy-gaussian"]
+SET_UNION = [
+    "count-laplace",
+    "count-gaussian",
+    "weighted-laplace",
+    "weighted-gaussian",
+    "policy-laplace",
+    "policy-gaussian",
+]
 
 
 # --------------------------------------------------------------------------- spec section 2 reference values
-@pytest.mark.parametrize("max_items, rho_lap, rho_gauss", [
-    (1, 4.1023, 6.4353), (10, 4.1023, 6.4353), (50, 4.4263, 6.6862),
-    (100, 4.6473, 6.8237), (200, 4.8734, 6.9689), (300, 5.0069, 7.0561),
-])
+@pytest.mark.parametrize(
+    "max_items, rho_lap, rho_gauss",
+    [
+        (1, 4.1023, 6.4353),
+        (10, 4.1023, 6.4353),
+        (50, 4.4263, 6.6862),
+        (100, 4.6473, 6.8237),
+        (200, 4.8734, 6.9689),
+        (300, 5.0069, 7.0561),
+    ],
+)
 def test_rho_reference_table(max_items, rho_lap, rho_gauss):
     # the table is printed to 4 decimals: |error| <= 0.5e-4 plus float slack
     assert rho_weighted_laplace(EPS, DELTA, max_items) == pytest.approx(rho_lap, abs=1e-4)
@@ -52,10 +66,15 @@ def test_scale_and_count_reference_values():
     assert rho_greedy(EPS, DELTA) == pytest.approx(4.1023, abs=1e-4)
 
 
-@pytest.mark.parametrize("sigma, eps, delta", [
-    (0.5, 1.0, 0.5098616600547), (1.0, 1.0, 0.1269367375066),
-    (2.0, 0.5, 0.05244032328767), (5.0, 0.3, 0.006785352684196),
-])
+@pytest.mark.parametrize(
+    "sigma, eps, delta",
+    [
+        (0.5, 1.0, 0.5098616600547),
+        (1.0, 1.0, 0.1269367375066),
+        (2.0, 0.5, 0.05244032328767),
+        (5.0, 0.3, 0.006785352684196),
+    ],
+)
 def test_analytic_gaussian_oracle_points(sigma, eps, delta):
     assert gaussian_delta(sigma, eps) == pytest.approx(delta, rel=1e-11)
 
@@ -114,17 +133,28 @@ def test_mechanism_calibrations_equal_closed_forms(eps, delta, m, alpha):
     sigma = dp_accounting.get_sigma_gaussian(eps, delta / 2)
     lam = 1 / eps
     expected = {
-        "count-laplace": ("laplace", m / eps,
-                          1 + (m / eps) * math.log(1 / (2 * (1 - (1 - delta) ** (1 / m)))), None),
-        "count-gaussian": ("gaussian", math.sqrt(m) * sigma,
-                           1 + math.sqrt(m) * sigma * norm.ppf((1 - delta / 2) ** (1 / m)), None),
+        "count-laplace": ("laplace", m / eps, 1 + (m / eps) * math.log(1 / (2 * (1 - (1 - delta) ** (1 / m)))), None),
+        "count-gaussian": (
+            "gaussian",
+            math.sqrt(m) * sigma,
+            1 + math.sqrt(m) * sigma * norm.ppf((1 - delta / 2) ** (1 / m)),
+            None,
+        ),
         "weighted-laplace": ("laplace", lam, _closed_rho_laplace_weighted(eps, delta, m), None),
         "weighted-gaussian": ("gaussian", sigma, _closed_rho_gauss_weighted(sigma, delta, m), None),
     }
-    expected["policy-laplace"] = ("laplace", lam, expected["weighted-laplace"][2],
-                                  expected["weighted-laplace"][2] + alpha * lam)
-    expected["policy-gaussian"] = ("gaussian", sigma, expected["weighted-gaussian"][2],
-                                   expected["weighted-gaussian"][2] + alpha * sigma)
+    expected["policy-laplace"] = (
+        "laplace",
+        lam,
+        expected["weighted-laplace"][2],
+        expected["weighted-laplace"][2] + alpha * lam,
+    )
+    expected["policy-gaussian"] = (
+        "gaussian",
+        sigma,
+        expected["weighted-gaussian"][2],
+        expected["weighted-gaussian"][2] + alpha * sigma,
+    )
     for name in SET_UNION:
         params = {"max_items": m} if "policy" not in name else {"max_items": m, "alpha": alpha}
         cal = get_mechanism(name, epsilon=eps, delta=delta, **params).calibrate()
@@ -168,12 +198,22 @@ def test_thresholds_stable_at_tiny_delta():
 
 # --------------------------------------------------------------------------- validation
 BAD = [
-    ({"epsilon": 0.0}, "epsilon"), ({"epsilon": -1.0}, "epsilon"), ({"epsilon": float("nan")}, "epsilon"),
-    ({"epsilon": float("inf")}, "epsilon"), ({"epsilon": "1"}, "epsilon"), ({"epsilon": True}, "epsilon"),
-    ({"delta": 0.0}, "delta"), ({"delta": 1.0}, "delta"), ({"delta": -1e-6}, "delta"),
-    ({"delta": 1.5}, "delta"), ({"delta": float("nan")}, "delta"),
-    ({"max_items": 0}, "max_items"), ({"max_items": -3}, "max_items"), ({"max_items": 2.5}, "max_items"),
-    ({"max_items": "10"}, "max_items"), ({"max_items": True}, "max_items"),
+    ({"epsilon": 0.0}, "epsilon"),
+    ({"epsilon": -1.0}, "epsilon"),
+    ({"epsilon": float("nan")}, "epsilon"),
+    ({"epsilon": float("inf")}, "epsilon"),
+    ({"epsilon": "1"}, "epsilon"),
+    ({"epsilon": True}, "epsilon"),
+    ({"delta": 0.0}, "delta"),
+    ({"delta": 1.0}, "delta"),
+    ({"delta": -1e-6}, "delta"),
+    ({"delta": 1.5}, "delta"),
+    ({"delta": float("nan")}, "delta"),
+    ({"max_items": 0}, "max_items"),
+    ({"max_items": -3}, "max_items"),
+    ({"max_items": 2.5}, "max_items"),
+    ({"max_items": "10"}, "max_items"),
+    ({"max_items": True}, "max_items"),
 ]
 
 
@@ -206,16 +246,23 @@ def test_unknown_parameter_and_mechanism():
 
 def test_valid_edge_parameters_accepted():
     get_mechanism("policy-laplace", epsilon=1e-3, delta=1e-300, max_items=1, alpha=0.0).calibrate()
-    get_mechanism("policy-gaussian", epsilon=np.float64(2.0), delta=np.float32(1e-3), max_items=np.int64(5),
-                  alpha=3).calibrate()
+    get_mechanism(
+        "policy-gaussian", epsilon=np.float64(2.0), delta=np.float32(1e-3), max_items=np.int64(5), alpha=3
+    ).calibrate()
     assert set(SET_UNION) <= set(mechanisms())
 
 
-@pytest.mark.parametrize("fn, args", [
-    (rho_weighted_laplace, (0.0, 1e-6, 10)), (rho_weighted_gaussian, (1.0, 0.0, 10)),
-    (rho_count_laplace, (1.0, 1e-6, 0)), (rho_count_gaussian, (1.0, 2.0, 10)),
-    (analytic_gaussian_sigma, (-1.0, 1e-6)), (rho_greedy, (1.0, 1.0)),
-])
+@pytest.mark.parametrize(
+    "fn, args",
+    [
+        (rho_weighted_laplace, (0.0, 1e-6, 10)),
+        (rho_weighted_gaussian, (1.0, 0.0, 10)),
+        (rho_count_laplace, (1.0, 1e-6, 0)),
+        (rho_count_gaussian, (1.0, 2.0, 10)),
+        (analytic_gaussian_sigma, (-1.0, 1e-6)),
+        (rho_greedy, (1.0, 1.0)),
+    ],
+)
 def test_privacy_functions_validate_too(fn, args):
     with pytest.raises(ParameterError):
         fn(*args)

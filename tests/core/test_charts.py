@@ -1,4 +1,5 @@
 """Chart functions are tested on their Vega-Lite specs (chart.to_dict()), no browser."""
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -62,12 +63,15 @@ def test_rho_vs_max_items_chart():
     assert "ε = 2" in title_text(spec)
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda t: charts.thresholds_chart(t, y="delta"), "y must be one of"),
-    (lambda t: charts.thresholds_chart(t.drop(columns=["rho"])), "missing: rho"),
-    (lambda t: charts.rho_vs_max_items_chart(t), "missing: max_items"),
-    (lambda t: charts.thresholds_chart([1, 2]), "DataFrame"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda t: charts.thresholds_chart(t, y="delta"), "y must be one of"),
+        (lambda t: charts.thresholds_chart(t.drop(columns=["rho"])), "missing: rho"),
+        (lambda t: charts.rho_vs_max_items_chart(t), "missing: max_items"),
+        (lambda t: charts.thresholds_chart([1, 2]), "DataFrame"),
+    ],
+)
 def test_threshold_chart_bad_input(eps_table, call, match):
     with pytest.raises(ParameterError, match=match):
         call(eps_table)
@@ -169,14 +173,16 @@ def test_released_per_length_chart():
 
 
 def coverage_df():
-    return pd.DataFrame({
-        "n": [0, 0, 0, 1, 1, 1, 2, 2, 2],
-        "k": [1, 10, 100] * 3,
-        "s_k": [500, 60, 4, 300, 50, 4, 200, 10, 0],
-        "released": [80, 80, 80, 60, 60, 60, 20, 20, 20],
-        "size_ratio": [0.16, 80 / 60, 20.0, 0.2, 1.2, 15.0, 0.1, 2.0, np.inf],
-        "recall": [0.15, 0.9, 1.0, 0.19, 0.95, 1.0, 0.1, 1.0, np.nan],
-    })
+    return pd.DataFrame(
+        {
+            "n": [0, 0, 0, 1, 1, 1, 2, 2, 2],
+            "k": [1, 10, 100] * 3,
+            "s_k": [500, 60, 4, 300, 50, 4, 200, 10, 0],
+            "released": [80, 80, 80, 60, 60, 60, 20, 20, 20],
+            "size_ratio": [0.16, 80 / 60, 20.0, 0.2, 1.2, 15.0, 0.1, 2.0, np.inf],
+            "recall": [0.15, 0.9, 1.0, 0.19, 0.95, 1.0, 0.1, 1.0, np.nan],
+        }
+    )
 
 
 def test_coverage_chart():
@@ -205,14 +211,25 @@ def test_kanon_sizes_chart():
     assert "NON-PRIVATE" in title_text(spec)
     with_rel = charts.kanon_sizes_chart(df).to_dict()
     lines, rules = with_rel["layer"]
-    assert {(r["length"], r["released"]) for r in rows(with_rel, rules)} == \
-        {("all lengths", 80), ("n = 1", 60), ("n = 2", 20)}
+    assert {(r["length"], r["released"]) for r in rows(with_rel, rules)} == {
+        ("all lengths", 80),
+        ("n = 1", 60),
+        ("n = 2", 20),
+    }
     assert "private release" in title_text(with_rel)
 
 
 def test_compare_chart():
-    s = pd.DataFrame({"mechanism": ["a", "b"], "label": ["A", "B"], "mean": [100.0, 3.0], "sd": [10.0, 5.0],
-                      "runs": [5, 5], "mean_seconds": [0.1, 0.2]})
+    s = pd.DataFrame(
+        {
+            "mechanism": ["a", "b"],
+            "label": ["A", "B"],
+            "mean": [100.0, 3.0],
+            "sd": [10.0, 5.0],
+            "runs": [5, 5],
+            "mean_seconds": [0.1, 0.2],
+        }
+    )
     spec = charts.compare_chart(s).to_dict()
     bars, err, labels = spec["layer"]
     assert bars["mark"]["type"] == "bar" and err["mark"]["type"] == "errorbar" and labels["mark"]["type"] == "text"
@@ -236,8 +253,14 @@ def test_compare_chart():
 def test_relative_error_chart():
     rng = np.random.default_rng(2)
     rel = rng.normal(0, 0.08, 5000)
-    df = pd.DataFrame({"item": [f"w{i}" for i in range(5002)], "true_count": 1,
-                       "noisy_count": 1, "rel_error": np.concatenate([rel, [np.inf, np.nan]])})
+    df = pd.DataFrame(
+        {
+            "item": [f"w{i}" for i in range(5002)],
+            "true_count": 1,
+            "noisy_count": 1,
+            "rel_error": np.concatenate([rel, [np.inf, np.nan]]),
+        }
+    )
     spec = charts.relative_error_chart(df, r=0.1, bins=40).to_dict()
     bars, rule = spec["layer"]
     hist = rows(spec, bars)

@@ -1,4 +1,5 @@
 """The dpsu command line, end to end on real files."""
+
 from __future__ import annotations
 
 import csv
@@ -35,8 +36,9 @@ def _run(argv, capsys):
 
 def test_calibrate_prints_closed_forms(capsys):
     d = math.exp(-10)
-    code, out, err = _run(["calibrate", "-m", "policy-gaussian", "-e", "3", "-d", repr(d), "--max-items", "100",
-                           "--alpha", "5"], capsys)
+    code, out, err = _run(
+        ["calibrate", "-m", "policy-gaussian", "-e", "3", "-d", repr(d), "--max-items", "100", "--alpha", "5"], capsys
+    )
     assert code == 0 and err == ""
     vals = dict(line.split(": ", 1) for line in out.strip().splitlines())
     sigma = gaussian_scale(3, d)
@@ -49,8 +51,25 @@ def test_calibrate_prints_closed_forms(capsys):
 def test_release_end_to_end(tmp_path, capsys):
     src = _write_corpus(tmp_path / "posts.csv")
     out_csv, report = tmp_path / "out.csv", tmp_path / "report.json"
-    code, out, err = _run(["release", str(src), "-m", "policy-gaussian", "-e", "3", "-d", "1e-4",
-                           "--max-items", "20", "-o", str(out_csv), "--report", str(report)], capsys)
+    code, out, err = _run(
+        [
+            "release",
+            str(src),
+            "-m",
+            "policy-gaussian",
+            "-e",
+            "3",
+            "-d",
+            "1e-4",
+            "--max-items",
+            "20",
+            "-o",
+            str(out_csv),
+            "--report",
+            str(report),
+        ],
+        capsys,
+    )
     assert code == 0, err
     assert "released" in out
     with open(out_csv, newline="", encoding="utf-8") as f:
@@ -63,8 +82,21 @@ def test_release_end_to_end(tmp_path, capsys):
     text = json.dumps(rep)
     assert rep["epsilon"] == 3 and rep["delta"] == pytest.approx(1e-4)
     assert rep["released_total"] == len(rows)
-    assert set(rep) <= {"mechanism", "label", "epsilon", "delta", "params", "calibration", "released_total",
-                        "released_per_length", "date_utc", "dpsu_version", "guarantee", "teaching_mode", "warning"}
+    assert set(rep) <= {
+        "mechanism",
+        "label",
+        "epsilon",
+        "delta",
+        "params",
+        "calibration",
+        "released_total",
+        "released_per_length",
+        "date_utc",
+        "dpsu_version",
+        "guarantee",
+        "teaching_mode",
+        "warning",
+    }
     # nothing computed from the raw data: no weights, no corpus sizes (401 users, 40 words)
     assert "weight" not in text and "401" not in text
 
@@ -74,8 +106,10 @@ def test_seeded_release_is_reproducible_and_flagged(tmp_path, capsys):
     outs = []
     for i in range(2):
         o = tmp_path / f"o{i}.csv"
-        code, _, err = _run(["release", str(src), "-m", "weighted-gaussian", "-e", "1", "-d", "1e-3",
-                             "--seed", "7", "-o", str(o)], capsys)
+        code, _, err = _run(
+            ["release", str(src), "-m", "weighted-gaussian", "-e", "1", "-d", "1e-3", "--seed", "7", "-o", str(o)],
+            capsys,
+        )
         assert code == 0
         assert "NOT for real use" in err
         outs.append(o.read_text())
@@ -85,8 +119,27 @@ def test_seeded_release_is_reproducible_and_flagged(tmp_path, capsys):
 def test_ngram_release_reports_lengths(tmp_path, capsys):
     src = _write_corpus(tmp_path / "posts.csv")
     out_csv, report = tmp_path / "out.csv", tmp_path / "r.json"
-    code, out, err = _run(["release", str(src), "-m", "dpne", "-e", "5", "-d", "1e-3", "--max-n", "2",
-                           "--max-items", "20", "-o", str(out_csv), "--report", str(report)], capsys)
+    code, out, err = _run(
+        [
+            "release",
+            str(src),
+            "-m",
+            "dpne",
+            "-e",
+            "5",
+            "-d",
+            "1e-3",
+            "--max-n",
+            "2",
+            "--max-items",
+            "20",
+            "-o",
+            str(out_csv),
+            "--report",
+            str(report),
+        ],
+        capsys,
+    )
     assert code == 0, err
     with open(out_csv, newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
@@ -119,10 +172,15 @@ def test_bad_files_one_line_exit_2(tmp_path, capsys):
     binary.write_bytes(bytes(range(256)) * 40)
     nocol = tmp_path / "nocol.csv"
     nocol.write_text("a,b\n1,2\n3,4\n")
-    for path, extra in [(tmp_path / "missing.csv", []), (empty, []), (binary, []),
-                        (nocol, ["--user-col", "author", "--text-col", "body"])]:
-        code, out, err = _run(["release", str(path), "-m", "gw", "-e", "1", "-d", "1e-6",
-                               "-o", str(tmp_path / "o.csv"), *extra], capsys)
+    for path, extra in [
+        (tmp_path / "missing.csv", []),
+        (empty, []),
+        (binary, []),
+        (nocol, ["--user-col", "author", "--text-col", "body"]),
+    ]:
+        code, out, err = _run(
+            ["release", str(path), "-m", "gw", "-e", "1", "-d", "1e-6", "-o", str(tmp_path / "o.csv"), *extra], capsys
+        )
         assert code == 2, (path, err)
         assert len(err.strip().splitlines()) == 1, err
         assert not (tmp_path / "o.csv").exists()
@@ -132,26 +190,72 @@ def test_plain_text_format_by_its_cli_name(tmp_path, capsys):
     src = tmp_path / "posts.log"  # an extension that does not give the format away
     src.write_text("".join(f"word{i % 7} common words here\n" for i in range(300)), encoding="utf-8")
     out_csv = tmp_path / "o.csv"
-    code, out, err = _run(["release", str(src), "--format", "txt", "-m", "weighted-gaussian", "-e", "3",
-                           "-d", "1e-4", "-o", str(out_csv)], capsys)
+    code, out, err = _run(
+        [
+            "release",
+            str(src),
+            "--format",
+            "txt",
+            "-m",
+            "weighted-gaussian",
+            "-e",
+            "3",
+            "-d",
+            "1e-4",
+            "-o",
+            str(out_csv),
+        ],
+        capsys,
+    )
     assert code == 0, err
     assert "common" in out_csv.read_text()
 
 
 def test_public_corpus_cannot_be_the_private_input(tmp_path, capsys):
     src = _write_corpus(tmp_path / "posts.csv")
-    code, out, err = _run(["release", str(src), "-m", "gw-kt", "-e", "1", "-d", "1e-6", "--public-corpus", str(src),
-                           "-o", str(tmp_path / "o.csv")], capsys)
+    code, out, err = _run(
+        [
+            "release",
+            str(src),
+            "-m",
+            "gw-kt",
+            "-e",
+            "1",
+            "-d",
+            "1e-6",
+            "--public-corpus",
+            str(src),
+            "-o",
+            str(tmp_path / "o.csv"),
+        ],
+        capsys,
+    )
     assert code == 2 and "PUBLIC" in err and not (tmp_path / "o.csv").exists()
-    code, out, err = _run(["release", str(src), "-m", "gw", "-e", "1", "-d", "1e-6", "--public-corpus", str(src),
-                           "-o", str(tmp_path / "o.csv")], capsys)
+    code, out, err = _run(
+        [
+            "release",
+            str(src),
+            "-m",
+            "gw",
+            "-e",
+            "1",
+            "-d",
+            "1e-6",
+            "--public-corpus",
+            str(src),
+            "-o",
+            str(tmp_path / "o.csv"),
+        ],
+        capsys,
+    )
     assert code == 2 and "gw-kt" in err
 
 
 def test_reader_notes_are_labelled_as_raw_data(tmp_path, capsys):
     src = _write_corpus(tmp_path / "posts.csv")
-    code, out, err = _run(["release", str(src), "-m", "gw", "-e", "1", "-d", "1e-6", "-o", str(tmp_path / "o.csv")],
-                          capsys)
+    code, out, err = _run(
+        ["release", str(src), "-m", "gw", "-e", "1", "-d", "1e-6", "-o", str(tmp_path / "o.csv")], capsys
+    )
     assert code == 0
     notes = [line for line in err.splitlines() if line.startswith("note")]
     assert notes and all(line.startswith("note (raw data, not private): ") for line in notes)
@@ -162,6 +266,10 @@ def test_console_entry_point_runs_as_a_process(tmp_path):
     assert proc.returncode == 0
     for name in ["count-laplace", "policy-gaussian", "gw-kt", "dpne", "pcr"]:
         assert name in proc.stdout
-    proc = subprocess.run([sys.executable, "-m", "dpsu_core.cli", "calibrate", "-m", "gw", "-e", "-2", "-d", "0.1"],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "dpsu_core.cli", "calibrate", "-m", "gw", "-e", "-2", "-d", "0.1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1

@@ -57,8 +57,15 @@ def test_seed_makes_runs_reproducible(zipf_corpus):
 
 def test_progress_reaches_one_and_is_monotone(shared_corpus):
     seen = []
-    compare_runs(shared_corpus, ["weighted-gaussian", "count-gaussian"], 1.0, 1e-6, PARAMS, runs=2,
-                 progress=lambda f, msg: seen.append((f, msg)))
+    compare_runs(
+        shared_corpus,
+        ["weighted-gaussian", "count-gaussian"],
+        1.0,
+        1e-6,
+        PARAMS,
+        runs=2,
+        progress=lambda f, msg: seen.append((f, msg)),
+    )
     fracs = [f for f, _ in seen]
     assert fracs[-1] == 1.0 and fracs == sorted(fracs) and len(seen) == 5
     assert all(isinstance(m, str) and m for _, m in seen)
@@ -105,20 +112,25 @@ def test_extra_keyword_only_constructor_argument_is_accepted():
             raise NotImplementedError
 
     assert accepted_params(WithSource) == ("max_items", "public_source")
-    assert params_for(WithSource, {"max_items": 3, "alpha": 1, "public_source": "x"}) == \
-        {"max_items": 3, "public_source": "x"}
+    assert params_for(WithSource, {"max_items": 3, "alpha": 1, "public_source": "x"}) == {
+        "max_items": 3,
+        "public_source": "x",
+    }
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"names": []}, "names is empty"),
-    ({"names": "policy-gaussian"}, "list of mechanism names"),
-    ({"names": ["nope"]}, "unknown mechanism"),
-    ({"names": ["count-laplace", "count-laplace"]}, "twice"),
-    ({"runs": 0}, "runs"),
-    ({"params": {"alpah": 3}}, "alpah"),
-    ({"epsilon": -1.0}, "epsilon"),
-    ({"params": {"max_items": 0}}, "max_items"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"names": []}, "names is empty"),
+        ({"names": "policy-gaussian"}, "list of mechanism names"),
+        ({"names": ["nope"]}, "unknown mechanism"),
+        ({"names": ["count-laplace", "count-laplace"]}, "twice"),
+        ({"runs": 0}, "runs"),
+        ({"params": {"alpah": 3}}, "alpah"),
+        ({"epsilon": -1.0}, "epsilon"),
+        ({"params": {"max_items": 0}}, "max_items"),
+    ],
+)
 def test_bad_input_raises_typed_error(shared_corpus, kwargs, match):
     args = {"names": ["weighted-gaussian"], "epsilon": 1.0, "delta": 1e-6, "params": PARAMS, "runs": 1}
     args.update(kwargs)

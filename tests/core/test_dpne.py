@@ -1,4 +1,5 @@
 """DPNE (Kim et al. 2021) and the DPSU-all / -even / -single baselines."""
+
 from __future__ import annotations
 
 import itertools
@@ -69,8 +70,15 @@ class ThresholdSpy:
 
         def spy(weights, rng, noise, scale, rho):
             lengths = set(np.unique(corpus.ngram_len[np.flatnonzero(weights > 0)]).tolist())
-            self.calls.append(dict(noise=noise, scale=float(scale), rho=float(rho), lengths=lengths,
-                                   candidates=int(np.count_nonzero(weights > 0))))
+            self.calls.append(
+                dict(
+                    noise=noise,
+                    scale=float(scale),
+                    rho=float(rho),
+                    lengths=lengths,
+                    candidates=int(np.count_nonzero(weights > 0)),
+                )
+            )
             return real(weights, rng, noise, scale, rho)
 
         monkeypatch.setattr(dpne_mod, "noisy_threshold", spy)
@@ -87,13 +95,14 @@ def rich_corpus(n_users: int = 240, alphabet: int = 10, seed: int = 0):
 
 # --------------------------------------------------------------------------- calibration
 @pytest.mark.parametrize("T", [1, 2, 3, 6, 9])
-@pytest.mark.parametrize("schedule,decay", [("equal", 1.0), ("geometric", 0.5), ("geometric", 0.9),
-                                            ("geometric", 1.0), ("geometric", 1.3)])
+@pytest.mark.parametrize(
+    "schedule,decay", [("equal", 1.0), ("geometric", 0.5), ("geometric", 0.9), ("geometric", 1.0), ("geometric", 1.3)]
+)
 def test_schedule_spends_exactly_the_budget(T, schedule, decay):
     sigma = 3.7
     sig = noise_schedule(sigma, T, schedule, decay)
     assert sig.shape == (T,)
-    assert math.isclose(float(np.sum(sig ** -2.0)), sigma ** -2.0, rel_tol=1e-12)
+    assert math.isclose(float(np.sum(sig**-2.0)), sigma**-2.0, rel_tol=1e-12)
     if schedule == "geometric":
         np.testing.assert_allclose(sig[1:] / sig[:-1], decay, rtol=1e-12)
     else:
@@ -106,7 +115,7 @@ def test_calibration_sigmas_and_rho1_match_spec_formula():
     cal = mech.calibrate()
     sigma = gaussian_scale(eps, delta)
     sig = np.asarray(cal.details["sigma_k"])
-    assert math.isclose(float(np.sum(sig ** -2.0)), sigma ** -2.0, rel_tol=1e-12)
+    assert math.isclose(float(np.sum(sig**-2.0)), sigma**-2.0, rel_tol=1e-12)
     t = np.arange(1, m + 1)
     rho1 = np.max(1.0 / np.sqrt(t) + sig[0] * norm.ppf((1.0 - delta / 2.0) ** (1.0 / t)))
     assert math.isclose(cal.rho, rho1, rel_tol=1e-6)
@@ -152,8 +161,7 @@ def test_delta_cap_applies_after_filtering_to_valid_ngrams():
     the cap must come after the filter to V_2: the user keeps the valid bigram, at weight 1/sqrt(1) = 1.
     Capping first would drop the valid bigram for about half of the users."""
     n = 150
-    users = ([[["a", "b"], [f"x{i}", "a"]] for i in range(n)]
-             + [[["b", "a"], [f"y{i}", "b"]] for i in range(n)])
+    users = [[["a", "b"], [f"x{i}", "a"]] for i in range(n)] + [[["b", "a"], [f"y{i}", "b"]] for i in range(n)]
     corpus = corpus_from_token_lists(users, max_n=2)
     vocab = corpus.vocab.tolist()
     mech = DPNE(epsilon=8, delta=1e-5, max_items=1, max_n=2)
@@ -175,7 +183,7 @@ def test_dpne_release_uses_the_calibrated_sigma_k_and_rho_k(monkeypatch, schedul
     cal = mech.calibrate()
     sigma_k = cal.details["sigma_k"]
     # the budget the release path really spends: Gaussian noise at sigma_k on level k composes to sigma
-    assert math.isclose(sum(x ** -2 for x in sigma_k), gaussian_scale(eps, delta) ** -2, rel_tol=1e-12)
+    assert math.isclose(sum(x**-2 for x in sigma_k), gaussian_scale(eps, delta) ** -2, rel_tol=1e-12)
     for seed in range(3):
         spy = ThresholdSpy(monkeypatch, corpus)
         rel = mech.release(corpus, seed=seed)
@@ -219,7 +227,7 @@ def test_dpsu_baselines_release_with_the_calibrated_noise(monkeypatch):
         assert call["noise"] == "gaussian"
         assert math.isclose(call["scale"], math.sqrt(T) * sigma, rel_tol=1e-12)
         assert math.isclose(call["rho"], rho_formula(math.sqrt(T) * sigma, delta / (2 * T), m), rel_tol=1e-6)
-    assert math.isclose(sum(c["scale"] ** -2 for c in spy.calls), sigma ** -2, rel_tol=1e-12)
+    assert math.isclose(sum(c["scale"] ** -2 for c in spy.calls), sigma**-2, rel_tol=1e-12)
 
     spy = ThresholdSpy(monkeypatch, corpus)
     DPSUSingle(epsilon=eps, delta=delta, max_items=m, only_n=2).release(corpus, seed=1)
@@ -235,8 +243,11 @@ def small_corpora(draw):
     alphabet = draw(st.integers(2, 5))
     n_users = draw(st.integers(1, 60))
     tok = st.sampled_from([f"w{i}" for i in range(alphabet)])
-    users = draw(st.lists(st.lists(st.lists(tok, min_size=1, max_size=8), min_size=1, max_size=2),
-                          min_size=n_users, max_size=n_users))
+    users = draw(
+        st.lists(
+            st.lists(st.lists(tok, min_size=1, max_size=8), min_size=1, max_size=2), min_size=n_users, max_size=n_users
+        )
+    )
     return users
 
 
@@ -250,8 +261,9 @@ def test_every_run_is_closed_and_spurious_ngrams_are_valid(users, pruning, seed)
     s = released_by_length(rel)
     for k in range(2, 5):
         valid = brute_valid(s.get(k - 1, set()), s.get(1, set()), k, pruning)
-        spurious = {tuple(it.split(" ")) for it, i, n in zip(rel.items, rel.item_ids, rel.ngram_len)
-                    if i == -1 and n == k}
+        spurious = {
+            tuple(it.split(" ")) for it, i, n in zip(rel.items, rel.item_ids, rel.ngram_len) if i == -1 and n == k
+        }
         assert spurious <= valid
     levels = rel.diagnostics.extra["levels"]
     assert [lv["released"] for lv in levels] == [len(s.get(k, ())) for k in range(1, 5)]
@@ -344,9 +356,12 @@ def test_eta_too_large_is_a_parameter_error(monkeypatch):
 # --------------------------------------------------------------------------- baselines
 def test_baselines_registered_with_their_parameters():
     regs = mechanisms()
-    want = {"dpne": ("max_items", "max_n", "eta", "pruning", "schedule", "decay"),
-            "dpsu-all": ("max_items", "max_n"), "dpsu-even": ("max_items", "max_n"),
-            "dpsu-single": ("max_items", "only_n")}
+    want = {
+        "dpne": ("max_items", "max_n", "eta", "pruning", "schedule", "decay"),
+        "dpsu-all": ("max_items", "max_n"),
+        "dpsu-even": ("max_items", "max_n"),
+        "dpsu-single": ("max_items", "only_n"),
+    }
     for name, params in want.items():
         assert regs[name].kind == "ngram" and regs[name].param_names == params
         assert get_mechanism(name, epsilon=1, delta=1e-6).name == name
@@ -360,7 +375,7 @@ def test_baseline_calibrations():
     assert math.isclose(all_cal.rho, rho(sigma, delta / 2, T * m), rel_tol=1e-6)
     even = DPSUEven(epsilon=eps, delta=delta, max_items=m, max_n=T).calibrate()
     np.testing.assert_allclose(even.details["sigma_k"], math.sqrt(T) * sigma, rtol=1e-12)
-    assert math.isclose(sum(s ** -2 for s in even.details["sigma_k"]), sigma ** -2, rel_tol=1e-12)
+    assert math.isclose(sum(s**-2 for s in even.details["sigma_k"]), sigma**-2, rel_tol=1e-12)
     assert math.isclose(even.details["rho_k"][0], rho(math.sqrt(T) * sigma, delta / (2 * T), m), rel_tol=1e-6)
     single = DPSUSingle(epsilon=eps, delta=delta, max_items=m, only_n=3).calibrate()
     assert math.isclose(single.rho, rho(sigma, delta / 2, m), rel_tol=1e-6)
@@ -368,9 +383,11 @@ def test_baseline_calibrations():
 
 def test_baselines_release_only_used_ngrams_of_their_lengths():
     corpus = rich_corpus()
-    for mech, lengths in [(DPSUAll(epsilon=4, delta=1e-6, max_items=10, max_n=2), {1, 2}),
-                          (DPSUEven(epsilon=4, delta=1e-6, max_items=10, max_n=3), {1, 2, 3}),
-                          (DPSUSingle(epsilon=4, delta=1e-6, max_items=10, only_n=2), {2})]:
+    for mech, lengths in [
+        (DPSUAll(epsilon=4, delta=1e-6, max_items=10, max_n=2), {1, 2}),
+        (DPSUEven(epsilon=4, delta=1e-6, max_items=10, max_n=3), {1, 2, 3}),
+        (DPSUSingle(epsilon=4, delta=1e-6, max_items=10, only_n=2), {2}),
+    ]:
         rel = mech.release(corpus, seed=5)
         assert rel.n_released > 0
         assert set(rel.per_length()) <= lengths
@@ -381,17 +398,29 @@ def test_baselines_release_only_used_ngrams_of_their_lengths():
 # --------------------------------------------------------------------------- parameter errors
 def test_corpus_too_short_for_T():
     corpus = corpus_from_token_lists([[["a", "b", "c"]]] * 5, max_n=2)
-    for mech in [DPNE(epsilon=1, delta=1e-6, max_n=3), DPSUAll(epsilon=1, delta=1e-6, max_n=3),
-                 DPSUEven(epsilon=1, delta=1e-6, max_n=3), DPSUSingle(epsilon=1, delta=1e-6, only_n=3)]:
+    for mech in [
+        DPNE(epsilon=1, delta=1e-6, max_n=3),
+        DPSUAll(epsilon=1, delta=1e-6, max_n=3),
+        DPSUEven(epsilon=1, delta=1e-6, max_n=3),
+        DPSUSingle(epsilon=1, delta=1e-6, only_n=3),
+    ]:
         with pytest.raises(ParameterError, match="max_n >= 3"):
             mech.release(corpus, seed=0)
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    (dict(eta=0.0), "eta"), (dict(eta=1.5), "eta"), (dict(pruning="left"), "pruning"),
-    (dict(schedule="linear"), "schedule"), (dict(decay=0.0), "decay"), (dict(max_n=0), "max_n"),
-    (dict(max_items=0), "max_items"), (dict(only_n=2), "takes no parameter only_n"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        (dict(eta=0.0), "eta"),
+        (dict(eta=1.5), "eta"),
+        (dict(pruning="left"), "pruning"),
+        (dict(schedule="linear"), "schedule"),
+        (dict(decay=0.0), "decay"),
+        (dict(max_n=0), "max_n"),
+        (dict(max_items=0), "max_items"),
+        (dict(only_n=2), "takes no parameter only_n"),
+    ],
+)
 def test_bad_parameters(kwargs, match):
     with pytest.raises(ParameterError, match=match):
         DPNE(epsilon=1, delta=1e-6, **kwargs)

@@ -2,7 +2,7 @@ import io
 import json
 import math
 import string
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 import pandas as pd
@@ -28,8 +28,21 @@ from dpsu_core.mechanisms.base import Diagnostics, make_release
 
 HOSTILE = ['=HYPERLINK("x")', "+1", "-2", "@SUM(A1)", "\tcmd", "\rcr"]
 PLAIN = ["apple", "a,b", 'say "hi"', "NA", "x'y"]
-ALLOWED_REPORT_KEYS = {"mechanism", "label", "epsilon", "delta", "params", "calibration", "released_total",
-                       "released_per_length", "date_utc", "dpsu_version", "guarantee", "teaching_mode", "warning"}
+ALLOWED_REPORT_KEYS = {
+    "mechanism",
+    "label",
+    "epsilon",
+    "delta",
+    "params",
+    "calibration",
+    "released_total",
+    "released_per_length",
+    "date_utc",
+    "dpsu_version",
+    "guarantee",
+    "teaching_mode",
+    "warning",
+}
 
 
 @pytest.fixture(scope="module")
@@ -122,8 +135,12 @@ def test_report_has_allowed_keys_and_no_diagnostic_number(release):
     assert frac.size > 10  # the check below is meaningful
     numbers = list(_numbers(rep))
     assert not any(np.isclose(x, frac, rtol=1e-9, atol=0).any() for x in numbers)
-    for text in (report_json(release).decode(), report_markdown(release), to_json_bytes(release).decode(),
-                 to_csv_bytes(release).decode()):
+    for text in (
+        report_json(release).decode(),
+        report_markdown(release),
+        to_json_bytes(release).decode(),
+        to_csv_bytes(release).decode(),
+    ):
         for v in frac[:200]:
             assert repr(float(v)) not in text and f"{v:.6g}" not in text
     assert not any(k in ("weights", "true_count", "user", "users", "diagnostics") for k in _keys(rep))
@@ -140,8 +157,8 @@ def test_report_contents(release):
     assert rep["released_per_length"] == {str(k): v for k, v in release.per_length().items()}
     assert sum(rep["released_per_length"].values()) == release.n_released
     assert rep["dpsu_version"] == dpsu_core.__version__
-    when = datetime.strptime(rep["date_utc"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
-    assert abs((datetime.now(timezone.utc) - when).total_seconds()) < 600
+    when = datetime.strptime(rep["date_utc"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    assert abs((datetime.now(UTC) - when).total_seconds()) < 600
     assert rep["guarantee"] == cal.guarantee
     assert rep["teaching_mode"] is False and "warning" not in rep
     assert json.loads(report_json(release)) == rep | {"date_utc": json.loads(report_json(release))["date_utc"]}
@@ -163,8 +180,13 @@ def test_teaching_warning_iff_seeded(release, seeded):
     assert csv_df["teaching_warning"].str.contains("NOT for real releases").all()
     txt = to_txt_bytes(seeded).decode().split("\n")
     assert txt[0].startswith("# TEACHING RELEASE") and txt[-1] == "" and len(txt) - 2 == seeded.n_released
-    for text in (report_markdown(release), report_json(release).decode(), to_json_bytes(release).decode(),
-                 to_csv_bytes(release).decode(), to_txt_bytes(release).decode()):
+    for text in (
+        report_markdown(release),
+        report_json(release).decode(),
+        to_json_bytes(release).decode(),
+        to_csv_bytes(release).decode(),
+        to_txt_bytes(release).decode(),
+    ):
         assert "NOT for real" not in text and "fixed seed" not in text and "TEACHING" not in text
 
 
@@ -181,12 +203,13 @@ def _count_release(corpus):
     # A count mechanism's release (noisy counts with their std) assembled with the real make_release.
     mech = get_mechanism("count-gaussian", epsilon=1.0, delta=1e-6, max_items=5)
     cal = mech.calibrate()
-    ids = np.array([corpus.vocab.tolist().index(s) for s in ["-2", "apple", "=HYPERLINK(\"x\")"]])
+    ids = np.array([corpus.vocab.tolist().index(s) for s in ["-2", "apple", '=HYPERLINK("x")']])
     true = corpus.user_counts[ids].astype(float)
     noisy = np.round(true + np.array([-3.2, 4.4, 1.6]))
     diag = Diagnostics(weights=None, extra={"true_counts": true})
-    return make_release(cal, corpus, ids, diag, seed=None, elapsed=0.0, noisy_counts=noisy,
-                        count_std=np.full(3, 2.5)), true
+    return make_release(
+        cal, corpus, ids, diag, seed=None, elapsed=0.0, noisy_counts=noisy, count_std=np.full(3, 2.5)
+    ), true
 
 
 def test_count_release_exports_count_and_std_only(corpus):

@@ -1,6 +1,7 @@
 """GW and GW-KT (Carvalho et al. 2022): calibration, the GU update against Algorithm 2, its
 l1-sensitivity on coupled neighbouring corpora, the tie-breaking rule, weight-0 items, and the
 lone-user Monte Carlo."""
+
 from __future__ import annotations
 
 import math
@@ -291,7 +292,7 @@ def test_tie_order_depends_only_on_the_users_data_and_the_secret():
     d1 = corpus_from_token_lists([["zebra", "fig", "quince"], ["lime", "yak"], x], posts_per_user=False)
     d2 = corpus_from_token_lists([["plum", "ant"], x, ["kiwi", "bee", "cow", "dog"], ["eel"]], posts_per_user=False)
     for corpus, row in ((d1, 2), (d2, 1)):
-        assert set(corpus.vocab[corpus.items[corpus.indptr[row]:corpus.indptr[row + 1]]]) == set(x)
+        assert set(corpus.vocab[corpus.items[corpus.indptr[row] : corpus.indptr[row + 1]]]) == set(x)
     ids1 = [d1.vocab[i] for i in range(d1.n_items)]
     ids2 = [d2.vocab[i] for i in range(d2.n_items)]
     assert [ids1.index(w) for w in sorted(set(x))] != [ids2.index(w) for w in sorted(set(x))]
@@ -301,8 +302,14 @@ def test_tie_order_depends_only_on_the_users_data_and_the_secret():
         orders = []
         for corpus, row in ((d1, 2), (d2, 1)):
             s, e = corpus.indptr[row], corpus.indptr[row + 1]
-            o = user_visit_order(corpus.items[s:e], count_priority(corpus.counts[s:e]), item_hash_keys(corpus.vocab),
-                                 secret, np.zeros(corpus.n_items), 5.0)
+            o = user_visit_order(
+                corpus.items[s:e],
+                count_priority(corpus.counts[s:e]),
+                item_hash_keys(corpus.vocab),
+                secret,
+                np.zeros(corpus.n_items),
+                5.0,
+            )
             orders.append(list(corpus.vocab[o]))
         assert orders[0] == orders[1]
         assert set(orders[0][:2]) == {"apple", "yam"}
@@ -378,12 +385,18 @@ EPS, DELTA = 1.0, 0.05
 N_LONE = 101  # lone_user_corpus: 100 common users + the lone user; max_users is its tightest valid value
 
 
-@pytest.mark.parametrize("factory, corpus_kw", [
-    (lambda: Gw(epsilon=EPS, delta=DELTA, alpha=3.0, max_users=N_LONE), dict(n_unique=30)),
-    (lambda: Gw(epsilon=EPS, delta=DELTA, alpha=3.0, max_users=N_LONE),
-     dict(n_unique=10, lone_common=5, unique_counts=[7] * 10)),
-    (lambda: GwKt(epsilon=EPS, delta=DELTA, alpha=3.0, max_users=N_LONE), dict(n_unique=30)),
-], ids=["gw-30-unique", "gw-unique-most-frequent", "gwkt-30-unique"])
+@pytest.mark.parametrize(
+    "factory, corpus_kw",
+    [
+        (lambda: Gw(epsilon=EPS, delta=DELTA, alpha=3.0, max_users=N_LONE), dict(n_unique=30)),
+        (
+            lambda: Gw(epsilon=EPS, delta=DELTA, alpha=3.0, max_users=N_LONE),
+            dict(n_unique=10, lone_common=5, unique_counts=[7] * 10),
+        ),
+        (lambda: GwKt(epsilon=EPS, delta=DELTA, alpha=3.0, max_users=N_LONE), dict(n_unique=30)),
+    ],
+    ids=["gw-30-unique", "gw-unique-most-frequent", "gwkt-30-unique"],
+)
 def test_lone_user_release_rate_is_at_most_delta(factory, corpus_kw):
     mech = factory()
     cal = mech.calibrate()

@@ -1,4 +1,5 @@
 """load_corpus end to end: every format, preprocessing, drops, errors, n-grams, MSNBC."""
+
 from __future__ import annotations
 
 import csv
@@ -177,6 +178,7 @@ def test_users_without_tokens_are_reported():
 
 # ---- bad input ---------------------------------------------------------------
 
+
 def test_empty_file(tmp_path):
     p = tmp_path / "e.csv"
     p.write_bytes(b"")
@@ -229,6 +231,7 @@ def test_bad_parameters():
 
 # ---- n-grams against a brute-force reference ---------------------------------
 
+
 def brute_force(users_posts, max_n):
     """Per user (in order of first appearance, users with no tokens left out): Counter of n-grams within posts."""
     order, grams = [], {}
@@ -271,6 +274,7 @@ def test_csr_equals_brute_force_ngrams_within_posts(rows, max_n):
 
 
 # ---- real data ---------------------------------------------------------------
+
 
 @pytest.mark.skipif(not MSNBC.exists(), reason=f"MSNBC data not found at {MSNBC} (the shared data folder is absent)")
 def test_msnbc_loads_directly_from_the_zip():

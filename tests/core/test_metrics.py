@@ -6,6 +6,7 @@ Distinct-user counts:  a 4, b 3, c 2 | "a b" 2, "b c" 1, "a c" 1, "b a" 1
 (user, item) pairs: unigrams 4+3+2 = 9, bigrams 2+1+1+1 = 5, all 14.
 The release R = {a, c, "a b", "b a", "x y"}; "x y" is not in the corpus (item id -1).
 """
+
 import math
 
 import numpy as np
@@ -28,8 +29,18 @@ from dpsu_core.metrics import (
     spurious_fraction,
 )
 
-CAL = Calibration(mechanism="test", label="test", epsilon=1.0, delta=1e-6, noise="gaussian", scale=1.0, rho=1.0,
-                  gamma=None, params={}, guarantee="")
+CAL = Calibration(
+    mechanism="test",
+    label="test",
+    epsilon=1.0,
+    delta=1e-6,
+    noise="gaussian",
+    scale=1.0,
+    rho=1.0,
+    gamma=None,
+    params={},
+    guarantee="",
+)
 
 
 @pytest.fixture(scope="module")
@@ -46,10 +57,18 @@ def _release(corpus, items, extra=(), noisy=None):
     ids = _ids(corpus, items)
     extra_len = [len(e.split()) for e in extra]
     std = None if noisy is None else np.ones(len(noisy))
-    return make_release(CAL, corpus, ids, Diagnostics(), seed=None, elapsed=0.0,
-                        extra_items=np.array(list(extra), dtype=object) if extra else None,
-                        extra_len=np.array(extra_len) if extra else None,
-                        noisy_counts=None if noisy is None else np.asarray(noisy), count_std=std)
+    return make_release(
+        CAL,
+        corpus,
+        ids,
+        Diagnostics(),
+        seed=None,
+        elapsed=0.0,
+        extra_items=np.array(list(extra), dtype=object) if extra else None,
+        extra_len=np.array(extra_len) if extra else None,
+        noisy_counts=None if noisy is None else np.asarray(noisy),
+        count_std=std,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -215,8 +234,12 @@ def test_canaries_released(release):
 
 def test_canaries_found_as_items_and_inside_released_ngrams():
     cal = Calibration("x", "X", 1.0, 1e-6, "gaussian", 1.0, 1.0, None, {}, "g")
-    rel = Release(cal, np.array([0, 1, 2]), np.array(["alpha", "beta", "is acct42"], dtype=object),
-                  np.array([1, 1, 2], dtype=np.int16))
+    rel = Release(
+        cal,
+        np.array([0, 1, 2]),
+        np.array(["alpha", "beta", "is acct42"], dtype=object),
+        np.array([1, 1, 2], dtype=np.int16),
+    )
     # "acct42" leaks inside the bigram; "acct4" is only a prefix of a token; "is acct" is not a released item
     assert canaries_released(rel, ["alpha", "acct42", "gamma", "acct4", "is acct"]) == ["alpha", "acct42"]
     assert canaries_released(rel, []) == []

@@ -1,4 +1,5 @@
 """The Corpus CSR model: restricting rows to a subset of items."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -12,25 +13,31 @@ def _corpus(rows: list[list[int]], n_items: int) -> Corpus:
     indptr = np.zeros(len(rows) + 1, dtype=np.int64)
     np.cumsum([len(r) for r in rows], out=indptr[1:])
     items = np.array([x for r in rows for x in r], dtype=np.int32)
-    return Corpus(indptr=indptr, items=items, counts=np.arange(1, items.size + 1, dtype=np.int32),
-                  vocab=np.array([f"w{i}" for i in range(n_items)], dtype=object),
-                  ngram_len=np.ones(n_items, dtype=np.int8),
-                  gram_tokens=np.arange(n_items, dtype=np.int32).reshape(-1, 1))
+    return Corpus(
+        indptr=indptr,
+        items=items,
+        counts=np.arange(1, items.size + 1, dtype=np.int32),
+        vocab=np.array([f"w{i}" for i in range(n_items)], dtype=object),
+        ngram_len=np.ones(n_items, dtype=np.int8),
+        gram_tokens=np.arange(n_items, dtype=np.int32).reshape(-1, 1),
+    )
 
 
 @settings(max_examples=200, deadline=None)
-@given(rows=st.lists(st.lists(st.integers(0, 5), unique=True, max_size=6).map(sorted), max_size=12),
-       keep=st.lists(st.booleans(), min_size=6, max_size=6))
+@given(
+    rows=st.lists(st.lists(st.integers(0, 5), unique=True, max_size=6).map(sorted), max_size=12),
+    keep=st.lists(st.booleans(), min_size=6, max_size=6),
+)
 def test_restrict_to_matches_brute_force_including_empty_rows(rows, keep):
     c = _corpus(rows, 6)
     r = c.restrict_to(np.array(keep))
     assert r.n_users == c.n_users and r.vocab is c.vocab
     for i, row in enumerate(rows):
-        got = r.items[r.indptr[i]:r.indptr[i + 1]].tolist()
+        got = r.items[r.indptr[i] : r.indptr[i + 1]].tolist()
         assert got == [x for x in row if keep[x]]
         # counts travel with their items
-        src = c.counts[c.indptr[i]:c.indptr[i + 1]][[keep[x] for x in row]] if row else []
-        assert r.counts[r.indptr[i]:r.indptr[i + 1]].tolist() == list(src)
+        src = c.counts[c.indptr[i] : c.indptr[i + 1]][[keep[x] for x in row]] if row else []
+        assert r.counts[r.indptr[i] : r.indptr[i + 1]].tolist() == list(src)
 
 
 def test_restrict_to_with_trailing_empty_rows():

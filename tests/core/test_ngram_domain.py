@@ -1,4 +1,5 @@
 """The valid-n-gram domain V_k of DPNE: exact size, exact index <-> k-gram bijection, uniform sampling."""
+
 from __future__ import annotations
 
 import itertools
@@ -70,8 +71,7 @@ def test_bad_pruning_rule():
 def _skewed_domain():
     """Groups of very different sizes: a sampler that picks the overlap uniformly would fail."""
     s1 = np.arange(4, dtype=np.int32)
-    s_prev = np.array([[0, 1], [1, 1], [2, 1], [3, 1], [1, 0], [1, 2], [1, 3], [0, 2], [2, 3], [3, 0]],
-                      dtype=np.int32)
+    s_prev = np.array([[0, 1], [1, 1], [2, 1], [3, 1], [1, 0], [1, 2], [1, 3], [0, 2], [2, 3], [3, 0]], dtype=np.int32)
     return valid_domain(s_prev, s1, "both")
 
 
@@ -120,8 +120,9 @@ def test_distinct_excluding_zero_and_all():
     dom = valid_domain(np.arange(3, dtype=np.int32).reshape(-1, 1), np.arange(3, dtype=np.int32), "single")
     rng = np.random.default_rng(1)
     assert dom.sample_distinct_excluding(rng, 0, np.array([1, 2])).size == 0
-    np.testing.assert_array_equal(dom.sample_distinct_excluding(rng, 7, np.array([1, 2])),
-                                  np.setdiff1d(np.arange(9), [1, 2]))
+    np.testing.assert_array_equal(
+        dom.sample_distinct_excluding(rng, 7, np.array([1, 2])), np.setdiff1d(np.arange(9), [1, 2])
+    )
 
 
 def test_row_helpers():

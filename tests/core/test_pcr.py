@@ -1,4 +1,5 @@
 """PCR (Rogers 2024) and the bounded-counts baseline: budget accounting, the Gumbel step, counts."""
+
 import math
 
 import numpy as np
@@ -36,12 +37,20 @@ from dpsu_core.privacy.zcdp import zcdp_to_dp_epsilon
 )
 def test_filter_never_overspends(counts, kbar, rho, delta, eps_star, delta_star, rel_error, seed):
     c = np.asarray(counts, dtype=np.int64)
-    res = private_count_release(c, np.random.default_rng(seed), rho=rho, delta=delta, eps_star=eps_star,
-                                delta_star=delta_star, kbar=kbar, rel_error=rel_error)
+    res = private_count_release(
+        c,
+        np.random.default_rng(seed),
+        rho=rho,
+        delta=delta,
+        eps_star=eps_star,
+        delta_star=delta_star,
+        kbar=kbar,
+        rel_error=rel_error,
+    )
     lg = res.ledger
     hit = lg.position >= 0
     # the spend, recomputed from the mechanism's own record
-    gumbel_rho = np.sum(lg.eps ** 2 / 8.0)
+    gumbel_rho = np.sum(lg.eps**2 / 8.0)
     gauss_rho = np.sum(1.0 / (2.0 * lg.sigma[hit] ** 2))
     spent = gumbel_rho + gauss_rho
     assert spent <= rho * (1 + 1e-12)
@@ -49,10 +58,10 @@ def test_filter_never_overspends(counts, kbar, rho, delta, eps_star, delta_star,
     assert spent == pytest.approx(lg.rho_spent, rel=1e-9, abs=1e-300)
     # the filter's rule, step by step: a step starts only if its worst case (eps_i^2/8 for the Gumbel step
     # plus at most eps_i^2/8 for the count) still fits
-    step_cost = lg.eps ** 2 / 8.0 + np.where(hit, 1.0 / (2.0 * np.where(hit, lg.sigma, 1.0) ** 2), 0.0)
+    step_cost = lg.eps**2 / 8.0 + np.where(hit, 1.0 / (2.0 * np.where(hit, lg.sigma, 1.0) ** 2), 0.0)
     before = np.concatenate([[0.0], np.cumsum(step_cost)[:-1]])
-    assert np.all(before + lg.eps ** 2 / 4.0 <= rho * (1 + 1e-12))
-    assert np.all(step_cost <= lg.eps ** 2 / 4.0 * (1 + 1e-12))
+    assert np.all(before + lg.eps**2 / 4.0 <= rho * (1 + 1e-12))
+    assert np.all(step_cost <= lg.eps**2 / 4.0 * (1 + 1e-12))
     # every Gumbel step used T = 1 + beta ln(kbar/delta_*), beta = 1/eps_i
     assert np.allclose(lg.threshold, 1.0 + np.log(kbar / delta_star) / lg.eps, rtol=1e-12)
     # s = max((r/1.5)(1 + ln(kbar/delta_*)/eps_i), 2/eps_i) and never below 2/eps_i
@@ -72,7 +81,7 @@ def test_filter_never_overspends(counts, kbar, rho, delta, eps_star, delta_star,
     # the loop stops only when the next step could overspend, or nothing is left to find
     if lg.stop_reason == "budget":
         eps_next = eps_star if lg.n_steps == 0 else lg.eps[-1] * (1.0 if hit[-1] else math.sqrt(2.0))
-        assert lg.rho_spent + eps_next ** 2 / 4 > rho or lg.delta_spent + delta_star > delta
+        assert lg.rho_spent + eps_next**2 / 4 > rho or lg.delta_spent + delta_star > delta
     else:
         assert res.positions.size == np.count_nonzero(c > 0)
 
@@ -80,8 +89,9 @@ def test_filter_never_overspends(counts, kbar, rho, delta, eps_star, delta_star,
 def test_zero_counts_never_released():
     c = np.array([0, 5000, 0, 7000, 0, 0], dtype=np.int64)
     for seed in range(20):
-        res = private_count_release(c, np.random.default_rng(seed), rho=1.0, delta=1e-6, eps_star=0.01,
-                                    delta_star=1e-11, kbar=10, rel_error=0.1)
+        res = private_count_release(
+            c, np.random.default_rng(seed), rho=1.0, delta=1e-6, eps_star=0.01, delta_star=1e-11, kbar=10, rel_error=0.1
+        )
         assert set(res.positions.tolist()) <= {1, 3}
         assert res.ledger.stop_reason == "no candidates left"
         assert sorted(res.positions.tolist()) == [1, 3]
@@ -90,9 +100,16 @@ def test_zero_counts_never_released():
 # --------------------------------------------------------------------------- the Gumbel step, statistically
 def _one_step(counts, kbar, seed, eps=1.0, delta_star=1e-3):
     """Budget for exactly one step: rho = 1.5 eps^2/4 admits the first step and no second."""
-    res = private_count_release(np.asarray(counts, dtype=np.int64), np.random.default_rng(seed),
-                                rho=1.5 * eps ** 2 / 4, delta=1.0, eps_star=eps, delta_star=delta_star,
-                                kbar=kbar, rel_error=0.1)
+    res = private_count_release(
+        np.asarray(counts, dtype=np.int64),
+        np.random.default_rng(seed),
+        rho=1.5 * eps**2 / 4,
+        delta=1.0,
+        eps_star=eps,
+        delta_star=delta_star,
+        kbar=kbar,
+        rel_error=0.1,
+    )
     assert res.ledger.n_steps == 1
     return res.positions[0] if res.positions.size else -1
 
@@ -122,11 +139,27 @@ def test_gumbel_step_top1_follows_softmax():
 def test_kbar_plus_one_count_raises_the_threshold():
     # kbar = 1: the second count enters the threshold; two equal counts are (almost) never released,
     # while the same count alone is released at once
-    equal = private_count_release(np.array([500, 500]), np.random.default_rng(1), rho=1.0, delta=1e-6,
-                                  eps_star=0.05, delta_star=1e-11, kbar=1, rel_error=0.1)
+    equal = private_count_release(
+        np.array([500, 500]),
+        np.random.default_rng(1),
+        rho=1.0,
+        delta=1e-6,
+        eps_star=0.05,
+        delta_star=1e-11,
+        kbar=1,
+        rel_error=0.1,
+    )
     assert equal.positions.size == 0 and equal.ledger.n_bottom == equal.ledger.n_steps > 10
-    alone = private_count_release(np.array([500, 0]), np.random.default_rng(1), rho=1.0, delta=1e-6,
-                                  eps_star=0.05, delta_star=1e-11, kbar=1, rel_error=0.1)
+    alone = private_count_release(
+        np.array([500, 0]),
+        np.random.default_rng(1),
+        rho=1.0,
+        delta=1e-6,
+        eps_star=0.05,
+        delta_star=1e-11,
+        kbar=1,
+        rel_error=0.1,
+    )
     assert alone.positions.tolist() == [0]
 
 
@@ -199,7 +232,7 @@ def test_pcr_stops_when_delta_binds():
         assert lg.delta_spent <= d["delta_zcdp"]
         # rho did not bind: the next step's worst case still fits
         eps_next = lg.eps[-1] * (1.0 if lg.position[-1] >= 0 else math.sqrt(2.0))
-        assert lg.rho_spent + eps_next ** 2 / 4 < d["rho_zcdp"]
+        assert lg.rho_spent + eps_next**2 / 4 < d["rho_zcdp"]
 
 
 def test_pcr_error_scales_with_reported_std():
@@ -208,8 +241,10 @@ def test_pcr_error_scales_with_reported_std():
     z = []
     for seed in range(40):
         rel = m.release(corpus, seed=seed)
-        assert np.array_equal(np.sort(rel.diagnostics.extra["ledger"].position[
-            rel.diagnostics.extra["ledger"].position >= 0]), np.sort(rel.item_ids))
+        assert np.array_equal(
+            np.sort(rel.diagnostics.extra["ledger"].position[rel.diagnostics.extra["ledger"].position >= 0]),
+            np.sort(rel.item_ids),
+        )
         z.extend(((rel.noisy_counts - corpus.user_counts[rel.item_ids]) / rel.count_std).tolist())
     z = np.asarray(z)
     # standardised errors of Gaussian noise (plus rounding): mean 0, sd about 1
@@ -230,20 +265,25 @@ def test_pcr_calibration_shows_budget_split():
     cal.as_dict()  # JSON-able
 
 
-@pytest.mark.parametrize("kwargs", [
-    dict(epsilon=0.001, delta=1e-6, eps_star=0.5),  # first step alone exceeds rho
-    dict(epsilon=1.0, delta=1e-10, delta_star=1e-10),  # delta_* above delta/2
-    dict(epsilon=1.0, delta=1e-6, kbar=0),
-    dict(epsilon=1.0, delta=1e-6, rel_error=1.5),
-    dict(epsilon=1.0, delta=1e-6, max_items=10),  # PCR has no Delta0
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(epsilon=0.001, delta=1e-6, eps_star=0.5),  # first step alone exceeds rho
+        dict(epsilon=1.0, delta=1e-10, delta_star=1e-10),  # delta_* above delta/2
+        dict(epsilon=1.0, delta=1e-6, kbar=0),
+        dict(epsilon=1.0, delta=1e-6, rel_error=1.5),
+        dict(epsilon=1.0, delta=1e-6, max_items=10),  # PCR has no Delta0
+    ],
+)
 def test_pcr_bad_parameters(kwargs):
     with pytest.raises(ParameterError):
         get_mechanism("pcr", **kwargs).calibrate()
 
 
-@pytest.mark.parametrize("bad", [dict(rho=0.0), dict(delta=0.0), dict(kbar=0), dict(eps_star=-1.0),
-                                 dict(rel_error=1.0), dict(delta_star=1.0)])
+@pytest.mark.parametrize(
+    "bad",
+    [dict(rho=0.0), dict(delta=0.0), dict(kbar=0), dict(eps_star=-1.0), dict(rel_error=1.0), dict(delta_star=1.0)],
+)
 def test_filter_rejects_bad_parameters(bad):
     kw = dict(rho=1.0, delta=1e-6, eps_star=0.01, delta_star=1e-11, kbar=10, rel_error=0.1) | bad
     with pytest.raises(ParameterError):
@@ -320,7 +360,8 @@ def test_bounded_counts_threshold_filters_the_same_draws():
 def test_bounded_counts_respect_the_bound():
     corpus = _wide_corpus()
     rel = get_mechanism("bounded-counts", epsilon=8.0, delta=1e-6, max_items=3, use_threshold="no").release(
-        corpus, seed=2)
+        corpus, seed=2
+    )
     bounded = rel.diagnostics.extra["bounded_counts"]  # over the vocabulary, 0 outside the selected domain
     assert bounded.shape == (corpus.n_items,)
     assert np.all(bounded <= corpus.user_counts)
@@ -335,7 +376,8 @@ def _dense_corpus(n_users=1000, n_words=20, per_user=12, seed=0):
     far from the clip at 0."""
     rng = np.random.default_rng(seed)
     return corpus_from_token_lists(
-        [[[f"w{x}" for x in rng.choice(n_words, size=per_user, replace=False)]] for _ in range(n_users)])
+        [[[f"w{x}" for x in rng.choice(n_words, size=per_user, replace=False)]] for _ in range(n_users)]
+    )
 
 
 def test_bounded_counts_selection_uses_the_calibrated_noise(monkeypatch):
@@ -354,8 +396,9 @@ def test_bounded_counts_selection_uses_the_calibrated_noise(monkeypatch):
     t = np.arange(1, m + 1)
     assert noise == "gaussian"
     assert scale == pytest.approx(sigma, rel=1e-9)
-    assert rho == pytest.approx(float(np.max(1 / np.sqrt(t) + sigma * norm.isf(1 - (1 - delta / 4) ** (1 / t)))),
-                                rel=1e-6)
+    assert rho == pytest.approx(
+        float(np.max(1 / np.sqrt(t) + sigma * norm.isf(1 - (1 - delta / 4) ** (1 / t)))), rel=1e-6
+    )
 
 
 def test_bounded_counts_noise_is_the_calibrated_gaussian():

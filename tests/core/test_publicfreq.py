@@ -1,5 +1,6 @@
 """Public frequencies for GW-KT: wordfreq default, public corpora (in memory or a file), missing items
 count 1, and independence from the private corpus."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -57,6 +58,7 @@ def test_wordfreq_table_is_cached_and_the_result_deterministic():
     b = wordfreq_frequencies(v.copy())
     np.testing.assert_array_equal(a, b)
     from dpsu_core.publicfreq import _wordfreq_table
+
     assert _wordfreq_table.cache_info().currsize >= 1
 
 

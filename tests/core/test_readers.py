@@ -1,4 +1,5 @@
 """Readers: sources, zip/gzip, format detection, encodings, columns (dpsu_core.corpus.readers)."""
+
 from __future__ import annotations
 
 import gzip
@@ -14,7 +15,7 @@ from dpsu_core.corpus import FORMATS, guess_columns, peek_columns
 from dpsu_core.corpus.readers import detect_format, read_source, read_table
 from dpsu_core.errors import ColumnError, EmptyCorpusError, EncodingError, InputError, ParameterError
 
-CSV = "author,body,score\nalice,Hello world,1\nbob,\"Multi\nline, quoted\",2\n"
+CSV = 'author,body,score\nalice,Hello world,1\nbob,"Multi\nline, quoted",2\n'
 
 
 class Upload(io.BytesIO):
@@ -26,6 +27,7 @@ class Upload(io.BytesIO):
 
 
 # ---- guess_columns / peek_columns --------------------------------------------
+
 
 @pytest.mark.parametrize(
     "columns, expected",
@@ -63,6 +65,7 @@ def test_peek_columns_reads_an_upload_twice():
 
 
 # ---- sources -----------------------------------------------------------------
+
 
 def test_sources_path_bytes_and_upload_agree(tmp_path):
     p = tmp_path / "posts.csv"
@@ -120,6 +123,7 @@ def test_gzip_is_unpacked():
 
 # ---- format detection --------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     "name, data, fmt",
     [
@@ -156,6 +160,7 @@ def test_explicit_and_unknown_format():
 
 # ---- encodings ---------------------------------------------------------------
 
+
 def test_utf8_bom_is_removed():
     t = read_table(b"\xef\xbb\xbfuser,text\nal,caf\xc3\xa9\n")
     assert t.user_column == "user"  # not "\ufeffuser"
@@ -183,14 +188,22 @@ def test_latin1_fallback_when_cp1252_fails():
     assert t.texts.to_pylist() == ["café \x81"]
 
 
-@pytest.mark.parametrize("data", [bytes(range(256)) * 20, b"user,text\x00\x00\x00\n\x00a\x00b", b"\x89PNG\r\n\x1a\n" + b"\x00" * 50,
-                                  b"user,text\n" + b"a,plain text\n" * 10000 + b"b,\x00\x01\x02\n"])
+@pytest.mark.parametrize(
+    "data",
+    [
+        bytes(range(256)) * 20,
+        b"user,text\x00\x00\x00\n\x00a\x00b",
+        b"\x89PNG\r\n\x1a\n" + b"\x00" * 50,
+        b"user,text\n" + b"a,plain text\n" * 10000 + b"b,\x00\x01\x02\n",
+    ],
+)
 def test_binary_file_is_an_encoding_error(data):
     with pytest.raises(EncodingError, match="binary"):
         read_table(Upload(data, "x.csv"))
 
 
 # ---- columns -----------------------------------------------------------------
+
 
 def test_columns_guessed_are_reported():
     t = read_table(CSV.encode())
@@ -256,6 +269,7 @@ def test_semicolon_csv_and_ragged_rows():
 
 # ---- JSON Lines / Parquet ----------------------------------------------------
 
+
 def test_jsonl_with_numbers_and_mixed_types():
     lines = [{"user_id": 7, "text": "a b"}, {"user_id": "x", "text": "c"}, {"user_id": 8, "text": None}]
     t = read_table(Upload("\n".join(json.dumps(r) for r in lines).encode(), "d.jsonl"))
@@ -302,6 +316,7 @@ def test_parquet_nested_column_is_a_column_error(tmp_path):
 
 
 # ---- text and sequences ------------------------------------------------------
+
 
 def test_text_one_post_per_line():
     t = read_table(Upload(b"first post\r\n\r\nsecond post\n", "x.txt"))

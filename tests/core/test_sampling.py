@@ -1,5 +1,6 @@
 """Steps 1-2 of the common frame: a uniform user order, and a uniform Delta0-subset of each
 user's own distinct items (Gopi et al. 2020, Algorithms 1-2)."""
+
 from __future__ import annotations
 
 import itertools
@@ -21,15 +22,19 @@ def _users_with_own_items(sizes):
 
 
 def _row_owner(corpus, rows, r):
-    names = corpus.vocab[rows.items[rows.indptr[r]:rows.indptr[r + 1]]].astype(str)
+    names = corpus.vocab[rows.items[rows.indptr[r] : rows.indptr[r + 1]]].astype(str)
     owners = {n.split("w")[0] for n in names}
     assert len(owners) <= 1, "a processed row mixes items of several users"
     return owners.pop() if owners else None
 
 
 @settings(max_examples=60, deadline=None)
-@given(sizes=st.lists(st.integers(1, 12), min_size=1, max_size=15), m=st.integers(1, 8),
-       seed=st.integers(0, 2**32 - 1), shuffle=st.booleans())
+@given(
+    sizes=st.lists(st.integers(1, 12), min_size=1, max_size=15),
+    m=st.integers(1, 8),
+    seed=st.integers(0, 2**32 - 1),
+    shuffle=st.booleans(),
+)
 def test_each_user_keeps_min_w_delta0_distinct_own_items(sizes, m, seed, shuffle):
     corpus = corpus_from_token_lists(_users_with_own_items(sizes), posts_per_user=False)
     rows = order_and_sample(corpus, np.random.default_rng(seed), m, shuffle=shuffle)

@@ -6,6 +6,7 @@ Random corpora come from hypothesis over a tiny item universe with a small cutof
 so items reach Gamma often and the descent edge cases (items at Gamma, all items
 reaching Gamma, ties between gaps) are exercised.
 """
+
 from __future__ import annotations
 
 import math
@@ -178,8 +179,13 @@ def test_weighted_and_count_updates_by_hand():
 
 # --------------------------------------------------------------------------- the release path is the proven update
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(users=st.lists(st.lists(st.integers(0, 15), min_size=1, max_size=20), min_size=1, max_size=30),
-       m=st.integers(1, 6), gamma=GAMMAS, seed=st.integers(0, 2**32 - 1), shuffle=st.booleans())
+@given(
+    users=st.lists(st.lists(st.integers(0, 15), min_size=1, max_size=20), min_size=1, max_size=30),
+    m=st.integers(1, 6),
+    gamma=GAMMAS,
+    seed=st.integers(0, 2**32 - 1),
+    shuffle=st.booleans(),
+)
 def test_fused_policy_pass_equals_sample_then_update(users, m, gamma, seed, shuffle):
     # Policy mechanisms sample Delta0 items inside the update kernel; the result must be exactly the
     # descent applied to the materialised ordered-and-sampled rows that the coupling tests above verify.
@@ -187,7 +193,9 @@ def test_fused_policy_pass_equals_sample_then_update(users, m, gamma, seed, shuf
     plan = sampling_plan(corpus, np.random.default_rng(seed), m, shuffle=shuffle)
     rows = apply_plan(corpus, plan)
     assert np.diff(rows.indptr).max() <= m
-    np.testing.assert_array_equal(policy_update(corpus, plan, gamma, l1=True),
-                                  l1_descent_update(rows, corpus.n_items, gamma))
-    np.testing.assert_array_equal(policy_update(corpus, plan, gamma, l1=False),
-                                  l2_descent_update(rows, corpus.n_items, gamma))
+    np.testing.assert_array_equal(
+        policy_update(corpus, plan, gamma, l1=True), l1_descent_update(rows, corpus.n_items, gamma)
+    )
+    np.testing.assert_array_equal(
+        policy_update(corpus, plan, gamma, l1=False), l2_descent_update(rows, corpus.n_items, gamma)
+    )

@@ -2,6 +2,7 @@
 weight-0 items are never candidates, a lone user's items pass with probability <= delta
 (Monte Carlo with an exact Clopper-Pearson bound), reproducibility and the shape of a Release.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -19,8 +20,14 @@ from dpsu_core.mechanisms.setunion import WeightedLaplace
 from dpsu_core.privacy import rho_weighted_laplace
 from tests.helpers import exceed_probability, lone_user_corpus, lone_user_release_rate
 
-SET_UNION = ["count-laplace", "count-gaussian", "weighted-laplace", "weighted-gaussian",
-             "policy-laplace", "policy-gaussian"]
+SET_UNION = [
+    "count-laplace",
+    "count-gaussian",
+    "weighted-laplace",
+    "weighted-gaussian",
+    "policy-laplace",
+    "policy-gaussian",
+]
 
 
 def make(name, epsilon=1.0, delta=1e-3, max_items=5, alpha=3.0):
@@ -87,8 +94,9 @@ def test_lone_user_items_released_with_probability_at_most_delta(name):
     # Delta0 = 5 and the lone user holds 5 unique words: the worst case t = Delta0 of the rho maximum
     # for the Laplace family, so the true rate is ~delta there (delta/2 for the Gaussian family).
     m = 5
-    est = lone_user_release_rate(lambda: make(name, epsilon=1.0, delta=DELTA_MC, max_items=m), N_RUNS,
-                                 n_unique=m, n_users=150, seed=_seed(name))
+    est = lone_user_release_rate(
+        lambda: make(name, epsilon=1.0, delta=DELTA_MC, max_items=m), N_RUNS, n_unique=m, n_users=150, seed=_seed(name)
+    )
     assert est.lower <= DELTA_MC, est
     # Power: the estimate must agree with the exact probability for this lone user, so a harness that
     # never saw a release (or a rho set absurdly high) fails here.
@@ -101,8 +109,14 @@ def test_lone_user_items_released_with_probability_at_most_delta(name):
 @pytest.mark.parametrize("name", ["weighted-laplace", "policy-gaussian"])
 def test_lone_user_with_more_items_than_delta0_and_common_words(name):
     # 12 unique words, Delta0 = 4: sampling keeps 4; the lone user also holds common words
-    est = lone_user_release_rate(lambda: make(name, epsilon=1.0, delta=DELTA_MC, max_items=4), 1500,
-                                 n_unique=12, lone_common=3, n_users=100, seed=_seed(name) + 1)
+    est = lone_user_release_rate(
+        lambda: make(name, epsilon=1.0, delta=DELTA_MC, max_items=4),
+        1500,
+        n_unique=12,
+        lone_common=3,
+        n_users=100,
+        seed=_seed(name) + 1,
+    )
     assert est.lower <= DELTA_MC, est
 
 

@@ -4,8 +4,7 @@ import numpy as np
 import pytest
 
 from dpsu_core.errors import ParameterError
-from dpsu_core.mechanisms import Calibration, Mechanism, mechanisms
-from dpsu_core.mechanisms import registry
+from dpsu_core.mechanisms import Calibration, Mechanism, mechanisms, registry
 from dpsu_core.mechanisms.base import guarantee_sentence
 from dpsu_core.threshold_tables import PUBLISHED_GW, thresholds_vs_epsilon, thresholds_vs_max_items
 
@@ -24,7 +23,7 @@ def test_columns_and_one_row_per_mechanism_and_epsilon():
     names = set_union_names()
     assert len(df) == len(names) * len(eps)
     assert set(df["mechanism"]) == set(names)
-    for name, g in df.groupby("mechanism"):
+    for _name, g in df.groupby("mechanism"):
         assert sorted(g["epsilon"]) == eps
         assert g["label"].nunique() == 1 and g["family"].iloc[0] in ("laplace", "gaussian")
 
@@ -87,8 +86,14 @@ def test_vs_max_items_reference_table_and_count_growth():
     assert len(df) == len(set_union_names()) * len(ms)
     wl = df[df["mechanism"] == "weighted-laplace"].set_index("max_items")["rho"]
     wg = df[df["mechanism"] == "weighted-gaussian"].set_index("max_items")["rho"]
-    for m, lap, gau in [(1, 4.1023, 6.4353), (10, 4.1023, 6.4353), (50, 4.4263, 6.6862), (100, 4.6473, 6.8237),
-                        (200, 4.8734, 6.9689), (300, 5.0069, 7.0561)]:
+    for m, lap, gau in [
+        (1, 4.1023, 6.4353),
+        (10, 4.1023, 6.4353),
+        (50, 4.4263, 6.6862),
+        (100, 4.6473, 6.8237),
+        (200, 4.8734, 6.9689),
+        (300, 5.0069, 7.0561),
+    ]:
         assert wl[m] == pytest.approx(lap, abs=1e-4)
         assert wg[m] == pytest.approx(gau, abs=1e-4)
     cl = df[df["mechanism"] == "count-laplace"].sort_values("max_items")["rho"].to_numpy()
@@ -103,9 +108,18 @@ class _FakeGreedy(Mechanism):
 
     def calibrate(self):
         rho = 1 - math.log(2 * self.delta) / self.epsilon
-        return Calibration(self.name, self.label, self.epsilon, self.delta, "laplace", 1 / self.epsilon, rho,
-                           rho + self.params["alpha"] / self.epsilon, dict(self.params),
-                           guarantee_sentence(self.epsilon, self.delta))
+        return Calibration(
+            self.name,
+            self.label,
+            self.epsilon,
+            self.delta,
+            "laplace",
+            1 / self.epsilon,
+            rho,
+            rho + self.params["alpha"] / self.epsilon,
+            dict(self.params),
+            guarantee_sentence(self.epsilon, self.delta),
+        )
 
     def _release(self, corpus, rng, cal, progress):  # pragma: no cover - not used here
         raise NotImplementedError
@@ -123,15 +137,18 @@ def test_mechanism_with_other_params_gets_only_its_own(monkeypatch):
     assert (e["mechanism"] == "fake-greedy").sum() == 2
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: thresholds_vs_epsilon([], 1e-6, 100, 5), "epsilons is empty"),
-    (lambda: thresholds_vs_epsilon([1, -1], 1e-6, 100, 5), "epsilon"),
-    (lambda: thresholds_vs_epsilon([1], 1.5, 100, 5), "delta"),
-    (lambda: thresholds_vs_epsilon([1], 1e-6, 0, 5), "max_items"),
-    (lambda: thresholds_vs_epsilon([1], 1e-6, 100, -1), "alpha"),
-    (lambda: thresholds_vs_max_items([], 1, 1e-6, 5), "max_items_list is empty"),
-    (lambda: thresholds_vs_max_items([10, 2.5], 1, 1e-6, 5), "positive integer"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: thresholds_vs_epsilon([], 1e-6, 100, 5), "epsilons is empty"),
+        (lambda: thresholds_vs_epsilon([1, -1], 1e-6, 100, 5), "epsilon"),
+        (lambda: thresholds_vs_epsilon([1], 1.5, 100, 5), "delta"),
+        (lambda: thresholds_vs_epsilon([1], 1e-6, 0, 5), "max_items"),
+        (lambda: thresholds_vs_epsilon([1], 1e-6, 100, -1), "alpha"),
+        (lambda: thresholds_vs_max_items([], 1, 1e-6, 5), "max_items_list is empty"),
+        (lambda: thresholds_vs_max_items([10, 2.5], 1, 1e-6, 5), "positive integer"),
+    ],
+)
 def test_bad_input_raises_typed_error(call, match):
     with pytest.raises(ParameterError, match=match):
         call()

@@ -1,4 +1,5 @@
 """Tokenizers and text preprocessing (dpsu_core.corpus.tokenize)."""
+
 from __future__ import annotations
 
 import re
@@ -126,7 +127,11 @@ def reference_words(text: str) -> list[str]:
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.text(alphabet=st.sampled_from(list("ab'’ -,.\n\t\u00e9\u0301Z9_")), max_size=25), min_size=1, max_size=6))
+@given(
+    st.lists(
+        st.text(alphabet=st.sampled_from(list("ab'’ -,.\n\t\u00e9\u0301Z9_")), max_size=25), min_size=1, max_size=6
+    )
+)
 def test_fast_tokenizer_matches_reference(texts):
     got = run(texts, prep=NO_PREP)
     assert got == [reference_words(t) for t in texts]

@@ -1,4 +1,5 @@
 """zCDP <-> DP conversions (spec section 5) against their closed forms, written out here independently."""
+
 import math
 
 import pytest
@@ -66,7 +67,7 @@ def test_inverse_is_largest_rho(eps, delta):
 def test_delta_prime_inverts_epsilon(rho, gap):
     eps = rho + gap
     d = zcdp_delta_prime(rho, eps)
-    assert d == pytest.approx(math.exp(-(gap ** 2) / (4 * rho)), rel=1e-12)
+    assert d == pytest.approx(math.exp(-(gap**2) / (4 * rho)), rel=1e-12)
     if d > 1e-300:
         assert zcdp_to_dp_epsilon(rho, d) == pytest.approx(eps, rel=1e-9)
 
@@ -88,16 +89,19 @@ def test_budget_split_sums_to_delta_and_converts_back():
     assert b2.delta_conversion == pytest.approx(9e-7) and b2.rho > b.rho
 
 
-@pytest.mark.parametrize("call", [
-    lambda: zcdp_to_dp_epsilon(-1.0, 1e-6),
-    lambda: zcdp_to_dp_epsilon(0.1, 0.0),
-    lambda: zcdp_to_dp_epsilon(float("nan"), 1e-6),
-    lambda: dp_epsilon_to_zcdp_rho(0.0, 1e-6),
-    lambda: dp_epsilon_to_zcdp_rho(1.0, 1.5),
-    lambda: zcdp_delta_prime(1.0, 0.5),
-    lambda: gaussian_zcdp(0.0),
-    lambda: approx_zcdp_budget(1.0, 1e-6, conversion_share=1.0),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: zcdp_to_dp_epsilon(-1.0, 1e-6),
+        lambda: zcdp_to_dp_epsilon(0.1, 0.0),
+        lambda: zcdp_to_dp_epsilon(float("nan"), 1e-6),
+        lambda: dp_epsilon_to_zcdp_rho(0.0, 1e-6),
+        lambda: dp_epsilon_to_zcdp_rho(1.0, 1.5),
+        lambda: zcdp_delta_prime(1.0, 0.5),
+        lambda: gaussian_zcdp(0.0),
+        lambda: approx_zcdp_budget(1.0, 1e-6, conversion_share=1.0),
+    ],
+)
 def test_bad_input_raises_parameter_error(call):
     with pytest.raises(ParameterError):
         call()

@@ -1,4 +1,5 @@
 """Fixtures of the browser tests: the app as a real Streamlit server on loopback, and Debian's chromium."""
+
 from __future__ import annotations
 
 import contextlib
@@ -16,8 +17,15 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 START_TIMEOUT_S = 60.0
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
 
@@ -41,9 +49,23 @@ def streamlit_server(log_dir: Path):
     """Start ``streamlit run app.py`` on a free loopback port; yield its URL; stop the whole process group."""
     port = _free_port()
     log = log_dir / "server.log"
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-           "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-           "--server.fileWatcherType", "none"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "app.py",
+        "--server.headless",
+        "true",
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+    ]
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, cwd=REPO, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
@@ -53,8 +75,10 @@ def streamlit_server(log_dir: Path):
             if proc.poll() is not None:
                 pytest.fail(f"the Streamlit server exited with code {proc.returncode}:\n{log.read_text()[-3000:]}")
             if time.monotonic() > deadline:
-                pytest.fail(f"the Streamlit server did not answer /_stcore/health within {START_TIMEOUT_S:.0f} s:\n"
-                            f"{log.read_text()[-3000:]}")
+                pytest.fail(
+                    f"the Streamlit server did not answer /_stcore/health within {START_TIMEOUT_S:.0f} s:\n"
+                    f"{log.read_text()[-3000:]}"
+                )
             time.sleep(0.25)
         yield url
     finally:
@@ -84,8 +108,10 @@ def fresh_app_url(tmp_path):
 @pytest.fixture(scope="session")
 def browser():
     if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} not found: install Debian's chromium package (apt-get install chromium) "
-                    "to run the browser tests")
+        pytest.skip(
+            f"{CHROMIUM} not found: install Debian's chromium package (apt-get install chromium) "
+            "to run the browser tests"
+        )
     sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)

@@ -5,6 +5,7 @@ some common words and a line of hostile-looking text (spreadsheet formulas, HTML
 with "Strip symbols" off, items starting with = + - @ and the pieces of ``<script>`` are used by
 every user and get released; exactly one user also writes a canary word.
 """
+
 from __future__ import annotations
 
 import csv
@@ -15,8 +16,28 @@ import numpy as np
 N_USERS = 400
 CANARY = "zqxcanary7731"  # written by one user only: a private release must not contain it
 USER_PREFIX = "member_"  # user ids look like member_0007: no export may contain one
-COMMON = ("the", "and", "data", "privacy", "model", "users", "release", "noise", "vocabulary", "words",
-          "text", "corpus", "paper", "budget", "test", "query", "table", "count", "set", "union")
+COMMON = (
+    "the",
+    "and",
+    "data",
+    "privacy",
+    "model",
+    "users",
+    "release",
+    "noise",
+    "vocabulary",
+    "words",
+    "text",
+    "corpus",
+    "paper",
+    "budget",
+    "test",
+    "query",
+    "table",
+    "count",
+    "set",
+    "union",
+)
 HOSTILE = "=SUM(A1) @everyone +1 -rf <script>alert(1)</script> **bold**"
 # Tokens the fast tokenizer makes of HOSTILE with symbols kept, starting with a formula character.
 FORMULA_TOKENS = ("=", "@", "+", "-")

@@ -5,6 +5,7 @@ downloads the exports; another feeds the Corpus page hostile uploads. Along the 
 ever shows, user text (file names, tokens) is displayed literally and never becomes HTML, and the
 exports hold only the private output (no canary, no user id, formula cells neutralised).
 """
+
 from __future__ import annotations
 
 import csv
@@ -16,8 +17,16 @@ from pathlib import Path
 import pytest
 
 from dpsu_core import app_logic as al
-from tests.e2e.corpus_files import (CANARY, COMMON, FORMULA_TOKENS, N_USERS, USER_PREFIX, binary_bytes,
-                                    good_csv, one_column_csv)
+from tests.e2e.corpus_files import (
+    CANARY,
+    COMMON,
+    FORMULA_TOKENS,
+    N_USERS,
+    USER_PREFIX,
+    binary_bytes,
+    good_csv,
+    one_column_csv,
+)
 
 pytestmark = pytest.mark.e2e
 expect = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed").expect
@@ -40,8 +49,9 @@ def wait_idle(page) -> None:
         page.locator('[data-testid="stApp"][data-test-script-state="running"]').wait_for(timeout=1500)
     except Exception:  # noqa: BLE001  (Playwright TimeoutError: the run was already over, or never started)
         pass
-    page.locator('[data-testid="stApp"][data-test-connection-state="CONNECTED"]'
-                 '[data-test-script-state="notRunning"]').wait_for(timeout=RUN_TIMEOUT_MS)
+    page.locator(
+        '[data-testid="stApp"][data-test-connection-state="CONNECTED"][data-test-script-state="notRunning"]'
+    ).wait_for(timeout=RUN_TIMEOUT_MS)
     page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=RUN_TIMEOUT_MS)
     assert app.count() == 1
 
@@ -49,7 +59,8 @@ def wait_idle(page) -> None:
 def assert_no_traceback(page) -> None:
     n = page.locator('[data-testid="stException"]').count()
     assert n == 0, f"{n} exception box(es) (traceback) on the page: " + " | ".join(
-        page.locator('[data-testid="stException"]').all_inner_texts())
+        page.locator('[data-testid="stException"]').all_inner_texts()
+    )
 
 
 def go(page, title: str, heading: str) -> None:
@@ -76,7 +87,8 @@ def shot(page, screenshots: Path, name: str) -> None:
 
 def metric(page, label: str) -> str:
     box = page.locator('[data-testid="stMetric"]').filter(
-        has=page.locator('[data-testid="stMetricLabel"]', has_text=label))
+        has=page.locator('[data-testid="stMetricLabel"]', has_text=label)
+    )
     return box.first.locator('[data-testid="stMetricValue"]').inner_text().strip()
 
 
@@ -90,7 +102,8 @@ def errors(page) -> list[str]:
 
 def upload(page, name: str, data: bytes, mime: str = "text/csv") -> None:
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(
-        {"name": name, "mimeType": mime, "buffer": data})
+        {"name": name, "mimeType": mime, "buffer": data}
+    )
     chip = page.locator('[data-testid="stFileChip"]').first  # single-file uploader: one chip, aria-label "name, size"
     expect(chip).to_have_attribute("aria-label", re.compile("^" + re.escape(name) + ", "), timeout=RUN_TIMEOUT_MS)
     wait_idle(page)
@@ -275,9 +288,16 @@ def _full_flow(page, dialogs, screenshots):
     # 7 · Export: download and read every file.
     go(page, "Export", "7 · Export")
     assert as_int(metric(page, "Items released")) == n_released
-    files = {label: download(page, label) for label in
-             ("Released items (CSV)", "Released items (JSON)", "Released items (TXT)",
-              "Release report (JSON)", "Release report (Markdown)")}
+    files = {
+        label: download(page, label)
+        for label in (
+            "Released items (CSV)",
+            "Released items (JSON)",
+            "Released items (TXT)",
+            "Release report (JSON)",
+            "Release report (Markdown)",
+        )
+    }
     # The files are built once per release: a second download a second later is the same file (same date).
     page.wait_for_timeout(1100)
     assert download(page, "Release report (JSON)") == files["Release report (JSON)"]
@@ -300,8 +320,7 @@ def _check_exports(files: dict[str, bytes], n_released: int) -> None:
     assert len(body) == n_released
     cells = [c for row in body for c in row]
     assert not [c for c in cells if c.startswith(FORMULA_START)], "formula cells were not neutralised"
-    items = [row[0][1:] if row[0].startswith("'") and row[0][1:].startswith(FORMULA_START) else row[0]
-             for row in body]
+    items = [row[0][1:] if row[0].startswith("'") and row[0][1:].startswith(FORMULA_START) else row[0] for row in body]
     neutralised = {row[0] for row in body if row[0].startswith("'")}
     # Every user writes = @ + -: with overwhelming probability they are released, and must come out neutralised.
     assert {"'" + t for t in FORMULA_TOKENS} <= neutralised, sorted(neutralised)
