@@ -92,19 +92,16 @@ def sampling_plan(
     max_items: int | None,
     *,
     shuffle: bool = True,
-    row_lengths: np.ndarray | None = None,
 ) -> SamplingPlan:
     """Uniform user order (``rng.permutation``) and the uniforms for uniform Delta0-subsets.
 
     ``max_items=None`` keeps every item (GW/GW-KT). ``shuffle=False`` keeps the corpus order and is only
     for order-independent policies (Count, Weighted), where the order cannot affect the output.
-    ``row_lengths``: each user's number of candidate items when a kernel samples from a filtered row
-    (default: the whole row).
     """
     n = corpus.n_users
     order = rng.permutation(n).astype(np.int64) if shuffle else np.arange(n, dtype=np.int64)
     m = 0 if max_items is None else int(max_items)
-    row_len = (corpus.row_lengths if row_lengths is None else row_lengths)[order]
+    row_len = corpus.row_lengths[order]
     n_long = int(np.count_nonzero(row_len > m)) if m > 0 else 0
     uniforms = rng.random(n_long * m) if n_long else np.zeros(0, dtype=np.float64)
     kept = np.minimum(row_len, m) if n_long else row_len
