@@ -17,6 +17,8 @@ the one ``order_and_sample`` draws from the same generator.
 
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 
@@ -33,6 +35,8 @@ def _user_weight(n, power):
     """Each kept item's increment for a user with n kept items: 1/n^power (so the l_(1/power) norm is 1)."""
     if power == 0.0:
         return 1.0
+    if power == 0.5:
+        return 1.0 / math.sqrt(n)
     return 1.0 / float(n) ** power
 
 
@@ -83,7 +87,7 @@ def _filter_sample_and_add(indptr, items, keep, max_items, longest, n_items, pow
                 sel[n] = j
                 n += 1
         if max_items > 0 and n > max_items:
-            for j in range(max_items):
+            for j in range(min(max_items, n - max_items)):
                 u[j] = rng.random()
             sample_in_place(sel, n, u, 0, max_items)
             n = max_items
