@@ -14,6 +14,7 @@ from typing import Any
 from .corpus.readers import FORMATS
 from .corpus.tokenize import TOKENIZERS
 from .errors import DpsuError
+from .ledger import spent_line
 from .mechanisms.params import PARAMS
 from .mechanisms.registry import get_mechanism, mechanisms
 
@@ -169,6 +170,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
         f"released {release.n_released} items ({per}) with {release.calibration.label} "
         f"at epsilon={args.epsilon:g}, delta={args.delta:.3g} -> {args.output}"
     )
+    print(spent_line(release.calibration), file=sys.stderr)
     if args.seed is not None:
         print("warning: fixed seed (teaching mode): this release is NOT for real use", file=sys.stderr)
     return 0
