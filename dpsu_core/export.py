@@ -246,7 +246,12 @@ def report_markdown(release: Release, session_spent: dict[str, Any] | None = Non
         lines += [f"| {k} | {v} |" for k, v in rep["released_per_length"].items()]
         lines.append("")
     if "session_spent" in rep:
-        lines += ["## Spent on this corpus in the session (all releases so far)", "", rep["session_spent"]["summary"], ""]
+        lines += [
+            "## Spent on this corpus in the session (all releases so far)",
+            "",
+            rep["session_spent"]["summary"],
+            "",
+        ]
     lines += [f"Generated {rep['date_utc']} by dpsu {rep['dpsu_version']}.", ""]
     return "\n".join(lines)
 

@@ -28,7 +28,9 @@ def user_sizes(rng: np.random.Generator, n_users: int, distribution: str, size: 
         return np.clip(sizes, 1, k)
     if distribution == "geometric":
         return rng.geometric(1.0 / k, size=n).astype(np.int64)
-    raise ParameterError(f"items-per-user distribution must be one of {', '.join(SIZE_DISTRIBUTIONS)}, got {distribution!r}")
+    raise ParameterError(
+        f"items-per-user distribution must be one of {', '.join(SIZE_DISTRIBUTIONS)}, got {distribution!r}"
+    )
 
 
 def _zipf_rows(
