@@ -10,7 +10,6 @@ from .corpus.model import Corpus, SourceInfo
 from .errors import ParameterError
 from .privacy.validate import check_positive_int
 
-
 SIZE_DISTRIBUTIONS = ("constant", "uniform", "log-uniform", "geometric")
 
 
