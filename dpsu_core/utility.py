@@ -133,20 +133,21 @@ def _smallest_k(preview: Preview, target: float) -> int | None:
 
 def _stages(cal: Calibration, m_kept: int) -> tuple[tuple[Stage, ...], str]:
     name, d = cal.mechanism, cal.details or {}
+    rho = float(cal.rho) if cal.rho is not None else float("nan")  # every threshold mechanism below has one
     inv, inv_sqrt = 1.0 / m_kept, 1.0 / math.sqrt(m_kept)
     if name in ("count-laplace", "count-gaussian"):
-        return (Stage(cal.noise, cal.scale, cal.rho, 1.0),), "+1 per kept holder"
+        return (Stage(cal.noise, cal.scale, rho, 1.0),), "+1 per kept holder"
     if name == "weighted-laplace":
-        return (Stage("laplace", cal.scale, cal.rho, inv),), "+1/m per kept holder"
+        return (Stage("laplace", cal.scale, rho, inv),), "+1/m per kept holder"
     if name in ("weighted-gaussian", "dpsu-all", "dpsu-single"):
-        return (Stage("gaussian", cal.scale, cal.rho, inv_sqrt),), "+1/√m per kept holder"
+        return (Stage("gaussian", cal.scale, rho, inv_sqrt),), "+1/√m per kept holder"
     if name == "policy-laplace":
-        return (Stage("laplace", cal.scale, cal.rho, inv, cal.gamma),), "+1/m per kept holder, up to Γ"
+        return (Stage("laplace", cal.scale, rho, inv, cal.gamma),), "+1/m per kept holder, up to Γ"
     if name == "policy-gaussian":
-        return (Stage("gaussian", cal.scale, cal.rho, inv_sqrt, cal.gamma),), "+1/√m per kept holder, up to Γ"
+        return (Stage("gaussian", cal.scale, rho, inv_sqrt, cal.gamma),), "+1/√m per kept holder, up to Γ"
     if name in ("gw", "gw-kt"):
         return (
-            (Stage("laplace", cal.scale, cal.rho, 1.0, cal.gamma),),
+            (Stage("laplace", cal.scale, rho, 1.0, cal.gamma),),
             "a full unit per holder up to Γ (the item first in each holder's order: the best case)",
         )
     if name in ("dpne", "dpsu-even"):
