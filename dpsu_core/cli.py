@@ -15,6 +15,7 @@ from .corpus.load import LoadOptions
 from .corpus.readers import FORMATS
 from .corpus.tokenize import TOKENIZERS
 from .errors import DpsuError
+from .ledger import spent_line
 from .mechanisms.registry import get_mechanism, mechanisms
 from .params import PARAMS
 from .privacy.guidance import delta_guidance
@@ -124,6 +125,7 @@ def _corpus_max_n(args: argparse.Namespace) -> int:
 
 
 def _load_options(args: argparse.Namespace) -> LoadOptions:
+    """How ``release`` reads and tokenizes its input (``command.release_argv`` writes the inverse)."""
     return LoadOptions(
         format=args.format,
         user_col=args.user_col,
@@ -166,6 +168,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
         f"released {release.n_released} items ({per}) with {release.calibration.label} "
         f"at epsilon={args.epsilon:g}, delta={args.delta:.3g} -> {args.output}"
     )
+    print(spent_line(release.calibration), file=sys.stderr)
     if args.seed is not None:
         print("warning: fixed seed (teaching mode): this release is NOT for real use", file=sys.stderr)
     return 0

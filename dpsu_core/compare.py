@@ -8,7 +8,7 @@ counts) is kept.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -17,9 +17,8 @@ import pandas as pd
 from .corpus.model import Corpus
 from .errors import ParameterError
 from .mechanisms import Mechanism, get_mechanism, mechanisms
+from .mechanisms.base import ProgressFn
 from .privacy.validate import check_positive_int
-
-ProgressFn = Callable[[float, str], None]
 
 SUMMARY_COLUMNS = ["mechanism", "label", "mean", "sd", "runs", "mean_seconds"]
 

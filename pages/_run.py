@@ -3,7 +3,6 @@ stored in the session's state. The Release, Histogram and Compare pages all run 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
@@ -11,6 +10,7 @@ import streamlit as st
 from dpsu_core.compare import compare_runs
 from dpsu_core.corpus import Corpus
 from dpsu_core.mechanisms import Mechanism, Release, get_mechanism, mechanisms
+from dpsu_core.mechanisms.base import ProgressFn
 from pages._state import Budget, app_state
 from pages._text import TEACHING_SEED
 from pages._ui import show_error
@@ -30,14 +30,14 @@ def release(
     values: dict[str, Any],
     *,
     teaching: bool,
-    progress: Callable[[float, str], None] | None = None,
+    progress: ProgressFn | None = None,
 ) -> Release:
     """One release. Teaching mode fixes the seed; otherwise the noise is seeded by the OS."""
     mech = build_mechanism(name, budget, values)
     return mech.release(corpus, seed=TEACHING_SEED if teaching else None, progress=progress)
 
 
-def _bar_progress(bar, start: float = 0.0, share: float = 1.0) -> Callable[[float, str], None]:
+def _bar_progress(bar, start: float = 0.0, share: float = 1.0) -> ProgressFn:
     """A progress callback drawing the part [start, start + share] of the bar."""
 
     def fn(fraction: float, message: str = "") -> None:
