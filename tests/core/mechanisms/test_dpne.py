@@ -137,7 +137,7 @@ def test_schedule_composes_to_epsilon_by_dp_accounting(schedule):
 
 def test_best_schedule_is_the_documented_default_ratio():
     # the ratio measured best on MSNBC is the default of --schedule-ratio, so "--schedule geometric" picks it
-    from dpsu_core.mechanisms.params import PARAMS
+    from dpsu_core.params import PARAMS
 
     assert PARAMS["schedule_ratio"].default == dpne_mod.BEST_SCHEDULE_RATIO == 0.8
     assert "0.8" in PARAMS["schedule"].help and PARAMS["schedule_ratio"].cli == "--schedule-ratio"
