@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .corpus import FORMATS, TOKENIZERS  # noqa: F401  re-exported for the pages
+from .corpus.clean import stop_word_languages  # noqa: F401  re-exported for the pages
 from .corpus.model import Corpus
 from .errors import InputError
 from .mechanisms import get_mechanism, mechanisms
@@ -57,6 +58,12 @@ class LoadOptions:
     strip_urls: bool = True
     drop_removed: bool = True
     strip_symbols: bool = True
+    strip_html: bool = True
+    email_headers: bool = True
+    drop_digits: bool = False
+    stop_words: str | None = None
+    row_is_user: bool = False
+    user_pattern: str | None = None
 
     def kwargs(self) -> dict[str, Any]:
         return dict(self.__dict__)

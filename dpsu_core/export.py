@@ -43,6 +43,7 @@ REPORT_KEYS = (
     "dpsu_version",
     "guarantee",
     "teaching_mode",
+    "privacy_unit",
     "warning",
 )
 CALIBRATION_KEYS = ("noise", "scale", "rho", "gamma", "details")
@@ -165,6 +166,7 @@ def report_dict(release: Release) -> dict[str, Any]:
         "dpsu_version": __version__,
         "guarantee": cal["guarantee"],
         "teaching_mode": release.seeded,
+        "privacy_unit": release.privacy_unit,
     }
     if release.seeded:
         rep["warning"] = TEACHING_WARNING
@@ -198,6 +200,8 @@ def report_markdown(release: Release) -> str:
         "## Guarantee",
         "",
         rep["guarantee"],
+        "",
+        f"Privacy unit (one user of the guarantee): {_fmt(rep['privacy_unit'] or 'not recorded')}.",
         "",
         "## Parameters",
         "",
