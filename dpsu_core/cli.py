@@ -14,6 +14,7 @@ from typing import Any
 from .corpus.readers import FORMATS
 from .corpus.tokenize import TOKENIZERS
 from .errors import DpsuError
+from .ledger import spent_line
 from .mechanisms.params import PARAMS
 from .mechanisms.registry import get_mechanism, mechanisms
 from .wording import CLI_OPTIONS, speak
@@ -161,6 +162,28 @@ def _corpus_max_n(args: argparse.Namespace) -> int:
     return n
 
 
+def _load_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """How ``release`` reads and tokenizes its input (``command.release_argv`` writes the inverse)."""
+    return {
+        "format": args.format,
+        "user_col": args.user_col,
+        "text_col": args.text_col,
+        "has_header": False if args.no_header else (True if args.header else None),
+        "max_n": _corpus_max_n(args),
+        "tokenizer": args.tokenizer,
+        "lowercase": not args.keep_case,
+        "strip_urls": not args.keep_urls,
+        "drop_removed": not args.keep_removed,
+        "strip_symbols": not args.keep_symbols,
+        "strip_html": not args.keep_html,
+        "email_headers": not args.keep_email_headers,
+        "drop_digits": args.drop_digits,
+        "stop_words": args.stop_words,
+        "row_is_user": args.row_is_user,
+        "user_pattern": args.user_pattern,
+    }
+
+
 def _cmd_release(args: argparse.Namespace) -> int:
     from .corpus import load_corpus
     from .export import write_release
@@ -176,25 +199,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
             )
         public = args.public_corpus
     mech = _make_mechanism(args, public)  # validate parameters before reading a large file
-    corpus = load_corpus(
-        args.input,
-        format=args.format,
-        user_col=args.user_col,
-        text_col=args.text_col,
-        has_header=False if args.no_header else (True if args.header else None),
-        max_n=_corpus_max_n(args),
-        tokenizer=args.tokenizer,
-        lowercase=not args.keep_case,
-        strip_urls=not args.keep_urls,
-        drop_removed=not args.keep_removed,
-        strip_symbols=not args.keep_symbols,
-        strip_html=not args.keep_html,
-        email_headers=not args.keep_email_headers,
-        drop_digits=args.drop_digits,
-        stop_words=args.stop_words,
-        row_is_user=args.row_is_user,
-        user_pattern=args.user_pattern,
-    )
+    corpus = load_corpus(args.input, **_load_kwargs(args))
     _report_source(corpus.source, strict=args.strict)
     release = mech.release(corpus, seed=args.seed)
     write_release(release, args.output, args.report)
@@ -203,6 +208,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
         f"released {release.n_released} items ({per}) with {release.calibration.label} "
         f"at epsilon={args.epsilon:g}, delta={args.delta:.3g} -> {args.output}"
     )
+    print(spent_line(release.calibration), file=sys.stderr)
     if args.seed is not None:
         print("warning: fixed seed (teaching mode): this release is NOT for real use", file=sys.stderr)
     return 0

@@ -196,7 +196,7 @@ def choose_columns(
         raise ColumnError(
             f"the user and text columns are the same column ({_clip(columns[t])!r}); choose two different columns"
         )
-    notes = ()
+    notes: tuple[str, ...] = ()
     if guessed:
         notes = (f"columns guessed from their names: {', '.join(guessed)}; choose others if this is wrong",)
     return ColumnChoice(u, t, bool(guessed), notes)

@@ -18,7 +18,7 @@ from ..errors import EmptyCorpusError, ParameterError
 from ..wording import opt
 from .build import build_corpus
 from .clean import drop_tokens, token_drop_mask
-from .columns import apply_user_pattern, check_user_pattern, column_warnings, load_warnings
+from .columns import ColumnFacts, SanityWarning, apply_user_pattern, check_user_pattern, column_warnings, load_warnings
 from .model import Corpus, SourceInfo
 from .readers import read_table
 from .tokenize import Preprocessing, blank_mask, check_tokenizer, removed_mask, tokenize
@@ -102,7 +102,8 @@ def load_corpus(
         raise ParameterError(
             f"{opt('user_pattern')} needs a user column, and this {table.format} file has none; drop the pattern"
         )
-    facts, warns = ([], [])
+    facts: list[ColumnFacts] = []
+    warns: list[SanityWarning] = []
     if not table.pretokenized and (users is not None or row_is_user):
         facts, warns = column_warnings(users, texts, table.user_column, table.text_column)
 
