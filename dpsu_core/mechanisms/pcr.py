@@ -34,7 +34,7 @@ import numpy as np
 from ..corpus.model import Corpus
 from ..errors import ParameterError
 from ..privacy.gaussian import analytic_gaussian_sigma
-from ..privacy.thresholds import gaussian_scale, rho_weighted_gaussian
+from ..privacy.thresholds import count_l2_sensitivity, gaussian_scale, rho_weighted_gaussian
 from ..privacy.validate import check_fraction, check_max_items
 from ..privacy.zcdp import approx_zcdp_budget, check_rho, gaussian_zcdp
 from .base import Calibration, Diagnostics, Mechanism, guarantee_sentence, make_release, make_rng, noisy_threshold
@@ -381,7 +381,7 @@ class BoundedCounts(_CountMechanism):
         e_cnt, d_cnt = self.epsilon - e_sel, self.delta - d_sel
         sigma_sel = gaussian_scale(e_sel, d_sel)
         rho_sel = rho_weighted_gaussian(e_sel, d_sel, m)
-        sigma_cnt = analytic_gaussian_sigma(e_cnt, d_cnt, math.sqrt(m))
+        sigma_cnt = analytic_gaussian_sigma(e_cnt, d_cnt, count_l2_sensitivity(m))
         thr = relative_error_threshold(sigma_cnt, p["rel_error"]) if p["use_threshold"] == "yes" else None
         details = {
             "budget_split": (
@@ -396,8 +396,8 @@ class BoundedCounts(_CountMechanism):
             "count_epsilon": e_cnt,
             "count_delta": d_cnt,
             "count_sigma": sigma_cnt,
-            "count_l2_sensitivity": math.sqrt(m),
-            "count_zcdp_rho": gaussian_zcdp(sigma_cnt, math.sqrt(m)),
+            "count_l2_sensitivity": count_l2_sensitivity(m),
+            "count_zcdp_rho": gaussian_zcdp(sigma_cnt, count_l2_sensitivity(m)),
             "count_threshold": thr,
         }
         return Calibration(

@@ -14,7 +14,10 @@ import numba
 import numpy as np
 
 from ..corpus.model import Corpus
+from ..privacy.norms import DESCENT_BUDGET, unit_norm_weights
 from ..privacy.thresholds import (
+    count_l2_sensitivity,
+    cutoff,
     gaussian_scale,
     laplace_scale,
     rho_count_gaussian,
@@ -36,10 +39,7 @@ def count_update(rows: OrderedRows, n_items: int) -> np.ndarray:
 def weighted_update(rows: OrderedRows, n_items: int, power: float) -> np.ndarray:
     """Weighted policy: +1/|W|^power on each kept item (power 1: Laplace, 1/2: Gaussian)."""
     lens = np.diff(rows.indptr)
-    per_row = np.zeros(lens.shape[0], dtype=np.float64)
-    nz = lens > 0
-    per_row[nz] = 1.0 / np.power(lens[nz].astype(np.float64), power)
-    w = np.repeat(per_row, lens)
+    w = np.repeat(unit_norm_weights(lens, power), lens)  # exact norm <= 1 (privacy.norms)
     return np.bincount(rows.items, weights=w, minlength=n_items)
 
 
@@ -57,7 +57,7 @@ def _l1_step(h, items, sel, n, gamma, gaps):
         return
     g_sorted = gaps[:m]
     g_sorted.sort()
-    budget = 1.0
+    budget = DESCENT_BUDGET
     raised = 0.0  # how far every still-rising item has risen
     k = m
     for j in range(m):
@@ -87,7 +87,7 @@ def _l2_step(h, items, sel, n, gamma):
             z2 += g * g
     if z2 == 0.0:
         return
-    z = math.sqrt(z2)
+    z = math.sqrt(z2) / DESCENT_BUDGET
     for j in range(n):
         u = items[sel[j]]
         g = gamma - h[u]
@@ -222,7 +222,8 @@ class CountLaplace(_CountPolicy):
 
     def calibrate(self):
         m = self.params["max_items"]
-        return self._cal("laplace", m / self.epsilon, rho_count_laplace(self.epsilon, self.delta, m), l1_sensitivity=m)
+        scale = laplace_scale(self.epsilon, m)
+        return self._cal("laplace", scale, rho_count_laplace(self.epsilon, self.delta, m), l1_sensitivity=m)
 
 
 @register
@@ -234,9 +235,9 @@ class CountGaussian(_CountPolicy):
         m = self.params["max_items"]
         return self._cal(
             "gaussian",
-            math.sqrt(m) * gaussian_scale(self.epsilon, self.delta),
+            gaussian_scale(self.epsilon, self.delta, count_l2_sensitivity(m)),
             rho_count_gaussian(self.epsilon, self.delta, m),
-            l2_sensitivity=math.sqrt(m),
+            l2_sensitivity=count_l2_sensitivity(m),
         )
 
 
@@ -279,7 +280,7 @@ class PolicyLaplace(_DescentPolicy):
     def calibrate(self):
         scale = laplace_scale(self.epsilon)
         rho = rho_weighted_laplace(self.epsilon, self.delta, self.params["max_items"])
-        return self._cal("laplace", scale, rho, rho + self.params["alpha"] * scale, l1_sensitivity=1.0)
+        return self._cal("laplace", scale, rho, cutoff(rho, self.params["alpha"], scale), l1_sensitivity=1.0)
 
 
 @register
@@ -291,4 +292,4 @@ class PolicyGaussian(_DescentPolicy):
     def calibrate(self):
         scale = gaussian_scale(self.epsilon, self.delta)
         rho = rho_weighted_gaussian(self.epsilon, self.delta, self.params["max_items"])
-        return self._cal("gaussian", scale, rho, rho + self.params["alpha"] * scale, l2_sensitivity=1.0)
+        return self._cal("gaussian", scale, rho, cutoff(rho, self.params["alpha"], scale), l2_sensitivity=1.0)

@@ -1,12 +1,15 @@
-"""Privacy math shared by all mechanisms: analytic Gaussian, thresholds, validation."""
+"""Privacy math shared by all mechanisms: analytic Gaussian, thresholds, validation (all rounded toward safety)."""
 
-from .gaussian import analytic_gaussian_sigma, gaussian_delta
+from .gaussian import analytic_gaussian_sigma, gaussian_delta, gaussian_delta_exact, sqrt_up
 from .thresholds import (
+    count_l2_sensitivity,
+    cutoff,
     gaussian_scale,
     laplace_scale,
     rho_count_gaussian,
     rho_count_laplace,
     rho_greedy,
+    rho_greedy_published,
     rho_weighted_gaussian,
     rho_weighted_gaussian_sigma,
     rho_weighted_laplace,
@@ -14,12 +17,17 @@ from .thresholds import (
 
 __all__ = [
     "analytic_gaussian_sigma",
+    "count_l2_sensitivity",
+    "cutoff",
     "gaussian_delta",
+    "gaussian_delta_exact",
     "gaussian_scale",
     "laplace_scale",
     "rho_count_gaussian",
     "rho_count_laplace",
     "rho_greedy",
+    "rho_greedy_published",
+    "sqrt_up",
     "rho_weighted_gaussian",
     "rho_weighted_gaussian_sigma",
     "rho_weighted_laplace",
