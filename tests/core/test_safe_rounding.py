@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dpsu_core.mechanisms.greedy import greedy_update, item_hash_keys
 from dpsu_core.mechanisms.registry import get_mechanism
 from dpsu_core.mechanisms.sampling import rows_from_lists
 from dpsu_core.mechanisms.setunion import l1_descent_update, l2_descent_update, weighted_update
@@ -213,3 +214,15 @@ def test_descent_increments_have_exact_norm_at_most_one(rows_l, gamma):
     for update, order in ((l1_descent_update, 1), (l2_descent_update, 2)):
         for inc in _exact_increments(update, rows_l, 30, gamma=gamma):
             assert sum(abs(x) ** order for x in inc) <= 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows_l=ROWS, gamma=st.sampled_from([1.0, 1.7, 3.0, 123.456]), max_items=st.integers(1, 25))
+def test_greedy_increments_have_exact_l1_norm_at_most_one(rows_l, gamma, max_items):
+    keys = item_hash_keys(np.array([f"w{i}" for i in range(30)], dtype=object))
+
+    def update(rows, n_items, gamma):
+        return greedy_update(rows, n_items, gamma, keys, 99, max_items=max_items, counts=rows.counts)[0]
+
+    for inc in _exact_increments(update, rows_l, 30, gamma=gamma):
+        assert sum(abs(x) for x in inc) <= 1
