@@ -14,6 +14,7 @@ from typing import Any
 from .corpus.readers import FORMATS
 from .corpus.tokenize import TOKENIZERS
 from .errors import DpsuError
+from .ledger import spent_line
 from .mechanisms.params import PARAMS
 from .mechanisms.registry import get_mechanism, mechanisms
 
@@ -132,6 +133,22 @@ def _corpus_max_n(args: argparse.Namespace) -> int:
     return n
 
 
+def _load_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """How ``release`` reads and tokenizes its input (``command.release_argv`` writes the inverse)."""
+    return {
+        "format": args.format,
+        "user_col": args.user_col,
+        "text_col": args.text_col,
+        "has_header": False if args.no_header else None,
+        "max_n": _corpus_max_n(args),
+        "tokenizer": args.tokenizer,
+        "lowercase": not args.keep_case,
+        "strip_urls": not args.keep_urls,
+        "drop_removed": not args.keep_removed,
+        "strip_symbols": not args.keep_symbols,
+    }
+
+
 def _cmd_release(args: argparse.Namespace) -> int:
     from .corpus import load_corpus
     from .export import write_release
@@ -147,19 +164,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
             )
         public = args.public_corpus
     mech = _make_mechanism(args, public)  # validate parameters before reading a large file
-    corpus = load_corpus(
-        args.input,
-        format=args.format,
-        user_col=args.user_col,
-        text_col=args.text_col,
-        has_header=False if args.no_header else None,
-        max_n=_corpus_max_n(args),
-        tokenizer=args.tokenizer,
-        lowercase=not args.keep_case,
-        strip_urls=not args.keep_urls,
-        drop_removed=not args.keep_removed,
-        strip_symbols=not args.keep_symbols,
-    )
+    corpus = load_corpus(args.input, **_load_kwargs(args))
     for note in corpus.source.notes:  # about the raw file: for the analyst, not part of the release
         print(f"note (raw data, not private): {note}", file=sys.stderr)
     release = mech.release(corpus, seed=args.seed)
@@ -169,6 +174,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
         f"released {release.n_released} items ({per}) with {release.calibration.label} "
         f"at epsilon={args.epsilon:g}, delta={args.delta:.3g} -> {args.output}"
     )
+    print(spent_line(release.calibration), file=sys.stderr)
     if args.seed is not None:
         print("warning: fixed seed (teaching mode): this release is NOT for real use", file=sys.stderr)
     return 0

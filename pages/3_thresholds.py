@@ -20,17 +20,9 @@ b = _ui.budget()
 lo, hi = st.select_slider("ε range", options=al.EPSILON_GRID, value=(0.5, 10.0), key="thr_eps_range")
 epsilons = [e for e in al.EPSILON_GRID if lo <= e <= hi]
 log_y = st.toggle("Logarithmic y axis", value=True, key="thr_log_y")
-n_spec = al.PARAMS["max_users"]
-max_users = st.number_input(
-    n_spec.label, min_value=1, value=int(n_spec.default), step=1, key="thr_max_users", help=n_spec.help
-)
 try:
-    df_eps = thresholds_vs_epsilon(
-        epsilons, b["delta"], b["max_items"], b["alpha"], max_users=max_users, include_published_gw=True
-    )
-    df_m = thresholds_vs_max_items(
-        al.MAX_ITEMS_GRID, b["epsilon"], b["delta"], b["alpha"], max_users=max_users, include_published_gw=True
-    )
+    df_eps = thresholds_vs_epsilon(epsilons, b["delta"], b["max_items"], b["alpha"], include_published_gw=True)
+    df_m = thresholds_vs_max_items(al.MAX_ITEMS_GRID, b["epsilon"], b["delta"], b["alpha"], include_published_gw=True)
 except Exception as exc:
     _ui.show_error(exc, "the thresholds cannot be computed")
     st.stop()

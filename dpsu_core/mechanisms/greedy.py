@@ -39,7 +39,7 @@ from ..corpus.model import Corpus
 from ..errors import ParameterError
 from ..privacy.norms import descent_budget
 from ..privacy.thresholds import cutoff, laplace_scale, rho_greedy, rho_greedy_published
-from .base import Calibration, Diagnostics, Mechanism, guarantee_sentence
+from .base import Calibration, Diagnostics, Mechanism, ReleaseParts
 from .registry import register
 from .sampling import OrderedRows, sampling_plan
 
@@ -411,19 +411,7 @@ class _Greedy(Mechanism):
                 f"{self.label} needs the cutoff Gamma = rho + alpha/epsilon >= 1, got {gamma:.4g} "
                 f"(rho = {rho:.4g}); raise alpha to at least {need:.4g} or choose delta below 0.5"
             )
-        return Calibration(
-            mechanism=self.name,
-            label=self.label,
-            epsilon=self.epsilon,
-            delta=self.delta,
-            noise="laplace",
-            scale=float(scale),
-            rho=float(rho),
-            gamma=float(gamma),
-            params=dict(self.params),
-            guarantee=guarantee_sentence(self.epsilon, self.delta),
-            details=self._details(),
-        )
+        return self._calibration("laplace", scale, rho, gamma, **self._details())
 
     def _order_arrays(self, corpus: Corpus) -> dict[str, np.ndarray]:
         """``counts=`` (GW) or ``rank=`` (GW-KT) for the kernel."""
@@ -456,14 +444,12 @@ class _Greedy(Mechanism):
         if progress:
             progress(0.9, "adding noise to every candidate and thresholding")
         ids = noisy_candidates(h, cand, rng, cal.scale, cal.rho)
-        return ids, Diagnostics(
-            weights=h,
-            extra={
-                "note": "NOT private: candidates and weights come from raw data",
-                "candidates": int(cand.sum()),
-                "candidate_mask": cand,
-            },
-        )
+        extra = {
+            "note": "NOT private: candidates and weights come from raw data",
+            "candidates": int(cand.sum()),
+            "candidate_mask": cand,
+        }
+        return ReleaseParts(ids, Diagnostics(weights=h, extra=extra))
 
 
 @register
@@ -471,7 +457,8 @@ class Gw(_Greedy):
     name, label = "gw", "GW"
     summary = (
         "Greedy updates by each user's own word counts on the user's first Δ0 items; every such item is a "
-        "candidate; Laplace noise 1/ε, ρ = ln((e^ε + Δ0 − 1)/(2δ))/ε."
+        "noised candidate; Laplace noise 1/ε, ρ = ln((e^ε + Δ0 − 1)/(2δ))/ε (published ρ = 1 − ln(2δ)/ε: "
+        "unproven, reference only)."
     )
 
     def _order_arrays(self, corpus):
@@ -483,7 +470,8 @@ class GwKt(_Greedy):
     name, label = "gw-kt", "GW-KT"
     summary = (
         "GW ordered by a public word frequency (wordfreq or a public corpus you supply) instead of "
-        "each user's counts, on the user's first Δ0 items; Laplace noise 1/ε, ρ = ln((e^ε + Δ0 − 1)/(2δ))/ε."
+        "each user's counts, on the user's first Δ0 items; Laplace noise 1/ε, ρ = ln((e^ε + Δ0 − 1)/(2δ))/ε "
+        "(published ρ = 1 − ln(2δ)/ε: unproven, reference only)."
     )
 
     def __init__(

@@ -1,9 +1,14 @@
-"""Per-user weights whose exact norm is at most 1 (spec section 3: Weighted Laplace / Weighted Gaussian).
+"""Per-user increments whose exact norm is at most 1 (spec section 3), for every update policy.
 
-A user with n kept items adds w(n) to each: w = 1/n (l1 norm n w = 1) or w = 1/sqrt(n) (l2 norm
-sqrt(n) w = 1). In floats 1/n and 1/sqrt(n) may round up, making the norm 1 + 2e-16; the noise is
-calibrated for a norm of at most 1. ``unit_norm_weights`` checks n w <= 1 (or n w^2 <= 1) exactly with
-``fractions.Fraction`` for each distinct n and steps w down one ulp at a time until it holds.
+Weighted Laplace / Gaussian: a user with n kept items adds w(n) to each, w = 1/n (l1 norm n w = 1) or
+1/sqrt(n) (l2 norm sqrt(n) w = 1). In floats 1/n and 1/sqrt(n) may round up (n = 5: 5 fl(1/5) = 1 + 2^-54),
+and the noise is calibrated for a norm of at most 1. The kernels therefore use
+``fl(fl(1/n^power) * UNIT_NORM_SAFETY)`` with UNIT_NORM_SAFETY = 1 - 2^-48 for n >= 2 (n = 1: exactly 1).
+Proof: fl(1/n) = (1/n)(1 + a) and fl(sqrt(n)) = sqrt(n)(1 + b), |a|, |b| <= 2^-52 even for a pow/sqrt
+off by one ulp; each further rounding adds a factor (1 + c), |c| <= 2^-53; the product of these factors
+times (1 - 2^-48) is < 1, so w < 1/n^power and the exact norm is < 1. The tests check every n up to
+2,000 with ``fractions.Fraction``. (Rounding when the users are summed into one float histogram is not
+part of a user's increment; any float sum does it.)
 
 The sequential policies (l1/l2 descent, GW's greedy update) spend a budget through float operations:
 each of a user's n updated weights (all <= Gamma) is off by at most half an ulp of Gamma, i.e.
@@ -15,11 +20,6 @@ budget for larger products (GW uses it).
 
 from __future__ import annotations
 
-import math
-from fractions import Fraction
-
-import numpy as np
-
 DESCENT_BUDGET = 1.0 - 2.0**-32
 
 
@@ -30,27 +30,4 @@ def descent_budget(max_items: int, gamma: float) -> float:
     return 1.0 - slack
 
 
-def _safe_weight(n: int, power: float) -> float:
-    w = 1.0 / n if power == 1.0 else 1.0 / math.sqrt(n)
-    if power == 1.0:
-        ok = lambda x: Fraction(x) * n <= 1  # noqa: E731
-    else:
-        ok = lambda x: Fraction(x) ** 2 * n <= 1  # noqa: E731
-    while not ok(w):
-        w = math.nextafter(w, 0.0)
-    return w
-
-
-def unit_norm_weights(lengths: np.ndarray, power: float) -> np.ndarray:
-    """Weight per row (float64): 1/n^power rounded so that the row's exact l1 (power 1) or l2 (power 1/2)
-    norm is <= 1; 0 for empty rows. One exact check per distinct length."""
-    if power not in (1.0, 0.5):
-        raise ValueError("power must be 1 (l1) or 0.5 (l2)")
-    lengths = np.asarray(lengths, dtype=np.int64)
-    out = np.zeros(lengths.shape[0], dtype=np.float64)
-    if lengths.size == 0:
-        return out
-    uniq, inv = np.unique(lengths, return_inverse=True)
-    table = np.array([_safe_weight(int(n), power) if n > 0 else 0.0 for n in uniq], dtype=np.float64)
-    out[:] = table[inv.reshape(-1)]
-    return out
+UNIT_NORM_SAFETY = 1.0 - 2.0**-48

@@ -35,12 +35,12 @@ def round_up(x: float, rel: float = RHO_MARGIN) -> float:
     return math.nextafter(x * (1.0 + rel), math.inf)
 
 
-def _one_minus_root(delta: float, t: np.ndarray) -> np.ndarray:
+def _one_minus_root(delta: float, t: np.ndarray | float) -> np.ndarray:
     """1 - (1 - delta)^(1/t), without cancellation."""
     return -np.expm1(np.log1p(-delta) / t)
 
 
-def _upper_quantile_of_root(q: float, t: np.ndarray) -> np.ndarray:
+def _upper_quantile_of_root(q: float, t: np.ndarray | float) -> np.ndarray:
     """Phi^-1((1 - q)^(1/t)) = -Phi^-1(1 - (1-q)^(1/t)), accurate when q is tiny."""
     from scipy.special import ndtri
 

@@ -19,13 +19,12 @@ delta_zcdp + delta_conversion <= delta holds exactly (``fractions.Fraction``).
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 
 from ..errors import ParameterError
 from .gaussian import MP_DIGITS, lower_until, raise_until
-from .validate import check_delta, check_epsilon, check_fraction
+from .validate import check_delta, check_epsilon, check_fraction, check_positive
 
 
 def _exact_epsilon(rho: float, delta_prime: float):
@@ -48,9 +47,7 @@ def _at_least(value_fn):
 
 def check_rho(rho: float, name: str = "rho (zCDP)") -> float:
     """A zCDP parameter: a finite number > 0."""
-    if isinstance(rho, bool) or not isinstance(rho, numbers.Real) or not math.isfinite(float(rho)) or rho <= 0:
-        raise ParameterError(f"{name} must be a finite number > 0, got {rho!r}; typical values are 0.01 to 1")
-    return float(rho)
+    return check_positive(rho, name, "typical values are 0.01 to 1")
 
 
 def zcdp_to_dp_epsilon(rho: float, delta_prime: float) -> float:
@@ -94,11 +91,8 @@ def pure_dp_to_zcdp(epsilon: float) -> float:
 
 def gaussian_zcdp(sigma: float, sensitivity: float = 1.0) -> float:
     """The Gaussian mechanism with l2-sensitivity Delta and noise N(0, sigma^2) is Delta^2 / (2 sigma^2)-zCDP."""
-    if isinstance(sigma, bool) or not isinstance(sigma, numbers.Real) or not math.isfinite(sigma) or sigma <= 0:
-        raise ParameterError(f"sigma must be a finite number > 0, got {sigma!r}")
-    if not isinstance(sensitivity, numbers.Real) or not math.isfinite(sensitivity) or sensitivity <= 0:
-        raise ParameterError(f"sensitivity must be a finite number > 0, got {sensitivity!r}")
-    s, d = float(sigma), float(sensitivity)
+    s = check_positive(sigma, "sigma")
+    d = check_positive(sensitivity, "sensitivity")
     return raise_until(d * d / (2.0 * s * s), lambda x: Fraction(x) >= Fraction(d) ** 2 / (2 * Fraction(s) ** 2))
 
 

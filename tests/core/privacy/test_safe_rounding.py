@@ -20,10 +20,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dpsu_core.mechanisms.dpsu_step import weighted_update
 from dpsu_core.mechanisms.greedy import greedy_update, item_hash_keys
 from dpsu_core.mechanisms.registry import get_mechanism
 from dpsu_core.mechanisms.sampling import rows_from_lists
-from dpsu_core.mechanisms.setunion import l1_descent_update, l2_descent_update, weighted_update
+from dpsu_core.mechanisms.setunion import l1_descent_update, l2_descent_update
 from dpsu_core.privacy import (
     count_l2_sensitivity,
     cutoff,
@@ -35,7 +36,6 @@ from dpsu_core.privacy import (
     rho_weighted_gaussian,
     rho_weighted_laplace,
 )
-from dpsu_core.privacy.norms import unit_norm_weights
 from dpsu_core.privacy.zcdp import (
     approx_zcdp_budget,
     dp_epsilon_to_zcdp_rho,
@@ -172,14 +172,14 @@ def test_naive_weights_would_exceed_norm_one():
 
 
 @pytest.mark.parametrize("power", [1.0, 0.5])
-def test_unit_norm_weights_are_exactly_within_norm_one(power):
-    n = np.arange(0, 5001)
-    w = unit_norm_weights(n, power)
-    assert w[0] == 0
-    for k in range(1, 5001):
-        norm = Fraction(float(w[k])) * k if power == 1.0 else Fraction(float(w[k])) ** 2 * k
-        assert norm <= 1
-        assert float(w[k]) >= (1 / k**power) * (1 - 1e-15)  # and only ulps below 1/n^power
+def test_each_users_weights_are_exactly_within_norm_one(power):
+    # one user with n items, for every n up to 2,000: the kernel's increments, summed exactly
+    for n in range(1, 2001):
+        inc = weighted_update(rows_from_lists([list(range(n))]), n, power)
+        w = Fraction(float(inc[0]))
+        assert np.all(inc == inc[0])
+        assert (w * n if power == 1.0 else w * w * n) <= 1
+        assert float(inc[0]) >= (1 / n**power) * (1 - 1e-14)  # and only a hair below 1/n^power
 
 
 def _exact_increments(update, rows_l, n_items, **kw):
