@@ -135,12 +135,13 @@ PARAMS: dict[str, ParamSpec] = {
         ),
         ParamSpec(
             "delta_star",
-            "δ* (per Gumbel step)",
+            "δ* (per Gumbel step; 0 = derived from δ)",
             "float",
-            1e-11,
-            "delta spent by each Gumbel step, in (0, 1)",
+            0.0,
+            "delta spent by each Gumbel step, in [0, 0.5]; 0 (default) derives it from delta: the Gumbel steps' "
+            "delta divided by the largest number of steps the zCDP budget allows, so delta never stops the filter",
             "--delta-star",
-            minimum=1e-300,
+            minimum=0.0,
             maximum=0.5,
         ),
         ParamSpec(
