@@ -1,6 +1,8 @@
-"""Privacy math shared by all mechanisms: analytic Gaussian, thresholds, validation (all rounded toward safety)."""
+"""Privacy math shared by all mechanisms: analytic Gaussian, thresholds, validation, delta guidance (all
+calibrated values rounded toward safety)."""
 
 from .gaussian import analytic_gaussian_sigma, gaussian_delta, gaussian_delta_exact, sqrt_up
+from .guidance import Guidance, delta_guidance, suggested_delta
 from .thresholds import (
     count_l2_sensitivity,
     cutoff,
@@ -16,6 +18,9 @@ from .thresholds import (
 )
 
 __all__ = [
+    "Guidance",
+    "delta_guidance",
+    "suggested_delta",
     "analytic_gaussian_sigma",
     "count_l2_sensitivity",
     "cutoff",
