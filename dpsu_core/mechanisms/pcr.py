@@ -240,7 +240,14 @@ def private_count_release(
     # The loop adds the steps' costs in floats: its rho budget is taken 2^-30 (relative) below rho_z, which
     # covers the rounding of up to ~10^6 additions, so the exact spend never exceeds rho_z.
     eps_, thr, pos, sig, noisy, rho_spent, delta_spent, exhausted = _pcr_loop(
-        sorted_c, int(kbar), float(rho) * RHO_LOOP_MARGIN, float(delta), float(eps_star), float(delta_star), float(rel_error), rng
+        sorted_c,
+        int(kbar),
+        float(rho) * RHO_LOOP_MARGIN,
+        float(delta),
+        float(eps_star),
+        float(delta_star),
+        float(rel_error),
+        rng,
     )
     ledger_pos = np.where(pos >= 0, order[np.maximum(pos, 0)] if order.size else -1, -1).astype(np.int64)
     ledger = PcrLedger(
