@@ -472,3 +472,21 @@ def test_pages_use_material_icons_not_emoji():
     from pages import _ui
 
     assert all(v.startswith(":material/") and v.endswith(":") for v in _ui.ICONS.values())
+
+
+def test_release_page_names_pcr_gumbel_scale_and_count_noise_separately():
+    at = _go(_new(), "2_release")
+    at.selectbox(key="mechanism").set_value("pcr")
+    at.run()
+    _ok(at)
+    from dpsu_core.params import PARAMS
+
+    labels = [m.label for m in at.metric]
+    assert "Gumbel scale (1/ε*)" in labels and "Count noise std (1st step)" in labels
+    assert not any("σ" in lab for lab in labels)  # the Gumbel scale is not a noise std
+    gumbel = float(_metric(at, "Gumbel scale (1/ε*)"))
+    assert gumbel == pytest.approx(1 / PARAMS["eps_star"].default, rel=1e-3)
+    assert float(_metric(at, "Count noise std (1st step)")) != pytest.approx(gumbel)
+    at.selectbox(key="mechanism").set_value("policy-gaussian")
+    at.run()
+    assert "Noise std (σ)" in [m.label for m in at.metric]
