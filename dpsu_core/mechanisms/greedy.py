@@ -105,21 +105,31 @@ def draw_secret(rng: np.random.Generator) -> np.uint64:
 
 # --------------------------------------------------------------------------- GU kernel, capped form
 # A user's visiting order is the ascending order of key = (primary << 32) | (tie >> 32), where
-# tie = mix64(item_key XOR secret); equal keys (same primary and same top 32 bits of the tie:
+# tie[u] = mix64(item_key[u] XOR secret) is computed once per release for every item (``keyed_ties``);
+# equal keys (same primary and same top 32 bits of the tie:
 # astronomically rare) are ordered by the full 64-bit tie, so the order never falls back on row
 # positions, i.e. on vocabulary ids. ``_before`` is that total order.
 _LAZY_STEPS = 4  # selection steps before sorting the rest (most users stop after 1-2 items)
 
 
+@numba.njit(cache=True, nogil=True)
+def keyed_ties(item_key, secret):
+    """tie[u] = mix64(item_key[u] XOR secret): the per-release keyed hash of every item string."""
+    out = np.empty(item_key.shape[0], dtype=np.uint64)
+    for u in range(item_key.shape[0]):
+        out[u] = _mix64(item_key[u] ^ secret)
+    return out
+
+
 @numba.njit(cache=True, nogil=True, inline="always")
-def _before(ka, kb, ua, ub, item_key, secret):
+def _before(ka, kb, ua, ub, tie):
     if ka != kb:
         return ka < kb
-    return _mix64(item_key[ua] ^ secret) < _mix64(item_key[ub] ^ secret)
+    return tie[ua] < tie[ub]
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _entry_key(j, items, counts, rank, by_count, item_key, secret):
+def _entry_key(j, items, counts, rank, by_count, tie):
     """Visiting key of CSR entry j: primary (own count for GW, public rank for GW-KT) then keyed tie."""
     u = items[j]
     if by_count:
@@ -131,11 +141,11 @@ def _entry_key(j, items, counts, rank, by_count, item_key, secret):
         primary = np.uint64(_PRIMARY_MAX - c)
     else:
         primary = np.uint64(rank[u])
-    return (primary << _U32) | (_mix64(item_key[u] ^ secret) >> _U32)
+    return (primary << _U32) | (tie[u] >> _U32)
 
 
 @numba.njit(cache=True, nogil=True)
-def _select_prefix(n, m, keys, pos, items, item_key, secret):
+def _select_prefix(n, m, keys, pos, items, tie):
     """Reorder keys[:n] / pos[:n] in place so that the first m are the m first in visiting order
     (Hoare quickselect; the keys are keyed hashes, so the middle pivot is as good as a random one)."""
     lo = 0
@@ -148,9 +158,9 @@ def _select_prefix(n, m, keys, pos, items, item_key, secret):
         i = lo
         j = hi
         while i <= j:
-            while _before(keys[i], pk, items[pos[i]], pu, item_key, secret):
+            while _before(keys[i], pk, items[pos[i]], pu, tie):
                 i += 1
-            while _before(pk, keys[j], pu, items[pos[j]], item_key, secret):
+            while _before(pk, keys[j], pu, items[pos[j]], tie):
                 j -= 1
             if i <= j:
                 kt = keys[i]
@@ -170,11 +180,11 @@ def _select_prefix(n, m, keys, pos, items, item_key, secret):
 
 
 @numba.njit(cache=True, nogil=True)
-def _select_first(a, n, keys, pos, items, item_key, secret):
+def _select_first(a, n, keys, pos, items, tie):
     """Move the first (in visiting order) of keys[a:n] to position a (one selection-sort step)."""
     best = a
     for k in range(a + 1, n):
-        if _before(keys[k], keys[best], items[pos[k]], items[pos[best]], item_key, secret):
+        if _before(keys[k], keys[best], items[pos[k]], items[pos[best]], tie):
             best = k
     if best != a:
         kt = keys[a]
@@ -186,7 +196,7 @@ def _select_first(a, n, keys, pos, items, item_key, secret):
 
 
 @numba.njit(cache=True, nogil=True)
-def _sort_tail(a, n, keys, pos, items, item_key, secret):
+def _sort_tail(a, n, keys, pos, items, tie):
     """Sort keys[a:n] (and pos with them) into visiting order."""
     order = np.argsort(keys[a:n])
     kt = keys[a:n].copy()
@@ -198,7 +208,7 @@ def _sort_tail(a, n, keys, pos, items, item_key, secret):
         kk = keys[i]
         p = pos[i]
         m = i
-        while m > a and keys[m - 1] == kk and _before(kk, keys[m - 1], items[p], items[pos[m - 1]], item_key, secret):
+        while m > a and keys[m - 1] == kk and _before(kk, keys[m - 1], items[p], items[pos[m - 1]], tie):
             keys[m] = keys[m - 1]
             pos[m] = pos[m - 1]
             m -= 1
@@ -207,21 +217,21 @@ def _sort_tail(a, n, keys, pos, items, item_key, secret):
 
 
 @numba.njit(cache=True, nogil=True)
-def _user_candidates(s, e, items, counts, rank, by_count, item_key, secret, max_items, keys, pos):
+def _user_candidates(s, e, items, counts, rank, by_count, tie, max_items, keys, pos):
     """S_i of the user whose entries are s..e-1: the first ``max_items`` in visiting order, left in
     keys[:m] / pos[:m] (not yet in order); returns m. Depends on the user's own data and the secret only."""
     n = e - s
     for k in range(n):
-        keys[k] = _entry_key(s + k, items, counts, rank, by_count, item_key, secret)
+        keys[k] = _entry_key(s + k, items, counts, rank, by_count, tie)
         pos[k] = s + k
     if n > max_items:
-        _select_prefix(n, max_items, keys, pos, items, item_key, secret)
+        _select_prefix(n, max_items, keys, pos, items, tie)
         return max_items
     return n
 
 
 @numba.njit(cache=True, nogil=True)
-def _greedy_capped(indptr, items, counts, rank, by_count, order, item_key, secret, n_items, gamma, max_items, budget0):
+def _greedy_capped(indptr, items, counts, rank, by_count, order, tie, n_items, gamma, max_items, budget0):
     """GU (Carvalho et al., Algorithm 2) on each user's S_i, users visited in ``order`` (rows of the CSR).
 
     Returns (H, candidate mask K = union of the S_i). Within S_i the items below Gamma are taken lazily in
@@ -238,23 +248,32 @@ def _greedy_capped(indptr, items, counts, rank, by_count, order, item_key, secre
     pos = np.empty(longest, dtype=np.int64)
     for i in range(order.shape[0]):
         r = order[i]
-        m = _user_candidates(
-            indptr[r], indptr[r + 1], items, counts, rank, by_count, item_key, secret, max_items, keys, pos
-        )
-        n = 0  # keep the entries of S_i below Gamma (Algorithm 2's set S), in place
-        for k in range(m):
-            u = items[pos[k]]
-            cand[u] = True
-            if h[u] < gamma:
-                keys[n] = keys[k]
-                pos[n] = pos[k]
-                n += 1
+        s = indptr[r]
+        e = indptr[r + 1]
+        n = 0  # the entries of S_i below Gamma (Algorithm 2's set S), with their keys
+        if e - s <= max_items:  # S_i is the whole row: keys only for the items below Gamma
+            for j in range(s, e):
+                u = items[j]
+                cand[u] = True
+                if h[u] < gamma:
+                    keys[n] = _entry_key(j, items, counts, rank, by_count, tie)
+                    pos[n] = j
+                    n += 1
+        else:
+            m = _user_candidates(s, e, items, counts, rank, by_count, tie, max_items, keys, pos)
+            for k in range(m):  # keep those below Gamma, in place
+                u = items[pos[k]]
+                cand[u] = True
+                if h[u] < gamma:
+                    keys[n] = keys[k]
+                    pos[n] = pos[k]
+                    n += 1
         budget = budget0
         for k in range(n):
             if k < _LAZY_STEPS:
-                _select_first(k, n, keys, pos, items, item_key, secret)
+                _select_first(k, n, keys, pos, items, tie)
             elif k == _LAZY_STEPS:
-                _sort_tail(k, n, keys, pos, items, item_key, secret)
+                _sort_tail(k, n, keys, pos, items, tie)
             u = items[pos[k]]
             cost = gamma - h[u]
             if cost <= budget:  # reach Gamma exactly and go on with what is left
@@ -269,16 +288,16 @@ def _greedy_capped(indptr, items, counts, rank, by_count, order, item_key, secre
 
 
 @numba.njit(cache=True, nogil=True)
-def _one_user_order(items, counts, rank, by_count, item_key, secret, max_items, lazy):
+def _one_user_order(items, counts, rank, by_count, tie, max_items, lazy):
     """Row positions of S_i in visiting order (the kernel's own helpers; ``lazy`` selection steps first)."""
     n0 = items.shape[0]
     keys = np.empty(max(n0, 1), dtype=np.uint64)
     pos = np.empty(max(n0, 1), dtype=np.int64)
-    m = _user_candidates(0, n0, items, counts, rank, by_count, item_key, secret, max_items, keys, pos)
+    m = _user_candidates(0, n0, items, counts, rank, by_count, tie, max_items, keys, pos)
     for k in range(min(lazy, m)):
-        _select_first(k, m, keys, pos, items, item_key, secret)
+        _select_first(k, m, keys, pos, items, tie)
     if lazy < m:
-        _sort_tail(lazy, m, keys, pos, items, item_key, secret)
+        _sort_tail(lazy, m, keys, pos, items, tie)
     return pos[:m].copy()
 
 
@@ -318,8 +337,7 @@ def greedy_update(
         rk,
         by_count,
         np.arange(rows.n_rows, dtype=np.int64),
-        np.asarray(item_key, dtype=np.uint64),
-        np.uint64(secret),
+        keyed_ties(np.asarray(item_key, dtype=np.uint64), np.uint64(secret)),
         int(n_items),
         float(gamma),
         int(max_items),
@@ -341,9 +359,8 @@ def user_visit_order(
     same order, which the tests check. ``counts`` aligned with ``items`` (GW) or ``rank`` per item (GW-KT)."""
     items = np.asarray(items, dtype=np.int32)
     c, rk, by_count = _order_inputs(counts, rank)
-    pos = _one_user_order(
-        items, c, rk, by_count, np.asarray(item_key, dtype=np.uint64), np.uint64(secret), int(max_items), int(lazy)
-    )
+    tie = keyed_ties(np.asarray(item_key, dtype=np.uint64), np.uint64(secret))
+    pos = _one_user_order(items, c, rk, by_count, tie, int(max_items), int(lazy))
     return items[pos]
 
 
@@ -434,8 +451,7 @@ class _Greedy(Mechanism):
             rk,
             by_count,
             order,
-            _corpus_keys(corpus),
-            np.uint64(secret),
+            keyed_ties(_corpus_keys(corpus), np.uint64(secret)),
             int(corpus.n_items),
             float(cal.gamma),
             int(m),
