@@ -38,6 +38,11 @@ with c2:
         width="stretch",
     )
 st.altair_chart(rho_vs_max_items_chart(df_m, log_y=log_y).properties(height=CHART_HEIGHT), width="stretch")
+st.caption(
+    "GW / GW-KT use the capped threshold ρ = ln((e^ε + Δ0 − 1)/(2δ))/ε, which grows with ln Δ0. "
+    "“GW as published (unproven reference)” is the paper's ρ = 1 − ln(2δ)/ε: shown for comparison only, "
+    "no mechanism uses it (its proof does not hold; see below)."
+)
 
 st.markdown(THRESHOLDS_EXPLANATION)
 with st.expander("Table: thresholds against ε"):
