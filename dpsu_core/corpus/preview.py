@@ -158,14 +158,14 @@ def preview(
     try:
         c = choose_columns(columns, user_col, text_col, header, row_is_user=row_is_user, first_row=first_row)
     except ColumnError as e:
-        return Preview(**out, choice_error=str(e))  # type: ignore[arg-type]
+        return Preview(**out, choice_error=str(e))
     sample_note = "" if complete else f"in the first {len(rows):,} rows"
     users = arrays[c.user] if c.user is not None else None
     if users is not None and user_pattern:
         try:
             check_user_pattern(user_pattern)
         except ParameterError as e:
-            return Preview(**out, user_col=c.user, text_col=c.text, choice_error=str(e))  # type: ignore[arg-type]
+            return Preview(**out, user_col=c.user, text_col=c.text, choice_error=str(e))
         users, _ = apply_user_pattern(users, user_pattern)
     _, warns = column_warnings(
         users,
@@ -175,7 +175,7 @@ def preview(
         sample_note=sample_note,
     )
     return Preview(
-        **out,  # type: ignore[arg-type]
+        **out,
         user_col=c.user,
         text_col=c.text,
         guessed=c.guessed,
