@@ -259,8 +259,8 @@ if submitted:
         user_pattern=choice.get("user_pattern") if uploading else None,
     )
     if source == "demo":
-        try:  # on success set_corpus reruns the script (the sidebar then shows the new corpus) and says so
-            _ui.load_demo_into_session(opts, message="Demo corpus loaded.")
+        try:  # on success install_corpus reruns the script (the sidebar then shows the new corpus) and says so
+            _ui.load_demo_into_session(opts, message="Demo corpus loaded.")  # no column or format choices
         except Exception as exc:
             _ui.show_error(exc, "the demo corpus could not be loaded")
     elif state.pending_upload is None:
