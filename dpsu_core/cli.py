@@ -142,6 +142,9 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     ]
     for k, v in cal.params.items():
         lines.append(f"{k}: {v}")
+    for k, v in cal.details.items():  # per-level / per-round values (DPNE sigma_k, DP-SIPS sigma_i, T_i, ...)
+        if isinstance(v, list) and v and all(isinstance(x, (int, float)) for x in v):
+            lines.append(f"{k}: {', '.join(f'{x:.6g}' for x in v)}")
     print("\n".join(lines))
     return 0
 
