@@ -5,17 +5,20 @@ pre-tokenized sequence files (optionally zipped) into a ``Corpus``.
 """
 
 from .build import build_corpus, corpus_from_token_lists
+from .limits import DEFAULT_LIMITS, ReadLimits
 from .load import load_corpus
 from .model import Corpus, CorpusStats, SourceInfo
 from .readers import FORMATS, guess_columns, peek_columns
 from .tokenize import TOKENIZERS, Preprocessing
 
 __all__ = [
+    "DEFAULT_LIMITS",
     "FORMATS",
     "TOKENIZERS",
     "Corpus",
     "CorpusStats",
     "Preprocessing",
+    "ReadLimits",
     "SourceInfo",
     "build_corpus",
     "corpus_from_token_lists",

@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 
 from ..errors import EmptyCorpusError
 from .build import build_corpus
+from .limits import DEFAULT_LIMITS, ReadLimits
 from .model import Corpus, SourceInfo
 from .readers import read_table
 from .tokenize import Preprocessing, blank_mask, check_tokenizer, removed_mask, tokenize
@@ -34,6 +35,7 @@ def load_corpus(
     drop_removed: bool = True,
     strip_symbols: bool = True,
     name: str | None = None,
+    limits: ReadLimits = DEFAULT_LIMITS,
 ) -> Corpus:
     """Read a corpus file into a user x n-gram ``Corpus``.
 
@@ -47,6 +49,7 @@ def load_corpus(
     tokenizer     "fast" (default) or "treebank" (nltk's TreebankWordTokenizer).
     lowercase, strip_urls, drop_removed, strip_symbols: see ``Preprocessing`` (ignored for sequences).
     name          a display name for the corpus (default: the file name).
+    limits        bounds on file size, decompressed size and JSON depth (``ReadLimits``).
 
     Raises a DpsuError subclass naming the problem and the fix for every bad input.
     """
@@ -55,7 +58,9 @@ def load_corpus(
     prep = Preprocessing(
         lowercase=lowercase, strip_urls=strip_urls, drop_removed=drop_removed, strip_symbols=strip_symbols
     )
-    table = read_table(source, format=format, user_col=user_col, text_col=text_col, has_header=has_header)
+    table = read_table(
+        source, format=format, user_col=user_col, text_col=text_col, has_header=has_header, limits=limits
+    )
     rows_read = table.n_rows
     texts, users = table.texts, table.users
 

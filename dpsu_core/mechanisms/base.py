@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..corpus.model import Corpus
-from ..privacy.validate import check_delta, check_epsilon
+from ..privacy.validate import check_delta, check_epsilon, check_seed
 
 ProgressFn = Callable[[float, str], None]
 
@@ -141,7 +141,7 @@ class Mechanism(abc.ABC):
 
 def make_rng(seed: int | None = None) -> np.random.Generator:
     """A numpy Generator seeded by the OS; a fixed seed only when the caller asks (teaching)."""
-    return np.random.default_rng(seed)
+    return np.random.default_rng(check_seed(seed))
 
 
 def canonical_order(items: np.ndarray, ngram_len: np.ndarray) -> np.ndarray:

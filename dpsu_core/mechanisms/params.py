@@ -20,8 +20,14 @@ class ParamSpec:
     help: str
     cli: str  # the CLI flag
     choices: tuple[str, ...] = ()
-    minimum: float | None = None
+    minimum: float | None = None  # every numeric parameter has both bounds (see ``range_text``)
     maximum: float | None = None
+
+    def range_text(self) -> str:
+        """The documented range, e.g. "1 to 1e+06" (empty for a choice)."""
+        if self.kind == "choice":
+            return ""
+        return f"{self.minimum:g} to {self.maximum:g}"
 
     def check(self, value: Any) -> Any:
         if self.kind == "choice":
@@ -29,7 +35,12 @@ class ParamSpec:
                 raise ParameterError(f"{self.name} must be one of {', '.join(self.choices)}, got {value!r}")
             return value
         if self.kind == "int":
-            v = check_max_items(value, self.name)
+            try:
+                v = check_max_items(value, self.name)
+            except ParameterError:
+                raise ParameterError(
+                    f"{self.name} must be a whole number from {self.range_text()}, got {value!r}; {self.help}"
+                ) from None
         else:
             if isinstance(value, bool):
                 raise ParameterError(f"{self.name} must be a number, got {value!r}")
@@ -46,6 +57,9 @@ class ParamSpec:
         return v
 
 
+# Delta0's upper bound: no corpus needs more distinct items per user, and memory for thresholds must stay small.
+MAX_ITEMS_LIMIT = 1_000_000
+
 PARAMS: dict[str, ParamSpec] = {
     p.name: p
     for p in [
@@ -57,6 +71,7 @@ PARAMS: dict[str, ParamSpec] = {
             "each user contributes at most this many distinct items; e.g. 100",
             "--max-items",
             minimum=1,
+            maximum=MAX_ITEMS_LIMIT,
         ),
         ParamSpec(
             "alpha",
@@ -66,6 +81,7 @@ PARAMS: dict[str, ParamSpec] = {
             "Gamma = rho + alpha * noise scale; 3 to 5 works best",
             "--alpha",
             minimum=0.0,
+            maximum=100.0,
         ),
         ParamSpec(
             "max_users",
@@ -75,6 +91,7 @@ PARAMS: dict[str, ParamSpec] = {
             "GW/GW-KT: a public upper bound on the number of users; rho grows with ln N (see rho_greedy)",
             "--max-users",
             minimum=1,
+            maximum=1e12,
         ),
         ParamSpec(
             "max_n", "longest n-gram T", "int", 1, "n-grams of length 1..T; e.g. 3", "--max-n", minimum=1, maximum=10
@@ -135,6 +152,7 @@ PARAMS: dict[str, ParamSpec] = {
             "PCR looks at the top k̄ counts in each step",
             "--kbar",
             minimum=1,
+            maximum=1e8,
         ),
         ParamSpec(
             "rel_error",
@@ -154,6 +172,7 @@ PARAMS: dict[str, ParamSpec] = {
             "initial epsilon of each Gumbel step",
             "--eps-star",
             minimum=1e-9,
+            maximum=100.0,
         ),
         ParamSpec(
             "delta_star",
