@@ -621,27 +621,42 @@ def _bad_parquet(raw: RawFile, e: Exception) -> InputError:
 
 
 def _read_parquet(raw: RawFile, user_col, text_col, limits: ReadLimits = DEFAULT_LIMITS) -> Table:
+    """Read the user and text columns only, batch by batch, refusing once the decoded data passes the
+    unpack limit (a Parquet file's pages are compressed and dictionary-encoded: a small file may decode huge)."""
     import pyarrow.parquet as pq
 
     columns = [str(c) for c in _parquet_schema(raw).names]
-    choose_columns(columns, user_col, text_col, True)  # fail early, before reading any data
-    try:
-        meta = pq.ParquetFile(pa.BufferReader(raw.data)).metadata
-        unpacked = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
-    except (pa.ArrowException, OSError) as e:
-        raise _bad_parquet(raw, e) from None
+    u, t, guessed, notes = choose_columns(columns, user_col, text_col, True)  # fail early, before reading data
     cap = limits.unpack_limit(len(raw.data))
-    if unpacked > cap:
-        raise ResourceLimitError(
-            f"{short_name(raw.name or 'the Parquet file')} holds {unpacked >> 20:,} MB uncompressed, more than the "
-            f"{cap >> 20:,} MB allowed for a file of its size; save it with fewer rows, or raise the limit "
-            "(--max-unpacked-mb)"
-        )
     try:
-        tab = pq.read_table(pa.BufferReader(raw.data))
+        pf = pq.ParquetFile(pa.BufferReader(raw.data))
+        unique = len(set(columns)) == len(columns)
+        wanted = [columns[u], columns[t]] if unique else None  # duplicate names: read all, pick by position
+        batches, size = [], 0
+        for batch in pf.iter_batches(columns=wanted):
+            size += batch.nbytes
+            if size > cap:
+                raise ResourceLimitError(
+                    f"{short_name(raw.name or 'the Parquet file')} decodes to more than {cap >> 20:,} MB, the limit "
+                    "for a file of its size; save it with fewer rows, or raise the limit (--max-unpacked-mb)"
+                )
+            batches.append(batch)
+        schema = pf.schema_arrow
+        if wanted is not None:
+            schema = pa.schema([schema.field(n) for n in wanted])
+        tab = pa.Table.from_batches(batches, schema=schema)
     except (pa.ArrowException, OSError) as e:
         raise _bad_parquet(raw, e) from None
-    return _table_from_columns(tab, "parquet", user_col, text_col)
+    ui, ti = (0, 1) if wanted is not None else (u, t)
+    return Table(
+        texts=_as_string(tab.column(ti), columns[t], "text"),
+        users=_as_string(tab.column(ui), columns[u], "user"),
+        format="parquet",
+        user_column=columns[u],
+        text_column=columns[t],
+        columns_guessed=guessed,
+        notes=notes,
+    )
 
 
 def _json_columns(data: bytes) -> list[str]:
