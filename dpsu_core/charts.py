@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import ParameterError
+from .privacy.validate import check_choice, check_number, check_positive_int
 
 NON_PRIVATE = "NON-PRIVATE diagnostic"
 _Y_LABELS = {"rho": "threshold ρ (rho)", "gamma": "cutoff Γ (Gamma)", "scale": "noise scale (λ or σ)"}
@@ -57,19 +58,11 @@ def _as_weights(weights, name: str = "weights") -> np.ndarray:
 def _check_float(x, name: str, allow_none: bool = False):
     if x is None and allow_none:
         return None
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{name} must be a number, got {x!r}; pass the calibration's {name}") from None
-    if not np.isfinite(v):
-        raise ParameterError(f"{name} must be finite, got {x!r}; pass the calibration's {name}")
-    return v
+    return check_number(x, name, hint=f"pass the calibration's {name}")
 
 
 def _check_bins(bins) -> int:
-    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or not 1 <= int(bins) <= 1000:
-        raise ParameterError(f"bins must be an integer between 1 and 1000, got {bins!r}; e.g. 60")
-    return int(bins)
+    return check_positive_int(bins, "bins", "e.g. 60", maximum=1000)
 
 
 def histogram_frame(values: np.ndarray, bins: int, upper: float | None = None) -> pd.DataFrame:
@@ -101,8 +94,7 @@ def _drop_redundant_all(df: pd.DataFrame) -> pd.DataFrame:
 # --------------------------------------------------------------------------- calibration (public)
 def thresholds_chart(df: pd.DataFrame, y: str = "rho", log_y: bool = True) -> alt.Chart:
     """rho (or gamma, or scale) against epsilon, one line per mechanism, from ``thresholds_vs_epsilon``."""
-    if y not in _Y_LABELS:
-        raise ParameterError(f"y must be one of {', '.join(_Y_LABELS)}, got {y!r}")
+    check_choice(y, "y", tuple(_Y_LABELS))
     _need_columns(
         df, ["mechanism", "label", "family", "epsilon", y], "thresholds_chart", "threshold_tables.thresholds_vs_epsilon"
     )
@@ -221,7 +213,7 @@ def _weight_layers(weights: np.ndarray, rho: float, gamma: float | None, bins: i
             color=alt.Color(
                 "line:N",
                 title="marks",
-                scale=alt.Scale(domain=[m["line"] for m in marks], range=["#333333", "#d62728"][: len(marks)]),
+                scale=alt.Scale(domain=[str(m["line"]) for m in marks], range=["#333333", "#d62728"][: len(marks)]),
             ),
             tooltip=[alt.Tooltip("line:N", title="line"), alt.Tooltip("value:Q", title="value", format=".4g")],
         )
@@ -298,7 +290,7 @@ def released_per_length_chart(per_length: Mapping[int, int]) -> alt.LayerChart:
         y=alt.Y("released:Q", title="items released"),
         tooltip=[alt.Tooltip("n:O", title="n-gram length"), alt.Tooltip("released:Q", title="items released")],
     )
-    return alt.layer(base.mark_bar(), base.mark_text(dy=-6).encode(text="released:Q")).properties(
+    return alt.LayerChart(layer=[base.mark_bar(), base.mark_text(dy=-6).encode(text="released:Q")]).properties(
         title=_title("Released items per n-gram length", "Private output (counts of the released set).")
     )
 
@@ -430,7 +422,7 @@ def compare_chart(df: pd.DataFrame) -> alt.LayerChart:
         if not has_sd.any()
         else "error bars (sample sd over runs) where there are at least two runs"
     )
-    return alt.layer(*layers).properties(
+    return alt.LayerChart(layer=layers).properties(
         height=alt.Step(28),
         title=_title(
             "Released items per mechanism",
@@ -469,7 +461,7 @@ def relative_error_chart(df: pd.DataFrame, r: float = 0.1, bins: int = 40) -> al
     share = f"{within:.1%} of {finite.size} released counts within r." if finite.size else "no released counts."
     dropped = err.size - finite.size
     note = f" {dropped} item(s) without a finite relative error (true count 0) left out." if dropped else ""
-    return alt.layer(bars, rule).properties(
+    return alt.LayerChart(layer=[bars, rule]).properties(
         title=_title(
             f"Relative error of released counts — {NON_PRIVATE}",
             "Compares the noisy counts with the true counts from the raw data: NOT private.",

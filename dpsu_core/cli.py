@@ -15,6 +15,7 @@ from .corpus.limits import DEFAULT_LIMITS, ReadLimits
 from .corpus.readers import FORMATS
 from .corpus.tokenize import TOKENIZERS
 from .errors import DpsuError, InputError, ParameterError, cap_message, os_error_message
+from .ledger import spent_line
 from .mechanisms.params import PARAMS
 from .mechanisms.registry import get_mechanism, mechanisms
 from .privacy.validate import check_seed
@@ -179,6 +180,22 @@ def _corpus_max_n(args: argparse.Namespace) -> int:
     return n
 
 
+def _load_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """How ``release`` reads and tokenizes its input (``command.release_argv`` writes the inverse)."""
+    return {
+        "format": args.format,
+        "user_col": args.user_col,
+        "text_col": args.text_col,
+        "has_header": False if args.no_header else None,
+        "max_n": _corpus_max_n(args),
+        "tokenizer": args.tokenizer,
+        "lowercase": not args.keep_case,
+        "strip_urls": not args.keep_urls,
+        "drop_removed": not args.keep_removed,
+        "strip_symbols": not args.keep_symbols,
+    }
+
+
 def _cmd_release(args: argparse.Namespace) -> int:
     from .corpus import load_corpus
     from .export import check_output_paths, write_release
@@ -194,7 +211,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
             )
         public = args.public_corpus
     mech = _make_mechanism(args, public)  # validate parameters before reading a large file
-    max_n = _corpus_max_n(args)
+    kwargs = _load_kwargs(args)  # validates --max-n before anything is read
     limits = _read_limits(args)
     # Outputs must not overwrite an input or each other, and their folder must be writable: checked now,
     # before the corpus is read, so a bad path costs nothing.
@@ -202,20 +219,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
         {"-o": args.output, "--report": args.report},
         {"the input": args.input, "the public corpus": args.public_corpus},
     )
-    corpus = load_corpus(
-        args.input,
-        format=args.format,
-        user_col=args.user_col,
-        text_col=args.text_col,
-        has_header=False if args.no_header else None,
-        max_n=max_n,
-        tokenizer=args.tokenizer,
-        lowercase=not args.keep_case,
-        strip_urls=not args.keep_urls,
-        drop_removed=not args.keep_removed,
-        strip_symbols=not args.keep_symbols,
-        limits=limits,
-    )
+    corpus = load_corpus(args.input, limits=limits, **kwargs)
     for note in corpus.source.notes:  # about the raw file: for the analyst, not part of the release
         print(f"note (raw data, not private): {note}", file=sys.stderr)
     release = mech.release(corpus, seed=args.seed)
@@ -225,6 +229,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
         f"released {release.n_released} items ({per}) with {release.calibration.label} "
         f"at epsilon={args.epsilon:g}, delta={args.delta:.3g} -> {args.output}"
     )
+    print(spent_line(release.calibration), file=sys.stderr)
     if args.seed is not None:
         print("warning: fixed seed (teaching mode): this release is NOT for real use", file=sys.stderr)
     return 0

@@ -9,7 +9,7 @@ counts) is kept.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -18,9 +18,8 @@ import pandas as pd
 from .corpus.model import Corpus
 from .errors import ParameterError
 from .mechanisms import Mechanism, get_mechanism, mechanisms
+from .mechanisms.base import ProgressFn
 from .privacy.validate import check_positive_int
-
-ProgressFn = Callable[[float, str], None]
 
 SUMMARY_COLUMNS = ["mechanism", "label", "mean", "sd", "runs", "mean_seconds"]
 

@@ -47,6 +47,7 @@ REPORT_KEYS = (
     "guarantee",
     "teaching_mode",
     "warning",
+    "session_spent",
 )
 CALIBRATION_KEYS = ("noise", "scale", "rho", "gamma", "details")
 
@@ -73,23 +74,39 @@ def _private_frame(release: Release) -> pd.DataFrame:
     return df[[c for c in allowed if c in df.columns]]
 
 
-TEACHING_COLUMN = "teaching_warning"
 TEACHING_TXT_LINE = "# TEACHING RELEASE (fixed seed): NOT for real releases; this line is not an item"
+TEACHING_CSV_LINE = (
+    "# TEACHING RELEASE (fixed seed): NOT differentially private and NOT for real releases; "
+    "this comment line is not a row (pandas: read_csv(..., comment='#'))"
+)
+
+
+def guarantee_text(release: Release) -> str:
+    """The guarantee a release carries. A seeded (teaching) release carries none: its noise can be recomputed
+    from the seed. The text then says so, and what the same configuration guarantees with fresh randomness."""
+    cal = _check_release(release).calibration
+    if not release.seeded:
+        return cal.guarantee
+    return (
+        "This release is NOT differentially private: its noise came from a fixed seed (teaching mode), so "
+        "anyone who knows the seed can recompute the noise and remove it. With fresh randomness (no fixed seed) "
+        "the same configuration would give this guarantee: " + cal.guarantee
+    )
 
 
 def to_csv_bytes(release: Release) -> bytes:
     """UTF-8 CSV with a header: item, n (and count, std for count mechanisms). String cells are neutralised.
 
-    A seeded (teaching) release gets one more column, ``teaching_warning``, on every row, so the file
-    itself says it is not for real use wherever it is copied.
+    A seeded (teaching) release starts with ONE comment line (``TEACHING_CSV_LINE``) before the header, so the file
+    itself says it is not for real use, once (not on every row).
     """
     df = _private_frame(release).copy()
-    if release.seeded:
-        df[TEACHING_COLUMN] = TEACHING_WARNING
     for c in df.columns:
         if not pd.api.types.is_numeric_dtype(df[c]):  # object or (pandas >= 3) str dtype
             df[c] = df[c].astype(object).map(neutralise_cell)
     buf = io.StringIO()
+    if release.seeded:
+        buf.write(TEACHING_CSV_LINE + "\n")
     df.to_csv(buf, index=False, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")
     return buf.getvalue().encode("utf-8")
 
@@ -107,7 +124,7 @@ def _guarantee_header(release: Release) -> dict[str, Any]:
         "label": cal.label,
         "epsilon": cal.epsilon,
         "delta": cal.delta,
-        "guarantee": cal.guarantee,
+        "guarantee": guarantee_text(release),
         "teaching_mode": release.seeded,
     }
     if release.seeded:
@@ -150,8 +167,9 @@ def _finite_or_none(x: Any) -> Any:
     return x
 
 
-def report_dict(release: Release) -> dict[str, Any]:
-    """What was run and what it guarantees. Keys: ``REPORT_KEYS`` (``warning`` only in teaching mode)."""
+def report_dict(release: Release, session_spent: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What was run and what it guarantees. Keys: ``REPORT_KEYS`` (``warning`` only in teaching mode;
+    ``session_spent`` only when the caller passes what the session has spent on the corpus, ``ledger_summary``)."""
     from . import __version__
 
     release = _check_release(release)
@@ -167,16 +185,18 @@ def report_dict(release: Release) -> dict[str, Any]:
         "released_per_length": {str(k): v for k, v in release.per_length().items()},
         "date_utc": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "dpsu_version": __version__,
-        "guarantee": cal["guarantee"],
+        "guarantee": guarantee_text(release),
         "teaching_mode": release.seeded,
     }
     if release.seeded:
         rep["warning"] = TEACHING_WARNING
+    if session_spent is not None:
+        rep["session_spent"] = session_spent
     return rep
 
 
-def report_json(release: Release) -> bytes:
-    return _dumps(report_dict(release))
+def report_json(release: Release, session_spent: dict[str, Any] | None = None) -> bytes:
+    return _dumps(report_dict(release, session_spent))
 
 
 def _fmt(v: Any) -> str:
@@ -191,9 +211,9 @@ def _fmt(v: Any) -> str:
     return str(v).replace("|", "\\|").replace("\n", " ")
 
 
-def report_markdown(release: Release) -> str:
+def report_markdown(release: Release, session_spent: dict[str, Any] | None = None) -> str:
     """The report as readable Markdown (no released items in it; those are in the CSV/JSON/TXT)."""
-    rep = report_dict(release)
+    rep = report_dict(release, session_spent)
     cal = rep["calibration"]
     lines = [f"# dpsu release report: {rep['label']}", ""]
     if rep["teaching_mode"]:
@@ -229,6 +249,13 @@ def report_markdown(release: Release) -> str:
         lines += ["| n-gram length | items released |", "|---|---|"]
         lines += [f"| {k} | {v} |" for k, v in rep["released_per_length"].items()]
         lines.append("")
+    if "session_spent" in rep:
+        lines += [
+            "## Spent on this corpus in the session (all releases so far)",
+            "",
+            rep["session_spent"]["summary"],
+            "",
+        ]
     lines += [f"Generated {rep['date_utc']} by dpsu {rep['dpsu_version']}.", ""]
     return "\n".join(lines)
 

@@ -93,8 +93,27 @@ class Release:
         return pd.DataFrame(data)
 
 
+@dataclass(frozen=True)
+class ReleaseParts:
+    """What a mechanism's ``_release`` hands back; only ``Mechanism.release`` turns it into a ``Release``.
+
+    ``ids``: released item ids into corpus.vocab. ``extra_items`` / ``extra_len``: released strings the
+    corpus never contained (DPNE's spurious n-grams). ``noisy_counts`` / ``count_std``: count mechanisms,
+    aligned with ``ids``.
+    """
+
+    ids: np.ndarray
+    diagnostics: Diagnostics = field(default_factory=Diagnostics)
+    extra_items: np.ndarray | None = None
+    extra_len: np.ndarray | None = None
+    noisy_counts: np.ndarray | None = None
+    count_std: np.ndarray | None = None
+
+
 class Mechanism(abc.ABC):
-    """Base class. Subclasses set the class variables and implement ``calibrate`` and ``_release``."""
+    """Base class. Subclasses set the class variables and implement ``calibrate`` and ``_release``;
+    ``release`` (the same for every mechanism) draws the randomness, times the pass over the data and
+    builds the ``Release``."""
 
     name: ClassVar[str]
     label: ClassVar[str]
@@ -102,6 +121,8 @@ class Mechanism(abc.ABC):
     kind: ClassVar[str] = "set-union"  # "set-union", "ngram" or "count"
     param_names: ClassVar[tuple[str, ...]] = ()
     summary: ClassVar[str] = ""
+    #: what the guarantee sentence calls the output
+    output_noun: ClassVar[str] = "set of released items"
 
     def __init__(self, *, epsilon: float, delta: float, **params: Any) -> None:
         from .params import resolve_params
@@ -117,8 +138,8 @@ class Mechanism(abc.ABC):
     @abc.abstractmethod
     def _release(
         self, corpus: Corpus, rng: np.random.Generator, cal: Calibration, progress: ProgressFn | None
-    ) -> tuple[np.ndarray, Diagnostics]:
-        """Return (released item ids into corpus.vocab, diagnostics). Count mechanisms override ``release``."""
+    ) -> ReleaseParts:
+        """One pass over the raw data: the released ids (and for DPNE/count mechanisms their extras)."""
 
     def release(
         self,
@@ -131,12 +152,56 @@ class Mechanism(abc.ABC):
         cal = self.calibrate()
         rng = rng if rng is not None else make_rng(seed)
         t0 = time.perf_counter()
-        ids, diag = self._release(corpus, rng, cal, progress)
+        parts = self._release(corpus, rng, cal, progress)
         elapsed = time.perf_counter() - t0
-        return make_release(cal, corpus, ids, diag, seed=seed, elapsed=elapsed)
+        return make_release(
+            cal,
+            corpus,
+            parts.ids,
+            parts.diagnostics,
+            seed=seed,
+            elapsed=elapsed,
+            extra_items=parts.extra_items,
+            extra_len=parts.extra_len,
+            noisy_counts=parts.noisy_counts,
+            count_std=parts.count_std,
+        )
+
+    def _calibration(
+        self,
+        noise: str,
+        scale: float,
+        rho: float | None = None,
+        gamma: float | None = None,
+        /,
+        *,
+        guarantee: str | None = None,
+        **details: Any,
+    ) -> Calibration:
+        """The mechanism's ``Calibration``: its name, budget and parameters filled in; ``details`` as given.
+        ``guarantee`` defaults to the standard (epsilon, delta) sentence about ``output_noun``."""
+        return Calibration(
+            mechanism=self.name,
+            label=self.label,
+            epsilon=self.epsilon,
+            delta=self.delta,
+            noise=noise,
+            scale=float(scale),
+            rho=None if rho is None else float(rho),
+            gamma=None if gamma is None else float(gamma),
+            params=dict(self.params),
+            guarantee=guarantee or guarantee_sentence(self.epsilon, self.delta, self.output_noun),
+            details=details,
+        )
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(epsilon={self.epsilon}, delta={self.delta}, {self.params})"
+
+
+def progress_step(progress: ProgressFn | None, fraction: float, message: str) -> None:
+    """Report progress if the caller asked for it."""
+    if progress is not None:
+        progress(fraction, message)
 
 
 def make_rng(seed: int | None = None) -> np.random.Generator:

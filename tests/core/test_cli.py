@@ -273,3 +273,14 @@ def test_console_entry_point_runs_as_a_process(tmp_path):
         timeout=120,
     )
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_release_prints_what_it_spent_on_one_stderr_line(tmp_path, capsys):
+    src = _write_corpus(tmp_path / "posts.csv")
+    code, _, err = _run(
+        ["release", str(src), "-m", "weighted-gaussian", "-e", "2", "-d", "1e-5", "-o", str(tmp_path / "o.csv")],
+        capsys,
+    )
+    assert code == 0, err
+    spent = [line for line in err.splitlines() if line.startswith("privacy spent by this run")]
+    assert len(spent) == 1 and "epsilon = 2, delta = 1e-05" in spent[0] and "rho" in spent[0]
