@@ -23,6 +23,7 @@ SECTIONS = {
     "msnbc": "benchmarks.bench_msnbc",
     "pcr_metrics": "benchmarks.bench_pcr_metrics",
     "app": "benchmarks.bench_app",
+    "hostile": "benchmarks.bench_hostile",
 }
 
 _CHILD = """

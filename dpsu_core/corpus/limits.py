@@ -83,7 +83,7 @@ def read_regular_file(path: Path, limits: ReadLimits) -> bytes:
     if st.st_size > limits.max_file_bytes:
         raise ResourceLimitError(
             f"{short_name(path)} is {_mb(st.st_size)}, above the {_mb(limits.max_file_bytes)} limit on input files; "
-            "split it, or raise the limit (--max-file-mb)"
+            "split it, or raise the limit (CLI: --max-file-mb)"
         )
     with open(path, "rb") as fh:
         data = fh.read(st.st_size + 1)  # one byte more: a file that grew while we read is noticed
@@ -107,7 +107,7 @@ def read_capped(stream, cap: int, what: str) -> bytes:
         if size > cap:
             raise ResourceLimitError(
                 f"{what} unpacks to more than {_mb(cap)} (the limit for a file of its size; a zip bomb?); "
-                "upload it uncompressed, or raise the limit (--max-unpacked-mb)"
+                "upload it uncompressed, or raise the limit (CLI: --max-unpacked-mb)"
             )
 
 

@@ -220,7 +220,7 @@ def _unzip(raw: RawFile, limits: ReadLimits) -> RawFile:
     if member.file_size > cap:
         raise ResourceLimitError(
             f"{what} claims {member.file_size >> 20:,} MB unpacked, more than the {cap >> 20:,} MB allowed for an "
-            "archive of its size (a zip bomb?); upload it uncompressed, or raise the limit (--max-unpacked-mb)"
+            "archive of its size (a zip bomb?); upload it uncompressed, or raise the limit (CLI: --max-unpacked-mb)"
         )
     try:
         with zf.open(member) as fh:
@@ -638,7 +638,7 @@ def _read_parquet(raw: RawFile, user_col, text_col, limits: ReadLimits = DEFAULT
             if size > cap:
                 raise ResourceLimitError(
                     f"{short_name(raw.name or 'the Parquet file')} decodes to more than {cap >> 20:,} MB, the limit "
-                    "for a file of its size; save it with fewer rows, or raise the limit (--max-unpacked-mb)"
+                    "for a file of its size; save it with fewer rows, or raise the limit (CLI: --max-unpacked-mb)"
                 )
             batches.append(batch)
         schema = pf.schema_arrow
