@@ -8,7 +8,7 @@ import pytest
 from dpsu_core.corpus.build import corpus_from_token_lists
 from dpsu_core.errors import ParameterError
 from dpsu_core.mechanisms import get_mechanism
-from dpsu_core.mechanisms.base import Diagnostics, Mechanism
+from dpsu_core.mechanisms.base import Mechanism, ReleaseParts
 from dpsu_core.neighbours import add_user, holders, remove_user, run_neighbours, user_items
 from tests.helpers import lone_user_corpus
 
@@ -55,7 +55,7 @@ class _NoNoise(Mechanism):
         return get_mechanism("weighted-laplace", epsilon=self.epsilon, delta=self.delta).calibrate()
 
     def _release(self, corpus, rng, cal, progress):
-        return np.flatnonzero(corpus.user_counts > 0), Diagnostics()
+        return ReleaseParts(np.flatnonzero(corpus.user_counts > 0))
 
 
 def test_dp_mechanism_stays_inside_the_band_and_a_noiseless_one_does_not():
