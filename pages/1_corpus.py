@@ -3,10 +3,10 @@
 import pandas as pd
 import streamlit as st
 
-from dpsu_core.corpus import FORMATS, TOKENIZERS, LoadOptions, load_upload, peek_upload
+from dpsu_core.corpus import FORMATS, TOKENIZERS, LoadOptions
 from dpsu_core.demo import load_canaries
 from pages import _ui
-from pages._state import app_state, install_corpus
+from pages._state import app_state
 
 _ui.require_app()
 
@@ -50,13 +50,18 @@ if source == "upload":
         help="'auto' detects whether the first row names the columns.",
     )
     if up is not None:
-        data, name = up.getvalue(), up.name
-        try:
-            columns, guess_user, guess_text = peek_upload(data, name, header_choice[header], fmt)
+        name = up.name
+        try:  # unpacked once per upload; reruns reuse it
+            data = _ui.read_upload_once(up)
+            columns, guess_user, guess_text = _ui.peek_upload_once(data, name, header_choice[header], fmt)
         except Exception as exc:  # bad upload: say why, keep the previous corpus
             _ui.show_error(exc, "this file cannot be read")
+            _ui.free_failed_load(exc)
             data = None
+        if data is not None and (warning := _ui.memory_warning(data, int(st.session_state.get("corpus_max_n", 1)))):
+            st.warning(warning, icon=_ui.ICONS["warning"])
     else:
+        state.upload = None  # the uploader was cleared: drop the file's bytes
         st.info("No file uploaded yet; the corpus in use stays loaded.")
 
 with st.form("load_form", border=True):
@@ -129,15 +134,21 @@ if submitted:
             _ui.show_error(exc, "the demo corpus could not be loaded")
     elif data is None:
         st.error("Upload a readable file first; the corpus in use stays loaded.")
+    elif _ui.memory_warning(data, opts.max_n) is not None:
+        state.pending_load = opts  # above the memory budget: load only once the user confirms below
     else:
-        try:
-            with st.status("Reading and tokenizing the file…", expanded=False) as status:
-                corpus = load_upload(data, name, opts)
-                status.update(label="Corpus loaded", state="complete")
-            # An upload starts without canaries (the demo's planted ones mean nothing here): type your own below.
-            install_corpus(corpus, name, opts, is_demo=False, canaries=[], message="Corpus loaded.")
-        except Exception as exc:  # bad upload: the previous corpus stays in place
-            _ui.show_error(exc, "the corpus could not be loaded (the previous corpus stays in use)")
+        state.pending_load = None
+        _ui.load_upload_into_session(data, str(name), opts)
+
+if state.pending_load is not None and data is not None:
+    st.warning(f"{_ui.memory_warning(data, state.pending_load.max_n) or ''} Load it anyway?", icon=_ui.ICONS["warning"])
+    b1, b2 = st.columns(2)
+    if b1.button("Load anyway", key="load_over_budget"):
+        opts, state.pending_load = state.pending_load, None
+        _ui.load_upload_into_session(data, str(name), opts)
+    if b2.button("Cancel", key="cancel_over_budget"):
+        state.pending_load = None
+        st.rerun()
 
 _ui.show_flash()
 corpus = state.corpus

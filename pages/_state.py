@@ -13,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from dpsu_core.corpus import Corpus, LoadOptions
+from dpsu_core.corpus.readers import RawFile
 from dpsu_core.export import ExportFile, export_files
 from dpsu_core.mechanisms import Release
 from dpsu_core.params import PARAMS
@@ -30,6 +31,16 @@ class Budget:
     delta: float = DEFAULT_DELTA
     max_items: int = PARAMS["max_items"].default
     alpha: float = PARAMS["alpha"].default
+
+
+@dataclass
+class UploadCache:
+    """The upload now in the file widget, unpacked once: reruns (any widget change) reuse it, so a compressed
+    upload is never unpacked again, and the column peek is computed once per (header, format) choice."""
+
+    key: tuple[str, str, int]  # (Streamlit's file id, name, size): a new upload, even of the same file, is re-read
+    raw: RawFile
+    peeks: dict[tuple[Any, str], tuple[list[str], str | None, str | None]] = field(default_factory=dict)
 
 
 @dataclass
@@ -56,6 +67,8 @@ class AppState:
     last_mechanism: str | None = None  # the mechanism of the last release
     comparison: pd.DataFrame | None = None  # the last table of compare_runs
     export_cache: tuple[Release, list[ExportFile]] | None = None
+    upload: UploadCache | None = None  # the file in the Corpus page's uploader, read once (``read_upload``)
+    pending_load: LoadOptions | None = None  # a load above the memory budget, waiting for "Load anyway"
 
     def set_corpus(self, corpus: Corpus, name: str, options: LoadOptions, *, is_demo: bool, canaries: list[str]):
         """Install a newly loaded corpus with its own canaries; results of the previous one no longer apply."""

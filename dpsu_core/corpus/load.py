@@ -20,7 +20,7 @@ from ..params import PARAMS
 from .build import build_corpus
 from .limits import DEFAULT_LIMITS, ReadLimits
 from .model import Corpus, SourceInfo
-from .readers import guess_columns, peek_columns, read_table
+from .readers import RawFile, guess_columns, peek_columns, read_source, read_table
 from .tokenize import Preprocessing, blank_mask, check_tokenizer, removed_mask, tokenize
 
 
@@ -190,11 +190,18 @@ def _upload(data: bytes, name: str) -> io.BytesIO:
     return buf
 
 
+def read_upload(data: bytes, name: str, limits: ReadLimits = DEFAULT_LIMITS) -> RawFile:
+    """An upload's bytes, unpacked (zip/gzip) within ``limits``: do this once per upload and hand the RawFile
+    to ``peek_upload`` and ``load_upload`` on every rerun, so a compressed upload is never unpacked twice."""
+    return read_source(_upload(data, name), limits)
+
+
 def peek_upload(
-    data: bytes, name: str, has_header: bool | None = None, format: str = "auto"
+    data: bytes | RawFile, name: str, has_header: bool | None = None, format: str = "auto"
 ) -> tuple[list[str], str | None, str | None]:
-    """(columns, guessed user column, guessed text column) of an uploaded file; ([], None, None) if it has none."""
-    buf = _upload(data, name)
+    """(columns, guessed user column, guessed text column) of an uploaded file (its bytes, or the RawFile of
+    ``read_upload``); ([], None, None) if it has none."""
+    buf = data if isinstance(data, RawFile) else _upload(data, name)
     cols = [str(c) for c in (peek_columns(buf, format=format, has_header=has_header) or [])]
     if not cols:
         return [], None, None
@@ -205,6 +212,7 @@ def peek_upload(
     return cols, user, text
 
 
-def load_upload(data: bytes, name: str, options: LoadOptions | None = None) -> Corpus:
-    """Tokenize an uploaded file (bytes + its name) into a Corpus, in memory only (nothing is written to disk)."""
-    return load_corpus(_upload(data, name), options, name=name)
+def load_upload(data: bytes | RawFile, name: str, options: LoadOptions | None = None) -> Corpus:
+    """Tokenize an uploaded file (bytes + its name, or the RawFile of ``read_upload``) into a Corpus, in memory
+    only (nothing is written to disk)."""
+    return load_corpus(data if isinstance(data, RawFile) else _upload(data, name), options, name=name)
