@@ -24,6 +24,7 @@ SECTIONS = {
     "pcr_metrics": "benchmarks.bench_pcr_metrics",
     "app": "benchmarks.bench_app",
     "hostile": "benchmarks.bench_hostile",
+    "sessions": "benchmarks.bench_sessions",
 }
 
 _CHILD = """
