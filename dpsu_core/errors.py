@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-MAX_MESSAGE_CHARS = 300
+MAX_MESSAGE_CHARS = 500  # a sentence of ~300 characters plus a short list (e.g. the columns, first values)
 MAX_LISTED = 8  # items of a list shown in a message before "… and N more"
 MAX_NAME_CHARS = 60  # one listed name (a column, a zip member) before it is cut with "…"
 

@@ -25,12 +25,13 @@ from pathlib import Path
 import pytest
 
 from dpsu_core import cli
+from dpsu_core.errors import MAX_MESSAGE_CHARS
 from tests.hostile.generate import CASES
 
 REPO = Path(__file__).resolve().parents[2]
 WORKERS = 3
 TIMEOUT_S = 180
-MAX_ERROR_LINE = len("dpsu: error: ") + 300  # errors.MAX_MESSAGE_CHARS
+MAX_ERROR_LINE = len("dpsu: error: ") + MAX_MESSAGE_CHARS
 
 
 @dataclass
@@ -131,7 +132,6 @@ def test_hostile_input(case, outcomes):
         assert case.expect in ("release", "either"), f"expected an error\n{where}"
         assert "released" in out.stdout, where
         assert not any(ln.startswith("dpsu: error") for ln in out.stderr.splitlines()), where  # notes only
-        )
         if out.argv[0] == "release":
             csv_out = Path(out.argv[out.argv.index("-o") + 1])
             with open(csv_out, newline="", encoding="utf-8") as fh:

@@ -15,7 +15,7 @@ import pytest
 from dpsu_core.corpus import ReadLimits, load_corpus
 from dpsu_core.corpus.limits import MiB, check_json_depth, read_capped
 from dpsu_core.corpus.readers import peek_columns, read_source, read_table
-from dpsu_core.errors import InputError, ParameterError, ResourceLimitError
+from dpsu_core.errors import MAX_MESSAGE_CHARS, InputError, ParameterError, ResourceLimitError
 
 CSV = b"author,body\n" + b"".join(f"u{i},alpha beta gamma {i % 5}\n".encode() for i in range(200))
 SMALL = ReadLimits(unpack_floor_bytes=1 * MiB, unpack_max_bytes=64 * MiB)
@@ -92,7 +92,7 @@ def test_many_members_message_is_short():
     with pytest.raises(InputError) as info:
         read_source(archive)
     msg = str(info.value)
-    assert len(msg) <= 300 and "found 2000" in msg and "… and 1992 more" in msg
+    assert len(msg) <= MAX_MESSAGE_CHARS and "found 2000" in msg and "… and 1992 more" in msg
 
 
 def test_special_files_and_size_checked_before_reading(tmp_path):
