@@ -3,8 +3,8 @@
 Each bomb is written to a temporary folder, then read in a fresh child process whose peak RSS comes
 from wait4's rusage:
   - "cli": ``python -m dpsu_core.cli release BOMB ...`` (the real command; it must refuse the file);
-  - "app": the app's load path in a child process (``app_logic.load_upload`` on the upload's bytes, as
-    the Corpus page calls it), which must refuse it too.
+  - "app": the app's load path in a child process (``read_upload`` then ``load_upload`` on the upload's
+    bytes, as the Corpus page calls them), which must refuse it too.
 A "baseline" row runs the same two paths on a small good CSV, so the bombs' cost over the start-up
 (imports, numba) is visible. Before the limits (issue 9) a 2 MB zip bomb cost 4.4 GB in the CLI and
 4.6 GB per upload in the app.
@@ -26,37 +26,31 @@ MECH = ["-m", "policy-gaussian", "-e", "4", "-d", "1e-6"]
 
 _APP_CHILD = """
 import sys
-from dpsu_core import app_logic as al
+from dpsu_core.corpus import load_upload, read_upload
 from dpsu_core.errors import DpsuError
 data = open(sys.argv[1], "rb").read()
 try:
-    al.load_upload(data, sys.argv[2])
+    load_upload(read_upload(data, sys.argv[2]), sys.argv[2])
     print("loaded")
 except DpsuError as exc:
     print("refused:", exc)
 """
 
 
-def _zip_bomb(path: Path, unpacked_mb: int) -> None:
-    chunk = b"\x00" * (1 << 20)
+ZEROS = b"\x00" * (1 << 20)
+TEXT_LINE = b"u1,alpha beta gamma\n"
+TEXT = TEXT_LINE * ((1 << 20) // len(TEXT_LINE))
+
+
+def _zip_bomb(path: Path, chunk: bytes, unpacked_mb: int) -> None:
+    """A zip of one member holding ``chunk`` (1 MB) ``unpacked_mb`` times, written in pieces."""
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
         with zf.open("posts.csv", "w", force_zip64=True) as fh:
             for _ in range(unpacked_mb):
                 fh.write(chunk)
 
 
-def _text_zip_bomb(path: Path, unpacked_mb: int) -> None:
-    line = b"u1,alpha beta gamma\n"
-    chunk = line * ((1 << 20) // len(line))
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
-        with zf.open("posts.csv", "w", force_zip64=True) as fh:
-            for _ in range(unpacked_mb):
-                fh.write(chunk)
-
-
-def _gzip_bomb(path: Path, unpacked_mb: int) -> None:
-    line = b"u1,alpha beta gamma\n"
-    chunk = line * ((1 << 20) // len(line))
+def _gzip_bomb(path: Path, chunk: bytes, unpacked_mb: int) -> None:
     with gzip.open(path, "wb", compresslevel=9) as gz:
         for _ in range(unpacked_mb):
             gz.write(chunk)
@@ -87,9 +81,9 @@ def run() -> dict:
         folder = Path(tmp)
         cases = {
             "baseline_good_csv": ("good.csv", _good_csv),
-            "zip_bomb_zeros_2GB": ("bomb_zeros.zip", lambda p: _zip_bomb(p, 2048)),
-            "zip_bomb_text_2GB": ("bomb_text.zip", lambda p: _text_zip_bomb(p, 2048)),
-            "gzip_bomb_text_2GB": ("bomb_text.csv.gz", lambda p: _gzip_bomb(p, 2048)),
+            "zip_bomb_zeros_2GB": ("bomb_zeros.zip", lambda p: _zip_bomb(p, ZEROS, 2048)),
+            "zip_bomb_text_2GB": ("bomb_text.zip", lambda p: _zip_bomb(p, TEXT, 2048)),
+            "gzip_bomb_text_2GB": ("bomb_text.csv.gz", lambda p: _gzip_bomb(p, TEXT, 2048)),
         }
         for label, (name, make) in cases.items():
             path = folder / name
