@@ -30,6 +30,7 @@ SECTIONS = {
     "msnbc": "benchmarks.bench_msnbc",
     "pcr_metrics": "benchmarks.bench_pcr_metrics",
     "app": "benchmarks.bench_app",
+    "kernels": "benchmarks.bench_kernels",
     "hostile": "benchmarks.bench_hostile",
     "sessions": "benchmarks.bench_sessions",
 }

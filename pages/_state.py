@@ -35,12 +35,17 @@ class Budget:
 
 @dataclass
 class UploadCache:
-    """The upload now in the file widget, unpacked once: reruns (any widget change) reuse it, so a compressed
-    upload is never unpacked again, and the column peek is computed once per (header, format) choice."""
+    """The pending upload unpacked once (``read_upload``): reruns, previews and the load reuse it, so a compressed
+    upload is never unpacked twice; its content hash (the preview cache's key) is computed once too."""
 
-    key: tuple[str, str, int]  # (Streamlit's file id, name, size): a new upload, even of the same file, is re-read
+    source: bytes  # the uploaded bytes (``AppState.pending_upload``)
+    name: str
     raw: RawFile
-    peeks: dict[tuple[Any, str], tuple[list[str], str | None, str | None]] = field(default_factory=dict)
+    digest: str
+
+    def is_for(self, name: str, data: bytes) -> bool:
+        """Whether this is the upload ``(name, data)`` (the same object, or the widget's same bytes again)."""
+        return self.name == name and (self.source is data or self.source == data)
 
 
 @dataclass
@@ -55,6 +60,8 @@ class AppState:
     corpus_id: int = 0  # counts corpus loads
     canaries: list[str] = field(default_factory=list)  # strings to look for in releases
     flash: str | None = None  # a message to show once, after the rerun that follows a load
+    # an uploaded file not loaded yet: (name, bytes); kept across pages (the uploader widget is not)
+    pending_upload: tuple[str, bytes] | None = None
     # the sidebar and the Release page's choices
     budget: Budget = field(default_factory=Budget)
     teaching: bool = False
@@ -67,7 +74,7 @@ class AppState:
     last_mechanism: str | None = None  # the mechanism of the last release
     comparison: pd.DataFrame | None = None  # the last table of compare_runs
     export_cache: tuple[Release, list[ExportFile]] | None = None
-    upload: UploadCache | None = None  # the file in the Corpus page's uploader, read once (``read_upload``)
+    upload: UploadCache | None = None  # the pending upload, unpacked once (``read_upload``)
     pending_load: LoadOptions | None = None  # a load above the memory budget, waiting for "Load anyway"
 
     def set_corpus(self, corpus: Corpus, name: str, options: LoadOptions, *, is_demo: bool, canaries: list[str]):

@@ -4,6 +4,7 @@ Layout only; the session's state is ``pages._state.AppState``, releases run thro
 from __future__ import annotations
 
 import gc
+import hashlib
 import runpy
 import threading
 import traceback
@@ -13,16 +14,17 @@ from typing import Any
 
 import streamlit as st
 
-from dpsu_core.corpus import Corpus, LoadOptions, load_upload, peek_upload, read_upload
+from dpsu_core.corpus import Corpus, LoadOptions, load_upload, read_upload
 from dpsu_core.corpus.limits import budget_warning, session_budget_bytes
 from dpsu_core.corpus.readers import RawFile
 from dpsu_core.demo import DEMO_NAME, load_canaries, load_demo
 from dpsu_core.errors import DpsuError
 from dpsu_core.params import PARAMS, ParamSpec
 from dpsu_core.privacy import delta_guidance
+from dpsu_core.wording import speak
 from pages._format import budget_summary, escape_markdown, parse_canaries
 from pages._state import CANARY_TEXT_KEY, Budget, UploadCache, app_state, ensure_canary_text, install_corpus
-from pages._text import DEFAULT_DELTA, DEFAULT_EPSILON, TEACHING_NOTE
+from pages._text import APP_OPTIONS, DEFAULT_DELTA, DEFAULT_EPSILON, TEACHING_NOTE
 
 # Material Symbols (rendered from Streamlit's bundled icon font): emoji need an emoji font, often missing.
 ICONS = {
@@ -70,7 +72,7 @@ def show_error(exc: BaseException, what: str = "") -> None:
     """A DpsuError's message in an error box; anything else as a short box, never a traceback."""
     prefix = f"{what}: " if what else ""
     if isinstance(exc, DpsuError):
-        st.error(escape_markdown(prefix + str(exc)), icon=ICONS["error"])
+        st.error(escape_markdown(prefix + speak(str(exc), APP_OPTIONS)), icon=ICONS["error"])
     else:
         st.error(
             escape_markdown(
@@ -95,24 +97,14 @@ def load_demo_into_session(options: LoadOptions = LoadOptions(), message: str | 
 
 
 # ---- uploads: read once, loaded within the session's memory budget ----------------------------------------
-def read_upload_once(up: Any) -> RawFile:
-    """The uploader's file unpacked once per upload (``read_upload``), kept in the session: reruns reuse it."""
+def upload_once(name: str, data: bytes) -> UploadCache:
+    """The pending upload unpacked once (``read_upload``) and hashed once, kept in the session: reruns reuse it."""
     state = app_state()
-    key = (str(getattr(up, "file_id", "")), str(up.name), int(up.size))
-    if state.upload is None or state.upload.key != key:
+    if state.upload is None or not state.upload.is_for(name, data):
         state.upload = None  # drop the previous upload's bytes before reading the new one
-        state.upload = UploadCache(key, read_upload(up.getvalue(), up.name))
-    return state.upload.raw
-
-
-def peek_upload_once(raw: RawFile, name: str, has_header: bool | None, fmt: str) -> tuple[list[str], Any, Any]:
-    """``peek_upload`` of the current upload, once per (header, format) choice."""
-    cache = app_state().upload
-    assert cache is not None and cache.raw is raw
-    k = (has_header, fmt)
-    if k not in cache.peeks:
-        cache.peeks[k] = peek_upload(raw, name, has_header, fmt)
-    return cache.peeks[k]
+        raw = read_upload(data, name)
+        state.upload = UploadCache(data, name, raw, hashlib.blake2b(data, digest_size=16).hexdigest())
+    return state.upload
 
 
 def memory_warning(raw: RawFile, max_n: int) -> str | None:
@@ -132,16 +124,21 @@ def free_failed_load(exc: BaseException) -> None:
     gc.collect()
 
 
-def load_upload_into_session(raw: RawFile, name: str, options: LoadOptions) -> None:
-    """Tokenize the upload and install it (the script then reruns); on failure say why, keep the previous corpus."""
+def load_upload_into_session(options: LoadOptions) -> None:
+    """Tokenize the pending upload and install it (the script then reruns); on failure say why and keep the
+    previous corpus."""
+    state = app_state()
+    assert state.upload is not None
+    name = state.upload.name
     try:
         with st.status("Reading and tokenizing the file…", expanded=False) as status:
-            corpus = load_upload(raw, name, options)
+            corpus = load_upload(state.upload.raw, name, options)
             status.update(label="Corpus loaded", state="complete")
     except Exception as exc:  # bad upload: the previous corpus stays in place
         show_error(exc, "the corpus could not be loaded (the previous corpus stays in use)")
         free_failed_load(exc)
         return
+    state.pending_upload = None  # the uploader may still hold the file: its unpacked bytes stay in state.upload
     # An upload starts without canaries (the demo's planted ones mean nothing here): type your own below.
     install_corpus(corpus, name, options, is_demo=False, canaries=[], message="Corpus loaded.")
 
