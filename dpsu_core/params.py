@@ -62,15 +62,6 @@ PARAMS: dict[str, ParamSpec] = {
             minimum=0.0,
         ),
         ParamSpec(
-            "max_users",
-            "N (public bound on users)",
-            "int",
-            1_000_000,
-            "GW/GW-KT: a public upper bound on the number of users; rho grows with ln N (see rho_greedy)",
-            "--max-users",
-            minimum=1,
-        ),
-        ParamSpec(
             "max_n", "longest n-gram T", "int", 1, "n-grams of length 1..T; e.g. 3", "--max-n", minimum=1, maximum=10
         ),
         ParamSpec(
@@ -174,12 +165,13 @@ PARAMS: dict[str, ParamSpec] = {
         ),
         ParamSpec(
             "delta_star",
-            "δ* (per Gumbel step)",
+            "δ* (per Gumbel step; 0 = derived from δ)",
             "float",
-            1e-11,
-            "delta spent by each Gumbel step, in (0, 1)",
+            0.0,
+            "delta spent by each Gumbel step, in [0, 0.5]; 0 (default) derives it from delta: the Gumbel steps' "
+            "delta divided by the largest number of steps the zCDP budget allows, so delta never stops the filter",
             "--delta-star",
-            minimum=1e-300,
+            minimum=0.0,
             maximum=0.5,
         ),
         ParamSpec(
