@@ -90,7 +90,7 @@ PARAMS: dict[str, ParamSpec] = {
             "equal",
             "how DPNE splits its Gaussian budget over the n-gram lengths (sum_k 1/sigma_k^2 = 1/sigma^2): "
             "'equal' is the paper's sigma_k = sqrt(T) sigma; 'geometric' sets sigma_k = c sigma_(k-1) and with the "
-            "default c = 0.8 released the most n-grams on MSNBC (8,615 against 7,723 for equal, T = 6)",
+            "default c = 0.8 released the most n-grams on MSNBC (about 8,550 against 7,750 for equal, T = 6; benchmarks/RESULTS.md)",
             "--schedule",
             choices=("equal", "geometric"),
         ),
