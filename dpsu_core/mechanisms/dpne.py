@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 
 import numpy as np
 from scipy.special import ndtr, ndtri
@@ -48,6 +49,9 @@ from .ngram_domain import match_rows, valid_domain
 from .registry import register
 from .sampling import order_and_sample
 from .setunion import weighted_update
+
+#: H of one weighted-Gaussian level, computed by another engine: (eligible items mask, Delta) -> H.
+LevelHistogram = Callable[[np.ndarray, int], np.ndarray]
 
 #: Above this expected number of spurious draws at one level, eta is too large for the corpus.
 MAX_SPURIOUS = 5_000_000
@@ -100,13 +104,23 @@ def _level_ids(corpus: Corpus, k: int) -> np.ndarray:
 
 
 def _dpsu_weighted_gaussian(
-    corpus: Corpus, keep: np.ndarray, rng: np.random.Generator, max_items: int, sigma: float, rho: float
+    corpus: Corpus,
+    keep: np.ndarray,
+    rng: np.random.Generator,
+    max_items: int,
+    sigma: float,
+    rho: float,
+    histogram: LevelHistogram | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """One weighted-Gaussian DPSU over the items where ``keep`` is True: (released ids, weights H).
 
     The weighted update is a sum over users, invariant to their order, so users are not shuffled
-    (as in ``setunion``); each user's Delta-subset is still a uniform sample.
+    (as in ``setunion``); each user's Delta-subset is still a uniform sample. ``histogram`` computes H
+    elsewhere (the Spark engine: sampled and summed on the executors); noise and threshold stay here.
     """
+    if histogram is not None:
+        h = histogram(keep, max_items)
+        return noisy_threshold(h, rng, "gaussian", sigma, rho), h
     rows = order_and_sample(corpus.restrict_to(keep), rng, max_items, shuffle=False)
     h = weighted_update(rows, corpus.n_items, 0.5)
     return noisy_threshold(h, rng, "gaussian", sigma, rho), h
@@ -173,11 +187,12 @@ class DPNE(_NgramMechanism):
             "uniformly from V_k minus supp(H_k)",
         )
 
-    def release(self, corpus: Corpus, *, seed=None, rng=None, progress=None):
+    def release(self, corpus: Corpus, *, seed=None, rng=None, progress=None, histogram: LevelHistogram | None = None):
+        """``histogram``: the levels' H from another engine (Spark); ``corpus`` then needs only its vocabulary."""
         cal = self.calibrate()
         rng = rng if rng is not None else make_rng(seed)
         t0 = time.perf_counter()
-        ids, extra_items, extra_len, diag = self._run(corpus, rng, cal, progress)
+        ids, extra_items, extra_len, diag = self._run(corpus, rng, cal, progress, histogram)
         return make_release(
             cal,
             corpus,
@@ -193,7 +208,7 @@ class DPNE(_NgramMechanism):
         ids, _, _, diag = self._run(corpus, rng, cal, progress)
         return ids, diag
 
-    def _run(self, corpus: Corpus, rng: np.random.Generator, cal: Calibration, progress):
+    def _run(self, corpus: Corpus, rng: np.random.Generator, cal: Calibration, progress, histogram=None):
         p = self.params
         T, m, eta, pruning = int(p["max_n"]), int(p["max_items"]), float(p["eta"]), p["pruning"]
         _check_levels(corpus, T, "DPNE")
@@ -210,7 +225,7 @@ class DPNE(_NgramMechanism):
         ids1 = _level_ids(corpus, 1)
         keep = np.zeros(corpus.n_items, dtype=bool)
         keep[ids1] = True
-        rel, h = _dpsu_weighted_gaussian(corpus, keep, rng, m, float(sig[0]), float(cal.rho))
+        rel, h = _dpsu_weighted_gaussian(corpus, keep, rng, m, float(sig[0]), float(cal.rho), histogram)
         h_all += h
         s1 = corpus.gram_tokens[rel, :1].astype(np.int32)
         s_prev = s1
@@ -263,7 +278,7 @@ class DPNE(_NgramMechanism):
             vidx = dom.index_of(grams_k)
             keep = np.zeros(corpus.n_items, dtype=bool)
             keep[ids_k[vidx >= 0]] = True
-            rel, h = _dpsu_weighted_gaussian(corpus, keep, rng, m, sigma_k, rho_k)
+            rel, h = _dpsu_weighted_gaussian(corpus, keep, rng, m, sigma_k, rho_k, histogram)
             h_all += h
             # spurious draw over the valid k-grams of weight 0
             item_vidx = np.full(corpus.n_items, -1, dtype=np.int64)
