@@ -221,7 +221,7 @@ def _weight_layers(weights: np.ndarray, rho: float, gamma: float | None, bins: i
             color=alt.Color(
                 "line:N",
                 title="marks",
-                scale=alt.Scale(domain=[m["line"] for m in marks], range=["#333333", "#d62728"][: len(marks)]),
+                scale=alt.Scale(domain=[str(m["line"]) for m in marks], range=["#333333", "#d62728"][: len(marks)]),
             ),
             tooltip=[alt.Tooltip("line:N", title="line"), alt.Tooltip("value:Q", title="value", format=".4g")],
         )
@@ -298,7 +298,7 @@ def released_per_length_chart(per_length: Mapping[int, int]) -> alt.LayerChart:
         y=alt.Y("released:Q", title="items released"),
         tooltip=[alt.Tooltip("n:O", title="n-gram length"), alt.Tooltip("released:Q", title="items released")],
     )
-    return alt.layer(base.mark_bar(), base.mark_text(dy=-6).encode(text="released:Q")).properties(
+    return alt.LayerChart(layer=[base.mark_bar(), base.mark_text(dy=-6).encode(text="released:Q")]).properties(
         title=_title("Released items per n-gram length", "Private output (counts of the released set).")
     )
 
@@ -430,7 +430,7 @@ def compare_chart(df: pd.DataFrame) -> alt.LayerChart:
         if not has_sd.any()
         else "error bars (sample sd over runs) where there are at least two runs"
     )
-    return alt.layer(*layers).properties(
+    return alt.LayerChart(layer=layers).properties(
         height=alt.Step(28),
         title=_title(
             "Released items per mechanism",
@@ -469,7 +469,7 @@ def relative_error_chart(df: pd.DataFrame, r: float = 0.1, bins: int = 40) -> al
     share = f"{within:.1%} of {finite.size} released counts within r." if finite.size else "no released counts."
     dropped = err.size - finite.size
     note = f" {dropped} item(s) without a finite relative error (true count 0) left out." if dropped else ""
-    return alt.layer(bars, rule).properties(
+    return alt.LayerChart(layer=[bars, rule]).properties(
         title=_title(
             f"Relative error of released counts — {NON_PRIVATE}",
             "Compares the noisy counts with the true counts from the raw data: NOT private.",

@@ -9,6 +9,7 @@ vectorised over the CSR / vocabulary arrays (no Python loop per user or per item
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -193,11 +194,11 @@ class HistogramFill:
 
 def _gamma_tol(gamma: float, scale, tol) -> float:
     if tol is not None:
-        if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not np.isfinite(tol) or tol < 0:
+        if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not math.isfinite(tol) or tol < 0:
             raise ParameterError(f"tol must be a finite number >= 0, got {tol!r}; e.g. 1e-3 times the noise scale")
         return float(tol)
     if scale is not None:
-        if isinstance(scale, bool) or not isinstance(scale, numbers.Real) or not np.isfinite(scale) or scale <= 0:
+        if isinstance(scale, bool) or not isinstance(scale, numbers.Real) or not math.isfinite(scale) or scale <= 0:
             raise ParameterError(
                 f"scale must be the mechanism's noise scale (a number > 0), got {scale!r}; "
                 "pass Release.calibration.scale"

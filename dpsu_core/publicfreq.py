@@ -96,7 +96,7 @@ def corpus_frequencies(vocab: np.ndarray, public: Corpus, count: str = "users") 
     if count not in COUNT_KINDS:
         raise ParameterError(f"count must be one of {', '.join(COUNT_KINDS)}, got {count!r}")
     if count == "users":
-        pub = public.user_counts.astype(np.float64)
+        pub: np.ndarray = public.user_counts.astype(np.float64)
     else:
         pub = np.bincount(public.items, weights=public.counts.astype(np.float64), minlength=public.n_items)
     idx = pd.Index(np.asarray(public.vocab, dtype=object)).get_indexer(np.asarray(vocab, dtype=object))

@@ -223,9 +223,12 @@ class DPNE(_NgramMechanism):
         if progress:
             progress(0.02, "level 1: DPSU on 1-grams")
         ids1 = _level_ids(corpus, 1)
+        rho1 = cal.rho
+        if rho1 is None:  # pragma: no cover - calibrate() always sets the level-1 threshold
+            raise ValueError("DPNE calibration without a level-1 threshold rho")
         keep = np.zeros(corpus.n_items, dtype=bool)
         keep[ids1] = True
-        rel, h = _dpsu_weighted_gaussian(corpus, keep, rng, m, float(sig[0]), float(cal.rho), histogram)
+        rel, h = _dpsu_weighted_gaussian(corpus, keep, rng, m, float(sig[0]), float(rho1), histogram)
         h_all += h
         s1 = corpus.gram_tokens[rel, :1].astype(np.int32)
         s_prev = s1
@@ -234,7 +237,7 @@ class DPNE(_NgramMechanism):
             dict(
                 n=1,
                 sigma=float(sig[0]),
-                rho=float(cal.rho),
+                rho=float(rho1),
                 valid=None,
                 candidates=int(np.count_nonzero(h)),
                 released_from_histogram=int(rel.size),

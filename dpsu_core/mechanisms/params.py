@@ -28,6 +28,7 @@ class ParamSpec:
             if value not in self.choices:
                 raise ParameterError(f"{self.name} must be one of {', '.join(self.choices)}, got {value!r}")
             return value
+        v: float
         if self.kind == "int":
             v = check_max_items(value, self.name)
         else:

@@ -9,6 +9,7 @@ policy updates are sequential numba kernels.
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import numba
 import numpy as np
@@ -161,7 +162,7 @@ class _SetUnion(Mechanism):
     # Count and Weighted updates are sums, invariant to the user order, so the shuffle (a random-access
     # pass over the whole CSR) is skipped for them; the policy mechanisms set it back on.
     shuffle = False
-    param_names = ("max_items",)
+    param_names: ClassVar[tuple[str, ...]] = ("max_items",)
 
     def _weights(self, corpus: Corpus, plan: SamplingPlan, cal: Calibration) -> np.ndarray:
         raise NotImplementedError

@@ -268,7 +268,7 @@ def test_teaching_mode_banner_and_fixed_seed():
 
 @pytest.mark.parametrize("fmt", ["csv", "tsv", "jsonl", "parquet", "txt", "sequences", "zip"])
 def test_upload_each_format_through_the_page(fmt):
-    from test_logic import UPLOADS  # the same small real files the logic tests read
+    from tests.app.test_logic import UPLOADS  # the same small real files the logic tests read
 
     name, data, users = UPLOADS[fmt]
     at = _new()
