@@ -76,6 +76,13 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument(
         "--seed", type=int, default=None, help="fix the random seed (teaching only: NOT for real releases)"
     )
+    rel.add_argument(
+        "--engine",
+        default="local",
+        choices=["local", "spark"],
+        help="spark: read, tokenize and build histograms with Spark (pip install 'dpsu[spark]', Java 17)",
+    )
+    rel.add_argument("--spark-master", default=None, help="Spark master URL for --engine spark (default local[2])")
     rel.add_argument("-o", "--output", required=True, help="output CSV of released items")
     rel.add_argument("--report", default=None, help="write the release report (JSON) here")
 
@@ -146,9 +153,10 @@ def _cmd_release(args: argparse.Namespace) -> int:
                 "data: give a public corpus, or drop the flag to use the built-in wordfreq list"
             )
         public = args.public_corpus
+    if args.spark_master and args.engine != "spark":
+        raise DpsuError("--spark-master is only used with --engine spark; add --engine spark or drop it")
     mech = _make_mechanism(args, public)  # validate parameters before reading a large file
-    corpus = load_corpus(
-        args.input,
+    load_kw = dict(
         format=args.format,
         user_col=args.user_col,
         text_col=args.text_col,
@@ -160,9 +168,20 @@ def _cmd_release(args: argparse.Namespace) -> int:
         drop_removed=not args.keep_removed,
         strip_symbols=not args.keep_symbols,
     )
-    for note in corpus.source.notes:  # about the raw file: for the analyst, not part of the release
+    if args.engine == "spark":
+        from .engines.spark import load_and_release
+
+        release, spark_corpus = load_and_release(args.input, mech, master=args.spark_master, seed=args.seed, **load_kw)
+        source = spark_corpus.source
+    else:
+        corpus = load_corpus(args.input, **load_kw)
+        source = corpus.source
+    for note in source.notes:  # about the raw file: for the analyst, not part of the release
         print(f"note (raw data, not private): {note}", file=sys.stderr)
-    release = mech.release(corpus, seed=args.seed)
+    if args.engine == "spark":
+        print(f"note: {release.calibration.details['engine']}", file=sys.stderr)
+    else:
+        release = mech.release(corpus, seed=args.seed)
     write_release(release, args.output, args.report)
     per = ", ".join(f"{n}-grams: {c}" for n, c in release.per_length().items())
     print(

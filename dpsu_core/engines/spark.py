@@ -57,10 +57,14 @@ _EXTENSIONS = {
     ".json": "jsonl",
 }
 
-#: Mechanisms whose histogram is built on the executors; the others run on the driver.
+#: Where a mechanism ran on the Spark engine (shown by the CLI and written in the report).
+PARALLEL_NOTE = (
+    "spark: {name} sampled each user's items and built its histogram on the Spark executors; noise and "
+    "thresholds were drawn on the driver from OS randomness"
+)
 SEQUENTIAL_NOTE = (
-    "{name} is sequential (each user's update depends on the users before): it ran on the driver, on the "
-    "per-user id arrays collected from Spark ({users:,} users, {nnz:,} user-item pairs)"
+    "spark: {name} is sequential (each user's update depends on the users before it), so it ran on the driver, "
+    "on the per-user id arrays collected from Spark; Spark did the reading, tokenizing and encoding"
 )
 
 _RAW_SCHEMA = (
@@ -264,8 +268,9 @@ def _raw_batch(names: pa.Array, ufirst: np.ndarray, entry_user: np.ndarray, entr
 
 
 # --------------------------------------------------------------------------- dictionary encoding
-def _dense_ids(df: DataFrame, order: list[str], name: str = "id") -> DataFrame:
-    """``df`` with a dense 0-based ``name`` column in ``order`` (a distributed sort, no single-partition window)."""
+def _dense_ids(df: DataFrame, order: list[str], name: str = "id") -> tuple[DataFrame, int]:
+    """(``df`` with a dense 0-based ``name`` column in ``order``, its row count): a distributed sort and one
+    small job for the partitions' sizes (no single-partition window)."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
@@ -285,11 +290,12 @@ def _dense_ids(df: DataFrame, order: list[str], name: str = "id") -> DataFrame:
     off = spark.createDataFrame(
         [(int(p), int(a), int(lo)) for p, (a, lo) in offsets.items()], "_pid int, _start long, _lo long"
     )
-    return (
+    out = (
         s.join(F.broadcast(off), "_pid")
         .withColumn(name, (F.col("_mid") - F.col("_lo") + F.col("_start")).cast("int"))
         .drop("_pid", "_mid", "_start", "_lo")
     )
+    return out, start
 
 
 def _vocabulary(items: DataFrame, max_n: int) -> DataFrame:
@@ -298,10 +304,9 @@ def _vocabulary(items: DataFrame, max_n: int) -> DataFrame:
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
-    uni = _dense_ids(items.filter(F.col("n") == 1), ["first_row", "first_tok"])
+    uni, offset = _dense_ids(items.filter(F.col("n") == 1), ["first_row", "first_tok"])
     uni = uni.select("id", "item", "n", F.array(F.col("id")).alias("tokens")).persist(StorageLevel.MEMORY_AND_DISK)
     levels = [uni]
-    offset = uni.count()
     prev = uni
     for k in range(2, max_n + 1):
         kg = items.filter(F.col("n") == k).select(
@@ -314,16 +319,15 @@ def _vocabulary(items: DataFrame, max_n: int) -> DataFrame:
             prev.select(F.col("item").alias("prefix"), F.col("id").alias("pid"), F.col("tokens").alias("ptok")),
             "prefix",
         ).join(uni.select(F.col("item").alias("last"), F.col("id").alias("lid")), "last")
-        kg = _dense_ids(kg, ["pid", "lid"], "lid_rank")
+        kg, c = _dense_ids(kg, ["pid", "lid"], "lid_rank")
+        if c == 0:
+            break
         lvl = kg.select(
             (F.col("lid_rank") + F.lit(offset)).cast("int").alias("id"),
             "item",
             "n",
             F.concat("ptok", F.array("lid")).alias("tokens"),
         ).persist(StorageLevel.MEMORY_AND_DISK)
-        c = lvl.count()
-        if c == 0:
-            break
         levels.append(lvl)
         offset += c
         prev = lvl
@@ -454,7 +458,10 @@ def load_spark_corpus(
         return _ingest_batches(batches, tokenizer=tokenizer, prep=prep, max_n=max_n)
 
     raw = posts.df.mapInArrow(ingest, _RAW_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
-    stats = {r["item"]: int(r["c"]) for r in raw.filter(F.col("user").isNull()).groupBy("item").agg(F.sum("cnt").alias("c")).collect()}
+    stats = {
+        r["item"]: int(r["c"])
+        for r in raw.filter(F.col("user").isNull()).groupBy("item").agg(F.sum("cnt").alias("c")).collect()
+    }
     stats = {s: stats.get(s, 0) for s in _STATS}
     if stats["posts"] == 0:
         raw.unpersist()
@@ -473,12 +480,13 @@ def load_spark_corpus(
     users_all = entries.groupBy("user").agg(
         F.min("ufirst").alias("ufirst"), F.max(F.col("item").isNotNull().cast("int")).alias("has")
     )
-    n_users_all = users_all.count()
-    users = _dense_ids(users_all.filter(F.col("has") == 1).select("user", "ufirst"), ["ufirst"], "uid")
+    users, n_users = _dense_ids(users_all.filter(F.col("has") == 1).select("user", "ufirst"), ["ufirst"], "uid")
     pairs = entries.filter(F.col("item").isNotNull())
-    items = pairs.groupBy("item").agg(
-        F.first("n").alias("n"), F.min(F.struct("first_row", "first_tok")).alias("f")
-    ).select("item", "n", "f.first_row", "f.first_tok")
+    items = (
+        pairs.groupBy("item")
+        .agg(F.first("n").alias("n"), F.min(F.struct("first_row", "first_tok")).alias("f"))
+        .select("item", "n", "f.first_row", "f.first_tok")
+    )
     vocab = _vocabulary(items, max_n)
     enc = (
         pairs.groupBy("user", "item")
@@ -492,7 +500,6 @@ def load_spark_corpus(
         .select("uid", F.col("e.id").alias("items"), F.col("e.cnt").alias("counts"))
         .persist(StorageLevel.MEMORY_AND_DISK)
     )
-    n_users = rows.count()
     nnz = int(rows.select(F.sum(F.size("items"))).first()[0] or 0)
     vocabulary = _collect_vocabulary(vocab, max_n, n_users)
     raw.unpersist()
@@ -505,8 +512,9 @@ def load_spark_corpus(
     if stats["removed"]:
         notes.append(f"{stats['removed']} posts that were exactly '[removed]' or '[deleted]' were dropped")
     notes.append(f"preprocessing: {prep.describe()}; tokenizer: {tokenizer}")
-    if n_users_all > n_users:
-        notes.append(f"{n_users_all - n_users} users had no tokens after preprocessing and are not in the corpus")
+    n_empty = users_all.filter(F.col("has") == 0).count()
+    if n_empty:
+        notes.append(f"{n_empty} users had no tokens after preprocessing and are not in the corpus")
     notes.append(f"read and tokenized with Spark ({spark.sparkContext.master})")
     info = SourceInfo(
         name=name if name is not None else PurePath(path.rstrip("/")).name,
@@ -563,10 +571,11 @@ def is_parallel(mech: Mechanism) -> bool:
     return isinstance(mech, (_CountPolicy, _WeightedPolicy, DPNE))
 
 
-def spark_release(mech: Mechanism, sc: SparkCorpus, *, seed: int | None = None) -> tuple[Release, list[str]]:
-    """Release with ``mech`` on a SparkCorpus: (the Release, notes saying where each part ran).
+def spark_release(mech: Mechanism, sc: SparkCorpus, *, seed: int | None = None) -> Release:
+    """Release with ``mech`` on a SparkCorpus. Where each part ran is recorded in the calibration's details
+    (``engine``), so the CLI output and the report say it.
 
-    Noise, thresholds and salts come from the OS (``secrets`` / a numpy Generator seeded by the OS); ``seed``
+    Noise, thresholds and salts come from the OS (a numpy Generator seeded by the OS / ``secrets``); ``seed``
     fixes both only for teaching and tests, and the release is flagged as such.
     """
     from ..mechanisms.base import Diagnostics, make_release, make_rng, noisy_threshold
@@ -575,24 +584,32 @@ def spark_release(mech: Mechanism, sc: SparkCorpus, *, seed: int | None = None) 
 
     rng = make_rng(seed)
     salts = SaltSource(seed)
-    if not is_parallel(mech):
-        corpus = sc.to_corpus()
-        note = SEQUENTIAL_NOTE.format(name=mech.name, users=corpus.n_users, nnz=corpus.nnz)
-        return mech.release(corpus, seed=seed, rng=rng), [note]
-    note = f"{mech.name}: per-user sampling and histogram on the Spark executors; noise and thresholds on the driver"
-    m = int(mech.params["max_items"])
     t0 = time.perf_counter()
-    if isinstance(mech, DPNE):
+    if not is_parallel(mech):
+        rel = mech.release(sc.to_corpus(), seed=seed, rng=rng)
+        note = SEQUENTIAL_NOTE.format(name=mech.name)
+    elif isinstance(mech, DPNE):
 
         def histogram(keep, max_items):
             return sc.histogram(max_items=max_items, update="weighted-gaussian", salt=salts.next(), eligible=keep)
 
-        return mech.release(sc.vocabulary, rng=rng, seed=seed, histogram=histogram), [note]
-    cal = mech.calibrate()
-    update = "count" if isinstance(mech, _CountPolicy) else mech.name  # weighted-laplace / weighted-gaussian
-    h = sc.histogram(max_items=m, update=update, salt=salts.next())
-    ids = noisy_threshold(h, rng, cal.noise, cal.scale, cal.rho)
-    rel = make_release(
-        cal, sc.vocabulary, ids, Diagnostics(weights=h), seed=seed, elapsed=time.perf_counter() - t0
-    )
-    return rel, [note]
+        rel = mech.release(sc.vocabulary, rng=rng, seed=seed, histogram=histogram)
+        note = PARALLEL_NOTE.format(name=mech.name)
+    else:
+        cal = mech.calibrate()
+        update = "count" if isinstance(mech, _CountPolicy) else mech.name  # weighted-laplace / weighted-gaussian
+        h = sc.histogram(max_items=int(mech.params["max_items"]), update=update, salt=salts.next())
+        assert cal.rho is not None  # count and weighted mechanisms always calibrate a threshold
+        ids = noisy_threshold(h, rng, cal.noise, cal.scale, cal.rho)
+        rel = make_release(cal, sc.vocabulary, ids, Diagnostics(weights=h), seed=seed, elapsed=time.perf_counter() - t0)
+        note = PARALLEL_NOTE.format(name=mech.name)
+    cal = replace(rel.calibration, details={**rel.calibration.details, "engine": note})
+    return replace(rel, calibration=cal)
+
+
+def load_and_release(
+    path: str, mech: Mechanism, *, master: str | None, seed: int | None, **load_kw
+) -> tuple[Release, SparkCorpus]:
+    """The CLI's ``--engine spark``: a session on ``master``, the corpus, the release."""
+    sc = load_spark_corpus(path, spark=spark_session(master), **load_kw)
+    return spark_release(mech, sc, seed=seed), sc
