@@ -27,8 +27,11 @@ strings the corpus never contained; those are released with item id -1.
 from __future__ import annotations
 
 import math
+<<<<<<< HEAD
 import time
 from collections.abc import Callable
+=======
+>>>>>>> main
 
 import numpy as np
 from scipy.special import ndtr, ndtri
@@ -36,19 +39,10 @@ from scipy.special import ndtr, ndtri
 from ..corpus.model import Corpus
 from ..errors import ParameterError
 from ..privacy.thresholds import gaussian_scale, rho_weighted_gaussian_sigma
-from .base import (
-    Calibration,
-    Diagnostics,
-    Mechanism,
-    guarantee_sentence,
-    make_release,
-    make_rng,
-    noisy_threshold,
-)
+from .base import Calibration, Diagnostics, Mechanism, ReleaseParts, progress_step
+from .dpsu_step import weighted_gaussian_step
 from .ngram_domain import match_rows, valid_domain
 from .registry import register
-from .sampling import order_and_sample
-from .setunion import weighted_update
 
 #: H of one weighted-Gaussian level, computed by another engine: (eligible items mask, Delta) -> H.
 LevelHistogram = Callable[[np.ndarray, int], np.ndarray]
@@ -103,6 +97,7 @@ def _level_ids(corpus: Corpus, k: int) -> np.ndarray:
     return np.flatnonzero(corpus.ngram_len == k)
 
 
+<<<<<<< HEAD
 def _dpsu_weighted_gaussian(
     corpus: Corpus,
     keep: np.ndarray,
@@ -126,6 +121,8 @@ def _dpsu_weighted_gaussian(
     return noisy_threshold(h, rng, "gaussian", sigma, rho), h
 
 
+=======
+>>>>>>> main
 def _gram_strings(corpus: Corpus, grams: np.ndarray) -> np.ndarray:
     """'a b c' strings of token-id rows, from the unigram vocabulary (token id -> its length-1 item)."""
     uni = _level_ids(corpus, 1)
@@ -141,21 +138,7 @@ def _gram_strings(corpus: Corpus, grams: np.ndarray) -> np.ndarray:
 class _NgramMechanism(Mechanism):
     family = "gaussian"
     kind = "ngram"
-
-    def _cal(self, scale: float, rho: float, **details) -> Calibration:
-        return Calibration(
-            mechanism=self.name,
-            label=self.label,
-            epsilon=self.epsilon,
-            delta=self.delta,
-            noise="gaussian",
-            scale=float(scale),
-            rho=float(rho),
-            gamma=None,
-            params=dict(self.params),
-            guarantee=guarantee_sentence(self.epsilon, self.delta, "set of released n-grams (all lengths together)"),
-            details=details,
-        )
+    output_noun = "set of released n-grams (all lengths together)"
 
 
 # --------------------------------------------------------------------------- DPNE
@@ -174,7 +157,8 @@ class DPNE(_NgramMechanism):
         sigma = gaussian_scale(self.epsilon, self.delta)
         sig = noise_schedule(sigma, T, p["schedule"], p["decay"])
         rho1 = rho_weighted_gaussian_sigma(float(sig[0]), self.delta, m)
-        return self._cal(
+        return self._calibration(
+            "gaussian",
             sigma,
             rho1,
             sigma_k=[float(s) for s in sig],
@@ -187,6 +171,7 @@ class DPNE(_NgramMechanism):
             "uniformly from V_k minus supp(H_k)",
         )
 
+<<<<<<< HEAD
     def release(self, corpus: Corpus, *, seed=None, rng=None, progress=None, histogram: LevelHistogram | None = None):
         """``histogram``: the levels' H from another engine (Spark); ``corpus`` then needs only its vocabulary."""
         cal = self.calibrate()
@@ -209,6 +194,9 @@ class DPNE(_NgramMechanism):
         return ids, diag
 
     def _run(self, corpus: Corpus, rng: np.random.Generator, cal: Calibration, progress, histogram=None):
+=======
+    def _release(self, corpus: Corpus, rng: np.random.Generator, cal: Calibration, progress) -> ReleaseParts:
+>>>>>>> main
         p = self.params
         T, m, eta, pruning = int(p["max_n"]), int(p["max_items"]), float(p["eta"]), p["pruning"]
         _check_levels(corpus, T, "DPNE")
@@ -220,15 +208,16 @@ class DPNE(_NgramMechanism):
         extra_len: list[np.ndarray] = []
 
         # ---- level 1: weighted-Gaussian DPSU on the unigrams
-        if progress:
-            progress(0.02, "level 1: DPSU on 1-grams")
+        progress_step(progress, 0.02, "level 1: DPSU on 1-grams")
         ids1 = _level_ids(corpus, 1)
-        rho1 = cal.rho
-        if rho1 is None:  # pragma: no cover - calibrate() always sets the level-1 threshold
-            raise ValueError("DPNE calibration without a level-1 threshold rho")
         keep = np.zeros(corpus.n_items, dtype=bool)
         keep[ids1] = True
+<<<<<<< HEAD
         rel, h = _dpsu_weighted_gaussian(corpus, keep, rng, m, float(sig[0]), float(rho1), histogram)
+=======
+        rho1 = float(cal.details["rho_1"])
+        rel, h = weighted_gaussian_step(corpus, rng, m, float(sig[0]), rho1, keep)
+>>>>>>> main
         h_all += h
         s1 = corpus.gram_tokens[rel, :1].astype(np.int32)
         s_prev = s1
@@ -237,7 +226,7 @@ class DPNE(_NgramMechanism):
             dict(
                 n=1,
                 sigma=float(sig[0]),
-                rho=float(rho1),
+                rho=rho1,
                 valid=None,
                 candidates=int(np.count_nonzero(h)),
                 released_from_histogram=int(rel.size),
@@ -248,8 +237,7 @@ class DPNE(_NgramMechanism):
 
         # ---- levels k >= 2
         for k in range(2, T + 1):
-            if progress:
-                progress(0.02 + 0.96 * (k - 1) / T, f"level {k}: valid {k}-grams")
+            progress_step(progress, 0.02 + 0.96 * (k - 1) / T, f"level {k}: valid {k}-grams")
             sigma_k = float(sig[k - 1])
             dom = valid_domain(s_prev, s1[:, 0], pruning)
             n_valid = dom.size
@@ -281,7 +269,11 @@ class DPNE(_NgramMechanism):
             vidx = dom.index_of(grams_k)
             keep = np.zeros(corpus.n_items, dtype=bool)
             keep[ids_k[vidx >= 0]] = True
+<<<<<<< HEAD
             rel, h = _dpsu_weighted_gaussian(corpus, keep, rng, m, sigma_k, rho_k, histogram)
+=======
+            rel, h = weighted_gaussian_step(corpus, rng, m, sigma_k, rho_k, keep)
+>>>>>>> main
             h_all += h
             # spurious draw over the valid k-grams of weight 0
             item_vidx = np.full(corpus.n_items, -1, dtype=np.int64)
@@ -306,13 +298,12 @@ class DPNE(_NgramMechanism):
                 released=int(s_prev.shape[0]),
             )
 
-        if progress:
-            progress(1.0, "done")
+        progress_step(progress, 1.0, "done")
         ids = np.concatenate(released_ids).astype(np.int64)
         ex_items = np.concatenate(extra_items) if extra_items else None
         ex_len = np.concatenate(extra_len) if extra_len else None
         diag = Diagnostics(weights=h_all, extra={"levels": levels, "note": NOT_PRIVATE})
-        return ids, ex_items, ex_len, diag
+        return ReleaseParts(ids, diag, extra_items=ex_items, extra_len=ex_len)
 
 
 # --------------------------------------------------------------------------- DPSU baselines
@@ -327,16 +318,20 @@ class DPSUAll(_NgramMechanism):
     def calibrate(self) -> Calibration:
         T, m = int(self.params["max_n"]), int(self.params["max_items"])
         sigma = gaussian_scale(self.epsilon, self.delta)
-        return self._cal(
-            sigma, rho_weighted_gaussian_sigma(sigma, self.delta, T * m), max_items_all=T * m, l2_sensitivity=1.0
+        return self._calibration(
+            "gaussian",
+            sigma,
+            rho_weighted_gaussian_sigma(sigma, self.delta, T * m),
+            max_items_all=T * m,
+            l2_sensitivity=1.0,
         )
 
     def _release(self, corpus, rng, cal, progress):
         T = int(self.params["max_n"])
         _check_levels(corpus, T, "DPSU-all")
         keep = corpus.lengths_mask(range(1, T + 1))
-        ids, h = _dpsu_weighted_gaussian(corpus, keep, rng, cal.details["max_items_all"], cal.scale, cal.rho)
-        return ids, Diagnostics(weights=h, extra={"note": NOT_PRIVATE})
+        ids, h = weighted_gaussian_step(corpus, rng, cal.details["max_items_all"], cal.scale, cal.rho, keep)
+        return ReleaseParts(ids, Diagnostics(weights=h, extra={"note": NOT_PRIVATE}))
 
 
 @register
@@ -364,7 +359,8 @@ class DPSUEven(_NgramMechanism):
         sig = noise_schedule(sigma, T, "equal")
         # rho_weighted_gaussian_sigma spends half of its delta argument: delta/T -> delta/(2T) per length
         rho_k = rho_weighted_gaussian_sigma(float(sig[0]), self.delta / T, m)
-        return self._cal(
+        return self._calibration(
+            "gaussian",
             sigma,
             rho_k,
             sigma_k=[float(s) for s in sig],
@@ -378,14 +374,13 @@ class DPSUEven(_NgramMechanism):
         _check_levels(corpus, T, "DPSU-even")
         out, h_all = [], np.zeros(corpus.n_items, dtype=np.float64)
         for k in range(1, T + 1):
-            if progress:
-                progress((k - 1) / T, f"length {k}")
-            ids, h = _dpsu_weighted_gaussian(
-                corpus, corpus.ngram_len == k, rng, m, cal.details["sigma_k"][k - 1], cal.details["rho_k"][k - 1]
+            progress_step(progress, (k - 1) / T, f"length {k}")
+            ids, h = weighted_gaussian_step(
+                corpus, rng, m, cal.details["sigma_k"][k - 1], cal.details["rho_k"][k - 1], corpus.ngram_len == k
             )
             out.append(ids)
             h_all += h
-        return np.concatenate(out), Diagnostics(weights=h_all, extra={"note": NOT_PRIVATE})
+        return ReleaseParts(np.concatenate(out), Diagnostics(weights=h_all, extra={"note": NOT_PRIVATE}))
 
 
 @register
@@ -397,10 +392,12 @@ class DPSUSingle(_NgramMechanism):
     def calibrate(self) -> Calibration:
         m = int(self.params["max_items"])
         sigma = gaussian_scale(self.epsilon, self.delta)
-        return self._cal(sigma, rho_weighted_gaussian_sigma(sigma, self.delta, m), l2_sensitivity=1.0)
+        return self._calibration(
+            "gaussian", sigma, rho_weighted_gaussian_sigma(sigma, self.delta, m), l2_sensitivity=1.0
+        )
 
     def _release(self, corpus, rng, cal, progress):
         n, m = int(self.params["only_n"]), int(self.params["max_items"])
         _check_levels(corpus, n, "DPSU-single")
-        ids, h = _dpsu_weighted_gaussian(corpus, corpus.ngram_len == n, rng, m, cal.scale, cal.rho)
-        return ids, Diagnostics(weights=h, extra={"note": NOT_PRIVATE})
+        ids, h = weighted_gaussian_step(corpus, rng, m, cal.scale, cal.rho, corpus.ngram_len == n)
+        return ReleaseParts(ids, Diagnostics(weights=h, extra={"note": NOT_PRIVATE}))

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..errors import ParameterError
+from ..privacy.validate import check_choice
 
 PRUNING_RULES = ("both", "single")
 
@@ -202,8 +202,7 @@ def valid_domain(s_prev: np.ndarray, s1: np.ndarray, pruning: str = "both") -> V
 
     ``pruning`` is "both" ((S_(k-1) o S_1) n (S_1 o S_(k-1))) or "single" (S_(k-1) o S_1).
     """
-    if pruning not in PRUNING_RULES:
-        raise ParameterError(f"pruning must be one of {', '.join(PRUNING_RULES)}, got {pruning!r}")
+    check_choice(pruning, "pruning", PRUNING_RULES)
     s_prev = unique_rows(np.asarray(s_prev, dtype=np.int32))
     if s_prev.ndim != 2 or s_prev.shape[1] < 1:
         raise ValueError("valid_domain: s_prev must be a 2-D array of (k-1)-gram rows")  # pragma: no cover
