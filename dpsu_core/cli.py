@@ -198,42 +198,28 @@ def _cmd_release(args: argparse.Namespace) -> int:
         public = args.public_corpus
     if args.spark_master and args.engine != "spark":
         raise DpsuError("--spark-master is only used with --engine spark; add --engine spark or drop it")
+    if args.strict and args.engine == "spark":
+        raise DpsuError(
+            "--strict needs the columns' sanity checks, which the Spark engine does not compute; "
+            "drop --strict, or check a sample with the local engine first"
+        )
     mech = _make_mechanism(args, public)  # validate parameters before reading a large file
-<<<<<<< HEAD
-    load_kw = dict(
-        format=args.format,
-        user_col=args.user_col,
-        text_col=args.text_col,
-        has_header=False if args.no_header else None,
-        max_n=_corpus_max_n(args),
-        tokenizer=args.tokenizer,
-        lowercase=not args.keep_case,
-        strip_urls=not args.keep_urls,
-        drop_removed=not args.keep_removed,
-        strip_symbols=not args.keep_symbols,
-    )
+    corpus: Any  # a Corpus, or with --engine spark a SparkCorpus (rows on the executors)
     if args.engine == "spark":
-        from .engines.spark import load_and_release
+        from .engines.spark import load_spark_corpus, spark_release, spark_session
 
-        release, spark_corpus = load_and_release(args.input, mech, master=args.spark_master, seed=args.seed, **load_kw)
-        source = spark_corpus.source
+        corpus = load_spark_corpus(args.input, _load_options(args), spark=spark_session(args.spark_master))
     else:
-        corpus = load_corpus(args.input, **load_kw)
-        source = corpus.source
-    for note in source.notes:  # about the raw file: for the analyst, not part of the release
-        print(f"note (raw data, not private): {note}", file=sys.stderr)
-    if args.engine == "spark":
-        print(f"note: {release.calibration.details['engine']}", file=sys.stderr)
-    else:
-        release = mech.release(corpus, seed=args.seed)
-=======
-    corpus = load_corpus(args.input, _load_options(args))
+        corpus = load_corpus(args.input, _load_options(args))
     _report_source(corpus.source, strict=args.strict)
     guidance = delta_guidance(args.delta, corpus.n_users)
     if guidance.level == "error":  # delta >= 1/n: one user's data could be published outright
         print(f"warning: {guidance.message}", file=sys.stderr)
-    release = mech.release(corpus, seed=args.seed)
->>>>>>> main
+    if args.engine == "spark":
+        release = spark_release(mech, corpus, seed=args.seed)
+        print(f"note: {release.calibration.details['engine']}", file=sys.stderr)
+    else:
+        release = mech.release(corpus, seed=args.seed)
     write_release(release, args.output, args.report)
     per = ", ".join(f"{n}-grams: {c}" for n, c in release.per_length().items())
     print(

@@ -26,7 +26,6 @@ pyspark is imported only inside functions: ``import dpsu_core`` never imports it
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
@@ -35,9 +34,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..corpus.load import LoadOptions
 from ..corpus.model import Corpus, SourceInfo
-from ..corpus.tokenize import Preprocessing, check_tokenizer
-from ..errors import EmptyCorpusError, InputError
+from ..corpus.tokenize import check_tokenizer
+from ..errors import EmptyCorpusError, InputError, ParameterError
 from .keyed import SaltSource, sample_rows
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -105,7 +105,7 @@ def spark_session(master: str | None = None, *, shuffle_partitions: int | None =
 class _Posts:
     df: Any  # DataFrame(user string, text string, pos long)
     format: str
-    user_column: str
+    user_column: str | None
     text_column: str
     columns_guessed: bool
     notes: tuple[str, ...]
@@ -125,15 +125,17 @@ def _detect_format(path: str, format: str) -> str:
     return fmt
 
 
-def read_posts(spark: SparkSession, path: str, *, format="auto", user_col=None, text_col=None, has_header=None):
-    """(user, text, pos) rows of ``path`` with the reader's column rules; ``pos`` follows Spark's read order."""
+def read_posts(spark: SparkSession, path: str, opts: LoadOptions) -> _Posts:
+    """(user, text, pos) rows of ``path`` with the reader's column rules; ``pos`` follows Spark's read order.
+    Each row its own user (``row_is_user``): the user is the row's position."""
     from pyspark.errors import AnalysisException
     from pyspark.sql import functions as F
 
-    from ..corpus.readers import choose_columns
+    from ..corpus.columns import choose_columns
 
-    fmt = _detect_format(path, format)
-    header = True if has_header is None else bool(has_header)
+    fmt = _detect_format(path, opts.format)
+    header = True if opts.has_header is None else bool(opts.has_header)
+    notes = []
     try:
         if fmt in ("csv", "tsv"):
             df = spark.read.csv(
@@ -146,6 +148,8 @@ def read_posts(spark: SparkSession, path: str, *, format="auto", user_col=None, 
                 encoding="UTF-8",
                 mode="PERMISSIVE",
             )
+            if opts.has_header is None:
+                notes.append("first row taken as the header (the Spark engine does not detect it; --no-header if not)")
         elif fmt == "parquet":
             df = spark.read.parquet(path)
             header = True
@@ -156,12 +160,17 @@ def read_posts(spark: SparkSession, path: str, *, format="auto", user_col=None, 
     except AnalysisException as e:
         raise InputError(f"Spark cannot read {path!r} as {fmt} ({_short(e)}); check the path and --format") from None
     columns = names if header else [str(i) for i in range(len(names))]
-    u, t, guessed, notes = choose_columns(columns, user_col, text_col, header)
-    posts = df.select(
-        F.col(f"`{names[u]}`").cast("string").alias("user"),
-        F.col(f"`{names[t]}`").cast("string").alias("text"),
-    ).withColumn("pos", F.monotonically_increasing_id())
-    return _Posts(posts, fmt, columns[u], columns[t], guessed, tuple(notes))
+    choice = choose_columns(columns, opts.user_col, opts.text_col, header, row_is_user=opts.row_is_user)
+    text = F.col(f"`{names[choice.text]}`").cast("string").alias("text")
+    pos = F.monotonically_increasing_id()
+    if choice.user is None:
+        df = df.select(F.lit(None).cast("string").alias("user"), text).withColumn("pos", pos)
+        df = df.withColumn("user", F.concat(F.lit("row "), F.col("pos").cast("string")))
+        user_column = None
+    else:
+        df = df.select(F.col(f"`{names[choice.user]}`").cast("string").alias("user"), text).withColumn("pos", pos)
+        user_column = columns[choice.user]
+    return _Posts(df, fmt, user_column, columns[choice.text], choice.guessed, tuple(notes) + tuple(choice.notes))
 
 
 def _short(e: Exception) -> str:
@@ -170,10 +179,10 @@ def _short(e: Exception) -> str:
 
 
 # --------------------------------------------------------------------------- executors: tokenize and build
-_STATS = ("rows", "no_user", "no_text", "removed", "posts", "tokens")
+_STATS = ("rows", "unmatched", "no_user", "no_text", "removed", "posts", "tokens")
 
 
-def _ingest_batches(batches, *, tokenizer: str, prep: Preprocessing, max_n: int):
+def _ingest_batches(batches, *, opts: LoadOptions):
     """Arrow batches of (user, text, pos) -> each batch-user's distinct items with counts.
 
     Rows: (user, ufirst = the user's first kept row, item, n = its length, cnt = occurrences,
@@ -182,14 +191,20 @@ def _ingest_batches(batches, *, tokenizer: str, prep: Preprocessing, max_n: int)
     has user null, item = the statistic's name, cnt = its value.
     """
     from ..corpus.build import build_corpus
+    from ..corpus.clean import drop_tokens, token_drop_mask
+    from ..corpus.columns import apply_user_pattern
     from ..corpus.tokenize import blank_mask, removed_mask, tokenize
 
+    prep, max_n = opts.preprocessing(), opts.max_n
     totals = dict.fromkeys(_STATS, 0)
     for rb in batches:
         users, texts = rb.column(0), rb.column(1)
         pos = rb.column(2).to_numpy(zero_copy_only=False).astype(np.int64)
         n_rows = rb.num_rows
         totals["rows"] += n_rows
+        if opts.user_pattern:
+            users, unmatched = apply_user_pattern(users, opts.user_pattern)
+            totals["unmatched"] += unmatched
         no_user = blank_mask(users)
         no_text = blank_mask(texts) & ~no_user
         removed = removed_mask(texts) & ~no_user & ~no_text if prep.drop_removed else np.zeros(n_rows, bool)
@@ -208,7 +223,11 @@ def _ingest_batches(batches, *, tokenizer: str, prep: Preprocessing, max_n: int)
         n_users = len(names)
         first_post = np.unique(post_user, return_index=True)[1]  # the batch's rows are in read order
         ufirst = pos[first_post]
-        tok = tokenize(texts, tokenizer=tokenizer, prep=prep, workers=1)
+        tok = tokenize(texts, tokenizer=opts.tokenizer, prep=prep, workers=1)
+        drop = token_drop_mask(tok.unigrams, drop_digits=prep.drop_digits, stop_language=prep.stop_words)
+        if drop is not None and drop.any():
+            codes, post_ptr = drop_tokens(tok.codes, tok.post_ptr, drop)
+            tok = replace(tok, codes=codes, post_ptr=post_ptr)
         totals["tokens"] += tok.n_tokens
         if tok.n_tokens == 0:
             yield _raw_batch(names, ufirst, np.arange(n_users), None)
@@ -220,7 +239,7 @@ def _ingest_batches(batches, *, tokenizer: str, prep: Preprocessing, max_n: int)
         n_uni = int(np.count_nonzero(bc.ngram_len == 1))
         first_tok_idx = np.full(n_uni, -1, dtype=np.int64)
         uniq, idx = np.unique(tok.codes, return_index=True)
-        first_tok_idx[uniq] = idx  # build_corpus keeps the tokenizer's unigram ids (all are used)
+        first_tok_idx[np.arange(uniq.shape[0])] = idx  # build_corpus numbers the used unigrams densely, in order
         post = np.searchsorted(tok.post_ptr, first_tok_idx, side="right") - 1
         first_row, first_tok = pos[post], first_tok_idx - tok.post_ptr[post]
         row_len = np.diff(bc.indptr)
@@ -371,11 +390,12 @@ class SparkCorpus:
         return replace(self.vocabulary, indptr=indptr, items=items, counts=counts, source=self.source)
 
     def histogram(
-        self, *, max_items: int, update: str, salt: tuple[int, int], eligible: np.ndarray | None = None
+        self, *, max_items: int, power: float, salt: tuple[int, int], eligible: np.ndarray | None = None
     ) -> np.ndarray:
         """H over the vocabulary (float64): each user's row restricted to ``eligible`` items, sampled to
-        ``max_items`` by keyed hashing with ``salt``, then ``update`` ("count", "weighted-laplace" or
-        "weighted-gaussian") as the core defines it. Computed on the executors, summed by item."""
+        ``max_items`` by keyed hashing with ``salt``, then the core's update 1/|W|^power per kept item
+        (``dpsu_step.weighted_update``: power 0 Count, 1 Weighted Laplace, 1/2 Weighted Gaussian).
+        Computed on the executors, summed by item; NOT private (diagnostics and thresholding only)."""
         from pyspark.sql import functions as F
 
         n_items = self.n_items
@@ -384,7 +404,7 @@ class SparkCorpus:
             bits = self.spark.sparkContext.broadcast(np.packbits(np.asarray(eligible, dtype=bool)))
 
         def fn(batches):
-            return _histogram_batches(batches, n_items, max_items, update, salt, bits)
+            return _histogram_batches(batches, n_items, max_items, power, salt, bits)
 
         parts = self.rows.mapInArrow(fn, _HIST_SCHEMA).groupBy("id").agg(F.sum("h").alias("h")).toArrow()
         if bits is not None:
@@ -397,9 +417,9 @@ class SparkCorpus:
         return f"SparkCorpus(users={self.n_users}, items={self.n_items}, nnz={self.nnz}, max_n={self.vocabulary.max_n})"
 
 
-def _histogram_batches(batches, n_items, max_items, update, salt, bits):
+def _histogram_batches(batches, n_items, max_items, power, salt, bits):
+    from ..mechanisms.dpsu_step import weighted_update
     from ..mechanisms.sampling import OrderedRows
-    from ..mechanisms.setunion import count_update, weighted_update
 
     eligible = None if bits is None else np.unpackbits(bits.value, count=n_items).astype(bool)
     for rb in batches:
@@ -417,45 +437,45 @@ def _histogram_batches(batches, n_items, max_items, update, salt, bits):
             continue
         ids, local = np.unique(kept, return_inverse=True)
         rows = OrderedRows(indptr, local.astype(np.int32), np.ones(local.shape[0], dtype=np.int32))
-        if update == "count":
-            h = count_update(rows, ids.shape[0])
-        else:
-            h = weighted_update(rows, ids.shape[0], 1.0 if update == "weighted-laplace" else 0.5)
+        h = weighted_update(rows, ids.shape[0], power)
         yield pa.RecordBatch.from_arrays([pa.array(ids.astype(np.int32)), pa.array(h)], names=["id", "h"])
 
 
 def load_spark_corpus(
     path: str,
+    options: LoadOptions | None = None,
     *,
     spark: SparkSession | None = None,
-    format: str = "auto",
-    user_col=None,
-    text_col=None,
-    has_header: bool | None = None,
-    max_n: int = 1,
-    tokenizer: str = "fast",
-    lowercase: bool = True,
-    strip_urls: bool = True,
-    drop_removed: bool = True,
-    strip_symbols: bool = True,
     name: str | None = None,
+    **overrides: Any,
 ) -> SparkCorpus:
-    """``load_corpus`` on Spark: the same parameters, the same vocabulary, users and per-user items."""
+    """``load_corpus`` on Spark: the same options, the same vocabulary, users and per-user items.
+
+    Not computed here (they need whole columns on one machine): the chosen columns' facts and the sanity
+    warnings; a note says so."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
-    from ..corpus.load import _check_max_n
+    from ..corpus.columns import check_user_pattern
+    from ..params import PARAMS
 
-    check_tokenizer(tokenizer)
-    max_n = _check_max_n(max_n)
-    prep = Preprocessing(
-        lowercase=lowercase, strip_urls=strip_urls, drop_removed=drop_removed, strip_symbols=strip_symbols
-    )
+    opts = replace(options if options is not None else LoadOptions(), **overrides)
+    check_tokenizer(opts.tokenizer)
+    opts = replace(opts, max_n=int(PARAMS["max_n"].check(opts.max_n)))
+    prep, tokenizer, max_n = opts.preprocessing(), opts.tokenizer, opts.max_n
+    if prep.stop_words:
+        from ..corpus.clean import stop_words
+
+        stop_words(prep.stop_words)  # an unknown language fails before reading the file
+    if opts.user_pattern:
+        check_user_pattern(opts.user_pattern)
     spark = spark or spark_session()
-    posts = read_posts(spark, path, format=format, user_col=user_col, text_col=text_col, has_header=has_header)
+    posts = read_posts(spark, path, opts)
+    if opts.user_pattern and posts.user_column is None:
+        raise ParameterError("--user-pattern needs a user column; drop --row-is-user to use a pattern")
 
     def ingest(batches):
-        return _ingest_batches(batches, tokenizer=tokenizer, prep=prep, max_n=max_n)
+        return _ingest_batches(batches, opts=opts)
 
     raw = posts.df.mapInArrow(ingest, _RAW_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
     stats = {
@@ -505,6 +525,11 @@ def load_spark_corpus(
     raw.unpersist()
 
     notes = list(posts.notes)
+    if opts.user_pattern:
+        notes.append(
+            f"user = first group of {opts.user_pattern!r} in column {posts.user_column!r}"
+            + (f"; {stats['unmatched']:,} rows where it does not match have no user" if stats["unmatched"] else "")
+        )
     dropped = [("no_user", "rows without a user id were dropped"), ("no_text", "rows without text were dropped")]
     for key, text in dropped:
         if stats[key]:
@@ -515,7 +540,10 @@ def load_spark_corpus(
     n_empty = users_all.filter(F.col("has") == 0).count()
     if n_empty:
         notes.append(f"{n_empty} users had no tokens after preprocessing and are not in the corpus")
-    notes.append(f"read and tokenized with Spark ({spark.sparkContext.master})")
+    notes.append(
+        f"read and tokenized with Spark ({spark.sparkContext.master}); the columns' facts and the sanity "
+        "warnings are not computed by the Spark engine (run the local engine on a sample to see them)"
+    )
     info = SourceInfo(
         name=name if name is not None else PurePath(path.rstrip("/")).name,
         format=posts.format,
@@ -528,6 +556,8 @@ def load_spark_corpus(
         rows_dropped_removed=stats["removed"],
         tokenizer=tokenizer,
         notes=tuple(notes),
+        row_is_user=opts.row_is_user,
+        user_pattern=opts.user_pattern or None,
     )
     vocabulary = replace(vocabulary, n_posts=stats["posts"], n_tokens=stats["tokens"], source=info)
     if n_users < 2:
@@ -563,53 +593,58 @@ def _collect_vocabulary(vocab: DataFrame, max_n: int, n_users: int) -> Corpus:
 
 
 # --------------------------------------------------------------------------- releases
+#: Mechanisms whose only pass over the users is ``dpsu_step.weighted_histogram`` (order-free DPSU steps):
+#: they run as the core runs them, with that pass on the executors. Every other mechanism is sequential
+#: or needs the rows on the driver, and runs there on the collected corpus.
+PARALLEL_MECHANISMS = (
+    "count-laplace",
+    "count-gaussian",
+    "weighted-laplace",
+    "weighted-gaussian",
+    "dp-sips",
+    "dpne",
+    "dpsu-all",
+    "dpsu-even",
+    "dpsu-single",
+)
+
+
+@dataclass(frozen=True, eq=False)
+class SparkRows(Corpus):
+    """The vocabulary on the driver, the rows on the executors: a core ``Corpus`` for the parallel mechanisms,
+    which call ``weighted_histogram`` (``dpsu_step.RowsElsewhere``) for their pass over the users. Each call
+    samples with a fresh salt."""
+
+    backend: Any = None  # the SparkCorpus
+    salts: Any = None  # SaltSource
+
+    def weighted_histogram(self, max_items: int, power: float, keep: np.ndarray | None) -> np.ndarray:
+        return self.backend.histogram(max_items=max_items, power=power, salt=self.salts.next(), eligible=keep)
+
+
 def is_parallel(mech: Mechanism) -> bool:
     """Whether ``mech`` builds its histogram on the executors (else it runs on the driver)."""
-    from ..mechanisms.dpne import DPNE
-    from ..mechanisms.setunion import _CountPolicy, _WeightedPolicy
-
-    return isinstance(mech, (_CountPolicy, _WeightedPolicy, DPNE))
+    return mech.name in PARALLEL_MECHANISMS
 
 
 def spark_release(mech: Mechanism, sc: SparkCorpus, *, seed: int | None = None) -> Release:
-    """Release with ``mech`` on a SparkCorpus. Where each part ran is recorded in the calibration's details
-    (``engine``), so the CLI output and the report say it.
+    """Release with ``mech`` on a SparkCorpus: the core mechanism's own ``release``, its pass over the users on
+    the executors (parallel mechanisms) or on the corpus collected to the driver (the others). Where it ran
+    is recorded in the calibration's details (``engine``), so the CLI output and the report say it.
 
-    Noise, thresholds and salts come from the OS (a numpy Generator seeded by the OS / ``secrets``); ``seed``
-    fixes both only for teaching and tests, and the release is flagged as such.
+    Noise and thresholds: the core's, on the driver (numpy Generator seeded by the OS); sampling salts from
+    ``secrets``. ``seed`` fixes both only for teaching and tests, and the release is flagged as such.
     """
-    from ..mechanisms.base import Diagnostics, make_release, make_rng, noisy_threshold
-    from ..mechanisms.dpne import DPNE
-    from ..mechanisms.setunion import _CountPolicy
-
-    rng = make_rng(seed)
-    salts = SaltSource(seed)
-    t0 = time.perf_counter()
-    if not is_parallel(mech):
-        rel = mech.release(sc.to_corpus(), seed=seed, rng=rng)
-        note = SEQUENTIAL_NOTE.format(name=mech.name)
-    elif isinstance(mech, DPNE):
-
-        def histogram(keep, max_items):
-            return sc.histogram(max_items=max_items, update="weighted-gaussian", salt=salts.next(), eligible=keep)
-
-        rel = mech.release(sc.vocabulary, rng=rng, seed=seed, histogram=histogram)
+    if is_parallel(mech):
+        v = sc.vocabulary
+        view = SparkRows(**{f: getattr(v, f) for f in _CORPUS_FIELDS}, backend=sc, salts=SaltSource(seed))
+        rel = mech.release(view, seed=seed)
         note = PARALLEL_NOTE.format(name=mech.name)
     else:
-        cal = mech.calibrate()
-        update = "count" if isinstance(mech, _CountPolicy) else mech.name  # weighted-laplace / weighted-gaussian
-        h = sc.histogram(max_items=int(mech.params["max_items"]), update=update, salt=salts.next())
-        assert cal.rho is not None  # count and weighted mechanisms always calibrate a threshold
-        ids = noisy_threshold(h, rng, cal.noise, cal.scale, cal.rho)
-        rel = make_release(cal, sc.vocabulary, ids, Diagnostics(weights=h), seed=seed, elapsed=time.perf_counter() - t0)
-        note = PARALLEL_NOTE.format(name=mech.name)
+        rel = mech.release(sc.to_corpus(), seed=seed)
+        note = SEQUENTIAL_NOTE.format(name=mech.name)
     cal = replace(rel.calibration, details={**rel.calibration.details, "engine": note})
     return replace(rel, calibration=cal)
 
 
-def load_and_release(
-    path: str, mech: Mechanism, *, master: str | None, seed: int | None, **load_kw
-) -> tuple[Release, SparkCorpus]:
-    """The CLI's ``--engine spark``: a session on ``master``, the corpus, the release."""
-    sc = load_spark_corpus(path, spark=spark_session(master), **load_kw)
-    return spark_release(mech, sc, seed=seed), sc
+_CORPUS_FIELDS = ("indptr", "items", "counts", "vocab", "ngram_len", "gram_tokens", "n_posts", "n_tokens", "source")

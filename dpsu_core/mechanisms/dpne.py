@@ -27,11 +27,6 @@ strings the corpus never contained; those are released with item id -1.
 from __future__ import annotations
 
 import math
-<<<<<<< HEAD
-import time
-from collections.abc import Callable
-=======
->>>>>>> main
 
 import numpy as np
 from scipy.special import ndtr, ndtri
@@ -43,9 +38,6 @@ from .base import Calibration, Diagnostics, Mechanism, ReleaseParts, progress_st
 from .dpsu_step import weighted_gaussian_step
 from .ngram_domain import match_rows, valid_domain
 from .registry import register
-
-#: H of one weighted-Gaussian level, computed by another engine: (eligible items mask, Delta) -> H.
-LevelHistogram = Callable[[np.ndarray, int], np.ndarray]
 
 #: Above this expected number of spurious draws at one level, eta is too large for the corpus.
 MAX_SPURIOUS = 5_000_000
@@ -97,32 +89,6 @@ def _level_ids(corpus: Corpus, k: int) -> np.ndarray:
     return np.flatnonzero(corpus.ngram_len == k)
 
 
-<<<<<<< HEAD
-def _dpsu_weighted_gaussian(
-    corpus: Corpus,
-    keep: np.ndarray,
-    rng: np.random.Generator,
-    max_items: int,
-    sigma: float,
-    rho: float,
-    histogram: LevelHistogram | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """One weighted-Gaussian DPSU over the items where ``keep`` is True: (released ids, weights H).
-
-    The weighted update is a sum over users, invariant to their order, so users are not shuffled
-    (as in ``setunion``); each user's Delta-subset is still a uniform sample. ``histogram`` computes H
-    elsewhere (the Spark engine: sampled and summed on the executors); noise and threshold stay here.
-    """
-    if histogram is not None:
-        h = histogram(keep, max_items)
-        return noisy_threshold(h, rng, "gaussian", sigma, rho), h
-    rows = order_and_sample(corpus.restrict_to(keep), rng, max_items, shuffle=False)
-    h = weighted_update(rows, corpus.n_items, 0.5)
-    return noisy_threshold(h, rng, "gaussian", sigma, rho), h
-
-
-=======
->>>>>>> main
 def _gram_strings(corpus: Corpus, grams: np.ndarray) -> np.ndarray:
     """'a b c' strings of token-id rows, from the unigram vocabulary (token id -> its length-1 item)."""
     uni = _level_ids(corpus, 1)
@@ -171,32 +137,7 @@ class DPNE(_NgramMechanism):
             "uniformly from V_k minus supp(H_k)",
         )
 
-<<<<<<< HEAD
-    def release(self, corpus: Corpus, *, seed=None, rng=None, progress=None, histogram: LevelHistogram | None = None):
-        """``histogram``: the levels' H from another engine (Spark); ``corpus`` then needs only its vocabulary."""
-        cal = self.calibrate()
-        rng = rng if rng is not None else make_rng(seed)
-        t0 = time.perf_counter()
-        ids, extra_items, extra_len, diag = self._run(corpus, rng, cal, progress, histogram)
-        return make_release(
-            cal,
-            corpus,
-            ids,
-            diag,
-            seed=seed,
-            elapsed=time.perf_counter() - t0,
-            extra_items=extra_items,
-            extra_len=extra_len,
-        )
-
-    def _release(self, corpus, rng, cal, progress):  # pragma: no cover - release() is overridden
-        ids, _, _, diag = self._run(corpus, rng, cal, progress)
-        return ids, diag
-
-    def _run(self, corpus: Corpus, rng: np.random.Generator, cal: Calibration, progress, histogram=None):
-=======
     def _release(self, corpus: Corpus, rng: np.random.Generator, cal: Calibration, progress) -> ReleaseParts:
->>>>>>> main
         p = self.params
         T, m, eta, pruning = int(p["max_n"]), int(p["max_items"]), float(p["eta"]), p["pruning"]
         _check_levels(corpus, T, "DPNE")
@@ -212,12 +153,8 @@ class DPNE(_NgramMechanism):
         ids1 = _level_ids(corpus, 1)
         keep = np.zeros(corpus.n_items, dtype=bool)
         keep[ids1] = True
-<<<<<<< HEAD
-        rel, h = _dpsu_weighted_gaussian(corpus, keep, rng, m, float(sig[0]), float(rho1), histogram)
-=======
         rho1 = float(cal.details["rho_1"])
         rel, h = weighted_gaussian_step(corpus, rng, m, float(sig[0]), rho1, keep)
->>>>>>> main
         h_all += h
         s1 = corpus.gram_tokens[rel, :1].astype(np.int32)
         s_prev = s1
@@ -269,11 +206,7 @@ class DPNE(_NgramMechanism):
             vidx = dom.index_of(grams_k)
             keep = np.zeros(corpus.n_items, dtype=bool)
             keep[ids_k[vidx >= 0]] = True
-<<<<<<< HEAD
-            rel, h = _dpsu_weighted_gaussian(corpus, keep, rng, m, sigma_k, rho_k, histogram)
-=======
             rel, h = weighted_gaussian_step(corpus, rng, m, sigma_k, rho_k, keep)
->>>>>>> main
             h_all += h
             # spurious draw over the valid k-grams of weight 0
             item_vidx = np.full(corpus.n_items, -1, dtype=np.int64)

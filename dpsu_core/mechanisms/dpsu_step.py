@@ -16,6 +16,8 @@ subset is still uniform. The sample is the same as ``order_and_sample`` with the
 
 from __future__ import annotations
 
+from typing import Protocol, runtime_checkable
+
 import numba
 import numpy as np
 
@@ -110,10 +112,20 @@ def sample_and_add(corpus: Corpus, plan: SamplingPlan, power: float, keep: np.nd
     )
 
 
+@runtime_checkable
+class RowsElsewhere(Protocol):
+    """A Corpus whose per-user rows live elsewhere (the Spark engine's executors, ``engines.spark``): it runs
+    steps 1-2 there and hands back H; noise and threshold (step 3) stay here."""
+
+    def weighted_histogram(self, max_items: int, power: float, keep: np.ndarray | None) -> np.ndarray: ...
+
+
 def weighted_histogram(
     corpus: Corpus, rng: np.random.Generator, max_items: int, power: float, keep: np.ndarray | None = None
 ) -> np.ndarray:
     """Steps 1-2: sample at most ``max_items`` of each user's items (those in ``keep``), weight 1/|W|^power."""
+    if isinstance(corpus, RowsElsewhere):
+        return corpus.weighted_histogram(max_items, power, keep)
     return sample_and_add(corpus, filtered_plan(corpus, rng, max_items, keep), power, keep)
 
 

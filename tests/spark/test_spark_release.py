@@ -11,38 +11,42 @@ import pytest
 
 from dpsu_core.cli import main
 from dpsu_core.engines.keyed import SaltSource, sample_rows
-from dpsu_core.engines.spark import load_spark_corpus, spark_release
+from dpsu_core.engines.spark import PARALLEL_MECHANISMS, load_spark_corpus, spark_release
 from dpsu_core.mechanisms.base import make_rng, noisy_threshold
-from dpsu_core.mechanisms.registry import get_mechanism
+from dpsu_core.mechanisms.dpsu_step import weighted_update
+from dpsu_core.mechanisms.registry import get_mechanism, mechanisms
 from dpsu_core.mechanisms.sampling import OrderedRows
-from dpsu_core.mechanisms.setunion import count_update, weighted_update
 
 from .conftest import corpus_rows, write_csv
 
 EPS, DELTA = 4.0, 1e-4
 
 
+POWER = {"count": 0.0, "weighted-laplace": 1.0, "weighted-gaussian": 0.5}
+
+
 def _core_update(corpus, update, kept_ptr, kept):
     rows = OrderedRows(kept_ptr, kept.astype(np.int32), np.ones(kept.shape[0], dtype=np.int32))
-    if update == "count":
-        return count_update(rows, corpus.n_items)
-    return weighted_update(rows, corpus.n_items, 1.0 if update == "weighted-laplace" else 0.5)
+    return weighted_update(rows, corpus.n_items, POWER[update])
 
 
-@pytest.mark.parametrize(
-    ("name", "params"),
-    [
-        ("count-gaussian", {}),
-        ("weighted-gaussian", {}),
-        ("weighted-laplace", {"epsilon": 100.0}),
-        ("dpne", {"max_n": 3, "eta": 0.05}),
-    ],
-)
-def test_parallel_release_identical_to_local(spark_corpus3, local_corpus3, name, params):
+#: extra parameters per parallel mechanism (enough budget that something is released)
+_PARAMS = {
+    "weighted-laplace": {"epsilon": 100.0},
+    "count-laplace": {"epsilon": 400.0},
+    "dpne": {"max_n": 3, "eta": 0.05},
+    "dpsu-all": {"max_n": 3},
+    "dpsu-even": {"max_n": 3},
+    "dpsu-single": {"only_n": 2},
+}
+
+
+@pytest.mark.parametrize("name", [n for n in PARALLEL_MECHANISMS if n in mechanisms()])
+def test_parallel_release_identical_to_local(spark_corpus3, local_corpus3, name):
     """No row is longer than Delta0, so neither engine samples: same H (up to the order of float sums), and
     with the same noise stream the same release, item for item."""
     longest = int(np.diff(local_corpus3.indptr).max())
-    params = {"epsilon": EPS, **params}
+    params = {"epsilon": EPS, **_PARAMS.get(name, {})}
     mech = get_mechanism(name, delta=DELTA, max_items=longest + 1, **params)
     got = spark_release(mech, spark_corpus3, seed=11)
     want = mech.release(local_corpus3, seed=11)
@@ -50,7 +54,7 @@ def test_parallel_release_identical_to_local(spark_corpus3, local_corpus3, name,
     assert got.items.tolist() == want.items.tolist()
     assert np.array_equal(got.ngram_len, want.ngram_len)
     h_got, h_want = got.diagnostics.weights, want.diagnostics.weights
-    if name == "count-gaussian":
+    if name.startswith("count-"):
         assert np.array_equal(h_got, h_want)
     else:
         np.testing.assert_allclose(h_got, h_want, rtol=1e-12, atol=1e-12)
@@ -66,7 +70,7 @@ def test_sampled_histogram_and_release_match_the_core_on_the_same_keys(spark_cor
     assert int(np.diff(c.indptr).max()) > 3
     ptr, kept = sample_rows(c.indptr, c.items, np.arange(c.n_users), SaltSource(seed=5).next(), 3)
     want = _core_update(c, update, ptr, kept)
-    got = spark_corpus3.histogram(max_items=3, update=update, salt=SaltSource(seed=5).next())
+    got = spark_corpus3.histogram(max_items=3, power=POWER[update], salt=SaltSource(seed=5).next())
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
     name = "count-gaussian" if update == "count" else update
     mech = get_mechanism(name, epsilon=EPS, delta=DELTA, max_items=3)
@@ -84,11 +88,9 @@ def test_weight_zero_items_are_never_candidates(spark_corpus3, local_corpus3):
     held = np.zeros(c.n_items, dtype=bool)
     held[c.items] = True
     whole = int(np.diff(c.indptr).max())
-    h = spark_corpus3.histogram(
-        max_items=whole, update="weighted-gaussian", salt=SaltSource().next(), eligible=eligible
-    )
+    h = spark_corpus3.histogram(max_items=whole, power=0.5, salt=SaltSource().next(), eligible=eligible)
     assert np.array_equal(h > 0, eligible & held)
-    h = spark_corpus3.histogram(max_items=2, update="count", salt=SaltSource().next(), eligible=eligible)
+    h = spark_corpus3.histogram(max_items=2, power=0.0, salt=SaltSource().next(), eligible=eligible)
     assert not np.any((h > 0) & ~(eligible & held)) and np.any(h > 0)
 
 
@@ -101,8 +103,8 @@ def test_neighbouring_corpora_differ_by_one_bounded_user(spark, tmp_path):
     d2 = load_spark_corpus(write_csv(tmp_path / "d2.csv", rows + extra), spark=spark)
     salt = SaltSource().next()
     for update, norm, bound in [("weighted-gaussian", 2, 1.0), ("weighted-laplace", 1, 1.0), ("count", 2, 3**0.5)]:
-        h = dict(zip(d.vocabulary.vocab, d.histogram(max_items=3, update=update, salt=salt)))
-        h2 = dict(zip(d2.vocabulary.vocab, d2.histogram(max_items=3, update=update, salt=salt)))
+        h = dict(zip(d.vocabulary.vocab, d.histogram(max_items=3, power=POWER[update], salt=salt)))
+        h2 = dict(zip(d2.vocabulary.vocab, d2.histogram(max_items=3, power=POWER[update], salt=salt)))
         diff = np.array([h2[k] - h.get(k, 0.0) for k in h2])
         assert diff.min() >= -1e-12
         assert 0 < np.linalg.norm(diff, ord=norm) <= bound + 1e-9
