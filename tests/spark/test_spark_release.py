@@ -129,7 +129,7 @@ def test_cli_engine_spark_matches_local_and_exports_no_raw_values(spark, csv_pat
         outs[engine] = (out.read_text(encoding="utf-8"), json.loads(rep.read_text(encoding="utf-8")), err)
     (csv_local, _, _), (csv_spark, report, err) = outs["local"], outs["spark"]
     assert csv_spark == csv_local
-    header = next(csv.reader(csv_spark.splitlines()))
+    header = next(csv.reader(line for line in csv_spark.splitlines() if not line.startswith("#")))
     assert set(header) <= {"item", "n", "teaching_warning"}  # no weights, no true counts
     assert "Spark executors" in report["calibration"]["details"]["engine"]
     assert "note: spark:" in err and "not private" in err
