@@ -14,6 +14,21 @@ EPSILON_GRID = [0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0
 MAX_ITEMS_GRID = [1, 2, 5, 10, 20, 50, 100, 200, 300, 500, 1000]
 K_GRID = [1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000]
 
+# How core messages name the Corpus page's options (``dpsu_core.wording.speak``): its own widgets.
+APP_OPTIONS = {
+    "user_col": "the 'User id column' picker",
+    "text_col": "the 'Text column' picker",
+    "header": "'yes' under 'Header row'",
+    "no_header": "'no' under 'Header row'",
+    "row_is_user": "'Each row is its own user'",
+    "user_pattern": "the 'User pattern' box",
+    "format": "a 'Format'",
+    "max_n": "'Longest n-gram'",
+    "strip_symbols": "'Strip symbols'",
+    "stop_words": "a 'Stop words' list",
+    "strict": "the command line's --strict",
+}
+
 SD_UNDEFINED = "–"  # shown for the sd of a single run (a sample standard deviation needs two)
 
 TEACHING_NOTE = (
