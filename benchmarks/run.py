@@ -30,6 +30,7 @@ SECTIONS = {
     "msnbc": "benchmarks.bench_msnbc",
     "pcr_metrics": "benchmarks.bench_pcr_metrics",
     "app": "benchmarks.bench_app",
+    "spark": "benchmarks.bench_spark",  # Spark local[2] on 1M users (Java 17 + pyspark; about 8 GB)
 }
 # data files a section cannot run without (the others run without the shared folder)
 NEEDS: dict[str, list[Path]] = {"msnbc": [MSNBC]}

@@ -26,6 +26,7 @@ pyspark is imported only inside functions: ``import dpsu_core`` never imports it
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
@@ -74,8 +75,11 @@ _HIST_SCHEMA = "id int, h double"
 
 
 # --------------------------------------------------------------------------- session
-def spark_session(master: str | None = None, *, shuffle_partitions: int | None = None) -> SparkSession:
-    """The active SparkSession, or a new one on ``master`` (default ``local[2]``) without the web UI."""
+def spark_session(
+    master: str | None = None, *, shuffle_partitions: int | None = None, conf: dict[str, str] | None = None
+) -> SparkSession:
+    """The active SparkSession, or a new one on ``master`` (default ``local[2]``) without the web UI;
+    ``conf``: more Spark settings (e.g. spark.driver.memory)."""
     try:
         from pyspark.sql import SparkSession
     except ImportError:  # pragma: no cover - depends on the installation
@@ -95,6 +99,8 @@ def spark_session(master: str | None = None, *, shuffle_partitions: int | None =
         .config("spark.sql.adaptive.enabled", "true")
         .config("spark.sql.execution.arrow.maxRecordsPerBatch", "20000")
     )
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
@@ -286,8 +292,19 @@ def _raw_batch(names: pa.Array, ufirst: np.ndarray, entry_user: np.ndarray, entr
     )
 
 
+class _Clock:
+    def __init__(self, timings: dict[str, float] | None) -> None:
+        self.timings, self.t = timings, time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        if self.timings is not None:
+            self.timings[stage] = round(now - self.t, 3)
+        self.t = now
+
+
 # --------------------------------------------------------------------------- dictionary encoding
-def _dense_ids(df: DataFrame, order: list[str], name: str = "id") -> tuple[DataFrame, int]:
+def _dense_ids(df: DataFrame, order: list[str], name: str, cached: list) -> tuple[DataFrame, int]:
     """(``df`` with a dense 0-based ``name`` column in ``order``, its row count): a distributed sort and one
     small job for the partitions' sizes (no single-partition window)."""
     from pyspark import StorageLevel
@@ -299,6 +316,7 @@ def _dense_ids(df: DataFrame, order: list[str], name: str = "id") -> tuple[DataF
         .withColumn("_mid", F.monotonically_increasing_id())
         .persist(StorageLevel.MEMORY_AND_DISK)
     )
+    cached.append(s)
     parts = s.groupBy("_pid").agg(F.min("_mid").alias("lo"), F.count("*").alias("c")).collect()
     parts.sort(key=lambda r: r["_pid"])
     offsets, start = {}, 0
@@ -317,14 +335,15 @@ def _dense_ids(df: DataFrame, order: list[str], name: str = "id") -> tuple[DataF
     return out, start
 
 
-def _vocabulary(items: DataFrame, max_n: int) -> DataFrame:
+def _vocabulary(items: DataFrame, max_n: int, cached: list) -> DataFrame:
     """(item, n, first) -> (id, item, n, tokens): unigrams by first appearance, then each level k by
     (id of its (k-1)-prefix, id of its last token), ids continuing from the level below (the local order)."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
-    uni, offset = _dense_ids(items.filter(F.col("n") == 1), ["first_row", "first_tok"])
+    uni, offset = _dense_ids(items.filter(F.col("n") == 1), ["first_row", "first_tok"], "id", cached)
     uni = uni.select("id", "item", "n", F.array(F.col("id")).alias("tokens")).persist(StorageLevel.MEMORY_AND_DISK)
+    cached.append(uni)
     levels = [uni]
     prev = uni
     for k in range(2, max_n + 1):
@@ -338,7 +357,7 @@ def _vocabulary(items: DataFrame, max_n: int) -> DataFrame:
             prev.select(F.col("item").alias("prefix"), F.col("id").alias("pid"), F.col("tokens").alias("ptok")),
             "prefix",
         ).join(uni.select(F.col("item").alias("last"), F.col("id").alias("lid")), "last")
-        kg, c = _dense_ids(kg, ["pid", "lid"], "lid_rank")
+        kg, c = _dense_ids(kg, ["pid", "lid"], "lid_rank", cached)
         if c == 0:
             break
         lvl = kg.select(
@@ -347,6 +366,7 @@ def _vocabulary(items: DataFrame, max_n: int) -> DataFrame:
             "n",
             F.concat("ptok", F.array("lid")).alias("tokens"),
         ).persist(StorageLevel.MEMORY_AND_DISK)
+        cached.append(lvl)
         levels.append(lvl)
         offset += c
         prev = lvl
@@ -447,12 +467,13 @@ def load_spark_corpus(
     *,
     spark: SparkSession | None = None,
     name: str | None = None,
+    timings: dict[str, float] | None = None,
     **overrides: Any,
 ) -> SparkCorpus:
     """``load_corpus`` on Spark: the same options, the same vocabulary, users and per-user items.
 
     Not computed here (they need whole columns on one machine): the chosen columns' facts and the sanity
-    warnings; a note says so."""
+    warnings; a note says so. ``timings``, if given, receives the wall seconds of each stage (benchmarks)."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
@@ -477,12 +498,15 @@ def load_spark_corpus(
     def ingest(batches):
         return _ingest_batches(batches, opts=opts)
 
+    clock = _Clock(timings)
     raw = posts.df.mapInArrow(ingest, _RAW_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
+    cached: list = [raw]
     stats = {
         r["item"]: int(r["c"])
         for r in raw.filter(F.col("user").isNull()).groupBy("item").agg(F.sum("cnt").alias("c")).collect()
     }
     stats = {s: stats.get(s, 0) for s in _STATS}
+    clock.lap("read_tokenize_ngrams")
     if stats["posts"] == 0:
         raw.unpersist()
         raise EmptyCorpusError(
@@ -500,14 +524,16 @@ def load_spark_corpus(
     users_all = entries.groupBy("user").agg(
         F.min("ufirst").alias("ufirst"), F.max(F.col("item").isNotNull().cast("int")).alias("has")
     )
-    users, n_users = _dense_ids(users_all.filter(F.col("has") == 1).select("user", "ufirst"), ["ufirst"], "uid")
+    users, n_users = _dense_ids(users_all.filter(F.col("has") == 1).select("user", "ufirst"), ["ufirst"], "uid", cached)
+    clock.lap("user_ids")
     pairs = entries.filter(F.col("item").isNotNull())
     items = (
         pairs.groupBy("item")
         .agg(F.first("n").alias("n"), F.min(F.struct("first_row", "first_tok")).alias("f"))
         .select("item", "n", "f.first_row", "f.first_tok")
     )
-    vocab = _vocabulary(items, max_n)
+    vocab = _vocabulary(items, max_n, cached)
+    clock.lap("item_ids")
     enc = (
         pairs.groupBy("user", "item")
         .agg(F.sum("cnt").cast("int").alias("cnt"))
@@ -521,8 +547,12 @@ def load_spark_corpus(
         .persist(StorageLevel.MEMORY_AND_DISK)
     )
     nnz = int(rows.select(F.sum(F.size("items"))).first()[0] or 0)
+    clock.lap("per_user_rows")
     vocabulary = _collect_vocabulary(vocab, max_n, n_users)
-    raw.unpersist()
+    n_empty = users_all.filter(F.col("has") == 0).count()
+    for df in cached:
+        df.unpersist()
+    clock.lap("vocabulary_to_driver")
 
     notes = list(posts.notes)
     if opts.user_pattern:
@@ -537,7 +567,6 @@ def load_spark_corpus(
     if stats["removed"]:
         notes.append(f"{stats['removed']} posts that were exactly '[removed]' or '[deleted]' were dropped")
     notes.append(f"preprocessing: {prep.describe()}; tokenizer: {tokenizer}")
-    n_empty = users_all.filter(F.col("has") == 0).count()
     if n_empty:
         notes.append(f"{n_empty} users had no tokens after preprocessing and are not in the corpus")
     notes.append(
