@@ -30,10 +30,12 @@ SECTIONS = {
     "msnbc": "benchmarks.bench_msnbc",
     "pcr_metrics": "benchmarks.bench_pcr_metrics",
     "app": "benchmarks.bench_app",
+    "kernels": "benchmarks.bench_kernels",
     "spark": "benchmarks.bench_spark",  # Spark local[2] on 1M users (Java 17 + pyspark; about 8 GB)
 }
-# data files a section cannot run without (the others run without the shared folder)
-NEEDS: dict[str, list[Path]] = {"msnbc": [MSNBC]}
+# data files a section needs: the runner refuses the section without them rather than replace committed
+# MSNBC figures with a "skipped" (the other sections run without the shared folder)
+NEEDS: dict[str, list[Path]] = {name: [MSNBC] for name in ("msnbc", "ingest", "pcr_metrics", "kernels")}
 
 _CHILD = """
 import json, sys, importlib
