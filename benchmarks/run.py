@@ -31,6 +31,8 @@ SECTIONS = {
     "pcr_metrics": "benchmarks.bench_pcr_metrics",
     "app": "benchmarks.bench_app",
     "kernels": "benchmarks.bench_kernels",
+    "hostile": "benchmarks.bench_hostile",
+    "sessions": "benchmarks.bench_sessions",
     "spark": "benchmarks.bench_spark",  # Spark local[2] on 1M users (Java 17 + pyspark; about 8 GB)
 }
 # data files a section needs: the runner refuses the section without them rather than replace committed
