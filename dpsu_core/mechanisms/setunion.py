@@ -15,7 +15,7 @@ import numba
 import numpy as np
 
 from ..corpus.model import Corpus
-from ..privacy.norms import DESCENT_BUDGET
+from ..privacy.norms import descent_budget
 from ..privacy.thresholds import (
     count_l2_sensitivity,
     cutoff,
@@ -34,7 +34,7 @@ from .sampling import OrderedRows, SamplingPlan, kept_positions, sampling_plan
 
 # --------------------------------------------------------------------------- update rules
 @numba.njit(cache=True, nogil=True)
-def _l1_step(h, items, sel, n, gamma, gaps):
+def _l1_step(h, items, sel, n, gamma, gaps, budget):
     """One user's l1-descent: the items below Gamma rise together with total l1 budget 1;
     an item stops at Gamma and the rest keep rising (sort the gaps, spend them in order)."""
     m = 0
@@ -47,7 +47,6 @@ def _l1_step(h, items, sel, n, gamma, gaps):
         return
     g_sorted = gaps[:m]
     g_sorted.sort()
-    budget = DESCENT_BUDGET
     raised = 0.0  # how far every still-rising item has risen
     k = m
     for j in range(m):
@@ -67,7 +66,7 @@ def _l1_step(h, items, sel, n, gamma, gaps):
 
 
 @numba.njit(cache=True, nogil=True)
-def _l2_step(h, items, sel, n, gamma):
+def _l2_step(h, items, sel, n, gamma, budget):
     """One user's l2-descent: g = Gamma - H on the user's items (never negative); Z = ||g||_2;
     if Z <= 1 every item goes to Gamma, else H += g / Z."""
     z2 = 0.0
@@ -77,7 +76,7 @@ def _l2_step(h, items, sel, n, gamma):
             z2 += g * g
     if z2 == 0.0:
         return
-    z = math.sqrt(z2) / DESCENT_BUDGET
+    z = math.sqrt(z2) / budget
     for j in range(n):
         u = items[sel[j]]
         g = gamma - h[u]
@@ -86,7 +85,7 @@ def _l2_step(h, items, sel, n, gamma):
 
 
 @numba.njit(cache=True, nogil=True)
-def _policy_pass(indptr, items, order, uniforms, max_items, longest, n_items, gamma, l1):
+def _policy_pass(indptr, items, order, uniforms, max_items, longest, n_items, gamma, l1, budget):
     """Steps 2-3 fused: visit users in ``order``, sample each row inline (``kept_positions``, i.e.
     ``sample_in_place`` with the same uniforms as ``order_and_sample``) and apply the l1- or l2-descent
     step. No gathered copy."""
@@ -97,9 +96,9 @@ def _policy_pass(indptr, items, order, uniforms, max_items, longest, n_items, ga
     for r in range(order.shape[0]):
         n, ui = kept_positions(indptr, order[r], uniforms, ui, max_items, sel)
         if l1:
-            _l1_step(h, items, sel, n, gamma, gaps)
+            _l1_step(h, items, sel, n, gamma, gaps, budget)
         else:
-            _l2_step(h, items, sel, n, gamma)
+            _l2_step(h, items, sel, n, gamma, budget)
     return h
 
 
@@ -116,6 +115,7 @@ def _rows_pass(rows: OrderedRows, n_items: int, gamma: float, l1: bool) -> np.nd
         n_items,
         float(gamma),
         l1,
+        descent_budget(longest, gamma),
     )
 
 
@@ -141,6 +141,7 @@ def policy_update(corpus: Corpus, plan: SamplingPlan, gamma: float, l1: bool) ->
         corpus.n_items,
         float(gamma),
         l1,
+        descent_budget(plan.longest, gamma),
     )
 
 

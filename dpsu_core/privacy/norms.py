@@ -15,7 +15,8 @@ each of a user's n updated weights (all <= Gamma) is off by at most half an ulp 
 2^-53 Gamma, and the budget bookkeeping by a few ulp per item. They therefore spend
 ``DESCENT_BUDGET`` = 1 - 2^-32 instead of 1: the exact norm of a user's increments stays <= 1 as long
 as n Gamma <= 2^20 (about 10^6; e.g. Delta0 = 10^4 items at Gamma = 100). ``descent_budget`` gives the
-budget for larger products (GW uses it).
+budget for larger products: the descent kernels and GW take their budget from it, so the bound holds
+for every Delta0 and Gamma the parameters allow.
 """
 
 from __future__ import annotations
