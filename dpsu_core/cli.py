@@ -11,12 +11,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .corpus.load import LoadOptions
 from .corpus.readers import FORMATS
 from .corpus.tokenize import TOKENIZERS
 from .errors import DpsuError
 from .ledger import spent_line
-from .mechanisms.params import PARAMS
 from .mechanisms.registry import get_mechanism, mechanisms
+from .params import PARAMS
+from .privacy.guidance import delta_guidance
 
 EXIT_BAD_INPUT = 2
 
@@ -87,25 +89,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _mechanism_params(args: argparse.Namespace, name: str) -> dict[str, Any]:
-    cls = mechanisms().get(name)
-    if cls is None:
-        raise DpsuError(f"unknown mechanism {name!r}; choose one of: {', '.join(mechanisms())}")
-    given = {k: getattr(args, k) for k in PARAMS if getattr(args, k, None) is not None}
-    extra = sorted(set(given) - set(cls.param_names) - {"max_n"})
-    if extra:
-        flags = ", ".join(PARAMS[k].cli for k in extra)
-        raise DpsuError(
-            f"mechanism {name!r} does not use {flags}; it takes: "
-            f"{', '.join(PARAMS[k].cli for k in cls.param_names) or 'no extra parameters'}"
-        )
-    return {k: v for k, v in given.items() if k in cls.param_names}
-
-
 def _make_mechanism(args: argparse.Namespace, public_source: Any = None):
-    params = _mechanism_params(args, args.mechanism)
-    if public_source is not None:
-        params["public_source"] = public_source
+    """The mechanism of ``-m`` with the flags it takes; a flag it would ignore is an error (``--max-n`` aside:
+    it also sets the corpus's n-gram length)."""
+    cls = mechanisms().get(args.mechanism)
+    if cls is None:
+        raise DpsuError(f"unknown mechanism {args.mechanism!r}; choose one of: {', '.join(mechanisms())}")
+    given = {k: getattr(args, k, None) for k in PARAMS if k != "max_n" or k in cls.param_names}
+    params = cls.params_for({**given, "public_source": public_source}, strict=True)
     return get_mechanism(args.mechanism, epsilon=args.epsilon, delta=args.delta, **params)
 
 
@@ -133,20 +124,20 @@ def _corpus_max_n(args: argparse.Namespace) -> int:
     return n
 
 
-def _load_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+def _load_options(args: argparse.Namespace) -> LoadOptions:
     """How ``release`` reads and tokenizes its input (``command.release_argv`` writes the inverse)."""
-    return {
-        "format": args.format,
-        "user_col": args.user_col,
-        "text_col": args.text_col,
-        "has_header": False if args.no_header else None,
-        "max_n": _corpus_max_n(args),
-        "tokenizer": args.tokenizer,
-        "lowercase": not args.keep_case,
-        "strip_urls": not args.keep_urls,
-        "drop_removed": not args.keep_removed,
-        "strip_symbols": not args.keep_symbols,
-    }
+    return LoadOptions(
+        format=args.format,
+        user_col=args.user_col,
+        text_col=args.text_col,
+        has_header=False if args.no_header else None,
+        max_n=_corpus_max_n(args),
+        tokenizer=args.tokenizer,
+        lowercase=not args.keep_case,
+        strip_urls=not args.keep_urls,
+        drop_removed=not args.keep_removed,
+        strip_symbols=not args.keep_symbols,
+    )
 
 
 def _cmd_release(args: argparse.Namespace) -> int:
@@ -164,9 +155,12 @@ def _cmd_release(args: argparse.Namespace) -> int:
             )
         public = args.public_corpus
     mech = _make_mechanism(args, public)  # validate parameters before reading a large file
-    corpus = load_corpus(args.input, **_load_kwargs(args))
+    corpus = load_corpus(args.input, _load_options(args))
     for note in corpus.source.notes:  # about the raw file: for the analyst, not part of the release
         print(f"note (raw data, not private): {note}", file=sys.stderr)
+    guidance = delta_guidance(args.delta, corpus.n_users)
+    if guidance.level == "error":  # delta >= 1/n: one user's data could be published outright
+        print(f"warning: {guidance.message}", file=sys.stderr)
     release = mech.release(corpus, seed=args.seed)
     write_release(release, args.output, args.report)
     per = ", ".join(f"{n}-grams: {c}" for n, c in release.per_length().items())

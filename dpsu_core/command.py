@@ -12,10 +12,10 @@ from typing import Any
 
 from .errors import ParameterError
 from .mechanisms.base import Calibration
-from .mechanisms.params import PARAMS
+from .params import PARAMS
 
 # load_corpus keyword -> how the CLI says it. A boolean preprocessing default of True is switched off by a
-# --keep-... flag; the others take a value. ``cli._load_kwargs`` is the inverse (tests check the round trip).
+# --keep-... flag; the others take a value. ``cli._load_options`` is the inverse (tests check the round trip).
 _FLAG_IF_FALSE = {
     "lowercase": "--keep-case",
     "strip_urls": "--keep-urls",

@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import math
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -195,16 +196,23 @@ def report_json(release: Release, session_spent: dict[str, Any] | None = None) -
     return _dumps(report_dict(release, session_spent))
 
 
-def _fmt(v: Any) -> str:
+def format_value(v: Any) -> str:
+    """A parameter or calibration value as short text: floats to 6 significant digits, lists and dicts
+    joined, booleans as yes/no (the release report and the app's calibration table)."""
     if isinstance(v, bool) or v is None:
         return {True: "yes", False: "no", None: "none"}[v]
     if isinstance(v, (float, np.floating)):
         return f"{float(v):.6g}"
     if isinstance(v, dict):
-        return ", ".join(f"{k} = {_fmt(x)}" for k, x in v.items()) or "none"
+        return ", ".join(f"{k} = {format_value(x)}" for k, x in v.items()) or "none"
     if isinstance(v, (list, tuple)):
-        return ", ".join(_fmt(x) for x in v)
-    return str(v).replace("|", "\\|").replace("\n", " ")
+        return ", ".join(format_value(x) for x in v)
+    return str(v)
+
+
+def _fmt(v: Any) -> str:
+    """``format_value`` for one cell of a Markdown table."""
+    return format_value(v).replace("|", "\\|").replace("\n", " ")
 
 
 def report_markdown(release: Release, session_spent: dict[str, Any] | None = None) -> str:
@@ -275,3 +283,55 @@ def write_release(release: Release, out_csv_path, report_path=None) -> None:
             raise ParameterError(
                 f"cannot write {str(path)!r} ({exc.strerror or exc}); choose a path in an existing, writable folder"
             ) from None
+
+
+# ---- the downloads of one release (the app's Export page) -------------------------------------------
+@dataclass(frozen=True)
+class ExportFile:
+    """One download: its kind (a stable id: csv, json, txt, report_json, report_md), its group ("items":
+    the released set, or "report": what was run and its guarantee), label, bytes, file name and MIME type."""
+
+    kind: str
+    group: str
+    label: str
+    data: bytes
+    file_name: str
+    mime: str
+
+
+def export_basename(release: Release) -> str:
+    """File name stem for downloads: mechanism and budget (public), e.g. dpsu_policy-gaussian_eps3_delta1e-06;
+    ``_TEACHING`` at the end for a fixed-seed release."""
+    cal = release.calibration
+    stem = f"dpsu_{cal.mechanism}_eps{cal.epsilon:g}_delta{cal.delta:.0e}"
+    return stem + ("_TEACHING" if release.seed is not None else "")
+
+
+def export_files(release: Release) -> list[ExportFile]:
+    """Every download of a release. Build them once per release (the app caches them): the report's date is
+    then the date the export was first built, so a file stays the same while the user clicks the buttons."""
+    release = _check_release(release)
+    base = export_basename(release)
+    return [
+        ExportFile("csv", "items", "Released items (CSV)", to_csv_bytes(release), f"{base}.csv", "text/csv"),
+        ExportFile(
+            "json", "items", "Released items (JSON)", to_json_bytes(release), f"{base}.json", "application/json"
+        ),
+        ExportFile("txt", "items", "Released items (TXT)", to_txt_bytes(release), f"{base}.txt", "text/plain"),
+        ExportFile(
+            "report_json",
+            "report",
+            "Release report (JSON)",
+            report_json(release),
+            f"{base}_report.json",
+            "application/json",
+        ),
+        ExportFile(
+            "report_md",
+            "report",
+            "Release report (Markdown)",
+            report_markdown(release).encode("utf-8"),
+            f"{base}_report.md",
+            "text/markdown",
+        ),
+    ]

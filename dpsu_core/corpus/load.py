@@ -6,38 +6,28 @@ removal placeholders (counted) -> tokenize.tokenize -> build.build_corpus.
 
 from __future__ import annotations
 
-from dataclasses import replace
+import io
+from dataclasses import dataclass, replace
 from pathlib import PurePath
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import EmptyCorpusError
+from ..errors import EmptyCorpusError, InputError
+from ..params import PARAMS
 from .build import build_corpus
 from .model import Corpus, SourceInfo
-from .readers import read_table
+from .readers import guess_columns, peek_columns, read_table
 from .tokenize import Preprocessing, blank_mask, check_tokenizer, removed_mask, tokenize
 
 
-def load_corpus(
-    source,
-    *,
-    format: str = "auto",
-    user_col=None,
-    text_col=None,
-    has_header: bool | None = None,
-    max_n: int = 1,
-    tokenizer: str = "fast",
-    lowercase: bool = True,
-    strip_urls: bool = True,
-    drop_removed: bool = True,
-    strip_symbols: bool = True,
-    name: str | None = None,
-) -> Corpus:
-    """Read a corpus file into a user x n-gram ``Corpus``.
+@dataclass(frozen=True)
+class LoadOptions:
+    """How to read and preprocess a corpus file: the one set of options of ``load_corpus``, the CLI's flags
+    and the app's Corpus page (frozen and hashable: the app's corpus cache key).
 
-    source        a path (str/Path), raw bytes, or a binary file object (an upload) with optional ``.name``.
     format        one of ``FORMATS``; "auto" detects from the extension, then the content.
     user_col,     the user-id and text columns: names, or positions (0, 1, ... or "0", "1", ...).
     text_col      When not given they are guessed from common names and the choice is recorded.
@@ -46,16 +36,46 @@ def load_corpus(
     max_n         n-grams of length 1..max_n, formed within a post, never across posts.
     tokenizer     "fast" (default) or "treebank" (nltk's TreebankWordTokenizer).
     lowercase, strip_urls, drop_removed, strip_symbols: see ``Preprocessing`` (ignored for sequences).
-    name          a display name for the corpus (default: the file name).
+    """
+
+    format: str = "auto"
+    user_col: str | int | None = None
+    text_col: str | int | None = None
+    has_header: bool | None = None
+    max_n: int = 1
+    tokenizer: str = "fast"
+    lowercase: bool = True
+    strip_urls: bool = True
+    drop_removed: bool = True
+    strip_symbols: bool = True
+
+    def preprocessing(self) -> Preprocessing:
+        return Preprocessing(
+            lowercase=self.lowercase,
+            strip_urls=self.strip_urls,
+            drop_removed=self.drop_removed,
+            strip_symbols=self.strip_symbols,
+        )
+
+
+def load_corpus(source, options: LoadOptions | None = None, *, name: str | None = None, **overrides: Any) -> Corpus:
+    """Read a corpus file into a user x n-gram ``Corpus``.
+
+    source     a path (str/Path), raw bytes, or a binary file object (an upload) with optional ``.name``.
+    options    a ``LoadOptions`` (default: all defaults); keyword ``overrides`` replace single fields of it,
+               e.g. ``load_corpus(path, max_n=2)``.
+    name       a display name for the corpus (default: the file name).
 
     Raises a DpsuError subclass naming the problem and the fix for every bad input.
     """
+    opts = replace(options if options is not None else LoadOptions(), **overrides)
+    tokenizer = opts.tokenizer
     check_tokenizer(tokenizer)
-    max_n = _check_max_n(max_n)
-    prep = Preprocessing(
-        lowercase=lowercase, strip_urls=strip_urls, drop_removed=drop_removed, strip_symbols=strip_symbols
+    max_n = int(PARAMS["max_n"].check(opts.max_n))  # the one declaration of max_n
+    prep = opts.preprocessing()
+    table = read_table(
+        source, format=opts.format, user_col=opts.user_col, text_col=opts.text_col, has_header=opts.has_header
     )
-    table = read_table(source, format=format, user_col=user_col, text_col=text_col, has_header=has_header)
     rows_read = table.n_rows
     texts, users = table.texts, table.users
 
@@ -133,12 +153,6 @@ def load_corpus(
     return corpus
 
 
-def _check_max_n(max_n) -> int:
-    from ..mechanisms.params import PARAMS  # the one declaration of max_n (lazy: avoids an import cycle)
-
-    return int(PARAMS["max_n"].check(max_n))
-
-
 def _source_name(source) -> str:
     if isinstance(source, (str, PurePath)):
         return PurePath(source).name
@@ -151,3 +165,32 @@ def _with_note(info: SourceInfo, note: str) -> SourceInfo:
 
 def _replace_source(corpus: Corpus, info: SourceInfo) -> Corpus:
     return replace(corpus, source=info)
+
+
+# ---- uploads: a file's bytes and its name (the app) -------------------------------------------------
+def _upload(data: bytes, name: str) -> io.BytesIO:
+    if not isinstance(data, (bytes, bytearray)) or len(data) == 0:
+        raise InputError(f"the uploaded file {name!r} is empty; upload a file with at least two users' posts")
+    buf = io.BytesIO(bytes(data))
+    buf.name = name  # the reader detects the format from the name
+    return buf
+
+
+def peek_upload(
+    data: bytes, name: str, has_header: bool | None = None, format: str = "auto"
+) -> tuple[list[str], str | None, str | None]:
+    """(columns, guessed user column, guessed text column) of an uploaded file; ([], None, None) if it has none."""
+    buf = _upload(data, name)
+    cols = [str(c) for c in (peek_columns(buf, format=format, has_header=has_header) or [])]
+    if not cols:
+        return [], None, None
+    try:
+        user, text = guess_columns(cols)
+    except InputError:
+        user, text = None, None
+    return cols, user, text
+
+
+def load_upload(data: bytes, name: str, options: LoadOptions | None = None) -> Corpus:
+    """Tokenize an uploaded file (bytes + its name) into a Corpus, in memory only (nothing is written to disk)."""
+    return load_corpus(_upload(data, name), options, name=name)

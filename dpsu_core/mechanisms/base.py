@@ -10,14 +10,17 @@
 from __future__ import annotations
 
 import abc
+import inspect
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ..corpus.model import Corpus
+from ..errors import ParameterError
+from ..params import PARAMS, ParamSpec, resolve_params
 from ..privacy.validate import check_delta, check_epsilon
 
 ProgressFn = Callable[[float, str], None]
@@ -125,11 +128,48 @@ class Mechanism(abc.ABC):
     output_noun: ClassVar[str] = "set of released items"
 
     def __init__(self, *, epsilon: float, delta: float, **params: Any) -> None:
-        from .params import resolve_params
-
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta)
         self.params = resolve_params(self.name, self.param_names, params)
+
+    # ---- which parameters the mechanism takes: the CLI flags, the app's widgets and compare read these
+    @classmethod
+    def param_specs(cls) -> list[ParamSpec]:
+        """The ``ParamSpec`` of every declared parameter (``param_names``), in that order."""
+        return [PARAMS[n] for n in cls.param_names]
+
+    @classmethod
+    def accepted_params(cls) -> tuple[str, ...]:
+        """Every keyword argument besides epsilon and delta: the declared parameters (``param_names``) plus
+        any keyword-only argument the constructor adds (e.g. GW-KT's ``public_source``)."""
+        extra = [
+            p.name
+            for p in inspect.signature(cls.__init__).parameters.values()
+            if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name not in ("epsilon", "delta")
+        ]
+        return tuple(dict.fromkeys([*cls.param_names, *extra]))
+
+    @classmethod
+    def params_for(cls, values: Mapping[str, Any] | None, *, strict: bool = False) -> dict[str, Any]:
+        """The keyword arguments this mechanism takes, from a shared set of values (CLI flags, app widgets,
+        a comparison's parameters): every declared parameter filled with its default when unset (None) and
+        validated through its spec; constructor-only arguments (``public_source``) passed on when set.
+
+        With ``strict``, a value set for a parameter the mechanism does not take is an error (the CLI: a
+        flag that would be ignored); otherwise such values are left out.
+        """
+        given = {k: v for k, v in (values or {}).items() if v is not None}
+        accepted = cls.accepted_params()
+        if strict:
+            unused = [k for k in given if k not in accepted]
+            if unused:
+                raise ParameterError(
+                    f"mechanism {cls.name!r} does not take {', '.join(_describe(k) for k in unused)}; "
+                    f"it takes: {', '.join(_describe(k) for k in cls.param_names) or 'no extra parameters'}"
+                )
+        out = resolve_params(cls.name, cls.param_names, {k: given.get(k) for k in cls.param_names})
+        out.update({k: given[k] for k in accepted if k not in out and k in given})
+        return out
 
     @abc.abstractmethod
     def calibrate(self) -> Calibration:
@@ -202,6 +242,12 @@ def progress_step(progress: ProgressFn | None, fraction: float, message: str) ->
     """Report progress if the caller asked for it."""
     if progress is not None:
         progress(fraction, message)
+
+
+def _describe(name: str) -> str:
+    """A parameter by name and, for a declared one, its CLI flag: ``alpha (--alpha)``."""
+    spec = PARAMS.get(name)
+    return f"{name} ({spec.cli})" if spec is not None else name
 
 
 def make_rng(seed: int | None = None) -> np.random.Generator:

@@ -7,11 +7,12 @@ import os
 import shlex
 import subprocess
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
-from dpsu_core.cli import _load_kwargs, build_parser
+from dpsu_core.cli import _load_options, build_parser
 from dpsu_core.command import release_argv, release_command, release_script
 from dpsu_core.corpus import load_corpus
 from dpsu_core.errors import ParameterError
@@ -50,8 +51,10 @@ def test_command_round_trips_through_the_cli_parser(tmp_path, name, eps, delta, 
     argv = release_argv(release.calibration, "posts.csv", full, output="o.csv", report="r.json")
     assert argv[:2] == ["dpsu", "release"] and "--seed" not in argv  # a seeded release still exports no seed
     args = build_parser().parse_args(argv[1:])
-    assert _load_kwargs(args) == {
-        **_load_kwargs(build_parser().parse_args(["release", "x", "-m", "gw", "-e", "1", "-d", "1e-6", "-o", "o"])),
+    assert asdict(_load_options(args)) == {
+        **asdict(
+            _load_options(build_parser().parse_args(["release", "x", "-m", "gw", "-e", "1", "-d", "1e-6", "-o", "o"]))
+        ),
         **full,
         "has_header": None,
     }

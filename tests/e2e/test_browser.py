@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from dpsu_core import app_logic as al
+from pages._format import mechanism_labels
 from tests.e2e.corpus_files import (
     CANARY,
     COMMON,
@@ -223,7 +223,7 @@ def _full_flow(page, dialogs, screenshots):
 
     # 2 · Release: Policy Gaussian.
     go(page, "Release", "2 · Release")
-    labels = al.mechanism_labels()
+    labels = mechanism_labels()
     want = labels["policy-gaussian"]
     if want not in selectbox_value(page, "Mechanism"):
         page.get_by_role("combobox", name="Mechanism", exact=True).click()

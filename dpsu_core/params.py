@@ -1,17 +1,24 @@
-"""Every mechanism parameter, declared once. The CLI flags, the app's widgets and the
-validation all read these specs, so a parameter means the same thing everywhere."""
+"""Every mechanism parameter, declared once, at the bottom of the package (it imports only ``errors`` and
+``privacy.validate``, so ``corpus/``, ``mechanisms/``, the CLI, ``compare`` and the app all import it).
+
+The CLI flags, the app's widgets and the validation all read these specs, so a parameter means the same
+thing everywhere. Adding a parameter is one ``ParamSpec`` entry in ``PARAMS`` (plus its name in the
+``param_names`` of the mechanisms that take it): the CLI flag and the app widget follow from the spec.
+Which parameters a mechanism takes, filled and validated: ``Mechanism.params_for``."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ParameterError
-from ..privacy.validate import check_alpha, check_choice, check_fraction, check_number, check_positive_int
+from .errors import ParameterError
+from .privacy.validate import check_alpha, check_choice, check_fraction, check_number, check_positive_int
 
 
 @dataclass(frozen=True)
 class ParamSpec:
+    """One parameter: its name (the keyword argument), widget label, kind, default, help text, CLI flag and range."""
+
     name: str
     label: str
     kind: str  # "int", "float", "choice"
