@@ -68,14 +68,20 @@ def _mechanisms(names: Any, epsilon: float, delta: float, params: dict | None) -
     return [get_mechanism(n, epsilon=epsilon, delta=delta, **regs[n].params_for(params)) for n in names]
 
 
-def planned_cost(names: list[str], epsilon: float, delta: float, params: dict | None, runs: int) -> LedgerTotal:
-    """What ``compare_runs`` with these arguments will spend, before it runs (every run is a release)."""
+def planned_entries(
+    names: list[str], epsilon: float, delta: float, params: dict | None, runs: int
+) -> list[LedgerEntry]:
+    """The ledger entries ``compare_runs`` with these arguments will make (every run is a release)."""
     runs = check_positive_int(runs, "runs", "give the number of repetitions per mechanism, e.g. 5")
-    entries = [
+    return [
         LedgerEntry.from_calibration(m.calibrate(), corpus_id=None, source="Compare", releases=runs)
         for m in _mechanisms(names, epsilon, delta, params)
     ]
-    return ledger_total(entries)
+
+
+def planned_cost(names: list[str], epsilon: float, delta: float, params: dict | None, runs: int) -> LedgerTotal:
+    """What ``compare_runs`` with these arguments will spend, before it runs."""
+    return ledger_total(planned_entries(names, epsilon, delta, params, runs))
 
 
 def compare_runs(
