@@ -277,6 +277,11 @@ def _full_flow(page, dialogs, screenshots):
     runs.fill("1")
     runs.press("Enter")
     wait_idle(page)
+    expect(page.get_by_text(re.compile(r"Cost of this comparison: \d+ releases"))).to_be_visible()
+    confirm = page.locator(".st-key-cmp_confirm")
+    if confirm.count():  # past the session's limit (the sidebar ε): the page asks before spending
+        confirm.locator("label").click()
+        wait_idle(page)
     page.get_by_role("button", name="Run comparison").click()
     wait_idle(page)
     page.get_by_role("heading", name=re.compile("Released items: mean")).wait_for(timeout=RUN_TIMEOUT_MS)
