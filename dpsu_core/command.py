@@ -23,10 +23,18 @@ _FLAG_IF_FALSE = {
     "strip_urls": "--keep-urls",
     "drop_removed": "--keep-removed",
     "strip_symbols": "--keep-symbols",
+    "strip_html": "--keep-html",
+    "email_headers": "--keep-email-headers",
 }
+_FLAG_IF_TRUE = {"drop_digits": "--drop-digits", "row_is_user": "--row-is-user"}
 _VALUE_FLAGS = {"format": ("--format", "auto"), "tokenizer": ("--tokenizer", "fast")}
-_COLUMN_FLAGS = {"user_col": "--user-col", "text_col": "--text-col"}
-LOAD_OPTIONS = (*_VALUE_FLAGS, *_COLUMN_FLAGS, "has_header", "max_n", *_FLAG_IF_FALSE)
+_COLUMN_FLAGS = {
+    "user_col": "--user-col",
+    "text_col": "--text-col",
+    "user_pattern": "--user-pattern",
+    "stop_words": "--stop-words",
+}
+LOAD_OPTIONS = (*_VALUE_FLAGS, *_COLUMN_FLAGS, "has_header", "max_n", *_FLAG_IF_FALSE, *_FLAG_IF_TRUE)
 
 
 def _check_options(load_options: LoadOptions | dict[str, Any]) -> dict[str, Any]:
@@ -75,9 +83,10 @@ def release_argv(
     for key, flag in _COLUMN_FLAGS.items():
         if opts.get(key) is not None:
             argv += [flag, str(opts[key])]
-    if opts.get("has_header") is False:
-        argv.append("--no-header")
+    if opts.get("has_header") is not None:
+        argv.append("--header" if opts["has_header"] else "--no-header")
     argv += [flag for key, flag in _FLAG_IF_FALSE.items() if opts.get(key, True) is False]
+    argv += [flag for key, flag in _FLAG_IF_TRUE.items() if opts.get(key, False) is True]
     if public_corpus is not None:
         argv += ["--public-corpus", str(public_corpus)]
     argv += ["-o", output, "--report", report]

@@ -44,6 +44,7 @@ REPORT_KEYS = (
     "dpsu_version",
     "guarantee",
     "teaching_mode",
+    "privacy_unit",
     "warning",
     "session_spent",
 )
@@ -184,6 +185,7 @@ def report_dict(release: Release, session_spent: dict[str, Any] | None = None) -
         "dpsu_version": __version__,
         "guarantee": guarantee_text(release),
         "teaching_mode": release.seeded,
+        "privacy_unit": release.privacy_unit,
     }
     if release.seeded:
         rep["warning"] = TEACHING_WARNING
@@ -226,6 +228,8 @@ def report_markdown(release: Release, session_spent: dict[str, Any] | None = Non
         "## Guarantee",
         "",
         rep["guarantee"],
+        "",
+        f"Privacy unit (one user of the guarantee): {_fmt(rep['privacy_unit'] or 'not recorded')}.",
         "",
         "## Parameters",
         "",

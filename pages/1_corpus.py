@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from dpsu_core.corpus import FORMATS, TOKENIZERS, LoadOptions, load_upload, peek_upload
+from dpsu_core.corpus.clean import stop_word_languages
 from dpsu_core.demo import DEMO_NAME, load_canaries
 from dpsu_core.errors import InputError
 from dpsu_core.synthetic import SIZE_DISTRIBUTIONS, SimulationSpec, simulated_corpus
@@ -167,6 +168,26 @@ with st.form("load_form", border=True):
     strip_urls = p2.toggle("Strip URLs", value=current.strip_urls, key="pp_strip_urls")
     drop_removed = p3.toggle("Drop [removed]/[deleted]", value=current.drop_removed, key="pp_drop_removed")
     strip_symbols = p4.toggle("Strip symbols", value=current.strip_symbols, key="pp_strip_symbols")
+    q1, q2, q3, q4 = st.columns(4)
+    strip_html = q1.toggle(
+        "Strip HTML", value=current.strip_html, key="pp_strip_html", help="Remove tags; decode &amp; and the like."
+    )
+    email_headers = q2.toggle(
+        "Drop e-mail headers",
+        value=current.email_headers,
+        key="pp_email_headers",
+        help="Posts that are whole e-mails (RFC 822) keep only their body.",
+    )
+    drop_digits = q3.toggle(
+        "Drop numbers", value=current.drop_digits, key="pp_drop_digits", help="Drop tokens made only of digits."
+    )
+    stop_words = q4.selectbox(
+        "Stop words",
+        ["none", *stop_word_languages()],
+        index=0,
+        key="pp_stop_words",
+        help="Drop the stop words of a language (lists from the stop-words package).",
+    )
     t1, t2 = st.columns(2)
     tokenizer = t1.selectbox(
         "Tokenizer",
@@ -199,20 +220,14 @@ if submitted:
         strip_urls=strip_urls,
         drop_removed=drop_removed,
         strip_symbols=strip_symbols,
+        strip_html=strip_html,
+        email_headers=email_headers,
+        drop_digits=drop_digits,
+        stop_words=None if stop_words == "none" else stop_words,
     )
     if source == "demo":
-        try:  # on success set_corpus reruns the script (the sidebar then shows the new corpus) and says so
-            _ui.load_demo_into_session(
-                LoadOptions(
-                    max_n=opts.max_n,
-                    tokenizer=opts.tokenizer,
-                    lowercase=lowercase,
-                    strip_urls=strip_urls,
-                    drop_removed=drop_removed,
-                    strip_symbols=strip_symbols,
-                ),
-                message="Demo corpus loaded.",
-            )
+        try:  # on success install_corpus reruns the script (the sidebar then shows the new corpus) and says so
+            _ui.load_demo_into_session(opts, message="Demo corpus loaded.")  # no column or format choices
         except Exception as exc:
             _ui.show_error(exc, "the demo corpus could not be loaded")
     elif data is None:

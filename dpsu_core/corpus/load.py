@@ -1,7 +1,8 @@
 """``load_corpus``: the one entry point from a file to a ``Corpus``.
 
-file -> readers.read_table (user, text rows) -> drop rows without user/text and
-removal placeholders (counted) -> tokenize.tokenize -> build.build_corpus.
+file -> readers.read_table (user, text rows) -> the user pattern, if any -> facts and checks of the
+chosen columns (columns.column_warnings) -> drop rows without user/text and removal placeholders
+(counted) -> tokenize.tokenize -> token filters (clean) -> checks after tokenizing -> build.build_corpus.
 """
 
 from __future__ import annotations
@@ -15,9 +16,19 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import EmptyCorpusError, InputError
+from ..errors import EmptyCorpusError, InputError, ParameterError
 from ..params import PARAMS
+from ..wording import opt
 from .build import build_corpus
+from .clean import drop_tokens, token_drop_mask
+from .columns import (
+    ColumnFacts,
+    SanityWarning,
+    apply_user_pattern,
+    check_user_pattern,
+    column_warnings,
+    load_warnings,
+)
 from .model import Corpus, SourceInfo
 from .readers import guess_columns, peek_columns, read_table
 from .tokenize import Preprocessing, blank_mask, check_tokenizer, removed_mask, tokenize
@@ -30,12 +41,16 @@ class LoadOptions:
 
     format        one of ``FORMATS``; "auto" detects from the extension, then the content.
     user_col,     the user-id and text columns: names, or positions (0, 1, ... or "0", "1", ...).
-    text_col      When not given they are guessed from common names and the choice is recorded.
-    has_header    whether a CSV/TSV has a header row; None: yes, unless both columns are given by
-                  position and the first row holds no common column name.
+    text_col      When not given they are taken from known column names (``columns``), never by
+                  position; when no name fits a ColumnError lists the columns.
+    has_header    whether a CSV/TSV has a header row; None: detected from the first rows (said in the notes).
+    row_is_user   each row is its own user (files without a user column).
+    user_pattern  a regular expression; the user is its first group in the user column (e.g. '^([^/]+)/'
+                  for the folder of an e-mail path). Rows where it does not match are dropped (counted).
     max_n         n-grams of length 1..max_n, formed within a post, never across posts.
     tokenizer     "fast" (default) or "treebank" (nltk's TreebankWordTokenizer).
-    lowercase, strip_urls, drop_removed, strip_symbols: see ``Preprocessing`` (ignored for sequences).
+    lowercase, strip_urls, drop_removed, strip_symbols, strip_html, email_headers, drop_digits, stop_words:
+                  see ``Preprocessing`` (ignored for sequences).
     """
 
     format: str = "auto"
@@ -48,6 +63,12 @@ class LoadOptions:
     strip_urls: bool = True
     drop_removed: bool = True
     strip_symbols: bool = True
+    strip_html: bool = True
+    email_headers: bool = True
+    drop_digits: bool = False
+    stop_words: str | None = None
+    row_is_user: bool = False
+    user_pattern: str | None = None
 
     def preprocessing(self) -> Preprocessing:
         return Preprocessing(
@@ -55,6 +76,10 @@ class LoadOptions:
             strip_urls=self.strip_urls,
             drop_removed=self.drop_removed,
             strip_symbols=self.strip_symbols,
+            strip_html=self.strip_html,
+            email_headers=self.email_headers,
+            drop_digits=self.drop_digits,
+            stop_words=self.stop_words or None,
         )
 
 
@@ -73,11 +98,41 @@ def load_corpus(source, options: LoadOptions | None = None, *, name: str | None 
     check_tokenizer(tokenizer)
     max_n = int(PARAMS["max_n"].check(opts.max_n))  # the one declaration of max_n
     prep = opts.preprocessing()
+    if prep.stop_words:
+        from .clean import stop_words
+
+        stop_words(prep.stop_words)  # an unknown language fails before reading the file
+    if opts.user_pattern:
+        check_user_pattern(opts.user_pattern)
+        if opts.row_is_user:
+            raise ParameterError(
+                f"{opt('user_pattern')} needs a user column; drop {opt('row_is_user')} to use a pattern"
+            )
     table = read_table(
-        source, format=opts.format, user_col=opts.user_col, text_col=opts.text_col, has_header=opts.has_header
+        source,
+        format=opts.format,
+        user_col=opts.user_col,
+        text_col=opts.text_col,
+        has_header=opts.has_header,
+        row_is_user=opts.row_is_user,
     )
     rows_read = table.n_rows
     texts, users = table.texts, table.users
+    pattern_notes = []
+    if opts.user_pattern and users is not None:
+        users, unmatched = apply_user_pattern(users, opts.user_pattern)
+        pattern_notes.append(
+            f"user = first group of {opts.user_pattern!r} in column {table.user_column!r}"
+            + (f"; {unmatched:,} rows where it does not match have no user" if unmatched else "")
+        )
+    elif opts.user_pattern:
+        raise ParameterError(
+            f"{opt('user_pattern')} needs a user column, and this {table.format} file has none; drop the pattern"
+        )
+    facts: list[ColumnFacts] = []
+    warns: list[SanityWarning] = []
+    if not table.pretokenized and (users is not None or opts.row_is_user):
+        facts, warns = column_warnings(users, texts, table.user_column, table.text_column)
 
     # ---- row filtering (counted, never silent) ----
     no_user = blank_mask(users) if users is not None else np.zeros(rows_read, dtype=bool)
@@ -109,13 +164,23 @@ def load_corpus(source, options: LoadOptions | None = None, *, name: str | None 
         n_users = len(enc.dictionary)
 
     tok = tokenize(texts, tokenizer="whitespace" if table.pretokenized else tokenizer, prep=prep)
+    drop = (
+        None
+        if table.pretokenized
+        else token_drop_mask(tok.unigrams, drop_digits=prep.drop_digits, stop_language=prep.stop_words)
+    )
+    if drop is not None and drop.any():
+        codes, post_ptr = drop_tokens(tok.codes, tok.post_ptr, drop)
+        tok = replace(tok, codes=codes, post_ptr=post_ptr)
     if tok.n_tokens == 0:
         raise EmptyCorpusError(
             f"the corpus has no tokens after preprocessing ({n_posts} posts read); check that the text column "
-            f"({table.text_column or 'text'}) holds the posts, or switch off 'strip symbols'"
+            f"({table.text_column or 'text'}) holds the posts, or switch off {opt('strip_symbols')}"
         )
+    tokens_per_user = np.bincount(post_user, weights=np.diff(tok.post_ptr), minlength=n_users)
+    warns += load_warnings(rows_read, rows_read - n_posts, tokens_per_user)
 
-    notes = list(table.notes)
+    notes = list(table.notes) + pattern_notes
     if dropped["no_user"]:
         notes.append(f"{dropped['no_user']} rows without a user id were dropped")
     if dropped["no_text"]:
@@ -138,6 +203,12 @@ def load_corpus(source, options: LoadOptions | None = None, *, name: str | None 
         rows_dropped_removed=dropped["removed"],
         tokenizer="as given (pre-tokenized)" if table.pretokenized else tokenizer,
         notes=tuple(notes),
+        header=table.header,
+        encoding_fallback_rows=table.encoding_fallback_rows,
+        row_is_user=opts.row_is_user,
+        user_pattern=opts.user_pattern or None,
+        column_facts=tuple(facts),
+        warnings=tuple(warns),
     )
     corpus = build_corpus(tok.codes, tok.post_ptr, post_user, tok.unigrams, max_n=max_n, n_users=n_users, source=info)
     empty_users = n_users - corpus.n_users

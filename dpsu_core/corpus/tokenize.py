@@ -62,9 +62,13 @@ class Preprocessing:
     strip_urls: bool = True
     drop_removed: bool = True
     strip_symbols: bool = True
+    strip_html: bool = True  # tags removed, entities decoded (``clean.strip_html``)
+    email_headers: bool = True  # drop the header block of posts that are RFC 822 messages
+    drop_digits: bool = False  # drop tokens made only of digits
+    stop_words: str | None = None  # drop the stop words of this language (``clean.stop_words``)
 
     def describe(self) -> str:
-        on = [k for k, v in self.__dict__.items() if v]
+        on = [k if v is True else f"{k} ({v})" for k, v in self.__dict__.items() if v]
         return ", ".join(on) if on else "none"
 
 
@@ -100,7 +104,13 @@ def blank_mask(values: pa.Array) -> np.ndarray:
 
 
 def preprocess(texts: pa.Array, prep: Preprocessing) -> pa.Array:
-    """Lowercase and strip URLs, column-wise (row filtering is the caller's job)."""
+    """E-mail headers, HTML, URLs, case: column-wise (row filtering is the caller's job)."""
+    from . import clean
+
+    if prep.email_headers:
+        texts, _ = clean.drop_email_headers(texts)
+    if prep.strip_html:
+        texts = clean.strip_html(texts)
     if prep.strip_urls:
         texts = pc.replace_substring_regex(texts, pattern=_URL, replacement=" ")
     if prep.lowercase:
@@ -204,14 +214,18 @@ def _tokenize_part(texts: pa.Array, tokenizer: str, prep: Preprocessing) -> tupl
 
 
 # ---- the scanning kernel -------------------------------------------------------
-# Character classes, indexed by code point.
-_SPACE, _WORD, _SYMBOL_CH, _APOS = 0, 1, 2, 3
+# Character classes, indexed by code point. IGNORED characters (format characters, category Cf, and
+# variation selectors) are skipped: never part of a token, never a token, and no break inside a word
+# (as in Unicode's word segmentation, where Format and Extend characters do not break a word).
+# Control characters (Cc) separate like spaces.
+_SPACE, _WORD, _SYMBOL_CH, _APOS, _IGNORED = 0, 1, 2, 3, 4
 _MODE_WORDS, _MODE_WORDS_SYMBOLS, _MODE_WHITESPACE = 0, 1, 2
+_VARIATION_SELECTORS = ((0x180B, 0x1810), (0xFE00, 0xFE10), (0xE0100, 0xE01F0))
 _classes: np.ndarray | None = None
 
 
 def char_classes() -> np.ndarray:
-    """uint8 class of every code point: word (letters, digits, marks), space, apostrophe, other symbol."""
+    """uint8 class of every code point: word (letters, digits, marks), space, apostrophe, ignored, other symbol."""
     global _classes
     if _classes is None:
         import unicodedata
@@ -220,14 +234,21 @@ def char_classes() -> np.ndarray:
         cls = np.full(0x110000, _SYMBOL_CH, dtype=np.uint8)
         for m in re.finditer(r"[^\W_]+", every):  # str.isalnum(): letters and numbers
             cls[m.start() : m.end()] = _WORD
-        for cp in range(
-            0x20000
-        ):  # combining marks (all assigned ones lie below U+20000, except plane 14 variation selectors)
-            if cls[cp] == _SYMBOL_CH and unicodedata.category(every[cp])[0] == "M":
-                cls[cp] = _WORD
-        cls[0xE0100:0xE01F0] = _WORD  # variation selectors supplement (Mn)
+        for cp in range(0x20000):  # marks, format and control characters (all below U+20000 but plane 14's)
+            if cls[cp] == _SYMBOL_CH:
+                cat = unicodedata.category(every[cp])
+                if cat[0] == "M":
+                    cls[cp] = _WORD
+                elif cat == "Cf":
+                    cls[cp] = _IGNORED
+                elif cat == "Cc":
+                    cls[cp] = _SPACE
+        cls[0xE0000:0xE0080] = _IGNORED  # plane 14 tag characters (Cf)
+        for lo, hi in _VARIATION_SELECTORS:
+            cls[lo:hi] = _IGNORED
         for m in re.finditer(r"\s+", every):
             cls[m.start() : m.end()] = _SPACE
+        cls[0x200B] = _SPACE  # zero width space (Cf) is a word break
         cls[[ord("'"), 0x2019, 0x02BC]] = _APOS
         _classes = cls
     return _classes
@@ -291,6 +312,9 @@ def _scan(data, offsets, table, mode, out, tok_off, per_post, write):  # pragma:
                 )
                 n = 4
             c = table[cp]
+            if c == 4:  # ignored: format character or variation selector
+                i += n
+                continue
             if mode == 2:
                 if c == 0:
                     if in_tok:

@@ -70,6 +70,7 @@ class Release:
     seed: int | None = None  # set only when the caller fixed a seed (teaching): not for real releases
     elapsed_seconds: float = 0.0
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
+    privacy_unit: str = ""  # who one user of the guarantee is (from the corpus: SourceInfo.privacy_unit)
 
     @property
     def n_released(self) -> int:
@@ -288,6 +289,7 @@ def make_release(
         ids = np.concatenate([ids, np.full(len(extra_items), -1, dtype=np.int64)])
     order = canonical_order(items, lens)
     return Release(
+        privacy_unit=corpus.source.privacy_unit,
         calibration=cal,
         item_ids=ids[order],
         items=items[order],

@@ -95,6 +95,7 @@ def test_release_end_to_end(tmp_path, capsys):
         "dpsu_version",
         "guarantee",
         "teaching_mode",
+        "privacy_unit",
         "warning",
     }
     # nothing computed from the raw data: no weights, no corpus sizes (401 users, 40 words)

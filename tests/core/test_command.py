@@ -25,9 +25,29 @@ ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 CASES = [
     ("policy-gaussian", 3.0, 1e-6, {"max_items": 7, "alpha": 4.5}, {"max_n": 1}),
     ("gw", 2.5, 1e-7, {"alpha": 3.0, "max_users": 5000}, {"max_n": 1, "lowercase": False, "strip_urls": False}),
-    ("dpne", 4.0, 1e-5, {"max_items": 9, "max_n": 2, "eta": 0.02, "schedule": "geometric", "decay": 0.8}, {"max_n": 2}),
+    (
+        "dpne",
+        4.0,
+        1e-5,
+        {"max_items": 9, "max_n": 2, "eta": 0.02, "schedule": "geometric", "schedule_ratio": 0.7},
+        {"max_n": 2},
+    ),
     ("bounded-counts", 3.0, 1e-6, {"max_items": 5, "rel_error": 0.2, "use_threshold": "no"}, {"max_n": 1}),
     ("pcr", 3.0, 1e-6, {"kbar": 50, "eps_star": 0.01}, {"tokenizer": "treebank", "max_n": 1}),
+    (
+        "policy-gaussian",
+        3.0,
+        1e-6,
+        {"max_items": 7},
+        {
+            "max_n": 1,
+            "strip_html": False,
+            "email_headers": False,
+            "drop_digits": True,
+            "stop_words": "english",
+            "user_pattern": "^(u[0-9])",
+        },
+    ),
 ]
 
 
@@ -103,8 +123,8 @@ def test_running_the_script_reproduces_the_parameters_in_its_report(tmp_path):
 
 def test_unknown_reading_option_is_refused(tmp_path):
     cal = get_mechanism("gw", epsilon=1, delta=1e-6).calibrate()
-    with pytest.raises(ParameterError, match="strip_html"):
-        release_argv(cal, "x.csv", {"strip_html": True}, output="o.csv", report="r.json")
+    with pytest.raises(ParameterError, match="spell_check"):
+        release_argv(cal, "x.csv", {"spell_check": True}, output="o.csv", report="r.json")
 
 
 def test_public_corpus_is_passed_for_gw_kt():

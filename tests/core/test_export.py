@@ -41,6 +41,7 @@ ALLOWED_REPORT_KEYS = {
     "dpsu_version",
     "guarantee",
     "teaching_mode",
+    "privacy_unit",
     "warning",
 }
 

@@ -134,6 +134,10 @@ def load_good_corpus(page) -> None:
     if strip.is_checked():
         page.locator(".st-key-pp_strip_symbols label").click()
     assert not strip.is_checked()
+    html = page.locator(".st-key-pp_strip_html input")  # keep the <script> pieces: they are the hostile items
+    if html.is_checked():
+        page.locator(".st-key-pp_strip_html label").click()
+    assert not html.is_checked()
     n_gram = page.locator(".st-key-corpus_max_n")
     for _ in range(MAX_N - 1):
         n_gram.locator('[data-testid="stNumberInputStepUp"]').click()
