@@ -75,7 +75,7 @@ def explore_section() -> None:
         if st.button("Explore on this corpus", key="explore_start", icon=_ui.ICONS["explore"]):
             try:
                 if kind == "demo":
-                    state.explore(_ui.demo_corpus(), f"exploration: {DEMO_NAME}")
+                    state.explore(_ui.demo_corpus(), f"exploration: {DEMO_NAME}", canaries=load_canaries())
                 elif kind == "public":
                     if public is None:
                         raise InputError("upload a public corpus file first (or pick the demo or a simulated corpus)")

@@ -5,6 +5,7 @@ import streamlit as st
 
 from dpsu_core.charts import item_user_distribution_chart, utility_curve_chart
 from dpsu_core.corpus import LoadOptions, load_upload
+from dpsu_core.errors import ParameterError
 from dpsu_core.export import guarantee_text
 from dpsu_core.mechanisms import mechanisms
 from dpsu_core.metrics import canaries_released
@@ -24,10 +25,10 @@ def utility_section(cal, max_items: int):
     """The utility preview of the calibration (public), or None for a mechanism without one (PCR)."""
     st.subheader("Utility preview (public: from the parameters only)")
     if not has_preview(cal.mechanism):
-        st.info(
-            "No preview for PCR: it releases items by rank (Gumbel steps over the top k̄ counts), so an item's "
-            "chance depends on the other items' counts, not on the parameters alone."
-        )
+        try:
+            utility_preview(cal)
+        except ParameterError as exc:  # says why this mechanism has no preview
+            st.info(escape_markdown(str(exc)))
         return None
     m = st.number_input(
         "Assume each user holding an item has this many distinct items",

@@ -110,7 +110,9 @@ class AppState:
         self._clear_results()
 
     # ---- exploration -------------------------------------------------------------------------
-    def explore(self, corpus: Corpus, name: str, options: LoadOptions | None = None) -> None:
+    def explore(
+        self, corpus: Corpus, name: str, options: LoadOptions | None = None, canaries: list[str] | None = None
+    ) -> None:
         """Work on ``corpus`` (the demo, a public file or a simulated corpus) instead of the private corpus.
         The private corpus and its results are kept aside untouched; nothing run now enters the ledger."""
         if not self.exploring:
@@ -119,7 +121,7 @@ class AppState:
         self.corpus, self.corpus_name, self.corpus_options, self.is_demo = corpus, name, options or LoadOptions(), False
         self.ids_issued += 1
         self.corpus_id = self.ids_issued
-        self.dataset_key, self.input_name, self.canaries = "", "", []
+        self.dataset_key, self.input_name, self.canaries = "", "", list(canaries or [])
         self._clear_results()
 
     def back_to_private(self) -> None:

@@ -241,7 +241,7 @@ def ledger_panel() -> None:
             state.back_to_private()
             st.rerun()
     t = state.spent()
-    st.caption(f"On {state.private_name or 'the private corpus'}, this session:")
+    st.caption(f"On {escape_markdown(state.private_name) or 'the private corpus'}, this session:")
     c = st.columns(2)
     c[0].metric("ε (basic)", f"{t.basic_epsilon:.4g}", help="Sum of the ε of every release (basic composition).")
     c[1].metric(

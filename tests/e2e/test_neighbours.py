@@ -42,7 +42,7 @@ def test_teaching_view_shows_probabilities_and_dprime_inside_the_band(browser, a
         expect(page.get_by_text(re.compile(r"Release probability under D \(black\) and D′ \(red\)"))).to_be_visible()
         page.locator('[data-testid="stMain"] [data-testid="stDataFrame"]').first.wait_for(timeout=RUN_TIMEOUT_MS)
         # the runs were releases on the (demo stand-in for the) private corpus: the sidebar ledger counts them
-        assert metric(page, "ε (basic)") == "1200"
+        assert metric(page, "ε (basic)", where="stSidebar") == "1200"
         shot(page, screenshots, "neighbours")
     finally:
         ctx.close()
