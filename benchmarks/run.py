@@ -30,6 +30,7 @@ SECTIONS = {
     "msnbc": "benchmarks.bench_msnbc",
     "pcr_metrics": "benchmarks.bench_pcr_metrics",
     "app": "benchmarks.bench_app",
+    "kernels": "benchmarks.bench_kernels",
 }
 # data files a section cannot run without (the others run without the shared folder)
 NEEDS: dict[str, list[Path]] = {"msnbc": [MSNBC]}
