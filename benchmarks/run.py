@@ -31,6 +31,8 @@ SECTIONS = {
     "pcr_metrics": "benchmarks.bench_pcr_metrics",
     "app": "benchmarks.bench_app",
     "kernels": "benchmarks.bench_kernels",
+    "hostile": "benchmarks.bench_hostile",
+    "sessions": "benchmarks.bench_sessions",
 }
 # data files a section needs: the runner refuses the section without them rather than replace committed
 # MSNBC figures with a "skipped" (the other sections run without the shared folder)

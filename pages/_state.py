@@ -13,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from dpsu_core.corpus import Corpus, LoadOptions
+from dpsu_core.corpus.readers import RawFile
 from dpsu_core.export import ExportFile, export_files
 from dpsu_core.ledger import Ledger, LedgerTotal, ledger_summary
 from dpsu_core.mechanisms import Calibration, Release
@@ -51,6 +52,21 @@ class Budget:
 
 
 @dataclass
+class UploadCache:
+    """The pending upload unpacked once (``read_upload``): reruns, previews and the load reuse it, so a compressed
+    upload is never unpacked twice; its content hash (the preview cache's key) is computed once too."""
+
+    source: bytes  # the uploaded bytes (``AppState.pending_upload``)
+    name: str
+    raw: RawFile
+    digest: str
+
+    def is_for(self, name: str, data: bytes) -> bool:
+        """Whether this is the upload ``(name, data)`` (the same object, or the widget's same bytes again)."""
+        return self.name == name and (self.source is data or self.source == data)
+
+
+@dataclass
 class AppState:
     """Everything a session holds between reruns."""
 
@@ -79,6 +95,8 @@ class AppState:
     comparison: pd.DataFrame | None = None  # the last table of compare_runs
     neighbours: Any = None  # the last neighbouring-corpora experiment (neighbours.NeighbourRuns)
     export_cache: tuple[Any, list[ExportFile]] | None = None
+    upload: UploadCache | None = None  # the pending upload, unpacked once (``read_upload``)
+    pending_load: LoadOptions | None = None  # a load above the memory budget, waiting for "Load anyway"
     # the privacy ledger of the session, and the exploration corpus (nothing run on it is recorded)
     ledger: Ledger = field(default_factory=Ledger)
     exploring: bool = False
