@@ -33,6 +33,7 @@ SECTIONS = {
     "kernels": "benchmarks.bench_kernels",
     "hostile": "benchmarks.bench_hostile",
     "sessions": "benchmarks.bench_sessions",
+    "spark": "benchmarks.bench_spark",  # Spark local[2] on 1M users (Java 17 + pyspark; about 8 GB)
 }
 # data files a section needs: the runner refuses the section without them rather than replace committed
 # MSNBC figures with a "skipped" (the other sections run without the shared folder)

@@ -131,6 +131,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="a .zip/.gz input may unpack to at most this many MB (default: 20x its size, at least "
         f"{DEFAULT_LIMITS.unpack_floor_bytes // MB} MB, at most {DEFAULT_LIMITS.unpack_max_bytes // MB} MB)",
     )
+    rel.add_argument(
+        "--engine",
+        default="local",
+        choices=["local", "spark"],
+        help="spark: read, tokenize and build histograms with Spark (pip install 'dpsu[spark]', Java 17)",
+    )
+    rel.add_argument("--spark-master", default=None, help="Spark master URL for --engine spark (default local[2])")
 
     cal = sub.add_parser("calibrate", help="print the noise scale, rho and Gamma of a mechanism")
     _add_mechanism_args(cal)
@@ -163,6 +170,9 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     ]
     for k, v in cal.params.items():
         lines.append(f"{k}: {v}")
+    for k, v in cal.details.items():  # per-level / per-round values (DPNE sigma_k, DP-SIPS sigma_i, T_i, ...)
+        if isinstance(v, list) and v and all(isinstance(x, (int, float)) for x in v):
+            lines.append(f"{k}: {', '.join(f'{x:.6g}' for x in v)}")
     if "delta_star_rule" in cal.details:  # PCR: the delta_* actually used
         lines.append(f"delta_star used: {cal.details['delta_star']:.6g} ({cal.details['delta_star_rule']})")
     print("\n".join(lines))
@@ -238,6 +248,13 @@ def _cmd_release(args: argparse.Namespace) -> int:
                 "data: give a public corpus, or drop the flag to use the built-in wordfreq list"
             )
         public = args.public_corpus
+    if args.spark_master and args.engine != "spark":
+        raise DpsuError("--spark-master is only used with --engine spark; add --engine spark or drop it")
+    if args.strict and args.engine == "spark":
+        raise DpsuError(
+            "--strict needs the columns' sanity checks, which the Spark engine does not compute; "
+            "drop --strict, or check a sample with the local engine first"
+        )
     mech = _make_mechanism(args, public)  # validate parameters before reading a large file
     options = _load_options(args)  # validates --max-n before anything is read
     limits = _read_limits(args)
@@ -247,12 +264,22 @@ def _cmd_release(args: argparse.Namespace) -> int:
         {"-o": args.output, "--report": args.report},
         {"the input": args.input, "the public corpus": args.public_corpus},
     )
-    corpus = load_corpus(args.input, options, limits=limits)
+    corpus: Any  # a Corpus, or with --engine spark a SparkCorpus (rows on the executors)
+    if args.engine == "spark":
+        from .engines.spark import load_spark_corpus, spark_release, spark_session
+
+        corpus = load_spark_corpus(args.input, options, spark=spark_session(args.spark_master))
+    else:
+        corpus = load_corpus(args.input, options, limits=limits)
     _report_source(corpus.source, strict=args.strict)
     guidance = delta_guidance(args.delta, corpus.n_users)
     if guidance.level == "error":  # delta >= 1/n: one user's data could be published outright
         print(f"warning: {guidance.message}", file=sys.stderr)
-    release = mech.release(corpus, seed=args.seed)
+    if args.engine == "spark":
+        release = spark_release(mech, corpus, seed=args.seed)
+        print(f"note: {release.calibration.details['engine']}", file=sys.stderr)
+    else:
+        release = mech.release(corpus, seed=args.seed)
     write_release(release, args.output, args.report)
     per = ", ".join(f"{n}-grams: {c}" for n, c in release.per_length().items())
     print(

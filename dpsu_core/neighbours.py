@@ -14,7 +14,6 @@ NON-PRIVATE teaching view, never part of a release. Each run is a real release a
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,7 +22,7 @@ from scipy import stats
 
 from .corpus.model import Corpus
 from .errors import ParameterError
-from .mechanisms.base import Mechanism
+from .mechanisms.base import Mechanism, ProgressFn
 from .privacy.validate import check_positive_int
 
 MAX_RUNS = 5000
@@ -172,7 +171,7 @@ def _outcomes(
     strings: np.ndarray,
     runs: int,
     seeds: list[int | None],
-    progress: Callable[[float, str], None] | None,
+    progress: ProgressFn | None,
     done: float,
 ) -> np.ndarray:
     """(runs x items) booleans: was each of the user's items released in each run (matched by string, so a
@@ -209,7 +208,7 @@ def run_neighbours(
     runs: int,
     *,
     seed: int | None = None,
-    progress: Callable[[float, str], None] | None = None,
+    progress: ProgressFn | None = None,
 ) -> NeighbourRuns:
     """Release ``runs`` times on D and on D'. Without ``seed`` every run is seeded from the OS; with one (teaching)
     each run gets its own child seed, so the whole experiment repeats exactly."""

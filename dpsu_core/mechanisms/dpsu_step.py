@@ -18,6 +18,7 @@ the one ``order_and_sample`` draws from the same generator.
 from __future__ import annotations
 
 import math
+from typing import Protocol, runtime_checkable
 
 import numba
 import numpy as np
@@ -104,11 +105,21 @@ def sample_and_add(corpus: Corpus, plan: SamplingPlan, power: float) -> np.ndarr
     )
 
 
+@runtime_checkable
+class RowsElsewhere(Protocol):
+    """A Corpus whose per-user rows live elsewhere (the Spark engine's executors, ``engines.spark``): it runs
+    steps 1-2 there and hands back H; noise and threshold (step 3) stay here."""
+
+    def weighted_histogram(self, max_items: int, power: float, keep: np.ndarray | None) -> np.ndarray: ...
+
+
 def weighted_histogram(
     corpus: Corpus, rng: np.random.Generator, max_items: int, power: float, keep: np.ndarray | None = None
 ) -> np.ndarray:
     """Steps 1-2: sample at most ``max_items`` of each user's items (only those where ``keep`` is True, if
     given), weight 1/|W|^power. Users in corpus order: the sum does not depend on it."""
+    if isinstance(corpus, RowsElsewhere):
+        return corpus.weighted_histogram(max_items, power, keep)
     if keep is None:
         return sample_and_add(corpus, sampling_plan(corpus, rng, max_items, shuffle=False), float(power))
     longest = int(corpus.row_lengths.max()) if corpus.n_users else 1

@@ -451,6 +451,11 @@ def test_index_column_file_picks_author_id_and_warns_on_a_unique_column(browser,
         page.get_by_role("option", name="author_id", exact=True).click()
         wait_idle(page)
         expect(warn).to_have_count(0, timeout=RUN_TIMEOUT_MS)
+        # the uploaded, not yet loaded file survives a visit to another page
+        go(page, "Release", "2 · Release")
+        go(page, "Corpus", "1 · Corpus")
+        page.get_by_text("File kept from before: index_first.csv", exact=False).wait_for(timeout=RUN_TIMEOUT_MS)
+        assert selectbox_value(page, "User id column") == "author_id"
         page.get_by_role("button", name="Load corpus").click()
         wait_idle(page)
         page.get_by_text("Corpus loaded.", exact=True).wait_for(timeout=RUN_TIMEOUT_MS)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from fractions import Fraction
 
 import dp_accounting
 import numpy as np
@@ -110,6 +111,23 @@ def test_schedule_spends_exactly_the_budget(T, schedule, ratio):
         np.testing.assert_allclose(sig[1:] / sig[:-1], ratio, rtol=1e-12)
     else:
         np.testing.assert_allclose(sig, math.sqrt(T) * sigma, rtol=1e-12)
+
+
+@pytest.mark.parametrize("schedule", ["equal", "geometric"])
+@pytest.mark.parametrize("T", [2, 3, 5, 6, 7, 10])
+@pytest.mark.parametrize("sigma", [0.3, 1.3327913, 3.7, 13.3279, 1e3])
+@pytest.mark.parametrize("ratio", [0.7, 0.8, 0.9, 1.1])
+def test_schedule_never_overspends_in_exact_arithmetic(schedule, T, sigma, ratio):
+    # the levels compose to sigma only if sum_k 1/sigma_k^2 <= 1/sigma^2 holds exactly, not just to 1e-12
+    sig = noise_schedule(sigma, T, schedule, ratio)
+    assert sum(1 / Fraction(float(s)) ** 2 for s in sig) <= 1 / Fraction(sigma) ** 2
+    assert float(np.max(sig / noise_schedule_unrounded(sigma, T, schedule, ratio))) < 1 + 1e-13
+
+
+def noise_schedule_unrounded(sigma, T, schedule, ratio):
+    if schedule == "equal":
+        return np.full(T, math.sqrt(T) * sigma)
+    return sigma * math.sqrt(sum(ratio ** (-2 * j) for j in range(T))) * ratio ** np.arange(T)
 
 
 @pytest.mark.parametrize("T, c", [(6, 0.8), (3, 0.8), (4, 1.25)])

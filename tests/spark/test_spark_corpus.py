@@ -1,0 +1,78 @@
+"""The Spark engine builds the local engine's corpus: same vocabulary (ids included), users, per-user
+items and counts, notes; from CSV, Parquet and JSONL; and bad input fails with one clear message."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from dpsu_core.corpus import load_corpus
+from dpsu_core.engines.spark import load_spark_corpus
+from dpsu_core.errors import ColumnError, EmptyCorpusError, InputError
+
+from .conftest import corpus_rows
+
+
+def _assert_same_corpus(local, spark_built):
+    for name in ("indptr", "items", "counts", "ngram_len", "gram_tokens", "vocab"):
+        assert np.array_equal(getattr(local, name), getattr(spark_built, name)), name
+    assert (local.n_posts, local.n_tokens) == (spark_built.n_posts, spark_built.n_tokens)
+    s, sp = local.source, spark_built.source
+    assert (s.rows_read, s.rows_dropped_no_user, s.rows_dropped_no_text, s.rows_dropped_removed) == (
+        sp.rows_read,
+        sp.rows_dropped_no_user,
+        sp.rows_dropped_no_text,
+        sp.rows_dropped_removed,
+    )
+    assert {n for n in s.notes if "header" not in n} <= set(sp.notes)  # the header is taken, not detected
+
+
+def test_csv_trigrams_identical_to_local(spark_corpus3, local_corpus3):
+    corpus = spark_corpus3.to_corpus()
+    _assert_same_corpus(local_corpus3, corpus)
+    assert local_corpus3.max_n == 3 and (local_corpus3.ngram_len == 3).any()
+    assert local_corpus3.source.rows_dropped_removed == 2 and local_corpus3.source.rows_dropped_no_user == 1
+    assert spark_corpus3.n_users == corpus.n_users and spark_corpus3.nnz == corpus.nnz
+    assert "late" not in repr(spark_corpus3)  # never prints data
+
+
+@pytest.mark.parametrize(
+    ("fmt", "options"),
+    [
+        ("parquet", {"user_pattern": r"^(user\d)", "drop_digits": True, "stop_words": "english"}),
+        ("jsonl", {"row_is_user": True, "tokenizer": "treebank", "keep_html": None}),
+    ],
+)
+def test_parquet_and_jsonl_with_options_identical_to_local(spark, tmp_path, fmt, options):
+    """The loading options go through the same core functions on both engines (a user pattern, each row its
+    own user, token filters, the treebank tokenizer)."""
+    options = {k: v for k, v in options.items() if k != "keep_html"}
+    rows = corpus_rows(n_users=30, seed=1) + [("user7", "in 1999 and 2024 we were the 42 of them")]
+    users, texts = [r[0] for r in rows], [r[1] for r in rows]
+    if fmt == "parquet":
+        path = tmp_path / "posts.parquet"
+        pq.write_table(pa.table({"author": users, "body": texts}), path)
+    else:
+        path = tmp_path / "posts.jsonl"
+        path.write_text("".join(json.dumps({"body": t}) + "\n" for _, t in rows), encoding="utf-8")
+    local = load_corpus(path, max_n=2, **options)
+    built = load_spark_corpus(str(path), spark=spark, max_n=2, **options)
+    _assert_same_corpus(local, built.to_corpus())
+    assert built.source.privacy_unit == local.source.privacy_unit
+
+
+def test_bad_input_says_what_to_fix(spark, tmp_path, csv_path):
+    with pytest.raises(InputError, match="--format"):
+        load_spark_corpus(str(tmp_path / "posts.data"), spark=spark)
+    with pytest.raises(InputError, match="check the path"):
+        load_spark_corpus(str(tmp_path / "missing.csv"), spark=spark)
+    with pytest.raises(ColumnError, match="no user column named 'who'"):
+        load_spark_corpus(csv_path, spark=spark, user_col="who", text_col="text")
+    one = tmp_path / "one.csv"
+    one.write_text("user,text\nsolo,hello there\nsolo,again\n", encoding="utf-8")
+    with pytest.raises(EmptyCorpusError, match="1 user with tokens"):
+        load_spark_corpus(str(one), spark=spark)
