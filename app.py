@@ -21,6 +21,7 @@ PAGES = [
     st.Page(HERE / "pages" / "4_histogram.py", title="Histogram fill", icon=I["histogram"]),
     st.Page(HERE / "pages" / "5_coverage.py", title="Coverage", icon=I["coverage"]),
     st.Page(HERE / "pages" / "6_compare.py", title="Compare", icon=I["compare"]),
+    st.Page(HERE / "pages" / "8_neighbours.py", title="Neighbouring corpora", icon=I["neighbours"]),
     st.Page(HERE / "pages" / "7_export.py", title="Export", icon=I["export"]),
 ]
 
@@ -30,5 +31,6 @@ _ui.get_corpus()
 # (``_ui.set_corpus``), so the sidebar never shows the previous corpus.
 _ui.sidebar()
 _ui.teaching_banner()
+_ui.workflow_steps()
 with _ui.inside_app():
     page.run()

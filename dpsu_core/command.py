@@ -8,8 +8,10 @@ Nothing here reads data: the inputs are the public calibration of a release and 
 from __future__ import annotations
 
 import shlex
+from dataclasses import asdict
 from typing import Any
 
+from .corpus import LoadOptions
 from .errors import ParameterError
 from .mechanisms.base import Calibration
 from .params import PARAMS
@@ -35,7 +37,14 @@ _COLUMN_FLAGS = {
 LOAD_OPTIONS = (*_VALUE_FLAGS, *_COLUMN_FLAGS, "has_header", "max_n", *_FLAG_IF_FALSE, *_FLAG_IF_TRUE)
 
 
-def _check_options(load_options: dict[str, Any]) -> dict[str, Any]:
+def _check_options(load_options: LoadOptions | dict[str, Any]) -> dict[str, Any]:
+    """The reading options as a dict. A ``LoadOptions`` field the CLI has no flag for is fine at its default
+    (the CLI then does the same) and an error otherwise: the command would not redo the release."""
+    if isinstance(load_options, LoadOptions):
+        defaults = asdict(LoadOptions())
+        load_options = {
+            k: v for k, v in asdict(load_options).items() if k in LOAD_OPTIONS or v != defaults.get(k, object())
+        }
     unknown = sorted(set(load_options) - set(LOAD_OPTIONS))
     if unknown:
         raise ParameterError(
@@ -53,7 +62,7 @@ def _corpus_max_n(cal: Calibration, load_options: dict[str, Any]) -> int:
 def release_argv(
     cal: Calibration,
     input_name: str,
-    load_options: dict[str, Any],
+    load_options: LoadOptions | dict[str, Any],
     *,
     output: str,
     report: str,
@@ -84,7 +93,7 @@ def release_argv(
     return argv
 
 
-def release_command(cal: Calibration, input_name: str, load_options: dict[str, Any], **kw: Any) -> str:
+def release_command(cal: Calibration, input_name: str, load_options: LoadOptions | dict[str, Any], **kw: Any) -> str:
     """The command line as one shell-quoted string."""
     return shlex.join(release_argv(cal, input_name, load_options, **kw))
 
@@ -92,7 +101,7 @@ def release_command(cal: Calibration, input_name: str, load_options: dict[str, A
 def release_script(
     cal: Calibration,
     input_name: str,
-    load_options: dict[str, Any],
+    load_options: LoadOptions | dict[str, Any],
     *,
     output: str,
     report: str,

@@ -8,7 +8,7 @@ counts) is kept.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -16,11 +16,19 @@ import pandas as pd
 
 from .corpus.model import Corpus
 from .errors import ParameterError
-from .mechanisms import Mechanism, get_mechanism, mechanisms
+from .ledger import LedgerEntry, LedgerTotal
+from .ledger import total as ledger_total
+from .mechanisms import Mechanism, Release, get_mechanism, mechanisms
 from .mechanisms.base import ProgressFn
+from .metrics import missing_mass
 from .privacy.validate import check_positive_int
 
-SUMMARY_COLUMNS = ["mechanism", "label", "mean", "sd", "runs", "mean_seconds"]
+SUMMARY_COLUMNS = ["mechanism", "label", "mean", "sd", "runs", "mean_seconds", "recovered_mass"]
+CSV_COLUMNS = ["mechanism", "label", "runs", "mean", "sd", "recovered_mass"]
+CSV_NOTE = (
+    "# dpsu comparison. mean and sd: items released per run (private outputs). recovered_mass: share of all "
+    "(user, item) pairs whose item was released, mean over runs: computed from the raw data, NOT private."
+)
 
 
 def check_known_params(params: Mapping[str, Any] | None, classes: Iterable[type[Mechanism]] | None = None) -> None:
@@ -53,6 +61,29 @@ def _length_column(n: int) -> str:
     return f"released_n{n}"
 
 
+def _mechanisms(names: Any, epsilon: float, delta: float, params: dict | None) -> list[Mechanism]:
+    names = _check_names(names)
+    regs = mechanisms()
+    check_known_params(params)
+    return [get_mechanism(n, epsilon=epsilon, delta=delta, **regs[n].params_for(params)) for n in names]
+
+
+def planned_entries(
+    names: list[str], epsilon: float, delta: float, params: dict | None, runs: int
+) -> list[LedgerEntry]:
+    """The ledger entries ``compare_runs`` with these arguments will make (every run is a release)."""
+    runs = check_positive_int(runs, "runs", "give the number of repetitions per mechanism, e.g. 5")
+    return [
+        LedgerEntry.from_calibration(m.calibrate(), corpus_id=None, source="Compare", releases=runs)
+        for m in _mechanisms(names, epsilon, delta, params)
+    ]
+
+
+def planned_cost(names: list[str], epsilon: float, delta: float, params: dict | None, runs: int) -> LedgerTotal:
+    """What ``compare_runs`` with these arguments will spend, before it runs."""
+    return ledger_total(planned_entries(names, epsilon, delta, params, runs))
+
+
 def compare_runs(
     corpus: Corpus,
     names: list[str],
@@ -62,19 +93,19 @@ def compare_runs(
     runs: int,
     seed: int | None = None,
     progress: ProgressFn | None = None,
+    record: Callable[[Release], None] | None = None,
 ) -> pd.DataFrame:
     """Release with every mechanism in ``names`` ``runs`` times; one row per (mechanism, run).
 
-    Columns: mechanism, label, run (1-based), released, seconds, then ``released_n<k>`` for every
-    n-gram length k of the corpus (and any other length a release contains). Each mechanism gets
-    only the parameters it takes. With ``seed`` set, every (mechanism, run) draws from its own
+    Columns: mechanism, label, run (1-based), released, seconds, recovered_mass, then ``released_n<k>`` for
+    every n-gram length k of the corpus (and any other length a release contains). ``recovered_mass`` (spec
+    section 6, ``metrics.missing_mass``) compares the release with the raw data: NOT private. Each mechanism
+    gets only the parameters it takes. With ``seed`` set, every (mechanism, run) draws from its own
     Generator spawned from that seed (teaching: reproducible); otherwise each release is OS-seeded.
+    ``record`` is called with every release as soon as it is made (a privacy ledger: each one spends).
     """
-    names = _check_names(names)
+    mechs = _mechanisms(names, epsilon, delta, params)
     runs = check_positive_int(runs, "runs", "give the number of repetitions per mechanism, e.g. 5")
-    regs = mechanisms()
-    check_known_params(params)
-    mechs = [get_mechanism(n, epsilon=epsilon, delta=delta, **regs[n].params_for(params)) for n in names]
     children = np.random.SeedSequence(seed).spawn(len(mechs) * runs) if seed is not None else None
 
     rows: list[dict[str, Any]] = []
@@ -87,12 +118,16 @@ def compare_runs(
             # a seed per (mechanism, run), spawned from the user's seed: the release records it (teaching flag)
             run_seed = int(children[i].generate_state(1, np.uint64)[0]) if children is not None else None
             rel = mech.release(corpus, seed=run_seed)
+            if record is not None:
+                record(rel)
+            mass = missing_mass(corpus, rel)
             row = {
                 "mechanism": mech.name,
                 "label": mech.label,
                 "run": r + 1,
                 "released": rel.n_released,
                 "seconds": float(rel.elapsed_seconds),
+                "recovered_mass": float(mass.loc[mass["n"] == 0, "recovered_mass"].iloc[0]),
             }
             row.update({_length_column(k): c for k, c in rel.per_length().items()})
             rows.append(row)
@@ -102,10 +137,11 @@ def compare_runs(
     lengths = set(range(1, int(corpus.max_n) + 1))
     for row in rows:
         lengths.update(int(c[len("released_n") :]) for c in row if c.startswith("released_n"))
-    cols = ["mechanism", "label", "run", "released", "seconds"] + [_length_column(k) for k in sorted(lengths)]
+    cols = ["mechanism", "label", "run", "released", "seconds", "recovered_mass"]
+    cols += [_length_column(k) for k in sorted(lengths)]
     df = pd.DataFrame(rows).reindex(columns=cols)
     for c in cols[3:]:
-        if c != "seconds":
+        if c not in ("seconds", "recovered_mass"):
             df[c] = df[c].fillna(0).astype(np.int64)
     return df
 
@@ -113,16 +149,35 @@ def compare_runs(
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
     """Per mechanism: mean and sample standard deviation (ddof 1; NaN for a single run) of released items.
 
-    Columns: mechanism, label, mean, sd, runs, mean_seconds; mechanisms in their order in ``df``.
+    Columns: mechanism, label, mean, sd, runs, mean_seconds, recovered_mass (mean over runs; NOT private);
+    mechanisms in their order in ``df``.
     """
-    need = {"mechanism", "label", "released", "seconds"}
+    need = {"mechanism", "label", "released", "seconds", "recovered_mass"}
     if not isinstance(df, pd.DataFrame) or not need <= set(df.columns):
         raise ParameterError(
             f"summarize needs the table from compare_runs (columns {sorted(need)}); call compare_runs first"
         )
     g = df.groupby(["mechanism", "label"], sort=False)
     out = g.agg(
-        mean=("released", "mean"), sd=("released", "std"), runs=("released", "size"), mean_seconds=("seconds", "mean")
+        mean=("released", "mean"),
+        sd=("released", "std"),
+        runs=("released", "size"),
+        mean_seconds=("seconds", "mean"),
+        recovered_mass=("recovered_mass", "mean"),
     ).reset_index()
     out["runs"] = out["runs"].astype(np.int64)
     return out[SUMMARY_COLUMNS]
+
+
+def summary_csv(summary: pd.DataFrame) -> bytes:
+    """The comparison table as CSV (mean, sd, recovered mass per mechanism), one note line first saying which
+    columns are private outputs and which are NOT. Numbers in one format: 4 significant digits."""
+    import csv
+    import io
+
+    if not isinstance(summary, pd.DataFrame) or not set(CSV_COLUMNS) <= set(summary.columns):
+        raise ParameterError("summary_csv needs the table from summarize(compare_runs(...))")
+    buf = io.StringIO()
+    buf.write(CSV_NOTE + "\n")
+    summary[CSV_COLUMNS].to_csv(buf, index=False, float_format="%.4g", lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
+    return buf.getvalue().encode("utf-8")

@@ -390,9 +390,10 @@ def export_basename(release: Release) -> str:
     return stem + ("_TEACHING" if release.seed is not None else "")
 
 
-def export_files(release: Release) -> list[ExportFile]:
+def export_files(release: Release, session_spent: dict[str, Any] | None = None) -> list[ExportFile]:
     """Every download of a release. Build them once per release (the app caches them): the report's date is
-    then the date the export was first built, so a file stays the same while the user clicks the buttons."""
+    then the date the export was first built, so a file stays the same while the user clicks the buttons.
+    ``session_spent`` (``ledger.ledger_summary``) goes into the reports."""
     release = _check_release(release)
     base = export_basename(release)
     return [
@@ -405,7 +406,7 @@ def export_files(release: Release) -> list[ExportFile]:
             "report_json",
             "report",
             "Release report (JSON)",
-            report_json(release),
+            report_json(release, session_spent),
             f"{base}_report.json",
             "application/json",
         ),
@@ -413,7 +414,7 @@ def export_files(release: Release) -> list[ExportFile]:
             "report_md",
             "report",
             "Release report (Markdown)",
-            report_markdown(release).encode("utf-8"),
+            report_markdown(release, session_spent).encode("utf-8"),
             f"{base}_report.md",
             "text/markdown",
         ),

@@ -46,6 +46,7 @@ PREVIEWED = (
     "dpsu-even",
     "dpsu-single",
     "bounded-counts",
+    "dp-sips",
 )
 
 
@@ -58,6 +59,7 @@ class Stage:
     threshold: float
     w: float
     cap: float | None = None
+    round: bool = False  # one of several rounds (DP-SIPS): the item is released if ANY round releases it
 
 
 @dataclass(frozen=True)
@@ -96,20 +98,36 @@ def _pass_given_kept(stages: tuple[Stage, ...], j: np.ndarray) -> np.ndarray:
     return p
 
 
+def _expected_pass(stages: tuple[Stage, ...], k: int, q: float) -> float:
+    """E over the kept holders j ~ Binomial(k, q) of P(every stage passes | j)."""
+    if q >= 1.0:
+        return float(_pass_given_kept(stages, np.array([float(k)]))[0])
+    j = np.arange(k + 1, dtype=np.float64)
+    return float(np.dot(stats.binom.pmf(j, k, q), _pass_given_kept(stages, j)))
+
+
 def release_probability(preview: Preview, k: int) -> float:
-    """P(the item is released | k users hold it) under the preview's assumptions."""
+    """P(the item is released | k users hold it) under the preview's assumptions. Rounds (DP-SIPS) sample
+    afresh and draw fresh noise: the item is released unless every round misses it."""
     if k <= 0:
         return 0.0
     q = preview.keep_probability
-    if q >= 1.0:
-        return float(_pass_given_kept(preview.stages, np.array([float(k)]))[0])
-    j = np.arange(k + 1, dtype=np.float64)
-    return float(np.dot(stats.binom.pmf(j, k, q), _pass_given_kept(preview.stages, j)))
+    rounds = [s for s in preview.stages if s.round]
+    if rounds:
+        miss = 1.0
+        for s in rounds:
+            miss *= 1.0 - _expected_pass((s,), k, q)
+        return 1.0 - miss
+    return _expected_pass(preview.stages, k, q)
 
 
 def _ceiling(stages: tuple[Stage, ...], q: float) -> float:
+    if q <= 0:
+        return 0.0
     big = np.array([1e18])
-    return float(_pass_given_kept(stages, big)[0]) if q > 0 else 0.0
+    if any(s.round for s in stages):
+        return 1.0 - float(np.prod([1.0 - _pass_given_kept((s,), big)[0] for s in stages]))
+    return float(_pass_given_kept(stages, big)[0])
 
 
 def _smallest_k(preview: Preview, target: float) -> int | None:
@@ -154,6 +172,15 @@ def _stages(cal: Calibration, m_kept: int) -> tuple[tuple[Stage, ...], str]:
         sigma1 = float(d["sigma_k"][0])
         rho1 = float(d["rho_1"]) if name == "dpne" else float(d["rho_k"][0])
         return (Stage("gaussian", sigma1, rho1, inv_sqrt),), "+1/√m per kept holder; 1-grams (level 1) only"
+    if name == "dp-sips":
+        rounds = tuple(
+            Stage("gaussian", float(sig), float(thr), inv_sqrt, round=True)
+            for sig, thr in zip(d["sigma_i"], d["threshold_i"])
+        )
+        return rounds, (
+            f"+1/√m per kept holder in each of {len(rounds)} rounds (each round samples afresh; the holder's other "
+            "items assumed not yet released), released if any round passes its threshold"
+        )
     if name == "bounded-counts":
         stages = [Stage("gaussian", float(d["selection_sigma"]), float(d["selection_rho"]), inv_sqrt)]
         if d.get("count_threshold") is not None:
@@ -201,7 +228,9 @@ def utility_preview(cal: Calibration, items_per_user: int | None = None) -> Prev
     text = (
         f"Assumptions: {sampling} The item's weight grows by {rule}"
         + (", the holder's other items sitting at the same weight as this one" if "Policy" in cal.label else "")
-        + f". Noise: {stages[0].noise} with scale {stages[0].scale:.4g}; threshold {stages[0].threshold:.4g}."
+        + ". Noise and threshold: "
+        + "; ".join(f"{st.noise} with scale {st.scale:.4g}, threshold {st.threshold:.4g}" for st in stages)
+        + "."
         + cap_note
         + " Computed from the parameters only (no data): it describes the mechanism, not your corpus."
     )

@@ -3,17 +3,102 @@
 import pandas as pd
 import streamlit as st
 
-from dpsu_core.corpus import FORMATS, TOKENIZERS, LoadOptions
+from dpsu_core.corpus import FORMATS, TOKENIZERS, LoadOptions, load_upload
 from dpsu_core.corpus.clean import stop_word_languages
 from dpsu_core.corpus.preview import SHOWN_ROWS, Preview, preview
 from dpsu_core.corpus.readers import RawFile
-from dpsu_core.demo import load_canaries
+from dpsu_core.demo import DEMO_NAME, load_canaries
+from dpsu_core.errors import InputError
+from dpsu_core.synthetic import SIZE_DISTRIBUTIONS, SimulationSpec, simulated_corpus
 from dpsu_core.wording import speak
 from pages import _ui
+from pages._format import escape_markdown
 from pages._state import app_state
-from pages._text import APP_OPTIONS
+from pages._text import APP_OPTIONS, TEACHING_SEED
 
 _ui.require_app()
+
+EXPLORE_KINDS = {
+    "demo": "Bundled demo corpus",
+    "public": "A public file",
+    "simulated": "Simulated from public numbers",
+}
+
+
+def explore_section() -> None:
+    """Switch to an exploration corpus: try mechanisms without spending, then release once on the private one."""
+    state = app_state()
+    with st.expander(
+        "Explore before spending: work on a corpus that is NOT your private data",
+        expanded=state.exploring,
+        icon=_ui.ICONS["explore"],
+    ):
+        st.caption(
+            "Every release on the private corpus spends (ε, δ) and goes into the privacy ledger. On an exploration "
+            "corpus nothing is spent: try mechanisms and parameters here (every page works on it), then use "
+            "**Release on the private corpus** on the Release page to run the chosen configuration once."
+        )
+        kind = st.radio(
+            "Exploration corpus",
+            list(EXPLORE_KINDS),
+            format_func=EXPLORE_KINDS.get,
+            horizontal=True,
+            key="explore_kind",
+        )
+        public = None
+        spec = None
+        if kind == "public":
+            public = st.file_uploader(
+                "A PUBLIC corpus file (never the private one or a sample of it)", key="explore_upload"
+            )
+        elif kind == "simulated":
+            st.caption(
+                "Type public numbers (for example from a paper or the platform's published statistics); "
+                "the simulation never looks at the private file."
+            )
+            c = st.columns(5)
+            users = c[0].number_input("Users", min_value=10, max_value=500_000, value=2000, step=100, key="sim_users")
+            per = c[1].number_input("Words per user", min_value=1, max_value=5000, value=50, step=5, key="sim_words")
+            dist = c[2].selectbox(
+                "Words per user are",
+                SIZE_DISTRIBUTIONS,
+                index=SIZE_DISTRIBUTIONS.index("log-uniform"),
+                key="sim_dist",
+                help="constant: exactly this many; uniform / log-uniform: 1 to this many; geometric: this many on average",
+            )
+            vocab = c[3].number_input(
+                "Vocabulary size", min_value=10, max_value=2_000_000, value=5000, step=500, key="sim_vocab"
+            )
+            zipf = c[4].number_input(
+                "Zipf exponent", min_value=0.0, max_value=5.0, value=1.0, step=0.1, key="sim_zipf", format="%.2f"
+            )
+            spec = SimulationSpec(int(users), int(per), str(dist), int(vocab), float(zipf))
+        if st.button("Explore on this corpus", key="explore_start", icon=_ui.ICONS["explore"]):
+            try:
+                if kind == "demo":
+                    state.explore(_ui.demo_corpus(), f"exploration: {DEMO_NAME}", canaries=load_canaries())
+                elif kind == "public":
+                    if public is None:
+                        raise InputError("upload a public corpus file first (or pick the demo or a simulated corpus)")
+                    opts = LoadOptions(max_n=state.corpus_options.max_n)
+                    state.explore(
+                        load_upload(public.getvalue(), public.name, opts), f"exploration: {public.name}", opts
+                    )
+                else:
+                    assert spec is not None
+                    with st.spinner("Simulating…"):
+                        sim = simulated_corpus(spec, seed=TEACHING_SEED if state.teaching else None)
+                    state.explore(sim, spec.describe())
+                st.rerun()
+            except Exception as exc:
+                _ui.show_error(exc, "the exploration corpus could not be made (the corpus in use stays)")
+        if state.exploring:
+            st.info(
+                f"Exploring on **{escape_markdown(state.corpus_name)}**. The private corpus "
+                f"({escape_markdown(state.private_name)}) and its results are kept aside.",
+                icon=_ui.ICONS["explore"],
+            )
+
 
 state = app_state()
 st.title("1 · Corpus")
@@ -286,11 +371,12 @@ if state.pending_load is not None and state.upload is not None:
         st.rerun()
 
 _ui.show_flash()
+explore_section()
 corpus = state.corpus
 if corpus is None:
     st.stop()
 
-st.subheader("Corpus in use")
+st.subheader("Exploration corpus in use (not your private data)" if state.exploring else "Corpus in use")
 st.text(state.corpus_name)
 if state.is_demo:
     st.caption(

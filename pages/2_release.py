@@ -3,16 +3,72 @@
 import pandas as pd
 import streamlit as st
 
+from dpsu_core.charts import item_user_distribution_chart, utility_curve_chart
 from dpsu_core.corpus import LoadOptions, load_upload
+from dpsu_core.errors import ParameterError
+from dpsu_core.export import guarantee_text
 from dpsu_core.mechanisms import mechanisms
 from dpsu_core.metrics import canaries_released
 from dpsu_core.privacy import delta_guidance
+from dpsu_core.utility import has_preview, utility_preview
 from pages import _run, _ui
-from pages._format import calibration_rows, filter_items, mechanism_labels
+from pages._format import calibration_rows, escape_markdown, filter_items, mechanism_labels
 from pages._state import app_state
 from pages._text import BUDGET_PARAMS
 
 _ui.require_app()
+
+TINY_RELEASE = 10  # a release this small gets the utility preview as its explanation
+
+
+def utility_section(cal, max_items: int):
+    """The utility preview of the calibration (public), or None for a mechanism without one (PCR)."""
+    st.subheader("Utility preview (public: from the parameters only)")
+    if not has_preview(cal.mechanism):
+        try:
+            utility_preview(cal)
+        except ParameterError as exc:  # says why this mechanism has no preview
+            st.info(escape_markdown(str(exc)))
+        return None
+    m = st.number_input(
+        "Assume each user holding an item has this many distinct items",
+        min_value=1,
+        max_value=100_000,
+        value=int(max_items),
+        step=1,
+        key="preview_items_per_user",
+        help="Fewer items per user means more weight per item. Δ0 is the worst case the calibration is built for.",
+    )
+    try:
+        p = utility_preview(cal, int(m))
+    except Exception as exc:
+        _ui.show_error(exc, "no utility preview")
+        return None
+    k50, k90 = p.users_needed[0.5], p.users_needed[0.9]
+    c = st.columns(3)
+    c[0].metric("Users for a 50% chance", "never" if k50 is None else f"{k50:,}")
+    c[1].metric("Users for a 90% chance", "never" if k90 is None else f"{k90:,}")
+    c[2].metric("Highest chance", f"{p.ceiling:.1%}")
+    st.caption(p.assumptions)
+    with st.expander("Chance of release by number of users"):
+        st.altair_chart(utility_curve_chart(p.curve(), p.users_needed), width="stretch")
+    return p
+
+
+def explain_small_release(n: int, p, corpus) -> None:
+    """Why a release came back empty or tiny: the preview next to the corpus's (NOT private) item-user counts."""
+    k50 = p.users_needed[0.5]
+    have = int((corpus.user_counts >= k50).sum()) if k50 is not None else 0
+    st.warning(
+        f"Only {n} item{'s' if n != 1 else ''} released. At this budget an item needs about "
+        + ("more users than any corpus has" if k50 is None else f"{k50:,} users")
+        + f" for an even chance of release (utility preview, public). In this corpus {have:,} items have that many "
+        "users (raw count, NOT private). Raise ε, lower Δ0 (if users hold few items), or use a corpus with more "
+        "users.",
+        icon=_ui.ICONS["warning"],
+    )
+    st.altair_chart(item_user_distribution_chart(corpus.user_counts, p.users_needed), width="stretch")
+
 
 state = app_state()
 st.title("2 · Release")
@@ -83,8 +139,29 @@ with st.expander("Full calibration"):
         pd.DataFrame(calibration_rows(cal), columns=["quantity", "value"]), hide_index=True, key="calibration_table"
     )
 
-if st.button("Run release", type="primary", key="run_release"):
-    _run.run_releases(corpus, [name])
+preview = utility_section(cal, b.max_items)
+
+if state.exploring:
+    st.caption(
+        f"Exploring on {escape_markdown(state.corpus_name)}: **Run release** here spends nothing. When the "
+        f"configuration is right, **Release on the private corpus** runs it once on {escape_markdown(state.private_name)} "
+        f"and spends ε = {cal.epsilon:g}, δ = {cal.delta:.2g} there."
+    )
+    c1, c2 = st.columns(2)
+    if c1.button("Run release (exploration corpus)", key="run_release", width="stretch"):
+        _run.run_releases(corpus, [name], "Release")
+    if c2.button("Release on the private corpus", type="primary", key="release_private", width="stretch"):
+        if _run.release_on_private(name) is not None:
+            st.rerun()
+else:
+    after = state.spent()
+    st.caption(
+        f"Each release spends ε = {cal.epsilon:g}, δ = {cal.delta:.2g} of this corpus's users' privacy "
+        f"(so far this session: ε = {after.basic_epsilon:.4g} over {after.releases} release"
+        f"{'s' if after.releases != 1 else ''})."
+    )
+    if st.button("Run release", type="primary", key="run_release"):
+        _run.run_releases(corpus, [name], "Release")
 
 rel = state.release
 if rel is None:
@@ -112,7 +189,9 @@ r[2].metric(
     help="Wall-clock time of the release. It depends on the corpus size: a raw-data diagnostic, not "
     "private, and never exported.",
 )
-st.info(rcal.guarantee, icon=_ui.ICONS["guarantee"])
+(st.error if rel.seeded else st.info)(guarantee_text(rel), icon=_ui.ICONS["guarantee"])
+if preview is not None and rel.n_released < TINY_RELEASE and rcal.mechanism == cal.mechanism:
+    explain_small_release(rel.n_released, preview, corpus)
 if leaked:
     st.warning(
         f"{len(leaked)} canaries were released. They are part of the differentially private output, but a "

@@ -32,12 +32,29 @@ chosen = st.multiselect(
     "Mechanisms to show side by side", available, default=default, format_func=labels.get, key="hist_mechanisms"
 )
 missing = [n for n in chosen if n not in have]
+if missing:
+    st.caption(
+        "Running them is a release each: nothing is spent on an exploration corpus."
+        if state.exploring
+        else f"Running them spends ε = {len(missing) * state.budget.epsilon:g} more on this corpus "
+        f"({len(missing)} release{'s' if len(missing) != 1 else ''} at ε = {state.budget.epsilon:g})."
+    )
 if missing and st.button(f"Run {len(missing)} missing release(s) at the sidebar budget", key="hist_run"):
-    _run.run_releases(corpus, missing)
+    _run.run_releases(corpus, missing, "Histogram fill")
 
 shown = {n: have[n] for n in chosen if n in have and have[n].diagnostics.weights is not None}
 if not shown:
-    st.info("Pick a mechanism and run it (here or on the Release page) to see its histogram.")
+    last = state.release
+    if last is not None and last.diagnostics.weights is None:
+        st.info(
+            f"The last release ({last.calibration.label}) has no weight histogram: it ranks distinct-user counts "
+            "instead of building weights H, so there is nothing to fill. The histogram is about set-union and "
+            "n-gram mechanisms: pick one above and press **Run … missing release(s)**."
+        )
+    elif missing:
+        st.info("Press **Run … missing release(s)** above to see the histogram of the chosen mechanisms.")
+    else:
+        st.info("Pick at least one mechanism above.")
     st.stop()
 
 rows = []
@@ -67,7 +84,23 @@ else:
         ),
         width="stretch",
     )
-st.dataframe(table, hide_index=True, key="hist_table")
+NUM = st.column_config.NumberColumn(format="%.4g")
+PCT = st.column_config.NumberColumn(format="percent")
+st.dataframe(
+    table,
+    hide_index=True,
+    key="hist_table",
+    column_config={
+        "ρ": NUM,
+        "Γ": NUM,
+        "n_positive": st.column_config.NumberColumn(format="localized"),
+        "share_above_rho": PCT,
+        "share_at_gamma": PCT,
+        "total_weight": NUM,
+        "weight_beyond_rho_need": NUM,
+        "gamma_tol": NUM,
+    },
+)
 st.caption(
     "Share above ρ: items whose weight alone clears the threshold. Share at Γ: items that reached the "
     "cutoff (policy mechanisms stop adding there); an item within 0.001 × the noise scale of Γ counts as "

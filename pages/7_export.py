@@ -2,8 +2,12 @@
 
 import streamlit as st
 
+from dpsu_core.command import release_command, release_script
+from dpsu_core.export import export_basename, guarantee_text
+from dpsu_core.mechanisms import mechanisms
 from dpsu_core.metrics import canaries_released
 from pages import _ui
+from pages._format import escape_markdown
 from pages._state import app_state
 
 _ui.require_app()
@@ -22,11 +26,16 @@ if corpus is None or rel is None:
     st.stop()
 
 cal = rel.calibration
-st.info(cal.guarantee, icon=_ui.ICONS["guarantee"])
-if rel.seed is not None:
-    st.error(
-        "This release was made in teaching mode with a fixed seed: it is NOT for real use. The report says so too.",
-        icon=_ui.ICONS["teaching"],
+if state.exploring:
+    st.warning(
+        f"This release was made on the exploration corpus ({escape_markdown(state.corpus_name)}), not on your "
+        "private data. Use **Release on the private corpus** on the Release page for the real release.",
+        icon=_ui.ICONS["explore"],
+    )
+(st.error if rel.seeded else st.info)(guarantee_text(rel), icon=_ui.ICONS["guarantee"])
+if rel.seeded:
+    st.caption(
+        "Each export file says so once: a first comment line in the CSV and TXT, a field in the JSON and report."
     )
 try:
     leaked = canaries_released(rel, state.canaries)
@@ -65,6 +74,52 @@ for group, heading in (("items", "Released items"), ("report", "Release report")
             icon=_ui.ICONS["export"],
             width="stretch",
         )
+st.markdown("**Redo this release in batch** (every parameter, no seed: each run draws fresh noise and spends again)")
+if state.exploring or not state.input_name:
+    st.info(
+        "The command and script read the private corpus file: make the release on the private corpus first "
+        "(a simulated or exploration corpus has no file to point at)."
+    )
+else:
+    try:
+        stem = export_basename(rel).replace("_TEACHING", "")
+        kw = {
+            "output": f"{stem}.csv",
+            "report": f"{stem}_report.json",
+            "public_corpus": state.public_corpus_key[1]
+            if state.public_corpus_key and "public_source" in mechanisms()[cal.mechanism].accepted_params()
+            else None,
+        }
+        command = release_command(cal, state.input_name, state.corpus_options, **kw)
+        script = release_script(cal, state.input_name, state.corpus_options, **kw)
+        st.code(command, language="bash")
+        c1, c2 = st.columns(2)
+        c1.download_button(
+            "Command line (.sh)",
+            data=(
+                "#!/bin/sh\n# Redo the dpsu release (no seed: fresh noise; spends the budget again)\n" + command + "\n"
+            ).encode(),
+            file_name=f"{stem}_command.sh",
+            mime="text/x-shellscript",
+            key="dl_command",
+            on_click="ignore",
+            icon=_ui.ICONS["export"],
+            width="stretch",
+        )
+        c2.download_button(
+            "Python script (.py)",
+            data=script.encode("utf-8"),
+            file_name=f"{stem}_release.py",
+            mime="text/x-python",
+            key="dl_script",
+            on_click="ignore",
+            icon=_ui.ICONS["export"],
+            width="stretch",
+        )
+        with st.expander("Python script"):
+            st.code(script, language="python")
+    except Exception as exc:
+        _ui.show_error(exc, "the command cannot be written")
 with st.expander("Report preview"):
     md = next(f for f in files if f.kind == "report_md")
     st.code(md.data.decode("utf-8"), language="markdown")

@@ -47,9 +47,10 @@ def _bar_progress(bar, start: float = 0.0, share: float = 1.0) -> ProgressFn:
     return fn
 
 
-def run_releases(corpus: Corpus, names: list[str]) -> list[Release]:
+def run_releases(corpus: Corpus, names: list[str], source: str) -> list[Release]:
     """Release with each mechanism at the sidebar budget and parameters, one after the other under one progress
-    bar; each release is stored in the session. A failure shows an error box and the others still run."""
+    bar; each release is stored in the session and entered into the ledger (on the private corpus) with the page
+    it came from, ``source``. A failure shows an error box and the others still run."""
     state = app_state()
     labels = {n: cls.label for n, cls in mechanisms().items()}
     bar = st.progress(0.0, text="Starting…")
@@ -68,12 +69,23 @@ def run_releases(corpus: Corpus, names: list[str]) -> list[Release]:
             show_error(exc, f"{labels.get(name, name)}: the release failed")
             continue
         state.store_release(name, rel)
+        state.record(rel, source)
         done.append(rel)
-    if len(done) == len(names) == 1:
-        bar.progress(1.0, text=f"Done in {done[0].elapsed_seconds:.2f} s")
-    else:
-        bar.empty()
+    bar.empty()
+    if done and len(done) == len(names) and not state.exploring:
+        st.rerun()  # the sidebar (drawn before the page) then shows what the ledger holds now
     return done
+
+
+def release_on_private(name: str) -> Release | None:
+    """The step after exploring: go back to the private corpus and release there once with the configuration
+    chosen while exploring (recorded in the ledger)."""
+    state = app_state()
+    state.back_to_private()
+    if state.corpus is None:
+        return None
+    done = run_releases(state.corpus, [name], "Release (after exploring)")
+    return done[0] if done else None
 
 
 def run_comparison(corpus: Corpus, names: list[str], runs: int) -> None:
@@ -90,10 +102,15 @@ def run_comparison(corpus: Corpus, names: list[str], runs: int) -> None:
             runs,
             seed=TEACHING_SEED if state.teaching else None,
             progress=_bar_progress(bar),
+            record=lambda rel: state.record(rel, "Compare"),  # each run spends, even if a later one fails
         )
     except Exception as exc:
-        show_error(exc, "the comparison failed")
+        bar.empty()
+        show_error(exc, "the comparison failed")  # the runs made before the failure are in the ledger
+        return
     bar.empty()
+    if not state.exploring:
+        st.rerun()  # the sidebar then shows the comparison's cost
 
 
 def compare_params(names: list[str], values: dict[str, Any]) -> dict[str, Any]:

@@ -15,11 +15,29 @@ import streamlit as st
 from dpsu_core.corpus import Corpus, LoadOptions
 from dpsu_core.corpus.readers import RawFile
 from dpsu_core.export import ExportFile, export_files
-from dpsu_core.mechanisms import Release
+from dpsu_core.ledger import Ledger, LedgerTotal, ledger_summary
+from dpsu_core.mechanisms import Calibration, Release
 from dpsu_core.params import PARAMS
 from pages._text import DEFAULT_DELTA, DEFAULT_EPSILON, DEFAULT_MECHANISM
 
 STATE_KEY = "dpsu_state"  # the one session-state entry of the app (AppTests read it too)
+# The fields that belong to one corpus (it and the results made on it): kept aside while an exploration
+# corpus is in use, put back when the session returns to the private corpus.
+WORKSPACE_FIELDS = (
+    "corpus",
+    "corpus_name",
+    "corpus_options",
+    "is_demo",
+    "corpus_id",
+    "dataset_key",
+    "input_name",
+    "canaries",
+    "releases",
+    "last_mechanism",
+    "comparison",
+    "neighbours",
+    "export_cache",
+)
 CANARY_TEXT_KEY = "canary_text"  # the Corpus page's canary text area: reset when a corpus is installed
 
 
@@ -57,7 +75,9 @@ class AppState:
     corpus_name: str = ""
     corpus_options: LoadOptions = field(default_factory=LoadOptions)
     is_demo: bool = True
-    corpus_id: int = 0  # counts corpus loads
+    corpus_id: int = 0  # a new id per corpus installed (private or exploration)
+    dataset_key: str = ""  # the private data's identity in the ledger: the same file loaded twice is the same users
+    input_name: str = ""  # the file name a command export reads (the upload's name, the demo file's name)
     canaries: list[str] = field(default_factory=list)  # strings to look for in releases
     flash: str | None = None  # a message to show once, after the rerun that follows a load
     # an uploaded file not loaded yet: (name, bytes); kept across pages (the uploader widget is not)
@@ -73,16 +93,92 @@ class AppState:
     releases: dict[str, Release] = field(default_factory=dict)  # the last release per mechanism
     last_mechanism: str | None = None  # the mechanism of the last release
     comparison: pd.DataFrame | None = None  # the last table of compare_runs
-    export_cache: tuple[Release, list[ExportFile]] | None = None
+    neighbours: Any = None  # the last neighbouring-corpora experiment (neighbours.NeighbourRuns)
+    export_cache: tuple[Any, list[ExportFile]] | None = None
     upload: UploadCache | None = None  # the pending upload, unpacked once (``read_upload``)
     pending_load: LoadOptions | None = None  # a load above the memory budget, waiting for "Load anyway"
+    # the privacy ledger of the session, and the exploration corpus (nothing run on it is recorded)
+    ledger: Ledger = field(default_factory=Ledger)
+    exploring: bool = False
+    private: dict[str, Any] | None = None  # the private corpus's WORKSPACE_FIELDS while exploring
+    ids_issued: int = 0
 
-    def set_corpus(self, corpus: Corpus, name: str, options: LoadOptions, *, is_demo: bool, canaries: list[str]):
-        """Install a newly loaded corpus with its own canaries; results of the previous one no longer apply."""
-        self.corpus, self.corpus_name, self.corpus_options, self.is_demo = corpus, name, options, is_demo
-        self.corpus_id += 1
-        self.canaries = list(canaries)
+    def _clear_results(self) -> None:
         self.releases, self.last_mechanism, self.comparison, self.export_cache = {}, None, None, None
+        self.neighbours = None
+
+    def set_corpus(
+        self,
+        corpus: Corpus,
+        name: str,
+        options: LoadOptions,
+        *,
+        is_demo: bool,
+        canaries: list[str],
+        dataset_key: str | None = None,
+        input_name: str | None = None,
+    ):
+        """Install a newly loaded PRIVATE corpus with its own canaries; results of the previous one no longer
+        apply, and an exploration in progress ends (its corpus is dropped)."""
+        self.exploring, self.private = False, None
+        self.corpus, self.corpus_name, self.corpus_options, self.is_demo = corpus, name, options, is_demo
+        self.ids_issued += 1
+        self.corpus_id = self.ids_issued
+        self.dataset_key = dataset_key or name
+        self.input_name = input_name or name
+        self.canaries = list(canaries)
+        self._clear_results()
+
+    # ---- exploration -------------------------------------------------------------------------
+    def explore(
+        self, corpus: Corpus, name: str, options: LoadOptions | None = None, canaries: list[str] | None = None
+    ) -> None:
+        """Work on ``corpus`` (the demo, a public file or a simulated corpus) instead of the private corpus.
+        The private corpus and its results are kept aside untouched; nothing run now enters the ledger."""
+        if not self.exploring:
+            self.private = {f: getattr(self, f) for f in WORKSPACE_FIELDS}
+        self.exploring = True
+        self.corpus, self.corpus_name, self.corpus_options, self.is_demo = corpus, name, options or LoadOptions(), False
+        self.ids_issued += 1
+        self.corpus_id = self.ids_issued
+        self.dataset_key, self.input_name, self.canaries = "", "", list(canaries or [])
+        self._clear_results()
+
+    def back_to_private(self) -> None:
+        """Return to the private corpus and the results made on it before the exploration."""
+        if self.exploring and self.private is not None:
+            for f, v in self.private.items():
+                setattr(self, f, v)
+        self.exploring, self.private = False, None
+
+    @property
+    def private_corpus(self) -> Corpus | None:
+        return self.private["corpus"] if self.exploring and self.private is not None else self.corpus
+
+    @property
+    def private_name(self) -> str:
+        return self.private["corpus_name"] if self.exploring and self.private is not None else self.corpus_name
+
+    @property
+    def private_key(self) -> str:
+        return self.private["dataset_key"] if self.exploring and self.private is not None else self.dataset_key
+
+    # ---- the ledger -----------------------------------------------------------------------------
+    def record(self, release: Release, source: str) -> bool:
+        """Enter a release made on the corpus in use into the ledger, unless it is an exploration corpus.
+        Returns whether it was recorded."""
+        return self.record_runs(release.calibration, source, 1, teaching=release.seeded)
+
+    def record_runs(self, cal: Calibration, source: str, releases: int, *, teaching: bool) -> bool:
+        """``releases`` runs with one calibration (the neighbouring-corpora view runs hundreds)."""
+        if self.exploring:
+            return False
+        self.ledger.record(cal, corpus_id=self.dataset_key, source=source, releases=releases, teaching=teaching)
+        return True
+
+    def spent(self) -> LedgerTotal:
+        """What the session has spent on the private corpus (all loads of the same data)."""
+        return self.ledger.total(self.private_key)
 
     @property
     def release(self) -> Release | None:
@@ -104,9 +200,12 @@ class AppState:
         }
 
     def export_files(self, release: Release) -> list[ExportFile]:
-        """The release's downloads, built once per release (``dpsu_core.export.export_files``)."""
-        if self.export_cache is None or self.export_cache[0] is not release:
-            self.export_cache = (release, export_files(release))
+        """The release's downloads, built once per release and ledger state (``dpsu_core.export.export_files``):
+        the report lists what the session has spent on the corpus when the files were built."""
+        n = len(self.ledger.entries)
+        if self.export_cache is None or self.export_cache[0][0] is not release or self.export_cache[0][1] != n:
+            spent = None if self.exploring else ledger_summary(self.spent())
+            self.export_cache = ((release, n), export_files(release, spent))
         return self.export_cache[1]
 
 
@@ -119,14 +218,24 @@ def app_state() -> AppState:
 
 
 def install_corpus(
-    corpus: Corpus, name: str, options: LoadOptions, *, is_demo: bool, canaries: list[str], message: str | None = None
+    corpus: Corpus,
+    name: str,
+    options: LoadOptions,
+    *,
+    is_demo: bool,
+    canaries: list[str],
+    message: str | None = None,
+    dataset_key: str | None = None,
+    input_name: str | None = None,
 ) -> None:
     """``AppState.set_corpus`` plus the widgets that show the corpus. The canary text area is reset too,
     else its old text would be parsed back into the canaries on the next run. With a ``message`` (a load
     from the Corpus page) the script reruns at once, so the sidebar, drawn before the page, shows the new
     corpus and its δ guidance; the message is shown once after that rerun."""
     state = app_state()
-    state.set_corpus(corpus, name, options, is_demo=is_demo, canaries=canaries)
+    state.set_corpus(
+        corpus, name, options, is_demo=is_demo, canaries=canaries, dataset_key=dataset_key, input_name=input_name
+    )
     st.session_state[CANARY_TEXT_KEY] = "\n".join(canaries)
     if message is not None:
         state.flash = message

@@ -17,7 +17,7 @@ import streamlit as st
 from dpsu_core.corpus import Corpus, LoadOptions, load_upload, read_upload
 from dpsu_core.corpus.limits import budget_warning, session_budget_bytes
 from dpsu_core.corpus.readers import RawFile
-from dpsu_core.demo import DEMO_NAME, load_canaries, load_demo
+from dpsu_core.demo import DEMO_CSV, DEMO_NAME, load_canaries, load_demo
 from dpsu_core.errors import DpsuError
 from dpsu_core.params import PARAMS, ParamSpec
 from dpsu_core.privacy import delta_guidance
@@ -41,6 +41,9 @@ ICONS = {
     "teaching": ":material/school:",
     "guarantee": ":material/verified_user:",
     "ok": ":material/check_circle:",
+    "neighbours": ":material/group_remove:",
+    "explore": ":material/travel_explore:",
+    "ledger": ":material/receipt_long:",
 }
 APP_PATH = Path(__file__).resolve().parent.parent / "app.py"
 _local = threading.local()
@@ -90,10 +93,22 @@ def _demo_corpus(options: LoadOptions) -> Corpus:
     return load_demo(options)
 
 
-def load_demo_into_session(options: LoadOptions = LoadOptions(), message: str | None = None) -> None:
+def demo_corpus(options: LoadOptions = LoadOptions()) -> Corpus:
     with st.spinner("Loading the demo corpus…"):
-        corpus = _demo_corpus(options)
-    install_corpus(corpus, DEMO_NAME, options, is_demo=True, canaries=load_canaries(), message=message)
+        return _demo_corpus(options)
+
+
+def load_demo_into_session(options: LoadOptions = LoadOptions(), message: str | None = None) -> None:
+    install_corpus(
+        demo_corpus(options),
+        DEMO_NAME,
+        options,
+        is_demo=True,
+        canaries=load_canaries(),
+        message=message,
+        dataset_key="demo",
+        input_name=str(DEMO_CSV),
+    )
 
 
 # ---- uploads: read once, loaded within the session's memory budget ----------------------------------------
@@ -140,7 +155,16 @@ def load_upload_into_session(options: LoadOptions) -> None:
         return
     state.pending_upload = None  # the uploader may still hold the file: its unpacked bytes stay in state.upload
     # An upload starts without canaries (the demo's planted ones mean nothing here): type your own below.
-    install_corpus(corpus, name, options, is_demo=False, canaries=[], message="Corpus loaded.")
+    install_corpus(
+        corpus,
+        name,
+        options,
+        is_demo=False,
+        canaries=[],
+        message="Corpus loaded.",
+        dataset_key="upload:" + state.upload.digest,  # the same file loaded twice: the same users in the ledger
+        input_name=name,
+    )
 
 
 def show_flash() -> None:
@@ -269,8 +293,51 @@ def sidebar() -> None:
             help="Fixes the random seed so a class sees the same results. Not for real releases.",
         )
         if corpus is not None:
-            st.caption("Corpus in use:")
+            st.caption("Exploration corpus in use (nothing is spent):" if state.exploring else "Corpus in use:")
             st.text(f"{state.corpus_name}\n{corpus.n_users:,} users")
+        st.divider()
+        ledger_panel()
+
+
+def ledger_panel() -> None:
+    """What the session has spent on the private corpus (basic and, where it applies, zCDP composition)."""
+    state = app_state()
+    st.subheader("Privacy spent")
+    if state.exploring:
+        st.info("Exploring: releases on the exploration corpus are not recorded.", icon=ICONS["explore"])
+        if st.button("Back to the private corpus", key="back_to_private", width="stretch"):
+            state.back_to_private()
+            st.rerun()
+    t = state.spent()
+    st.caption(f"On {escape_markdown(state.private_name) or 'the private corpus'}, this session:")
+    c = st.columns(2)
+    c[0].metric("ε (basic)", f"{t.basic_epsilon:.4g}", help="Sum of the ε of every release (basic composition).")
+    c[1].metric(
+        "ε (zCDP)",
+        "—" if t.zcdp_epsilon is None else f"{t.zcdp_epsilon:.4g}",
+        help="zCDP composition, tighter after a few releases; only when every release is Gaussian-family "
+        "(or PCR). Both totals hold at the same δ.",
+    )
+    st.caption(f"{t.releases} release{'s' if t.releases != 1 else ''}; δ = {t.basic_delta:.2g} in total")
+    if t.releases:
+        with st.expander("Ledger", icon=ICONS["ledger"]):
+            st.dataframe(state.ledger.frame(state.private_key), hide_index=True, key="ledger_table")
+
+
+STEPS = (
+    "Load the private corpus",
+    "Explore on a non-private corpus (nothing spent)",
+    "Release once on the private corpus",
+    "Export",
+)
+
+
+def workflow_steps() -> None:
+    """The flow of a release, with the step the session is at."""
+    state = app_state()
+    at = 1 if state.exploring else (3 if state.release is not None else 0)
+    parts = [f"**{i + 1}. {s}**" if i == at else f"{i + 1}. {s}" for i, s in enumerate(STEPS)]
+    st.caption(" → ".join(parts))
 
 
 def teaching_banner() -> None:

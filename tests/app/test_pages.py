@@ -17,7 +17,16 @@ from pages._text import DEFAULT_EPSILON, SD_UNDEFINED, TEACHING_SEED
 REPO = Path(__file__).resolve().parents[2]
 APP = "../../app.py"
 TIMEOUT = 120
-PAGES = ["1_corpus", "2_release", "3_thresholds", "4_histogram", "5_coverage", "6_compare", "7_export"]
+PAGES = [
+    "1_corpus",
+    "2_release",
+    "3_thresholds",
+    "4_histogram",
+    "5_coverage",
+    "6_compare",
+    "7_export",
+    "8_neighbours",
+]
 
 
 def _new() -> AppTest:
@@ -145,6 +154,8 @@ def test_export_downloads_hold_only_the_private_output(released):
             "Released items (TXT)",
             "Release report (JSON)",
             "Release report (Markdown)",
+            "Command line (.sh)",
+            "Python script (.py)",
         ]
     )
     from dpsu_core.export import to_csv_bytes, to_txt_bytes
@@ -162,6 +173,9 @@ def _compare(at: AppTest, names: list[str], runs: int) -> pd.DataFrame:
     at.multiselect(key="cmp_mechanisms").set_value(names)
     at.number_input(key="cmp_runs").set_value(runs)
     at.run()
+    if any(c.key == "cmp_confirm" for c in at.checkbox):  # past the session's limit: confirm the spending
+        at.checkbox(key="cmp_confirm").check()
+        at.run()
     at.button(key="cmp_run").click()
     at.run()
     _ok(at)
@@ -265,8 +279,10 @@ def test_teaching_mode_banner_and_fixed_seed():
     second = _state(at).release
     assert first.seed == second.seed == TEACHING_SEED
     assert list(first.items) == list(second.items)
-    _go(at, "7_export")
-    assert any("NOT for real use" in e.value for e in at.error)
+    for page in ("2_release", "7_export"):  # the guarantee box says there is none, and what fresh noise would give
+        _go(at, page)
+        box = [e.value for e in at.error if "NOT differentially private" in e.value]
+        assert box and "With fresh randomness" in box[0] and "(3, 1e-06)-differentially private" in box[0]
     from dpsu_core.export import report_json
 
     assert json.loads(report_json(second)).get("teaching_mode") is True
@@ -417,7 +433,7 @@ def test_downloads_do_not_rerun_and_keep_their_files_across_reruns(released):
     at = _go(released, "7_export")
     _ok(at)
     first = {b.proto.label: b.proto for b in at.get("download_button")}
-    assert len(first) == 5
+    assert len(first) == 7  # items x 3, report x 2, command line and script
     assert all(p.ignore_rerun for p in first.values())  # on_click="ignore": a click does not rerun the page
     time.sleep(1.1)  # the report's date has a one-second resolution: a rebuilt report would differ now
     at.run()
@@ -425,7 +441,7 @@ def test_downloads_do_not_rerun_and_keep_their_files_across_reruns(released):
     assert {k: p.url for k, p in second.items()} == {k: p.url for k, p in first.items()}
     # the cached report is the release's: a new release builds new files
     rel = _state(at).release
-    cached_rel, files = _state(at).export_cache
+    (cached_rel, _), files = _state(at).export_cache
     assert cached_rel is rel
     report = json.loads(next(f.data for f in files if f.kind == "report_json"))
     assert report["released_total"] == rel.n_released

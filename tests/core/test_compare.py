@@ -30,7 +30,16 @@ def test_rows_columns_and_per_length_counts(shared_corpus):
     # alpha = 25 puts Gamma 25 noise scales above rho, so an item at Gamma falls below rho with probability
     # about 0.5 e^-25 (Laplace) per run: "exactly these four items" is then certain up to ~1e-10, not ~20%.
     df = compare_runs(shared_corpus, NAMES, 2.0, 1e-6, {**PARAMS, "alpha": 25.0}, runs=3)
-    assert list(df.columns) == ["mechanism", "label", "run", "released", "seconds", "released_n1", "released_n2"]
+    assert list(df.columns) == [
+        "mechanism",
+        "label",
+        "run",
+        "released",
+        "seconds",
+        "recovered_mass",
+        "released_n1",
+        "released_n2",
+    ]
     assert len(df) == len(NAMES) * 3
     assert list(df["mechanism"]) == [n for n in NAMES for _ in range(3)]
     assert list(df["run"]) == [1, 2, 3] * len(NAMES)
@@ -74,7 +83,7 @@ def test_progress_reaches_one_and_is_monotone(shared_corpus):
 def test_summarize_matches_numpy(zipf_corpus):
     df = compare_runs(zipf_corpus, ["count-laplace", "weighted-gaussian"], 0.5, 1e-6, {"max_items": 20}, runs=5)
     s = summarize(df)
-    assert list(s.columns) == ["mechanism", "label", "mean", "sd", "runs", "mean_seconds"]
+    assert list(s.columns) == ["mechanism", "label", "mean", "sd", "runs", "mean_seconds", "recovered_mass"]
     assert list(s["mechanism"]) == ["count-laplace", "weighted-gaussian"]  # input order kept
     for _, row in s.iterrows():
         x = df.loc[df["mechanism"] == row["mechanism"], "released"].to_numpy(dtype=float)
@@ -113,3 +122,27 @@ def test_bad_input_raises_typed_error(shared_corpus, kwargs, match):
 def test_summarize_rejects_other_tables():
     with pytest.raises(ParameterError, match="compare_runs"):
         summarize(pd.DataFrame({"x": [1]}))
+
+
+def test_recovered_mass_ledger_callback_cost_and_csv(zipf_corpus):
+    import io
+
+    from dpsu_core.compare import planned_cost, summary_csv
+    from dpsu_core.metrics import missing_mass
+
+    seen = []
+    names = ["weighted-laplace", "policy-gaussian"]
+    df = compare_runs(zipf_corpus, names, 1.0, 1e-5, {"max_items": 5}, runs=2, seed=3, record=seen.append)
+    assert len(seen) == 4 and [r.calibration.mechanism for r in seen] == [n for n in names for _ in range(2)]
+    for rel, mass in zip(seen, df["recovered_mass"]):  # each run's recovered mass is metrics.missing_mass's
+        mm = missing_mass(zipf_corpus, rel)
+        assert mass == pytest.approx(float(mm.loc[mm["n"] == 0, "recovered_mass"].iloc[0]))
+    s = summarize(df)
+    assert s["recovered_mass"].tolist() == pytest.approx(df.groupby("mechanism", sort=False)["recovered_mass"].mean())
+    cost = planned_cost(names, 1.0, 1e-5, {"max_items": 5}, 2)
+    assert cost.releases == 4 and cost.basic_epsilon == pytest.approx(4.0) and cost.zcdp_epsilon is None
+    raw = summary_csv(s).decode()
+    assert raw.startswith("# dpsu comparison") and "NOT private" in raw.splitlines()[0]
+    back = pd.read_csv(io.StringIO(raw), comment="#")
+    assert list(back.columns) == ["mechanism", "label", "runs", "mean", "sd", "recovered_mass"]
+    assert back["mean"].tolist() == pytest.approx(s["mean"].tolist(), rel=1e-3)

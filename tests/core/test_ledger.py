@@ -108,3 +108,10 @@ def test_spent_line_is_one_line():
     line = spent_line(_cal("policy-gaussian"))
     assert "\n" not in line and "epsilon = 3" in line and "rho" in line
     assert total([]).releases == 0
+
+
+def test_dp_sips_zcdp_cost_is_its_rho_and_threshold_delta():
+    cal = _cal("dp-sips", eps=1.0, delta=1e-5)
+    z = zcdp_cost(cal)
+    assert z.rho == pytest.approx(cal.details["rho_zcdp"], rel=1e-9)
+    assert z.delta == pytest.approx(cal.details["delta_thresholds"])

@@ -72,6 +72,7 @@ MC_CASES = [
     ("weighted-laplace", {"max_items": 2}, 5),  # m > Delta0: each holder keeps the item with probability 2/5
     ("count-gaussian", {"max_items": 2}, 2),
     ("gw", {"alpha": 3.0, "max_items": 3}, 3),
+    ("dp-sips", {"max_items": 4}, 1),  # holders hold only the item: nothing else can be released before it
 ]
 
 

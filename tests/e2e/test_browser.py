@@ -86,8 +86,9 @@ def shot(page, screenshots: Path, name: str) -> None:
         page.set_viewport_size(size)
 
 
-def metric(page, label: str) -> str:
-    box = page.locator('[data-testid="stMetric"]').filter(
+def metric(page, label: str, where: str = "stMain") -> str:
+    """The value of the first metric whose label contains ``label``, in the main area (or ``where="stSidebar"``)."""
+    box = page.locator(f'[data-testid="{where}"] [data-testid="stMetric"]').filter(
         has=page.locator('[data-testid="stMetricLabel"]', has_text=label)
     )
     return box.first.locator('[data-testid="stMetricValue"]').inner_text().strip()
@@ -282,6 +283,11 @@ def _full_flow(page, dialogs, screenshots):
     runs.fill("1")
     runs.press("Enter")
     wait_idle(page)
+    expect(page.get_by_text(re.compile(r"Cost of this comparison: \d+ releases"))).to_be_visible()
+    confirm = page.locator(".st-key-cmp_confirm")
+    if confirm.count():  # past the session's limit (the sidebar ε): the page asks before spending
+        confirm.locator("label").click()
+        wait_idle(page)
     page.get_by_role("button", name="Run comparison").click()
     wait_idle(page)
     page.get_by_role("heading", name=re.compile("Released items: mean")).wait_for(timeout=RUN_TIMEOUT_MS)
@@ -397,7 +403,7 @@ def test_hostile_uploads_show_an_error_and_keep_the_corpus(browser, app_url, scr
 
 def test_deep_link_on_a_fresh_server_shows_the_whole_app(browser, fresh_app_url, screenshots):
     """The first request of a new server is a deep link: the page must still come with app.py's frame
-    (sidebar navigation with all seven pages, the budget) and work, not run on its own."""
+    (sidebar navigation with all eight pages, the budget) and work, not run on its own."""
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
     try:
         page = ctx.new_page()
@@ -407,7 +413,7 @@ def test_deep_link_on_a_fresh_server_shows_the_whole_app(browser, fresh_app_url,
         wait_idle(page)
         assert_no_traceback(page)
         links = page.locator('[data-testid="stSidebarNavLink"]')
-        assert links.count() == 7
+        assert links.count() == 8
         assert page.get_by_text("Privacy budget").count() >= 1
         page.get_by_role("button", name="Run release").click()
         wait_idle(page)

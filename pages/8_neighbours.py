@@ -1,0 +1,196 @@
+"""Page 8 (teaching): neighbouring corpora D and D′, and the definition of differential privacy holding per item."""
+
+import streamlit as st
+
+from dpsu_core.charts import neighbours_chart, privacy_loss_chart
+from dpsu_core.ledger import cost_of
+from dpsu_core.mechanisms import mechanisms
+from dpsu_core.neighbours import MAX_RUNS, add_user, holders, remove_user, run_neighbours, user_items
+from pages import _run, _ui
+from pages._format import escape_markdown, mechanism_labels
+from pages._state import app_state
+from pages._text import TEACHING_SEED
+
+_ui.require_app()
+
+state = app_state()
+st.title("8 · Neighbouring corpora")
+st.caption(
+    "Differential privacy compares two corpora that differ by one user's whole data: D (the corpus in use) and "
+    "D′ (that user removed, or a new user added). Here the mechanism runs many times on each; for every item of "
+    "that user you see how often it is released under D and under D′, and the band e^ε·P_D + δ that "
+    "(ε, δ)-DP promises D′ stays inside."
+)
+st.warning(
+    "A teaching view: everything here (the user's items, release rates, users per item) is computed from the raw "
+    "data and is NOT differentially private. Never publish it.",
+    icon=_ui.ICONS["warning"],
+)
+
+corpus = _ui.get_corpus()
+if corpus is None:
+    st.stop()
+
+labels = mechanism_labels("set-union", "ngram", "count")
+names = list(labels)
+mech_name = st.selectbox(
+    "Mechanism",
+    names,
+    index=names.index(state.mechanism) if state.mechanism in names else 0,
+    format_func=labels.get,
+    key="nb_mechanism",
+)
+runs = int(
+    st.number_input(
+        "Runs on each corpus",
+        min_value=20,
+        max_value=MAX_RUNS,
+        value=200,
+        step=50,
+        key="nb_runs",
+        help="More runs give tighter estimates (the red 99% intervals). 200 takes a few seconds on the demo corpus.",
+    )
+)
+
+mode = st.radio(
+    "D′ is D with …",
+    ["remove", "add"],
+    format_func={"remove": "one user removed", "add": "one new user added (type the words)"}.get,
+    horizontal=True,
+    key="nb_mode",
+)
+neighbour = None
+try:
+    if mode == "remove":
+        pick = st.radio(
+            "Which user",
+            ["canary", "row"],
+            format_func={"canary": "the user who wrote a canary", "row": "by row number"}.get,
+            horizontal=True,
+            key="nb_pick",
+        )
+        row = None
+        if pick == "canary" and state.canaries:
+            canary = st.selectbox("Canary", state.canaries, key="nb_canary")
+            first = canary.split()[0] if canary.split() else canary
+            rows = holders(corpus, first)
+            if rows.size:
+                row = int(rows[0])
+            else:
+                st.info("No user holds this canary's first word in the corpus in use; pick a user by row number.")
+        elif pick == "canary":
+            st.info("No canaries for this corpus (add some on the Corpus page); pick a user by row number.")
+        if row is None:
+            row = int(
+                st.number_input(
+                    "User row (0-based, in the order of the file)",
+                    min_value=0,
+                    max_value=corpus.n_users - 1,
+                    value=0,
+                    step=1,
+                    key="nb_row",
+                )
+            )
+        items = corpus.vocab[user_items(corpus, row)]
+        st.caption(
+            f"User #{row} holds {items.size:,} distinct items (raw data, NOT private): "
+            + ", ".join(escape_markdown(x) for x in items[:25].tolist())
+            + (" …" if items.size > 25 else "")
+        )
+        neighbour = remove_user(corpus, row)
+    else:
+        text = st.text_area(
+            "The new user's words (tokenized like the corpus)",
+            value="my secret canary zqxwv lives at 42 quiet lane",
+            key="nb_text",
+        )
+        neighbour = add_user(corpus, text)
+        st.caption(escape_markdown(neighbour.description))
+except Exception as exc:
+    _ui.show_error(exc, "D′ cannot be built")
+
+b = state.budget
+mech = None
+try:
+    mech = _run.build_mechanism(mech_name, b, state.mechanism_values())
+    cost = cost_of(mech.calibrate(), 2 * runs)
+    if state.exploring:
+        st.caption(f"{2 * runs} releases on the exploration corpus: nothing is spent.")
+    else:
+        st.caption(
+            f"Every run is a release on data derived from the private corpus: {escape_markdown(cost.sentence())}. "
+            "For class use, explore on the demo or a simulated corpus (Corpus page) instead."
+        )
+except Exception as exc:
+    _ui.show_error(exc, "these parameters are not valid")
+
+if st.button("Run on D and D′", type="primary", key="nb_run", disabled=neighbour is None or mech is None):
+    bar = st.progress(0.0, text="Starting…")
+    try:
+        res = run_neighbours(
+            mech,
+            corpus,
+            neighbour,
+            runs,
+            seed=TEACHING_SEED if state.teaching else None,
+            progress=lambda f, m: bar.progress(min(max(f, 0.0), 1.0), text=m),
+        )
+        state.record_runs(mech.calibrate(), "Neighbouring corpora", 2 * runs, teaching=state.teaching)
+        state.neighbours = (neighbour.description, mechanisms()[mech_name].label, res)
+        bar.empty()
+        st.rerun()
+    except Exception as exc:
+        bar.empty()
+        _ui.show_error(exc, "the runs failed")
+
+if state.neighbours is None:
+    st.info("Choose D′ and press **Run on D and D′**.")
+    st.stop()
+
+description, label, res = state.neighbours
+t = res.table
+st.subheader(f"{label}: {escape_markdown(description)}")
+inside = int(t["inside"].sum())
+loss = res.loss_summary()
+m = st.columns(4)
+m[0].metric("Items of the user", f"{len(t):,}")
+m[1].metric(
+    "Inside the DP band",
+    f"{inside} of {len(t)}",
+    help="D′'s release rate lies in [(P_D − δ)·e^−ε, e^ε·P_D + δ], up to the sampling error of the runs "
+    "(99% intervals on both rates).",
+)
+m[2].metric("Runs with privacy loss above ε", f"{loss['share_above_epsilon']:.1%}")
+m[3].metric("Runs per corpus", f"{res.runs:,}" + (" (fixed seed)" if res.seeded else ""))
+if inside == len(t):
+    st.success(
+        f"Every item's release probability under D′ stays inside the band e^ε·P_D + δ (ε = {res.epsilon:g}, "
+        f"δ = {res.delta:.2g}): the definition holds on this pair of corpora.",
+        icon=_ui.ICONS["ok"],
+    )
+else:
+    st.error(
+        f"{len(t) - inside} item(s) fall outside the band beyond sampling error: this mechanism and budget do not "
+        "behave as (ε, δ)-DP on this pair.",
+        icon=_ui.ICONS["warning"],
+    )
+st.altair_chart(neighbours_chart(t, res.epsilon, res.delta), width="stretch")
+st.altair_chart(privacy_loss_chart(res.loss, res.epsilon), width="stretch")
+st.caption(
+    "Privacy loss of a run with the user: ln(P_with(o) / P_without(o)), o = which of the user's items it released, "
+    "summed item by item from the release rates (add-½ estimates). Most runs sit near 0; DP bounds it by ε except "
+    "with probability about δ."
+)
+PCT = st.column_config.NumberColumn(format="%.3f")
+shown = t.rename(columns={"p_D2": "p_D′", "p_D2_low": "p_D′_low", "p_D2_high": "p_D′_high"})
+st.dataframe(
+    shown,
+    hide_index=True,
+    key="nb_table",
+    column_config={c: PCT for c in shown.columns if c.startswith(("p_", "band"))}
+    | {"users_in_D": st.column_config.NumberColumn("users in D (raw)", format="%d")},
+)
+st.caption(
+    f"Release rates over {res.runs:,} runs on each corpus; band = [(P_D − δ)·e^−ε, e^ε·P_D + δ] clipped to [0, 1]. "
+    + ("Rows sorted by users in D (raw count, NOT private)." if len(t) else "")
+)

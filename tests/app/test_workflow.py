@@ -1,0 +1,163 @@
+"""Issue 12 through AppTest: the privacy ledger, the exploration corpus, the utility preview, the command export."""
+
+from __future__ import annotations
+
+import json
+import math
+import shlex
+import subprocess
+import sys
+
+import numpy as np
+from scipy.stats import norm
+
+from dpsu_core.export import report_dict
+from dpsu_core.privacy.thresholds import gaussian_scale, rho_weighted_gaussian
+from tests.app.test_pages import REPO, _compare, _go, _metric, _new, _ok, _release, _state, _upload_and_load
+
+EPS = 3.0  # the sidebar's default budget
+DELTA = 1e-6
+
+
+def _sidebar_metric(at, label: str) -> str:
+    for m in at.sidebar.metric:
+        if m.label == label:
+            return m.value
+    raise AssertionError(f"no sidebar metric {label!r}: {[m.label for m in at.sidebar.metric]}")
+
+
+def test_two_releases_and_a_comparison_add_up_and_zcdp_is_tighter_for_gaussian_only():
+    at = _new()
+    _release(at, "policy-gaussian")
+    at.button(key="run_release").click()  # the same configuration again: it spends again
+    at.run()
+    _ok(at)
+    _compare(at, ["weighted-gaussian", "policy-gaussian"], 2)
+    state = _state(at)
+    t = state.spent()
+    assert t.releases == 2 + 2 * 2
+    assert t.basic_epsilon == EPS * 6 and math.isclose(t.basic_delta, DELTA * 6)
+    assert {e.source for e in state.ledger.entries} == {"Release", "Compare"}
+    # all Gaussian-family: the zCDP total is there and below the basic one; the sidebar shows both
+    assert t.zcdp_epsilon is not None and t.zcdp_epsilon < t.basic_epsilon
+    assert _sidebar_metric(at, "ε (basic)") == "18"
+    assert _sidebar_metric(at, "ε (zCDP)") == f"{t.zcdp_epsilon:.4g}"
+    # a Laplace release joins: only the basic total remains
+    _release(at, "weighted-laplace")
+    t = _state(at).spent()
+    assert t.releases == 7 and t.zcdp_epsilon is None and _sidebar_metric(at, "ε (zCDP)") == "—"
+    # the release report lists the session's total on the corpus
+    _go(at, "7_export")
+    files = _state(at).export_files(_state(at).release)
+    rep = json.loads(next(f.data for f in files if f.kind == "report_json"))
+    assert rep["session_spent"]["releases"] == 7 and rep["session_spent"]["basic_epsilon"] == EPS * 7
+
+
+def test_compare_shows_its_cost_and_asks_past_the_limit():
+    at = _new()
+    _go(at, "6_compare")
+    at.multiselect(key="cmp_mechanisms").set_value(["weighted-laplace", "policy-laplace", "gw"])
+    at.number_input(key="cmp_runs").set_value(5)
+    at.run()
+    assert any("15 releases: ε = 45" in i.value for i in at.info), [i.value for i in at.info]
+    assert "private corpus" in " ".join(m.value for m in at.markdown)
+    assert at.button(key="cmp_run").disabled  # ε = 45 is past the default limit, the sidebar's ε = 3
+    assert _state(at).spent().releases == 0
+    at.checkbox(key="cmp_confirm").check()
+    at.run()
+    at.button(key="cmp_run").click()
+    at.run()
+    _ok(at)
+    assert _state(at).spent().releases == 15
+    csv = at.get("download_button")
+    assert any(b.proto.label == "Comparison table (CSV)" for b in csv)
+
+
+def test_simulated_exploration_never_touches_the_private_corpus_and_spends_nothing():
+    at = _new()
+    _upload_and_load(at, "posts.csv", 40)
+    state = _state(at)
+    private = state.corpus
+    snapshot = (private.indptr.copy(), private.items.copy(), private.vocab.copy())
+    _go(at, "1_corpus")
+    at.radio(key="explore_kind").set_value("simulated")
+    at.run()
+    at.number_input(key="sim_users").set_value(500)
+    at.number_input(key="sim_words").set_value(20)
+    at.number_input(key="sim_vocab").set_value(300)
+    at.run()
+    at.button(key="explore_start").click()
+    at.run()
+    _ok(at)
+    state = _state(at)
+    assert state.exploring and state.corpus is not private and state.corpus.n_users == 500
+    assert state.private_corpus is private
+    assert any("Exploring" in i.value for i in at.sidebar.info), [i.value for i in at.sidebar.info]
+    # every page works on it; releases and a comparison there spend nothing
+    _release(at, "policy-gaussian")
+    assert state.release is not None and state.release.n_released > 0
+    _compare(at, ["weighted-gaussian"], 2)
+    _go(at, "8_neighbours")
+    _ok(at)
+    assert state.ledger.entries == [] and state.spent().releases == 0
+    # the private corpus is the same object with the same arrays
+    assert state.private_corpus is private
+    for a, b in zip(snapshot, (private.indptr, private.items, private.vocab)):
+        assert np.array_equal(a, b)
+    # the step after exploring: one release on the private corpus, recorded
+    _go(at, "2_release")
+    at.button(key="release_private").click()
+    at.run()
+    _ok(at)
+    assert not state.exploring and state.corpus is private
+    assert len(state.ledger.entries) == 1 and state.ledger.entries[0].corpus_id == state.dataset_key
+    rel = state.release
+    assert set(rel.items.tolist()) <= set(private.vocab.tolist())  # released from the private corpus's items
+    # Count Laplace needs hundreds of users per item (rho = 592 at Delta0 = 100): on 40 users the release is
+    # empty, and the preview is the explanation offered, beside the corpus's NOT-private item-user counts
+    _release(at, "count-laplace")
+    assert state.release.n_released == 0
+    why = [w.value for w in at.warning if "Only 0 items released" in w.value]
+    assert why and "592 users" in why[0] and "NOT private" in why[0]
+    assert len(state.ledger.entries) == 2
+
+
+def test_utility_preview_matches_the_closed_form():
+    at = _new()
+    _go(at, "2_release")
+    at.selectbox(key="mechanism").set_value("weighted-gaussian")
+    at.run()
+    at.number_input(key="preview_items_per_user").set_value(10)
+    at.run()
+    _ok(at)
+    # independent computation: k users, each with 10 items, give weight k / sqrt(10); noise N(0, sigma^2)
+    rho, sigma = rho_weighted_gaussian(EPS, DELTA, 100), gaussian_scale(EPS, DELTA)
+    assert _metric(at, "Users for a 50% chance") == f"{math.ceil(rho * math.sqrt(10)):,}"
+    assert _metric(at, "Users for a 90% chance") == f"{math.ceil((rho + norm.ppf(0.9) * sigma) * math.sqrt(10)):,}"
+
+
+def test_the_exported_command_reproduces_the_release_parameters(tmp_path):
+    at = _new()
+    at.sidebar.number_input(key="max_items").set_value(30)
+    at.run()
+    _release(at, "policy-laplace")
+    _go(at, "7_export")
+    _ok(at)
+    rel = _state(at).release
+    command = next(c.value for c in at.code if c.value.startswith("dpsu release"))
+    assert "--seed" not in command
+    argv = shlex.split(command)
+    proc = subprocess.run(
+        [sys.executable, "-m", "dpsu_core.cli", *argv[1:]],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((tmp_path / argv[argv.index("--report") + 1]).read_text())
+    orig = report_dict(rel)
+    for key in ("mechanism", "epsilon", "delta", "params", "calibration"):
+        assert report[key] == orig[key], key
+    assert report["params"]["max_items"] == 30
