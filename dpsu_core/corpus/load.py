@@ -15,9 +15,10 @@ import pyarrow.compute as pc
 
 from ..errors import EmptyCorpusError
 from .build import build_corpus
+from .intern import Interner
 from .model import Corpus, SourceInfo
 from .readers import read_table
-from .tokenize import Preprocessing, blank_mask, check_tokenizer, removed_mask, tokenize
+from .tokenize import Preprocessing, TokenStream, blank_and_removed, check_tokenizer
 
 
 def load_corpus(
@@ -55,40 +56,15 @@ def load_corpus(
     prep = Preprocessing(
         lowercase=lowercase, strip_urls=strip_urls, drop_removed=drop_removed, strip_symbols=strip_symbols
     )
-    table = read_table(source, format=format, user_col=user_col, text_col=text_col, has_header=has_header)
-    rows_read = table.n_rows
-    texts, users = table.texts, table.users
-
-    # ---- row filtering (counted, never silent) ----
-    no_user = blank_mask(users) if users is not None else np.zeros(rows_read, dtype=bool)
-    no_text = blank_mask(texts) & ~no_user
-    removed = np.zeros(rows_read, dtype=bool)
-    if prep.drop_removed and not table.pretokenized:
-        removed = removed_mask(texts) & ~no_user & ~no_text
-    keep = ~(no_user | no_text | removed)
-    dropped = {"no_user": int(no_user.sum()), "no_text": int(no_text.sum()), "removed": int(removed.sum())}
-    if not keep.all():
-        mask = pa.array(keep)
-        texts = texts.filter(mask)
-        users = users.filter(mask) if users is not None else None
-    n_posts = len(texts)
+    table = read_table(source, format=format, user_col=user_col, text_col=text_col, has_header=has_header, stream=True)
+    tok, post_user, n_users, rows_read, dropped = _tokenize_rows(table, tokenizer, prep)
+    n_posts = int(post_user.shape[0])
     if n_posts == 0:
         raise EmptyCorpusError(
             f"no usable rows: {rows_read} rows read, {dropped['no_user']} without a user id, "
             f"{dropped['no_text']} without text, {dropped['removed']} '[removed]'/'[deleted]'; "
             "check the user and text columns"
         )
-
-    # ---- users in order of first appearance ----
-    if users is None:
-        post_user = np.arange(n_posts, dtype=np.int64)
-        n_users = n_posts
-    else:
-        enc = pc.utf8_trim_whitespace(users).dictionary_encode()
-        post_user = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-        n_users = len(enc.dictionary)
-
-    tok = tokenize(texts, tokenizer="whitespace" if table.pretokenized else tokenizer, prep=prep)
     if tok.n_tokens == 0:
         raise EmptyCorpusError(
             f"the corpus has no tokens after preprocessing ({n_posts} posts read); check that the text column "
@@ -131,6 +107,52 @@ def load_corpus(
             "user id?) or add more users"
         )
     return corpus
+
+
+def _tokenize_rows(table, tokenizer: str, prep: Preprocessing):
+    """Tokenize the table's batches as they are parsed, dropping rows without a user or text and removal
+    placeholders (counted). Users get ids in order of first appearance (white space trimmed).
+
+    Returns (Tokenized, int32 user of each post, number of users, rows read, dropped counts).
+    """
+    dropped = {"no_user": 0, "no_text": 0, "removed": 0}
+    rows_read = 0
+    users_seen = Interner(1 << 16)
+    post_users: list[np.ndarray] = []
+    n_posts = 0
+    saw_users = False
+    with TokenStream(
+        "whitespace" if table.pretokenized else tokenizer, prep, expected_bytes=table.size_bytes
+    ) as stream:
+        for users, texts in table.batches():
+            rows = len(texts)
+            rows_read += rows
+            no_user = blank_and_removed(users, removed=False)[0] if users is not None else np.zeros(rows, bool)
+            no_text, removed = blank_and_removed(texts, removed=prep.drop_removed and not table.pretokenized)
+            no_text &= ~no_user
+            removed &= ~no_user
+            keep = ~(no_user | no_text | removed)
+            dropped["no_user"] += int(no_user.sum())
+            dropped["no_text"] += int(no_text.sum())
+            dropped["removed"] += int(removed.sum())
+            if not keep.all():
+                mask = pa.array(keep)
+                texts = texts.filter(mask)
+                users = users.filter(mask) if users is not None else None
+            if users is not None:
+                saw_users = True
+                post_users.append(users_seen.add_strings(pc.utf8_trim_whitespace(users)))
+            n_posts += len(texts)
+            stream.submit(texts)  # tokenized in the workers while the next batch is parsed
+        tok = stream.finish()
+    table.stream = table.texts = table.users = None  # read once: let the file's bytes go before the build
+    if not saw_users:  # no user column: every post is its own user
+        post_user = np.arange(n_posts, dtype=np.int32)
+        n_users = n_posts
+    else:
+        post_user = np.concatenate(post_users) if post_users else np.zeros(0, np.int32)
+        n_users = len(users_seen)
+    return tok, post_user, n_users, rows_read, dropped
 
 
 def _check_max_n(max_n) -> int:
