@@ -13,9 +13,10 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from dpsu_core import app_logic as al
+from dpsu_core.corpus import LoadOptions
 from dpsu_core.mechanisms import mechanisms
 from dpsu_core.synthetic import zipf_corpus
+from pages._state import STATE_KEY
 
 REPO = Path(__file__).resolve().parents[1]
 TARGET_SECONDS = 1.0
@@ -25,12 +26,8 @@ def run(n_users: int = 250_000, repeats: int = 3) -> dict:
     corpus = zipf_corpus(n_users, 100_000, 300, s=1.0, seed=2024)
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300)
     at.run()
-    ss = at.session_state
-    ss["corpus"] = corpus
-    ss["corpus_name"] = f"synthetic {n_users} users"
-    ss["corpus_options"] = al.LoadOptions()
-    ss["corpus_id"] = 99
-    ss["canaries"] = []
+    state = at.session_state[STATE_KEY]  # the session's typed state, as the pages see it
+    state.set_corpus(corpus, f"synthetic {n_users} users", LoadOptions(), is_demo=False, canaries=[])
     at.switch_page(str(REPO / "pages" / "2_release.py"))
     at.run()
     out = {"users": corpus.n_users, "nnz": corpus.nnz, "mechanisms": {}}

@@ -17,9 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchmarks.data import MSNBC
 from dpsu_core.corpus import load_corpus
-
-MSNBC = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "msnbc990928.zip"
 
 
 def make_posts(mb: float, seed: int = 0) -> pd.DataFrame:

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import statistics
 import time
-from pathlib import Path
 
 import numpy as np
 
+from benchmarks.data import MSNBC
 from dpsu_core.mechanisms import get_mechanism
 
-MSNBC = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "msnbc990928.zip"
 EPSILON, DELTA, MAX_ITEMS, ETA, T = 1.0, 1e-7, 10, 0.01, 6
 LENGTHS = list(range(1, T + 1))
 

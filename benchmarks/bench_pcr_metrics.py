@@ -17,13 +17,12 @@ from __future__ import annotations
 import json
 import statistics
 import time
-from pathlib import Path
 
+from benchmarks.data import MSNBC
 from dpsu_core import metrics
 from dpsu_core.mechanisms import get_mechanism
 from dpsu_core.synthetic import synthetic_200k
 
-MSNBC = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "msnbc990928.zip"
 EPSILON, DELTA, RUNS, R = 1.0, 1e-6, 3, 0.1
 KS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
 PCR_TARGET_SECONDS = 5.0

@@ -3,6 +3,11 @@ write benchmarks/results.json and benchmarks/RESULTS.md.
 
     python -m benchmarks.run                 # all sections
     python -m benchmarks.run setunion msnbc  # some
+
+A section whose data is missing (``benchmarks.data``: ../shared/data or $DPSU_SHARED_DATA) is refused
+before anything runs: exit status 2 and one line naming the file. A section that fails leaves its
+committed results as they were: the error goes to stderr, the exit status is 1, and only the sections
+that succeeded are written.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from benchmarks.data import MSNBC
+
 HERE = Path(__file__).resolve().parent
 SECTIONS = {
     "setunion": "benchmarks.bench_setunion",
@@ -24,6 +31,8 @@ SECTIONS = {
     "pcr_metrics": "benchmarks.bench_pcr_metrics",
     "app": "benchmarks.bench_app",
 }
+# data files a section cannot run without (the others run without the shared folder)
+NEEDS: dict[str, list[Path]] = {"msnbc": [MSNBC]}
 
 _CHILD = """
 import json, sys, importlib
@@ -57,26 +66,50 @@ def run_section(module: str) -> dict:
     return res
 
 
-def main(argv: list[str] | None = None) -> int:
-    names = (argv if argv is not None else sys.argv[1:]) or list(SECTIONS)
-    unknown = [n for n in names if n not in SECTIONS]
+def main(
+    argv: list[str] | None = None,
+    *,
+    sections: dict[str, str] | None = None,
+    needs: dict[str, list[Path]] | None = None,
+    out_dir: Path = HERE,
+) -> int:
+    sections = SECTIONS if sections is None else sections
+    needs = NEEDS if needs is None else needs
+    names = (argv if argv is not None else sys.argv[1:]) or list(sections)
+    unknown = [n for n in names if n not in sections]
     if unknown:
-        print(f"unknown section(s) {unknown}; choose from {list(SECTIONS)}", file=sys.stderr)
+        print(f"unknown section(s) {unknown}; choose from {list(sections)}", file=sys.stderr)
         return 2
-    path = HERE / "results.json"
+    missing = [(n, f) for n in names for f in needs.get(n, []) if not Path(f).is_file()]
+    if missing:
+        for n, f in missing:
+            print(
+                f"benchmark section {n!r} needs {f}, which is missing: put the shared data folder beside the "
+                "repository (../shared/data) or point DPSU_SHARED_DATA at it, or leave the section out",
+                file=sys.stderr,
+            )
+        return 2
+    path = out_dir / "results.json"
     results = json.loads(path.read_text()) if path.exists() else {}
     results.setdefault("sections", {})
+    failed = []
     for n in names:
         print(f"[bench] {n} ...", flush=True)
-        res = run_section(SECTIONS[n])
+        res = run_section(sections[n])
+        if "error" in res:  # keep the committed results of this section
+            failed.append(n)
+            print(f"benchmark section {n!r} failed; its results were not written:\n{res['error']}", file=sys.stderr)
+            continue
         results["sections"][n] = res
         print(json.dumps(res, indent=2, default=str), flush=True)
+    if len(failed) == len(names):
+        return 1
     results["machine"] = {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()}
     results["updated"] = datetime.now(UTC).isoformat(timespec="seconds")
     path.write_text(json.dumps(results, indent=2, default=str))
-    (HERE / "RESULTS.md").write_text(render_markdown(results))
-    print(f"wrote {path} and {HERE / 'RESULTS.md'}")
-    return 0
+    (out_dir / "RESULTS.md").write_text(render_markdown(results))
+    print(f"wrote {path} and {out_dir / 'RESULTS.md'}")
+    return 1 if failed else 0
 
 
 def render_markdown(results: dict) -> str:

@@ -14,8 +14,10 @@ import numpy as np
 import pandas as pd
 
 from .errors import ParameterError
+from .privacy.validate import check_choice, check_number, check_positive_int
 
 NON_PRIVATE = "NON-PRIVATE diagnostic"
+LABEL_LIMIT = 480  # px: mechanism names such as "GW as published (N = 1: not proven)" are never cut short
 _Y_LABELS = {"rho": "threshold ρ (rho)", "gamma": "cutoff Γ (Gamma)", "scale": "noise scale (λ or σ)"}
 
 
@@ -57,19 +59,11 @@ def _as_weights(weights, name: str = "weights") -> np.ndarray:
 def _check_float(x, name: str, allow_none: bool = False):
     if x is None and allow_none:
         return None
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{name} must be a number, got {x!r}; pass the calibration's {name}") from None
-    if not np.isfinite(v):
-        raise ParameterError(f"{name} must be finite, got {x!r}; pass the calibration's {name}")
-    return v
+    return check_number(x, name, hint=f"pass the calibration's {name}")
 
 
 def _check_bins(bins) -> int:
-    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or not 1 <= int(bins) <= 1000:
-        raise ParameterError(f"bins must be an integer between 1 and 1000, got {bins!r}; e.g. 60")
-    return int(bins)
+    return check_positive_int(bins, "bins", "e.g. 60", maximum=1000)
 
 
 def histogram_frame(values: np.ndarray, bins: int, upper: float | None = None) -> pd.DataFrame:
@@ -101,8 +95,7 @@ def _drop_redundant_all(df: pd.DataFrame) -> pd.DataFrame:
 # --------------------------------------------------------------------------- calibration (public)
 def thresholds_chart(df: pd.DataFrame, y: str = "rho", log_y: bool = True) -> alt.Chart:
     """rho (or gamma, or scale) against epsilon, one line per mechanism, from ``thresholds_vs_epsilon``."""
-    if y not in _Y_LABELS:
-        raise ParameterError(f"y must be one of {', '.join(_Y_LABELS)}, got {y!r}")
+    check_choice(y, "y", tuple(_Y_LABELS))
     _need_columns(
         df, ["mechanism", "label", "family", "epsilon", y], "thresholds_chart", "threshold_tables.thresholds_vs_epsilon"
     )
@@ -122,8 +115,8 @@ def thresholds_chart(df: pd.DataFrame, y: str = "rho", log_y: bool = True) -> al
                 scale=alt.Scale(type="log") if (data["epsilon"] > 0).all() else alt.Scale(),
             ),
             y=alt.Y(f"{y}:Q", title=_Y_LABELS[y], scale=_positive_scale(data[y], log_y)),
-            color=alt.Color("label:N", title="mechanism"),
-            strokeDash=alt.StrokeDash("family:N", title="noise"),
+            color=alt.Color("label:N", title="mechanism", legend=alt.Legend(labelLimit=LABEL_LIMIT)),
+            strokeDash=alt.StrokeDash("family:N", title="noise", legend=alt.Legend(labelLimit=LABEL_LIMIT)),
             tooltip=tips,
         )
         .properties(
@@ -153,8 +146,8 @@ def rho_vs_max_items_chart(df: pd.DataFrame, log_y: bool = True) -> alt.Chart:
         .encode(
             x=alt.X("max_items:Q", title="Δ0 (max items per user)", scale=alt.Scale(type="log")),
             y=alt.Y("rho:Q", title=_Y_LABELS["rho"], scale=_positive_scale(data["rho"], log_y)),
-            color=alt.Color("label:N", title="mechanism"),
-            strokeDash=alt.StrokeDash("family:N", title="noise"),
+            color=alt.Color("label:N", title="mechanism", legend=alt.Legend(labelLimit=LABEL_LIMIT)),
+            strokeDash=alt.StrokeDash("family:N", title="noise", legend=alt.Legend(labelLimit=LABEL_LIMIT)),
             tooltip=[
                 alt.Tooltip("label:N", title="mechanism"),
                 alt.Tooltip("max_items:Q", title="Δ0"),
@@ -221,7 +214,7 @@ def _weight_layers(weights: np.ndarray, rho: float, gamma: float | None, bins: i
             color=alt.Color(
                 "line:N",
                 title="marks",
-                scale=alt.Scale(domain=[m["line"] for m in marks], range=["#333333", "#d62728"][: len(marks)]),
+                scale=alt.Scale(domain=[str(m["line"]) for m in marks], range=["#333333", "#d62728"][: len(marks)]),
             ),
             tooltip=[alt.Tooltip("line:N", title="line"), alt.Tooltip("value:Q", title="value", format=".4g")],
         )
@@ -294,53 +287,61 @@ def released_per_length_chart(per_length: Mapping[int, int]) -> alt.LayerChart:
     data["n"] = data["n"].astype(np.int64)
     data["released"] = data["released"].astype(np.int64)
     base = alt.Chart(data).encode(
-        x=alt.X("n:O", title="n-gram length"),
+        x=alt.X("n:O", title="n-gram length", axis=alt.Axis(labelAngle=0)),
         y=alt.Y("released:Q", title="items released"),
         tooltip=[alt.Tooltip("n:O", title="n-gram length"), alt.Tooltip("released:Q", title="items released")],
     )
-    return alt.layer(base.mark_bar(), base.mark_text(dy=-6).encode(text="released:Q")).properties(
+    return alt.LayerChart(layer=[base.mark_bar(), base.mark_text(dy=-6).encode(text="released:Q")]).properties(
         title=_title("Released items per n-gram length", "Private output (counts of the released set).")
     )
 
 
 # --------------------------------------------------------------------------- coverage (NON-private)
-def coverage_chart(df: pd.DataFrame) -> alt.FacetChart:
-    """Size ratio |S|/|S_k| and recall |S ∩ S_k|/|S_k| against k (log axis), one line per length. NON-private."""
+def _share_scale(values: pd.Series, log: bool) -> alt.Scale:
+    """A share axis that never collapses: log (or symlog with zeros) for ratios that span decades, and at
+    least 0..100% otherwise, so an all-zero series reads 0% to 100% instead of a degenerate 0.000000% axis."""
+    v = pd.to_numeric(values, errors="coerce").dropna()
+    top = float(v.max()) if len(v) else 0.0
+    if log and len(v) and top > 0:
+        if bool((v > 0).all()):
+            return alt.Scale(type="log")
+        return alt.Scale(type="symlog", constant=0.01, domainMin=0)
+    return alt.Scale(domain=[0.0, max(1.0, top)])
+
+
+def coverage_chart(df: pd.DataFrame) -> alt.HConcatChart:
+    """Size ratio |S|/|S_k| (log axis: it spans decades and can exceed 100%) and recall |S ∩ S_k|/|S_k|
+    (0 to 100%) against k (log axis), one line per length. NON-private."""
     _need_columns(df, ["n", "k", "s_k", "released", "size_ratio", "recall"], "coverage_chart", "metrics.coverage_table")
-    data = _drop_redundant_all(df[df["k"] > 0])
-    long = data.melt(
-        id_vars=["n", "k", "s_k", "released"],
-        value_vars=["size_ratio", "recall"],
-        var_name="metric",
-        value_name="value",
-    )
-    long = long[np.isfinite(long["value"].astype(float))].copy()
-    long["metric"] = long["metric"].map({"size_ratio": "size ratio |S| / |S_k|", "recall": "recall |S ∩ S_k| / |S_k|"})
-    long["length"] = long["n"].map(_length_label)
-    return (
-        alt.Chart(long)
-        .mark_line(point=True)
-        .encode(
-            x=alt.X("k:Q", title="k (users per item at least)", scale=alt.Scale(type="log")),
-            y=alt.Y("value:Q", title="share", axis=alt.Axis(format="%")),
-            color=alt.Color("length:N", title="n-gram length"),
-            tooltip=[
-                alt.Tooltip("length:N", title="length"),
-                alt.Tooltip("k:Q", title="k"),
-                alt.Tooltip("metric:N", title="metric"),
-                alt.Tooltip("value:Q", title="value", format=".1%"),
-                alt.Tooltip("s_k:Q", title="|S_k|"),
-                alt.Tooltip("released:Q", title="released"),
-            ],
-        )
-        .properties(width=280, height=220)
-        .facet(column=alt.Column("metric:N", title=None))
-        .resolve_scale(y="independent")
-        .properties(
-            title=_title(
-                f"Coverage of the k-anonymity sets S_k — {NON_PRIVATE}",
-                "S_k (items used by at least k users) comes from the raw data: NOT private. The size ratio can exceed 100%.",
+    data = _drop_redundant_all(df[df["k"] > 0]).copy()
+    data["length"] = data["n"].map(_length_label)
+    panels = []
+    for col, title, log in (
+        ("size_ratio", "size ratio |S| / |S_k| (log scale)", True),
+        ("recall", "recall |S ∩ S_k| / |S_k|", False),
+    ):
+        part = data[np.isfinite(data[col].astype(float))][["length", "k", "s_k", "released", col]]
+        panels.append(
+            alt.Chart(part)
+            .mark_line(point=True)
+            .encode(
+                x=alt.X("k:Q", title="k (users per item at least)", scale=alt.Scale(type="log")),
+                y=alt.Y(f"{col}:Q", title=title, scale=_share_scale(part[col], log), axis=alt.Axis(format="~%")),
+                color=alt.Color("length:N", title="n-gram length", legend=alt.Legend(labelLimit=LABEL_LIMIT)),
+                tooltip=[
+                    alt.Tooltip("length:N", title="length"),
+                    alt.Tooltip("k:Q", title="k"),
+                    alt.Tooltip(f"{col}:Q", title=title.replace(" (log scale)", ""), format=".1%"),
+                    alt.Tooltip("s_k:Q", title="|S_k|", format=","),
+                    alt.Tooltip("released:Q", title="released", format=","),
+                ],
             )
+            .properties(width=280, height=220, title=title)
+        )
+    return alt.hconcat(*panels).properties(
+        title=_title(
+            f"Coverage of the k-anonymity sets S_k — {NON_PRIVATE}",
+            "S_k (items used by at least k users) comes from the raw data: NOT private. The size ratio can exceed 100%.",
         )
     )
 
@@ -361,11 +362,11 @@ def kanon_sizes_chart(df: pd.DataFrame, log_y: bool = True) -> alt.Chart | alt.L
         .encode(
             x=alt.X("k:Q", title="k (users per item at least)", scale=alt.Scale(type="log")),
             y=alt.Y("s_k:Q", title="items", scale=y_scale),
-            color=alt.Color("length:N", title="n-gram length"),
+            color=alt.Color("length:N", title="n-gram length", legend=alt.Legend(labelLimit=LABEL_LIMIT)),
             tooltip=[
                 alt.Tooltip("length:N", title="length"),
                 alt.Tooltip("k:Q", title="k"),
-                alt.Tooltip("s_k:Q", title="|S_k| (raw data)"),
+                alt.Tooltip("s_k:Q", title="|S_k| (raw data)", format=","),
             ],
         )
     )
@@ -401,7 +402,7 @@ def compare_chart(df: pd.DataFrame) -> alt.LayerChart:
     data["low"] = np.where(has_sd, np.maximum(data["mean"].astype(float) - sd.fillna(0.0), 0.0), data["mean"])
     data["high"] = np.where(has_sd, data["mean"].astype(float) + sd.fillna(0.0), data["mean"])
     order = list(data["label"])
-    y = alt.Y("label:N", title=None, sort=order, axis=alt.Axis(labelLimit=240))
+    y = alt.Y("label:N", title=None, sort=order, axis=alt.Axis(labelLimit=LABEL_LIMIT))
     tips = [
         alt.Tooltip("label:N", title="mechanism"),
         alt.Tooltip("mean:Q", title="mean released", format=".1f"),
@@ -430,7 +431,7 @@ def compare_chart(df: pd.DataFrame) -> alt.LayerChart:
         if not has_sd.any()
         else "error bars (sample sd over runs) where there are at least two runs"
     )
-    return alt.layer(*layers).properties(
+    return alt.LayerChart(layer=layers).properties(
         height=alt.Step(28),
         title=_title(
             "Released items per mechanism",
@@ -469,10 +470,196 @@ def relative_error_chart(df: pd.DataFrame, r: float = 0.1, bins: int = 40) -> al
     share = f"{within:.1%} of {finite.size} released counts within r." if finite.size else "no released counts."
     dropped = err.size - finite.size
     note = f" {dropped} item(s) without a finite relative error (true count 0) left out." if dropped else ""
-    return alt.layer(bars, rule).properties(
+    return alt.LayerChart(layer=[bars, rule]).properties(
         title=_title(
             f"Relative error of released counts — {NON_PRIVATE}",
             "Compares the noisy counts with the true counts from the raw data: NOT private.",
             share + note,
+        )
+    )
+
+
+# --------------------------------------------------------------------------- utility preview and teaching views
+def utility_curve_chart(curve: pd.DataFrame, users_needed: Mapping[float, int | None]) -> alt.LayerChart:
+    """P(release) against the number of users holding an item (``utility.Preview.curve``), with the 50% and 90%
+    points. Public: computed from the calibration and the typed assumptions only."""
+    _need_columns(curve, ["users", "probability"], "utility_curve_chart", "utility.Preview.curve")
+    line = (
+        alt.Chart(curve)
+        .mark_line()
+        .encode(
+            x=alt.X("users:Q", title="users holding the item"),
+            y=alt.Y(
+                "probability:Q", title="chance of release", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="~%")
+            ),
+            tooltip=[
+                alt.Tooltip("users:Q", title="users", format=","),
+                alt.Tooltip("probability:Q", title="chance of release", format=".1%"),
+            ],
+        )
+    )
+    marks = pd.DataFrame(
+        [{"target": f"{t:.0%}", "p": float(t), "users": int(k)} for t, k in users_needed.items() if k is not None]
+    )
+    layers: list = [line]
+    if len(marks):
+        pts = alt.Chart(marks).encode(
+            x="users:Q",
+            y="p:Q",
+            tooltip=[alt.Tooltip("target:N", title="chance"), alt.Tooltip("users:Q", title="users needed", format=",")],
+        )
+        layers += [
+            pts.mark_point(filled=True, size=70, color="#d62728"),
+            pts.mark_text(align="left", dx=6, dy=8).encode(text=alt.Text("users:Q", format=",")),
+        ]
+    return alt.LayerChart(layer=layers).properties(
+        title=_title(
+            "Chance that an item is released, by how many users hold it",
+            "Public: from the calibration and the stated assumptions only, never from the data.",
+        )
+    )
+
+
+def _log2_bins(counts: np.ndarray) -> pd.DataFrame:
+    """Items per users-per-item bin [2^j, 2^(j+1)) (numpy aggregation)."""
+    c = counts[counts > 0]
+    if c.size == 0:
+        return pd.DataFrame({"start": [], "end": [], "items": []})
+    top = int(np.ceil(np.log2(c.max() + 1))) + 1
+    edges = 2 ** np.arange(top, dtype=np.int64)
+    hist, _ = np.histogram(c, bins=np.append(edges, edges[-1] * 2))
+    df = pd.DataFrame({"start": edges, "end": edges * 2, "items": hist.astype(np.int64)})
+    return df[df["items"] > 0].reset_index(drop=True)
+
+
+def item_user_distribution_chart(user_counts, users_needed: Mapping[float, int | None]) -> alt.LayerChart:
+    """How many items are held by how many users (log2 bins), with the preview's 50%/90% points as rules.
+    NON-private: the users per item come from the raw data."""
+    counts = np.asarray(user_counts, dtype=np.int64)
+    hist = _log2_bins(counts)
+    bars = (
+        alt.Chart(hist)
+        .mark_bar(opacity=0.8)
+        .encode(
+            x=alt.X("start:Q", title="users holding the item (log scale)", scale=alt.Scale(type="log")),
+            x2="end:Q",
+            y=alt.Y("items:Q", title="items"),
+            tooltip=[
+                alt.Tooltip("start:Q", title="from (users)", format=","),
+                alt.Tooltip("end:Q", title="to (users, excl.)", format=","),
+                alt.Tooltip("items:Q", title="items", format=","),
+            ],
+        )
+    )
+    marks = pd.DataFrame(
+        [{"line": f"{t:.0%} chance", "users": int(k)} for t, k in users_needed.items() if k is not None]
+    )
+    layers: list = [bars]
+    if len(marks):
+        layers.append(
+            alt.Chart(marks)
+            .mark_rule(strokeWidth=2, strokeDash=[6, 3])
+            .encode(
+                x="users:Q",
+                color=alt.Color("line:N", title="preview", scale=alt.Scale(range=["#ff7f0e", "#d62728"])),
+                tooltip=[alt.Tooltip("line:N", title="line"), alt.Tooltip("users:Q", title="users", format=",")],
+            )
+        )
+    reach = {t: int(np.count_nonzero(counts >= k)) for t, k in users_needed.items() if k is not None}
+    sub = "; ".join(f"{n:,} items have at least the users for a {t:.0%} chance" for t, n in reach.items())
+    return alt.LayerChart(layer=layers).properties(
+        title=_title(
+            f"Items by number of users — {NON_PRIVATE}",
+            "Computed from the raw data: NOT differentially private; do not publish.",
+            sub,
+        )
+    )
+
+
+def neighbours_chart(table: pd.DataFrame, epsilon: float, delta: float, max_items: int = 40) -> alt.LayerChart:
+    """Per item of the differing user: release rate under D (black) and D′ (red, with its interval), and the band
+    [(p_D − δ)e^−ε, e^ε p_D + δ] that (ε, δ)-DP allows for D′ (grey). NON-private teaching view."""
+    _need_columns(
+        table,
+        ["item", "users_in_D", "p_D", "p_D2", "p_D2_low", "p_D2_high", "band_low", "band_high", "inside"],
+        "neighbours_chart",
+        "neighbours.run_neighbours",
+    )
+    eps = _check_float(epsilon, "epsilon")
+    # the items where the two corpora can differ most come first (then the most widely held)
+    order = table.assign(gap=(table["p_D"] - table["p_D2"]).abs(), mid=-(table["p_D"] - 0.5).abs())
+    data = order.sort_values(["gap", "mid", "users_in_D"], ascending=False).head(
+        check_positive_int(max_items, "max_items")
+    )
+    data = data[["item", "users_in_D", "p_D", "p_D2", "p_D2_low", "p_D2_high", "band_low", "band_high", "inside"]]
+    x = alt.X(
+        "item:N",
+        title="item of the differing user",
+        sort=list(data["item"]),
+        axis=alt.Axis(labelAngle=-45, labelLimit=160),
+    )
+    tips = [
+        alt.Tooltip("item:N", title="item"),
+        alt.Tooltip("users_in_D:Q", title="users in D (raw)", format=","),
+        alt.Tooltip("p_D:Q", title="P(released | D)", format=".3f"),
+        alt.Tooltip("p_D2:Q", title="P(released | D′)", format=".3f"),
+        alt.Tooltip("band_high:Q", title="e^ε·P_D + δ", format=".3f"),
+        alt.Tooltip("inside:N", title="inside the band"),
+    ]
+    base = alt.Chart(data).encode(x=x, tooltip=tips)
+    y = alt.Y(
+        "band_low:Q",
+        title="probability the item is released",
+        scale=alt.Scale(domain=[0, 1]),
+        axis=alt.Axis(format="~%"),
+    )
+    band = base.mark_bar(opacity=0.25, color="#7f7f7f", size=14).encode(y=y, y2="band_high:Q")
+    p_d = base.mark_tick(color="black", thickness=3, size=16).encode(y="p_D:Q")
+    err = base.mark_rule(color="#d62728").encode(y="p_D2_low:Q", y2="p_D2_high:Q")
+    p_d2 = base.mark_point(color="#d62728", filled=True, size=50).encode(y="p_D2:Q")
+    return alt.LayerChart(layer=[band, p_d, err, p_d2]).properties(
+        title=_title(
+            f"Release probability under D (black) and D′ (red) — {NON_PRIVATE}",
+            f"Grey: the band (P_D − δ)·e^−ε … e^ε·P_D + δ that ({eps:g}, {delta:.2g})-DP allows for D′; "
+            "red bars: 99% intervals of the estimate.",
+            f"{len(data)} of {len(table)} items shown (those whose rates differ most first).",
+        )
+    )
+
+
+def privacy_loss_chart(loss, epsilon: float, bins: int = 40) -> alt.LayerChart:
+    """Histogram of the empirical privacy loss per run (``neighbours.NeighbourRuns.loss``), rule at ε. NON-private."""
+    eps = _check_float(epsilon, "epsilon")
+    x = np.asarray(loss, dtype=np.float64)
+    x = x[np.isfinite(x)]
+    lo = min(float(x.min()) if x.size else 0.0, -eps)
+    hi = max(float(x.max()) if x.size else 0.0, eps) * 1.05
+    counts, edges = np.histogram(x, bins=_check_bins(bins), range=(lo, hi))
+    hist = pd.DataFrame({"start": edges[:-1], "end": edges[1:], "runs": counts.astype(np.int64)})
+    hist = hist[hist["runs"] > 0]
+    bars = (
+        alt.Chart(hist)
+        .mark_bar(opacity=0.8)
+        .encode(
+            x=alt.X("start:Q", title="privacy loss ln(P_with(o) / P_without(o))", scale=alt.Scale(domain=[lo, hi])),
+            x2="end:Q",
+            y=alt.Y("runs:Q", title="runs"),
+            tooltip=[
+                alt.Tooltip("start:Q", title="from", format=".3g"),
+                alt.Tooltip("end:Q", title="to", format=".3g"),
+                alt.Tooltip("runs:Q", title="runs"),
+            ],
+        )
+    )
+    rule = (
+        alt.Chart(pd.DataFrame({"line": [f"ε = {eps:g}"], "value": [eps]}))
+        .mark_rule(strokeWidth=2, strokeDash=[6, 3], color="#d62728")
+        .encode(x="value:Q", tooltip=[alt.Tooltip("line:N", title="line")])
+    )
+    above = float(np.mean(x > eps)) if x.size else 0.0
+    return alt.LayerChart(layer=[bars, rule]).properties(
+        title=_title(
+            f"Empirical privacy loss of the runs with the user — {NON_PRIVATE}",
+            f"{above:.1%} of {x.size} runs above ε (DP allows a share of about δ beyond ε, up to sampling error).",
         )
     )

@@ -11,11 +11,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .corpus.load import LoadOptions
 from .corpus.readers import FORMATS
 from .corpus.tokenize import TOKENIZERS
 from .errors import DpsuError
-from .mechanisms.params import PARAMS
+from .ledger import spent_line
 from .mechanisms.registry import get_mechanism, mechanisms
+from .params import PARAMS
+from .privacy.guidance import delta_guidance
+from .wording import CLI_OPTIONS, speak
 
 EXIT_BAD_INPUT = 2
 
@@ -59,15 +63,43 @@ def build_parser() -> argparse.ArgumentParser:
     rel = sub.add_parser("release", help="release a private vocabulary / n-gram set from a corpus file")
     rel.add_argument("input", help="corpus file: csv, tsv, jsonl, parquet, txt or pre-tokenized sequences (.zip ok)")
     _add_mechanism_args(rel)
-    rel.add_argument("--user-col", default=None, help="user-id column (name or 0-based position)")
+    rel.add_argument(
+        "--user-col",
+        default=None,
+        help="user-id column (name or 0-based position); taken from known names (author_id, author, user, ...) "
+        "when not given, never by position",
+    )
     rel.add_argument("--text-col", default=None, help="text column (name or 0-based position)")
-    rel.add_argument("--no-header", action="store_true", help="the file has no header row (give columns by position)")
+    head = rel.add_mutually_exclusive_group()
+    head.add_argument("--header", action="store_true", help="the first row is a header (default: detected)")
+    head.add_argument("--no-header", action="store_true", help="the file has no header row (default: detected)")
+    rel.add_argument(
+        "--row-is-user", action="store_true", help="each row is its own user (for files without a user column)"
+    )
+    rel.add_argument(
+        "--user-pattern",
+        default=None,
+        metavar="REGEX",
+        help="the user is the first group of REGEX in --user-col, e.g. --user-col file --user-pattern '^([^/]+)/'",
+    )
+    rel.add_argument("--strict", action="store_true", help="treat column warnings as errors (exit 2)")
     rel.add_argument("--format", default="auto", choices=list(FORMATS))
     rel.add_argument("--tokenizer", default="fast", choices=list(TOKENIZERS))
     rel.add_argument("--keep-case", action="store_true", help="do not lowercase")
     rel.add_argument("--keep-urls", action="store_true", help="do not strip URLs")
     rel.add_argument("--keep-removed", action="store_true", help="keep [removed]/[deleted] posts")
     rel.add_argument("--keep-symbols", action="store_true", help="do not strip symbols")
+    rel.add_argument("--keep-html", action="store_true", help="do not remove HTML tags nor decode entities")
+    rel.add_argument(
+        "--keep-email-headers", action="store_true", help="keep the header block of posts that are e-mails"
+    )
+    rel.add_argument("--drop-digits", action="store_true", help="drop tokens made only of digits")
+    rel.add_argument(
+        "--stop-words",
+        default=None,
+        metavar="LANGUAGE",
+        help="drop the stop words of LANGUAGE (e.g. english; lists from the stop-words package)",
+    )
     rel.add_argument(
         "--public-corpus",
         default=None,
@@ -86,25 +118,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _mechanism_params(args: argparse.Namespace, name: str) -> dict[str, Any]:
-    cls = mechanisms().get(name)
-    if cls is None:
-        raise DpsuError(f"unknown mechanism {name!r}; choose one of: {', '.join(mechanisms())}")
-    given = {k: getattr(args, k) for k in PARAMS if getattr(args, k, None) is not None}
-    extra = sorted(set(given) - set(cls.param_names) - {"max_n"})
-    if extra:
-        flags = ", ".join(PARAMS[k].cli for k in extra)
-        raise DpsuError(
-            f"mechanism {name!r} does not use {flags}; it takes: "
-            f"{', '.join(PARAMS[k].cli for k in cls.param_names) or 'no extra parameters'}"
-        )
-    return {k: v for k, v in given.items() if k in cls.param_names}
-
-
 def _make_mechanism(args: argparse.Namespace, public_source: Any = None):
-    params = _mechanism_params(args, args.mechanism)
-    if public_source is not None:
-        params["public_source"] = public_source
+    """The mechanism of ``-m`` with the flags it takes; a flag it would ignore is an error (``--max-n`` aside:
+    it also sets the corpus's n-gram length)."""
+    cls = mechanisms().get(args.mechanism)
+    if cls is None:
+        raise DpsuError(f"unknown mechanism {args.mechanism!r}; choose one of: {', '.join(mechanisms())}")
+    given = {k: getattr(args, k, None) for k in PARAMS if k != "max_n" or k in cls.param_names}
+    params = cls.params_for({**given, "public_source": public_source}, strict=True)
     return get_mechanism(args.mechanism, epsilon=args.epsilon, delta=args.delta, **params)
 
 
@@ -132,6 +153,28 @@ def _corpus_max_n(args: argparse.Namespace) -> int:
     return n
 
 
+def _load_options(args: argparse.Namespace) -> LoadOptions:
+    """How ``release`` reads and tokenizes its input (``command.release_argv`` writes the inverse)."""
+    return LoadOptions(
+        format=args.format,
+        user_col=args.user_col,
+        text_col=args.text_col,
+        has_header=False if args.no_header else (True if args.header else None),
+        max_n=_corpus_max_n(args),
+        tokenizer=args.tokenizer,
+        lowercase=not args.keep_case,
+        strip_urls=not args.keep_urls,
+        drop_removed=not args.keep_removed,
+        strip_symbols=not args.keep_symbols,
+        strip_html=not args.keep_html,
+        email_headers=not args.keep_email_headers,
+        drop_digits=args.drop_digits,
+        stop_words=args.stop_words,
+        row_is_user=args.row_is_user,
+        user_pattern=args.user_pattern,
+    )
+
+
 def _cmd_release(args: argparse.Namespace) -> int:
     from .corpus import load_corpus
     from .export import write_release
@@ -147,21 +190,11 @@ def _cmd_release(args: argparse.Namespace) -> int:
             )
         public = args.public_corpus
     mech = _make_mechanism(args, public)  # validate parameters before reading a large file
-    corpus = load_corpus(
-        args.input,
-        format=args.format,
-        user_col=args.user_col,
-        text_col=args.text_col,
-        has_header=False if args.no_header else None,
-        max_n=_corpus_max_n(args),
-        tokenizer=args.tokenizer,
-        lowercase=not args.keep_case,
-        strip_urls=not args.keep_urls,
-        drop_removed=not args.keep_removed,
-        strip_symbols=not args.keep_symbols,
-    )
-    for note in corpus.source.notes:  # about the raw file: for the analyst, not part of the release
-        print(f"note (raw data, not private): {note}", file=sys.stderr)
+    corpus = load_corpus(args.input, _load_options(args))
+    _report_source(corpus.source, strict=args.strict)
+    guidance = delta_guidance(args.delta, corpus.n_users)
+    if guidance.level == "error":  # delta >= 1/n: one user's data could be published outright
+        print(f"warning: {guidance.message}", file=sys.stderr)
     release = mech.release(corpus, seed=args.seed)
     write_release(release, args.output, args.report)
     per = ", ".join(f"{n}-grams: {c}" for n, c in release.per_length().items())
@@ -169,9 +202,27 @@ def _cmd_release(args: argparse.Namespace) -> int:
         f"released {release.n_released} items ({per}) with {release.calibration.label} "
         f"at epsilon={args.epsilon:g}, delta={args.delta:.3g} -> {args.output}"
     )
+    print(spent_line(release.calibration), file=sys.stderr)
     if args.seed is not None:
         print("warning: fixed seed (teaching mode): this release is NOT for real use", file=sys.stderr)
     return 0
+
+
+def _report_source(src, *, strict: bool) -> None:
+    """What the reader did, the chosen columns' facts and the warnings, on stderr (raw data, not private)."""
+    for note in src.notes:
+        print(f"note (raw data, not private): {speak(note, CLI_OPTIONS)}", file=sys.stderr)
+    roles = ["user", "text"] if len(src.column_facts) == 2 else ["text"]
+    for role, facts in zip(roles, src.column_facts):
+        print(f"column (raw data, not private): {facts.describe(role)}", file=sys.stderr)
+    print(f"privacy unit: {src.privacy_unit}", file=sys.stderr)
+    for w in src.warnings:
+        print(f"warning: {speak(str(w), CLI_OPTIONS)}", file=sys.stderr)
+    if strict and src.warnings:
+        raise DpsuError(
+            f"{len(src.warnings)} warning{'s' if len(src.warnings) > 1 else ''} about the input and --strict is set; "
+            "fix the columns or options as the warnings say, or drop --strict"
+        )
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
@@ -185,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         return {"release": _cmd_release, "calibrate": _cmd_calibrate, "list": _cmd_list}[args.command](args)
     except DpsuError as exc:
-        print(f"dpsu: error: {exc}", file=sys.stderr)
+        print(f"dpsu: error: {speak(str(exc), CLI_OPTIONS)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except (OSError, MemoryError) as exc:
         msg = f"{exc.strerror}: {exc.filename}" if isinstance(exc, OSError) and exc.filename else str(exc)

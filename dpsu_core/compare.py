@@ -8,8 +8,7 @@ counts) is kept.
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -18,36 +17,16 @@ import pandas as pd
 from .corpus.model import Corpus
 from .errors import ParameterError
 from .mechanisms import Mechanism, get_mechanism, mechanisms
+from .mechanisms.base import ProgressFn
 from .privacy.validate import check_positive_int
 
-ProgressFn = Callable[[float, str], None]
-
 SUMMARY_COLUMNS = ["mechanism", "label", "mean", "sd", "runs", "mean_seconds"]
-
-
-def accepted_params(cls: type[Mechanism]) -> tuple[str, ...]:
-    """The keyword parameters a mechanism class takes besides epsilon and delta.
-
-    ``param_names`` (the shared ParamSpecs) plus any extra keyword-only argument its
-    constructor declares (e.g. GW-KT's ``public_source``).
-    """
-    extra = []
-    for p in inspect.signature(cls.__init__).parameters.values():
-        if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name not in ("epsilon", "delta"):
-            extra.append(p.name)
-    return tuple(dict.fromkeys([*cls.param_names, *extra]))
-
-
-def params_for(cls: type[Mechanism], params: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The subset of ``params`` that ``cls`` takes (a shared parameter set, e.g. from the CLI or app)."""
-    names = accepted_params(cls)
-    return {k: v for k, v in (params or {}).items() if k in names}
 
 
 def check_known_params(params: Mapping[str, Any] | None, classes: Iterable[type[Mechanism]] | None = None) -> None:
     """Reject parameter names that no registered mechanism takes (a typo would otherwise be dropped silently)."""
     classes = list(mechanisms().values()) if classes is None else list(classes)
-    known = set().union(*(accepted_params(c) for c in classes)) if classes else set()
+    known = set().union(*(c.accepted_params() for c in classes)) if classes else set()
     unknown = sorted(k for k in (params or {}) if k not in known)
     if unknown:
         raise ParameterError(
@@ -95,7 +74,7 @@ def compare_runs(
     runs = check_positive_int(runs, "runs", "give the number of repetitions per mechanism, e.g. 5")
     regs = mechanisms()
     check_known_params(params)
-    mechs = [get_mechanism(n, epsilon=epsilon, delta=delta, **params_for(regs[n], params)) for n in names]
+    mechs = [get_mechanism(n, epsilon=epsilon, delta=delta, **regs[n].params_for(params)) for n in names]
     children = np.random.SeedSequence(seed).spawn(len(mechs) * runs) if seed is not None else None
 
     rows: list[dict[str, Any]] = []

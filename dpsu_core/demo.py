@@ -26,6 +26,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .corpus.load import LoadOptions, load_corpus
+from .corpus.model import Corpus
+
 SEED = 20240601
 N_USERS = 6000
 N_CANARIES = 36
@@ -33,6 +36,7 @@ N_CANARIES = 36
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 DEMO_CSV = ASSETS / "demo_corpus.csv"
 DEMO_CANARIES = ASSETS / "demo_canaries.txt"
+DEMO_NAME = "demo corpus (synthetic)"
 
 COMMON_PHRASES = [
     "i think",
@@ -253,6 +257,11 @@ def write(out_dir: Path = ASSETS, seed: int = SEED) -> tuple[Path, Path]:
 def load_canaries(path: Path = DEMO_CANARIES) -> list[str]:
     """The planted canaries of the demo corpus (one per line)."""
     return [line.strip() for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def load_demo(options: LoadOptions | None = None) -> Corpus:
+    """The committed demo corpus, read with ``options`` (its columns are found by their names)."""
+    return load_corpus(DEMO_CSV, options, name=DEMO_NAME)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import math
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,9 @@ REPORT_KEYS = (
     "dpsu_version",
     "guarantee",
     "teaching_mode",
+    "privacy_unit",
     "warning",
+    "session_spent",
 )
 CALIBRATION_KEYS = ("noise", "scale", "rho", "gamma", "details")
 
@@ -70,23 +73,39 @@ def _private_frame(release: Release) -> pd.DataFrame:
     return df[[c for c in allowed if c in df.columns]]
 
 
-TEACHING_COLUMN = "teaching_warning"
 TEACHING_TXT_LINE = "# TEACHING RELEASE (fixed seed): NOT for real releases; this line is not an item"
+TEACHING_CSV_LINE = (
+    "# TEACHING RELEASE (fixed seed): NOT differentially private and NOT for real releases; "
+    "this comment line is not a row (pandas: read_csv(..., comment='#'))"
+)
+
+
+def guarantee_text(release: Release) -> str:
+    """The guarantee a release carries. A seeded (teaching) release carries none: its noise can be recomputed
+    from the seed. The text then says so, and what the same configuration guarantees with fresh randomness."""
+    cal = _check_release(release).calibration
+    if not release.seeded:
+        return cal.guarantee
+    return (
+        "This release is NOT differentially private: its noise came from a fixed seed (teaching mode), so "
+        "anyone who knows the seed can recompute the noise and remove it. With fresh randomness (no fixed seed) "
+        "the same configuration would give this guarantee: " + cal.guarantee
+    )
 
 
 def to_csv_bytes(release: Release) -> bytes:
     """UTF-8 CSV with a header: item, n (and count, std for count mechanisms). String cells are neutralised.
 
-    A seeded (teaching) release gets one more column, ``teaching_warning``, on every row, so the file
-    itself says it is not for real use wherever it is copied.
+    A seeded (teaching) release starts with ONE comment line (``TEACHING_CSV_LINE``) before the header, so the file
+    itself says it is not for real use, once (not on every row).
     """
     df = _private_frame(release).copy()
-    if release.seeded:
-        df[TEACHING_COLUMN] = TEACHING_WARNING
     for c in df.columns:
         if not pd.api.types.is_numeric_dtype(df[c]):  # object or (pandas >= 3) str dtype
             df[c] = df[c].astype(object).map(neutralise_cell)
     buf = io.StringIO()
+    if release.seeded:
+        buf.write(TEACHING_CSV_LINE + "\n")
     df.to_csv(buf, index=False, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")
     return buf.getvalue().encode("utf-8")
 
@@ -104,7 +123,7 @@ def _guarantee_header(release: Release) -> dict[str, Any]:
         "label": cal.label,
         "epsilon": cal.epsilon,
         "delta": cal.delta,
-        "guarantee": cal.guarantee,
+        "guarantee": guarantee_text(release),
         "teaching_mode": release.seeded,
     }
     if release.seeded:
@@ -146,8 +165,9 @@ def _finite_or_none(x: Any) -> Any:
     return x
 
 
-def report_dict(release: Release) -> dict[str, Any]:
-    """What was run and what it guarantees. Keys: ``REPORT_KEYS`` (``warning`` only in teaching mode)."""
+def report_dict(release: Release, session_spent: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What was run and what it guarantees. Keys: ``REPORT_KEYS`` (``warning`` only in teaching mode;
+    ``session_spent`` only when the caller passes what the session has spent on the corpus, ``ledger_summary``)."""
     from . import __version__
 
     release = _check_release(release)
@@ -163,33 +183,43 @@ def report_dict(release: Release) -> dict[str, Any]:
         "released_per_length": {str(k): v for k, v in release.per_length().items()},
         "date_utc": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "dpsu_version": __version__,
-        "guarantee": cal["guarantee"],
+        "guarantee": guarantee_text(release),
         "teaching_mode": release.seeded,
+        "privacy_unit": release.privacy_unit,
     }
     if release.seeded:
         rep["warning"] = TEACHING_WARNING
+    if session_spent is not None:
+        rep["session_spent"] = session_spent
     return rep
 
 
-def report_json(release: Release) -> bytes:
-    return _dumps(report_dict(release))
+def report_json(release: Release, session_spent: dict[str, Any] | None = None) -> bytes:
+    return _dumps(report_dict(release, session_spent))
 
 
-def _fmt(v: Any) -> str:
+def format_value(v: Any) -> str:
+    """A parameter or calibration value as short text: floats to 6 significant digits, lists and dicts
+    joined, booleans as yes/no (the release report and the app's calibration table)."""
     if isinstance(v, bool) or v is None:
         return {True: "yes", False: "no", None: "none"}[v]
     if isinstance(v, (float, np.floating)):
         return f"{float(v):.6g}"
     if isinstance(v, dict):
-        return ", ".join(f"{k} = {_fmt(x)}" for k, x in v.items()) or "none"
+        return ", ".join(f"{k} = {format_value(x)}" for k, x in v.items()) or "none"
     if isinstance(v, (list, tuple)):
-        return ", ".join(_fmt(x) for x in v)
-    return str(v).replace("|", "\\|").replace("\n", " ")
+        return ", ".join(format_value(x) for x in v)
+    return str(v)
 
 
-def report_markdown(release: Release) -> str:
+def _fmt(v: Any) -> str:
+    """``format_value`` for one cell of a Markdown table."""
+    return format_value(v).replace("|", "\\|").replace("\n", " ")
+
+
+def report_markdown(release: Release, session_spent: dict[str, Any] | None = None) -> str:
     """The report as readable Markdown (no released items in it; those are in the CSV/JSON/TXT)."""
-    rep = report_dict(release)
+    rep = report_dict(release, session_spent)
     cal = rep["calibration"]
     lines = [f"# dpsu release report: {rep['label']}", ""]
     if rep["teaching_mode"]:
@@ -198,6 +228,8 @@ def report_markdown(release: Release) -> str:
         "## Guarantee",
         "",
         rep["guarantee"],
+        "",
+        f"Privacy unit (one user of the guarantee): {_fmt(rep['privacy_unit'] or 'not recorded')}.",
         "",
         "## Parameters",
         "",
@@ -225,6 +257,13 @@ def report_markdown(release: Release) -> str:
         lines += ["| n-gram length | items released |", "|---|---|"]
         lines += [f"| {k} | {v} |" for k, v in rep["released_per_length"].items()]
         lines.append("")
+    if "session_spent" in rep:
+        lines += [
+            "## Spent on this corpus in the session (all releases so far)",
+            "",
+            rep["session_spent"]["summary"],
+            "",
+        ]
     lines += [f"Generated {rep['date_utc']} by dpsu {rep['dpsu_version']}.", ""]
     return "\n".join(lines)
 
@@ -248,3 +287,55 @@ def write_release(release: Release, out_csv_path, report_path=None) -> None:
             raise ParameterError(
                 f"cannot write {str(path)!r} ({exc.strerror or exc}); choose a path in an existing, writable folder"
             ) from None
+
+
+# ---- the downloads of one release (the app's Export page) -------------------------------------------
+@dataclass(frozen=True)
+class ExportFile:
+    """One download: its kind (a stable id: csv, json, txt, report_json, report_md), its group ("items":
+    the released set, or "report": what was run and its guarantee), label, bytes, file name and MIME type."""
+
+    kind: str
+    group: str
+    label: str
+    data: bytes
+    file_name: str
+    mime: str
+
+
+def export_basename(release: Release) -> str:
+    """File name stem for downloads: mechanism and budget (public), e.g. dpsu_policy-gaussian_eps3_delta1e-06;
+    ``_TEACHING`` at the end for a fixed-seed release."""
+    cal = release.calibration
+    stem = f"dpsu_{cal.mechanism}_eps{cal.epsilon:g}_delta{cal.delta:.0e}"
+    return stem + ("_TEACHING" if release.seed is not None else "")
+
+
+def export_files(release: Release) -> list[ExportFile]:
+    """Every download of a release. Build them once per release (the app caches them): the report's date is
+    then the date the export was first built, so a file stays the same while the user clicks the buttons."""
+    release = _check_release(release)
+    base = export_basename(release)
+    return [
+        ExportFile("csv", "items", "Released items (CSV)", to_csv_bytes(release), f"{base}.csv", "text/csv"),
+        ExportFile(
+            "json", "items", "Released items (JSON)", to_json_bytes(release), f"{base}.json", "application/json"
+        ),
+        ExportFile("txt", "items", "Released items (TXT)", to_txt_bytes(release), f"{base}.txt", "text/plain"),
+        ExportFile(
+            "report_json",
+            "report",
+            "Release report (JSON)",
+            report_json(release),
+            f"{base}_report.json",
+            "application/json",
+        ),
+        ExportFile(
+            "report_md",
+            "report",
+            "Release report (Markdown)",
+            report_markdown(release).encode("utf-8"),
+            f"{base}_report.md",
+            "text/markdown",
+        ),
+    ]

@@ -9,7 +9,6 @@ vectorised over the CSR / vocabulary arrays (no Python loop per user or per item
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 
@@ -19,6 +18,7 @@ import pandas as pd
 from .corpus.model import Corpus
 from .errors import ParameterError
 from .mechanisms.base import Release
+from .privacy.validate import check_number, check_positive, check_positive_int
 
 GAMMA_TOLERANCE = 1e-9  # relative floating-point slack at Gamma when no noise scale is given
 GAMMA_SCALE_FRACTION = 1e-3  # "at Gamma": within this fraction of the noise scale (see histogram_fill)
@@ -26,13 +26,14 @@ GAMMA_SCALE_FRACTION = 1e-3  # "at Gamma": within this fraction of the noise sca
 
 # --------------------------------------------------------------------------- helpers
 def _check_ks(ks: Iterable[int]) -> np.ndarray:
+    hint = "give a non-empty list of positive integers, e.g. [1, 5, 10]"
     try:
-        arr = np.asarray(list(ks), dtype=np.float64)
-    except (TypeError, ValueError):
+        values = list(ks)
+    except TypeError:
         raise ParameterError(f"ks must be a list of positive integers, got {ks!r}; e.g. [1, 5, 10]") from None
-    if arr.ndim != 1 or arr.size == 0 or np.any(~np.isfinite(arr)) or np.any(arr < 1) or np.any(arr != np.floor(arr)):
+    if not values:
         raise ParameterError(f"ks must be a non-empty list of positive integers, got {ks!r}; e.g. [1, 5, 10]")
-    return arr.astype(np.int64)
+    return np.array([check_positive_int(k, "each k in ks", hint) for k in values], dtype=np.int64)
 
 
 def _released_ids(corpus: Corpus, release: Release) -> np.ndarray:
@@ -193,16 +194,10 @@ class HistogramFill:
 
 def _gamma_tol(gamma: float, scale, tol) -> float:
     if tol is not None:
-        if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not np.isfinite(tol) or tol < 0:
-            raise ParameterError(f"tol must be a finite number >= 0, got {tol!r}; e.g. 1e-3 times the noise scale")
-        return float(tol)
+        return check_number(tol, "tol", low=0.0, hint="e.g. 1e-3 times the noise scale")
     if scale is not None:
-        if isinstance(scale, bool) or not isinstance(scale, numbers.Real) or not np.isfinite(scale) or scale <= 0:
-            raise ParameterError(
-                f"scale must be the mechanism's noise scale (a number > 0), got {scale!r}; "
-                "pass Release.calibration.scale"
-            )
-        return GAMMA_SCALE_FRACTION * float(scale)
+        hint = "pass Release.calibration.scale (the mechanism's noise scale)"
+        return GAMMA_SCALE_FRACTION * check_positive(scale, "scale", hint)
     return GAMMA_TOLERANCE * max(1.0, abs(float(gamma)))
 
 
@@ -271,8 +266,7 @@ def relative_errors(corpus: Corpus, release: Release) -> pd.DataFrame:
 def share_within(rel, r: float) -> float:
     """Share of released counts whose relative error is at most r. ``rel``: the ``relative_errors`` frame or
     an array of relative errors. NaN if nothing was released."""
-    if isinstance(r, bool) or not isinstance(r, numbers.Real) or not np.isfinite(r) or r < 0:
-        raise ParameterError(f"r must be a number >= 0, got {r!r}; e.g. 0.1 for 10%")
+    r = check_number(r, "r", low=0.0, hint="e.g. 0.1 for 10%")
     vals = rel["rel_error"].to_numpy() if isinstance(rel, pd.DataFrame) else np.asarray(rel, dtype=np.float64)
     return float(np.mean(vals <= r)) if vals.size else float("nan")
 

@@ -30,6 +30,7 @@ import pandas as pd
 
 from .corpus.model import Corpus
 from .errors import InputError, ParameterError
+from .privacy.validate import check_choice
 
 PER_BILLION = 1e9
 MISSING = 1.0
@@ -93,10 +94,9 @@ def corpus_frequencies(vocab: np.ndarray, public: Corpus, count: str = "users") 
 
     ``count="users"``: distinct users of the public corpus using the item; ``"occurrences"``: total uses.
     """
-    if count not in COUNT_KINDS:
-        raise ParameterError(f"count must be one of {', '.join(COUNT_KINDS)}, got {count!r}")
+    check_choice(count, "count", COUNT_KINDS)
     if count == "users":
-        pub = public.user_counts.astype(np.float64)
+        pub: np.ndarray = public.user_counts.astype(np.float64)
     else:
         pub = np.bincount(public.items, weights=public.counts.astype(np.float64), minlength=public.n_items)
     idx = pd.Index(np.asarray(public.vocab, dtype=object)).get_indexer(np.asarray(vocab, dtype=object))

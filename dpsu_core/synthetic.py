@@ -2,18 +2,42 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .corpus.model import Corpus, SourceInfo
+from .errors import ParameterError
+from .privacy.validate import check_positive_int
+
+SIZE_DISTRIBUTIONS = ("constant", "uniform", "log-uniform", "geometric")
 
 
-def zipf_corpus(n_users: int, n_words: int, max_size: int, *, s: float = 1.0, seed: int | None = None) -> Corpus:
-    """Each user's target size is floor(exp(U(0, ln(max_size + 1)))) clipped to 1..max_size; words are
-    drawn i.i.d. from Zipf(s) over ``n_words`` words and de-duplicated per user (multiplicities kept
-    as per-user counts). Words are named ``w<rank>`` (rank 0 = most frequent)."""
-    rng = np.random.default_rng(seed)
-    sizes = np.floor(np.exp(rng.uniform(0.0, np.log(max_size + 1), size=n_users))).astype(np.int64)
-    sizes = np.clip(sizes, 1, max_size)
+def user_sizes(rng: np.random.Generator, n_users: int, distribution: str, size: int) -> np.ndarray:
+    """Words per user (int64, >= 1). ``size`` is the constant value, the maximum (uniform 1..size; log-uniform:
+    floor(exp(U(0, ln(size + 1)))) clipped to 1..size), or the mean (geometric on 1, 2, ...)."""
+    n = check_positive_int(n_users, "users", "e.g. 2000")
+    k = check_positive_int(size, "words per user", "e.g. 50")
+    if distribution == "constant":
+        return np.full(n, k, dtype=np.int64)
+    if distribution == "uniform":
+        return rng.integers(1, k + 1, size=n).astype(np.int64)
+    if distribution == "log-uniform":
+        sizes = np.floor(np.exp(rng.uniform(0.0, np.log(k + 1), size=n))).astype(np.int64)
+        return np.clip(sizes, 1, k)
+    if distribution == "geometric":
+        return rng.geometric(1.0 / k, size=n).astype(np.int64)
+    raise ParameterError(
+        f"items-per-user distribution must be one of {', '.join(SIZE_DISTRIBUTIONS)}, got {distribution!r}"
+    )
+
+
+def _zipf_rows(
+    rng: np.random.Generator, sizes: np.ndarray, n_words: int, s: float, name: str, fmt: str = "synthetic"
+) -> Corpus:
+    """Draw each user's ``sizes[i]`` words i.i.d. from Zipf(s) over ``n_words`` words, de-duplicated per user
+    (multiplicities kept as per-user counts). Words are named ``w<rank>`` (rank 0 = most frequent)."""
+    n_users = int(sizes.shape[0])
     p = 1.0 / np.power(np.arange(1, n_words + 1, dtype=np.float64), s)
     cdf = np.cumsum(p)
     cdf /= cdf[-1]
@@ -39,8 +63,59 @@ def zipf_corpus(n_users: int, n_words: int, max_size: int, *, s: float = 1.0, se
         gram_tokens=np.arange(used.shape[0], dtype=np.int32).reshape(-1, 1),
         n_posts=n_users,
         n_tokens=total,
-        source=SourceInfo(name=f"synthetic zipf({s}) {n_users} users", format="synthetic"),
+        source=SourceInfo(name=name, format=fmt),
     )
+
+
+def zipf_corpus(n_users: int, n_words: int, max_size: int, *, s: float = 1.0, seed: int | None = None) -> Corpus:
+    """Each user's target size is log-uniform on 1..max_size (``user_sizes``); words are drawn i.i.d. from
+    Zipf(s) over ``n_words`` words and de-duplicated per user. Words are named ``w<rank>``."""
+    rng = np.random.default_rng(seed)
+    sizes = user_sizes(rng, n_users, "log-uniform", max_size)
+    return _zipf_rows(rng, sizes, n_words, s, f"synthetic zipf({s}) {n_users} users")
+
+
+@dataclass(frozen=True)
+class SimulationSpec:
+    """Public numbers an analyst types to simulate an exploration corpus (never taken from the private file)."""
+
+    users: int = 2000
+    words_per_user: int = 50  # the constant, maximum or mean of ``distribution`` (see ``user_sizes``)
+    distribution: str = "log-uniform"
+    vocabulary: int = 5000
+    zipf_exponent: float = 1.0
+
+    def describe(self) -> str:
+        return (
+            f"simulated: {self.users:,} users, words per user {self.distribution} ({self.words_per_user}), "
+            f"vocabulary {self.vocabulary:,}, Zipf exponent {self.zipf_exponent:g}"
+        )
+
+
+MAX_SIMULATED_WORDS = 20_000_000  # users x words per user: keeps a simulated corpus well under 1 GB
+
+
+def simulated_corpus(spec: SimulationSpec, seed: int | None = None) -> Corpus:
+    """An exploration corpus from ``spec`` alone. Words per user are drawn with repeats, so a user's distinct
+    items can be fewer than the drawn words (more so for a steep Zipf exponent)."""
+    if spec.distribution not in SIZE_DISTRIBUTIONS:
+        raise ParameterError(
+            f"items-per-user distribution must be one of {', '.join(SIZE_DISTRIBUTIONS)}, got {spec.distribution!r}"
+        )
+    vocab = check_positive_int(spec.vocabulary, "vocabulary size", "e.g. 5000")
+    z = spec.zipf_exponent
+    if isinstance(z, bool) or not isinstance(z, (int, float)) or not np.isfinite(z) or not 0 <= z <= 5:
+        raise ParameterError(f"Zipf exponent must be a number from 0 to 5, got {z!r}; 1.0 is typical for words")
+    users = check_positive_int(spec.users, "users", "e.g. 2000")
+    per = check_positive_int(spec.words_per_user, "words per user", "e.g. 50")
+    if users * per > MAX_SIMULATED_WORDS:
+        raise ParameterError(
+            f"users x words per user = {users * per:,} is above {MAX_SIMULATED_WORDS:,}; "
+            "lower one of them (an exploration corpus only needs the right shape)"
+        )
+    rng = np.random.default_rng(seed)
+    sizes = user_sizes(rng, users, spec.distribution, per)
+    return _zipf_rows(rng, sizes, vocab, float(z), spec.describe(), fmt="simulated")
 
 
 def synthetic_200k(seed: int = 12345) -> Corpus:

@@ -11,7 +11,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .compare import params_for
 from .errors import ParameterError
 from .mechanisms import mechanisms
 from .privacy.thresholds import laplace_scale, rho_greedy
@@ -30,11 +29,11 @@ def _values(values: Any, name: str, example: str) -> list:
 
 
 def _set_union_classes():
-    return [cls for cls in mechanisms().values() if cls.kind == "set-union"]
+    return list(mechanisms("set-union").values())
 
 
 def _row(cls, epsilon: float, delta: float, params: dict[str, Any]) -> dict[str, Any]:
-    cal = cls(epsilon=epsilon, delta=delta, **params_for(cls, params)).calibrate()
+    cal = cls(epsilon=epsilon, delta=delta, **cls.params_for(params)).calibrate()
     return {
         "mechanism": cls.name,
         "label": cls.label,

@@ -3,26 +3,28 @@
 import pandas as pd
 import streamlit as st
 
-from dpsu_core import app_logic as al
+from dpsu_core.corpus import FORMATS, TOKENIZERS, LoadOptions, load_upload, peek_upload
+from dpsu_core.corpus.clean import stop_word_languages
+from dpsu_core.demo import load_canaries
 from pages import _ui
+from pages._state import app_state, install_corpus
 
 _ui.require_app()
 
-ss = st.session_state
+state = app_state()
 st.title("1 · Corpus")
 st.caption(
     "Pick the bundled demo corpus or upload your own. The file stays in this browser session: "
     "it is tokenized in memory and never written to disk."
 )
 
-current: al.LoadOptions = ss.get("corpus_options", al.LoadOptions())
-is_demo = ss.get("corpus_name", _ui.DEMO_NAME) == _ui.DEMO_NAME
+current = state.corpus_options
 SOURCES = {"demo": "Demo corpus (synthetic, bundled)", "upload": "Upload a file"}
 source = st.radio(
     "Corpus source",
     list(SOURCES),
     format_func=SOURCES.get,
-    index=0 if is_demo else 1,
+    index=0 if state.is_demo else 1,
     horizontal=True,
     key="corpus_source",
 )
@@ -40,7 +42,7 @@ if source == "upload":
     )
     f1, f2 = st.columns(2)
     fmt = f1.selectbox(
-        "Format", al.FORMATS, key="upload_format", help="'auto' detects the format from the file name and content."
+        "Format", FORMATS, key="upload_format", help="'auto' detects the format from the file name and content."
     )
     header = f2.selectbox(
         "Header row",
@@ -51,7 +53,7 @@ if source == "upload":
     if up is not None:
         data, name = up.getvalue(), up.name
         try:
-            columns, guess_user, guess_text = al.peek_upload(data, name, header_choice[header], fmt)
+            columns, guess_user, guess_text = peek_upload(data, name, header_choice[header], fmt)
         except Exception as exc:  # bad upload: say why, keep the previous corpus
             _ui.show_error(exc, "this file cannot be read")
             data = None
@@ -78,11 +80,31 @@ with st.form("load_form", border=True):
     strip_urls = p2.toggle("Strip URLs", value=current.strip_urls, key="pp_strip_urls")
     drop_removed = p3.toggle("Drop [removed]/[deleted]", value=current.drop_removed, key="pp_drop_removed")
     strip_symbols = p4.toggle("Strip symbols", value=current.strip_symbols, key="pp_strip_symbols")
+    q1, q2, q3, q4 = st.columns(4)
+    strip_html = q1.toggle(
+        "Strip HTML", value=current.strip_html, key="pp_strip_html", help="Remove tags; decode &amp; and the like."
+    )
+    email_headers = q2.toggle(
+        "Drop e-mail headers",
+        value=current.email_headers,
+        key="pp_email_headers",
+        help="Posts that are whole e-mails (RFC 822) keep only their body.",
+    )
+    drop_digits = q3.toggle(
+        "Drop numbers", value=current.drop_digits, key="pp_drop_digits", help="Drop tokens made only of digits."
+    )
+    stop_words = q4.selectbox(
+        "Stop words",
+        ["none", *stop_word_languages()],
+        index=0,
+        key="pp_stop_words",
+        help="Drop the stop words of a language (lists from the stop-words package).",
+    )
     t1, t2 = st.columns(2)
     tokenizer = t1.selectbox(
         "Tokenizer",
-        al.TOKENIZERS,
-        index=al.TOKENIZERS.index(current.tokenizer) if current.tokenizer in al.TOKENIZERS else 0,
+        TOKENIZERS,
+        index=TOKENIZERS.index(current.tokenizer) if current.tokenizer in TOKENIZERS else 0,
         key="tokenizer",
         help="fast: one regular expression (quick). treebank: NLTK's Treebank tokenizer (slower).",
     )
@@ -99,7 +121,7 @@ with st.form("load_form", border=True):
 
 if submitted:
     uploading = source == "upload"
-    opts = al.LoadOptions(
+    opts = LoadOptions(
         format=fmt if uploading else "auto",
         user_col=user_col,
         text_col=text_col,
@@ -110,17 +132,25 @@ if submitted:
         strip_urls=strip_urls,
         drop_removed=drop_removed,
         strip_symbols=strip_symbols,
+        strip_html=strip_html,
+        email_headers=email_headers,
+        drop_digits=drop_digits,
+        stop_words=None if stop_words == "none" else stop_words,
     )
     if source == "demo":
         try:  # on success set_corpus reruns the script (the sidebar then shows the new corpus) and says so
             _ui.load_demo_into_session(
-                al.LoadOptions(
+                LoadOptions(
                     max_n=opts.max_n,
                     tokenizer=opts.tokenizer,
                     lowercase=lowercase,
                     strip_urls=strip_urls,
                     drop_removed=drop_removed,
                     strip_symbols=strip_symbols,
+                    strip_html=strip_html,
+                    email_headers=email_headers,
+                    drop_digits=drop_digits,
+                    stop_words=opts.stop_words,
                 ),
                 message="Demo corpus loaded.",
             )
@@ -131,24 +161,24 @@ if submitted:
     else:
         try:
             with st.status("Reading and tokenizing the file…", expanded=False) as status:
-                corpus = al.load_upload(data, name, opts)
+                corpus = load_upload(data, name, opts)
                 status.update(label="Corpus loaded", state="complete")
             # An upload starts without canaries (the demo's planted ones mean nothing here): type your own below.
-            _ui.set_corpus(corpus, name, opts, [], message="Corpus loaded.")
+            install_corpus(corpus, name, opts, is_demo=False, canaries=[], message="Corpus loaded.")
         except Exception as exc:  # bad upload: the previous corpus stays in place
             _ui.show_error(exc, "the corpus could not be loaded (the previous corpus stays in use)")
 
 _ui.show_flash()
-corpus = ss.get("corpus")
+corpus = state.corpus
 if corpus is None:
     st.stop()
 
 st.subheader("Corpus in use")
-st.text(str(ss.get("corpus_name", "")))
-if ss.get("corpus_name") == _ui.DEMO_NAME:
+st.text(state.corpus_name)
+if state.is_demo:
     st.caption(
         "The demo corpus is synthetic: English word frequencies from wordfreq, phrases, and "
-        f"{len(al.demo_canaries())} planted canaries."
+        f"{len(load_canaries())} planted canaries."
     )
 stats = corpus.stats()
 st.warning(
@@ -185,7 +215,4 @@ st.caption(
     "Strings that only one user wrote (the demo corpus plants a few dozen). A private release at a sane "
     "budget must contain none of them. One per line."
 )
-if "canary_text" not in ss:  # the text area's state is dropped while other pages run: rebuild it from the list
-    ss["canary_text"] = "\n".join(ss.get("canaries", []))
-canary_text = st.text_area("Canaries (one per line)", height=120, key="canary_text")
-ss["canaries"] = al.parse_canaries(canary_text)
+_ui.canary_area()

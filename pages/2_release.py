@@ -3,14 +3,18 @@
 import pandas as pd
 import streamlit as st
 
-from dpsu_core import app_logic as al
+from dpsu_core.corpus import LoadOptions, load_upload
 from dpsu_core.mechanisms import mechanisms
 from dpsu_core.metrics import canaries_released
-from pages import _ui
+from dpsu_core.privacy import delta_guidance
+from pages import _run, _ui
+from pages._format import calibration_rows, filter_items, mechanism_labels
+from pages._state import app_state
+from pages._text import BUDGET_PARAMS
 
 _ui.require_app()
 
-ss = st.session_state
+state = app_state()
 st.title("2 · Release")
 st.caption(
     "Choose a mechanism and its parameters. Only the released set (and, for count mechanisms, the noisy "
@@ -22,57 +26,50 @@ if corpus is None:
     st.stop()
 
 regs = mechanisms()
-labels = al.mechanism_labels()
+labels = mechanism_labels()
 names = list(regs)
-prev = ss.get("mechanism_choice", al.DEFAULT_MECHANISM)
+prev = state.mechanism
 name = st.selectbox(
     "Mechanism", names, index=names.index(prev) if prev in names else 0, format_func=labels.get, key="mechanism"
 )
-ss["mechanism_choice"] = name
+state.mechanism = name
 cls = regs[name]
 st.caption(cls.summary)
 
-b = _ui.budget()
+b = state.budget
 m = st.columns(4)
-m[0].metric("ε", f"{b['epsilon']:g}")
-m[1].metric("δ", f"{b['delta']:.1e}")
-m[2].metric("Δ0 (max items per user)", f"{b['max_items']}" if "max_items" in cls.param_names else "not used")
-m[3].metric("α", f"{b['alpha']:g}" if "alpha" in cls.param_names else "not used")
-g = al.delta_guidance(b["delta"], corpus.n_users)
+m[0].metric("ε", f"{b.epsilon:g}")
+m[1].metric("δ", f"{b.delta:.1e}")
+m[2].metric("Δ0 (max items per user)", f"{b.max_items}" if "max_items" in cls.param_names else "not used")
+m[3].metric("α", f"{b.alpha:g}" if "alpha" in cls.param_names else "not used")
+g = delta_guidance(b.delta, corpus.n_users)
 {"ok": st.success, "warning": st.warning, "error": st.error}[g.level](g.message)
 st.caption("ε, δ, Δ0 and α are set in the sidebar.")
 
 # Mechanism-specific parameters, generated from the ParamSpecs.
-values = dict(ss.get("param_values", {}))
-extra = al.extra_param_specs(name)
+extra = [spec for spec in cls.param_specs() if spec.name not in BUDGET_PARAMS]
 if extra:
     st.subheader("Parameters")
-    cols = st.columns(min(3, len(extra)))
-    for i, spec in enumerate(extra):
-        default = values.get(spec.name, al.default_param_value(spec, corpus))
-        with cols[i % len(cols)]:
-            values[spec.name] = _ui.param_widget(spec, default, key=f"param_{spec.name}")
-ss["param_values"] = values
-if al.takes_public_source(name):
+    _ui.param_widgets(extra, corpus)
+if "public_source" in cls.accepted_params():
     st.markdown(
         "**Public frequencies for GW-KT.** By default the public English word list of `wordfreq`; "
         "or upload a PUBLIC corpus (never the private one)."
     )
     pub = st.file_uploader("Public corpus (optional)", key="public_upload")
     if pub is None:
-        ss.pop("public_corpus", None)
-    elif ss.get("public_corpus_name") != (pub.file_id, pub.name) or "public_corpus" not in ss:
+        state.public_corpus = state.public_corpus_key = None
+    elif state.public_corpus_key != (pub.file_id, pub.name) or state.public_corpus is None:
         try:
-            ss["public_corpus"] = al.load_upload(pub.getvalue(), pub.name, al.LoadOptions(max_n=corpus.max_n))
-            ss["public_corpus_name"] = (pub.file_id, pub.name)
+            state.public_corpus = load_upload(pub.getvalue(), pub.name, LoadOptions(max_n=corpus.max_n))
+            state.public_corpus_key = (pub.file_id, pub.name)
         except Exception as exc:
-            ss.pop("public_corpus", None)
+            state.public_corpus = state.public_corpus_key = None
             _ui.show_error(exc, "the public corpus cannot be read (using wordfreq instead)")
-all_values = _ui.param_values()
 
 st.subheader("Calibration (public: depends on the parameters only)")
 try:
-    cal = al.calibrate(name, b["epsilon"], b["delta"], all_values)
+    cal = _run.build_mechanism(name, b, state.mechanism_values()).calibrate()
 except Exception as exc:
     _ui.show_error(exc, "these parameters are not valid")
     st.stop()
@@ -82,28 +79,13 @@ c[1].metric("Threshold ρ", "—" if cal.rho is None else f"{cal.rho:.4g}")
 c[2].metric("Cutoff Γ", "—" if cal.gamma is None else f"{cal.gamma:.4g}")
 with st.expander("Full calibration"):
     st.dataframe(
-        pd.DataFrame(al.calibration_rows(cal), columns=["quantity", "value"]), hide_index=True, key="calibration_table"
+        pd.DataFrame(calibration_rows(cal), columns=["quantity", "value"]), hide_index=True, key="calibration_table"
     )
 
 if st.button("Run release", type="primary", key="run_release"):
-    bar = st.progress(0.0, text="Starting…")
-    try:
-        rel = al.run_release(
-            corpus,
-            name,
-            b["epsilon"],
-            b["delta"],
-            all_values,
-            teaching=_ui.teaching(),
-            progress=_ui.progress_callback(bar),
-        )
-        _ui.store_release(name, rel)
-        bar.progress(1.0, text=f"Done in {rel.elapsed_seconds:.2f} s")
-    except Exception as exc:
-        bar.empty()
-        _ui.show_error(exc, "the release failed")
+    _run.run_releases(corpus, [name])
 
-rel = _ui.current_release()
+rel = state.release
 if rel is None:
     st.info("Press **Run release** to draw a private release.")
     st.stop()
@@ -114,7 +96,7 @@ st.caption(
     f"Last release: {rcal.label}, ε = {rcal.epsilon:g}, δ = {rcal.delta:.1e}"
     + (f", seed {rel.seed} (teaching)" if rel.seed is not None else ", OS-seeded noise")
 )
-canaries = ss.get("canaries", [])
+canaries = state.canaries
 try:
     leaked = canaries_released(rel, canaries)
 except Exception as exc:
@@ -154,6 +136,6 @@ if len(per_length) > 1 or cls.kind == "ngram":
         pass
 
 query = st.text_input("Search released items", key="item_search", placeholder="substring, e.g. the")
-frame = al.filter_items(al.released_table(rel), query)
+frame = filter_items(rel.private_frame(), query)
 st.caption(f"{len(frame):,} of {rel.n_released:,} items shown")
 st.dataframe(frame, hide_index=True, width="stretch", key="released_table")

@@ -3,10 +3,12 @@
 import numpy as np
 import streamlit as st
 
-from dpsu_core import app_logic as al
 from dpsu_core.charts import rho_vs_max_items_chart, thresholds_chart
+from dpsu_core.params import PARAMS
 from dpsu_core.threshold_tables import thresholds_vs_epsilon, thresholds_vs_max_items
 from pages import _ui
+from pages._state import app_state
+from pages._text import EPSILON_GRID, MAX_ITEMS_GRID, THRESHOLDS_EXPLANATION
 
 _ui.require_app()
 
@@ -16,20 +18,20 @@ st.caption(
     "parameters only (δ, Δ0 and α from the sidebar), never on the data."
 )
 
-b = _ui.budget()
-lo, hi = st.select_slider("ε range", options=al.EPSILON_GRID, value=(0.5, 10.0), key="thr_eps_range")
-epsilons = [e for e in al.EPSILON_GRID if lo <= e <= hi]
+b = app_state().budget
+lo, hi = st.select_slider("ε range", options=EPSILON_GRID, value=(0.5, 10.0), key="thr_eps_range")
+epsilons = [e for e in EPSILON_GRID if lo <= e <= hi]
 log_y = st.toggle("Logarithmic y axis", value=True, key="thr_log_y")
-n_spec = al.PARAMS["max_users"]
+n_spec = PARAMS["max_users"]
 max_users = st.number_input(
     n_spec.label, min_value=1, value=int(n_spec.default), step=1, key="thr_max_users", help=n_spec.help
 )
 try:
     df_eps = thresholds_vs_epsilon(
-        epsilons, b["delta"], b["max_items"], b["alpha"], max_users=max_users, include_published_gw=True
+        epsilons, b.delta, b.max_items, b.alpha, max_users=max_users, include_published_gw=True
     )
     df_m = thresholds_vs_max_items(
-        al.MAX_ITEMS_GRID, b["epsilon"], b["delta"], b["alpha"], max_users=max_users, include_published_gw=True
+        MAX_ITEMS_GRID, b.epsilon, b.delta, b.alpha, max_users=max_users, include_published_gw=True
     )
 except Exception as exc:
     _ui.show_error(exc, "the thresholds cannot be computed")
@@ -46,7 +48,7 @@ with c2:
     )
 st.altair_chart(rho_vs_max_items_chart(df_m, log_y=log_y).properties(height=CHART_HEIGHT), width="stretch")
 
-st.markdown(al.THRESHOLDS_EXPLANATION)
+st.markdown(THRESHOLDS_EXPLANATION)
 with st.expander("Table: thresholds against ε"):
     st.dataframe(df_eps, hide_index=True, key="thr_table_eps")
 with st.expander("Table: thresholds against Δ0"):

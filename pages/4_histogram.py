@@ -3,14 +3,16 @@
 import pandas as pd
 import streamlit as st
 
-from dpsu_core import app_logic as al
 from dpsu_core.charts import multi_weight_histogram_chart, weight_histogram_chart
 from dpsu_core.metrics import histogram_fill
-from pages import _ui
+from pages import _run, _ui
+from pages._format import mechanism_labels
+from pages._state import app_state
+from pages._text import DEFAULT_MECHANISM
 
 _ui.require_app()
 
-ss = st.session_state
+state = app_state()
 st.title("4 · Histogram fill")
 st.warning(
     "Everything on this page is computed from the raw weights H: it is NOT differentially private. "
@@ -22,33 +24,16 @@ corpus = _ui.get_corpus()
 if corpus is None:
     st.stop()
 
-available = al.weighted_mechanism_names()
-labels = al.mechanism_labels()
-have = _ui.releases_by_mechanism()
-default = [n for n in have if n in available] or ([al.DEFAULT_MECHANISM] if al.DEFAULT_MECHANISM in available else [])
+labels = mechanism_labels("set-union", "ngram")  # the mechanisms that build a weighted histogram H
+available = list(labels)
+have = state.releases
+default = [n for n in have if n in available] or ([DEFAULT_MECHANISM] if DEFAULT_MECHANISM in available else [])
 chosen = st.multiselect(
     "Mechanisms to show side by side", available, default=default, format_func=labels.get, key="hist_mechanisms"
 )
 missing = [n for n in chosen if n not in have]
 if missing and st.button(f"Run {len(missing)} missing release(s) at the sidebar budget", key="hist_run"):
-    b = _ui.budget()
-    bar = st.progress(0.0, text="Starting…")
-    for i, n in enumerate(missing):
-        try:
-            rel = al.run_release(
-                corpus,
-                n,
-                b["epsilon"],
-                b["delta"],
-                _ui.param_values(),
-                teaching=_ui.teaching(),
-                progress=lambda f, m, i=i: bar.progress(min(1.0, (i + f) / len(missing)), text=m),
-            )
-            _ui.store_release(n, rel)
-        except Exception as exc:
-            _ui.show_error(exc, f"{labels[n]} failed")
-    bar.empty()
-    have = _ui.releases_by_mechanism()
+    _run.run_releases(corpus, missing)
 
 shown = {n: have[n] for n in chosen if n in have and have[n].diagnostics.weights is not None}
 if not shown:

@@ -2,10 +2,11 @@
 
 import streamlit as st
 
-from dpsu_core import app_logic as al
 from dpsu_core.charts import coverage_chart
 from dpsu_core.metrics import coverage_table, matching_k, missing_mass
 from pages import _ui
+from pages._state import app_state
+from pages._text import K_GRID
 
 _ui.require_app()
 
@@ -17,12 +18,12 @@ st.warning(
 )
 
 corpus = _ui.get_corpus()
-rel = _ui.current_release()
+rel = app_state().release
 if corpus is None or rel is None:
     _ui.need_release()
     st.stop()
 
-ks = st.multiselect("k values", al.K_GRID, default=al.K_GRID, key="cov_ks")
+ks = st.multiselect("k values", K_GRID, default=K_GRID, key="cov_ks")
 if not ks:
     st.info("Pick at least one k.")
     st.stop()

@@ -4,10 +4,11 @@ import streamlit as st
 
 from dpsu_core.metrics import canaries_released
 from pages import _ui
+from pages._state import app_state
 
 _ui.require_app()
 
-ss = st.session_state
+state = app_state()
 st.title("7 · Export")
 st.caption(
     "Downloads hold only the private output: the released items (for count mechanisms, the noisy count "
@@ -15,7 +16,7 @@ st.caption(
 )
 
 corpus = _ui.get_corpus()
-rel = _ui.current_release()
+rel = state.release
 if corpus is None or rel is None:
     _ui.need_release()
     st.stop()
@@ -28,7 +29,7 @@ if rel.seed is not None:
         icon=_ui.ICONS["teaching"],
     )
 try:
-    leaked = canaries_released(rel, ss.get("canaries", []))
+    leaked = canaries_released(rel, state.canaries)
 except Exception as exc:
     leaked = []
     _ui.show_error(exc, "could not check the canaries")
@@ -40,7 +41,7 @@ if leaked:
     )
 
 try:
-    files = _ui.export_files(rel)  # built once per release: the report's date does not change between clicks
+    files = state.export_files(rel)  # built once per release: the report's date does not change between clicks
 except Exception as exc:
     _ui.show_error(exc, "the export failed")
     st.stop()
@@ -59,11 +60,11 @@ for group, heading in (("items", "Released items"), ("report", "Release report")
             data=f.data,
             file_name=f.file_name,
             mime=f.mime,
-            key=f.key,
+            key=f"dl_{f.kind}",
             on_click="ignore",
             icon=_ui.ICONS["export"],
             width="stretch",
         )
 with st.expander("Report preview"):
-    md = next(f for f in files if f.key == "dl_report_md")
+    md = next(f for f in files if f.kind == "report_md")
     st.code(md.data.decode("utf-8"), language="markdown")

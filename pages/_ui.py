@@ -1,14 +1,5 @@
-"""Streamlit glue shared by the pages: session state, the sidebar, error boxes. Layout only.
-
-Session state keys (all per browser session; nothing is written to disk):
-  corpus, corpus_name, corpus_options, corpus_id   the loaded Corpus and how it was made
-  canaries, canary_text                             strings to look for in releases (parsed / the text area)
-  flash                                             a message to show once, after the rerun that follows a load
-  export_cache                                      (release, export files): downloads built once per release
-  release, releases                                 the last Release, and the last one per mechanism
-  param_values                                      mechanism parameters set on the Release page
-  compare                                           the last comparison table
-"""
+"""Streamlit glue shared by the pages: the sidebar, the corpus in use, parameter widgets, error boxes.
+Layout only; the session's state is ``pages._state.AppState``, releases run through ``pages._run``."""
 
 from __future__ import annotations
 
@@ -16,13 +7,19 @@ import runpy
 import threading
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 
-from dpsu_core import app_logic as al
+from dpsu_core.corpus import Corpus, LoadOptions
+from dpsu_core.demo import DEMO_NAME, load_canaries, load_demo
 from dpsu_core.errors import DpsuError
+from dpsu_core.params import PARAMS, ParamSpec
+from dpsu_core.privacy import delta_guidance
+from pages._format import budget_summary, escape_markdown, parse_canaries
+from pages._state import CANARY_TEXT_KEY, Budget, app_state, ensure_canary_text, install_corpus
+from pages._text import DEFAULT_DELTA, DEFAULT_EPSILON, TEACHING_NOTE
 
-DEMO_NAME = "demo corpus (synthetic)"
 # Material Symbols (rendered from Streamlit's bundled icon font): emoji need an emoji font, often missing.
 ICONS = {
     "app": ":material/lock:",
@@ -69,10 +66,10 @@ def show_error(exc: BaseException, what: str = "") -> None:
     """A DpsuError's message in an error box; anything else as a short box, never a traceback."""
     prefix = f"{what}: " if what else ""
     if isinstance(exc, DpsuError):
-        st.error(al.escape_markdown(prefix + str(exc)), icon=ICONS["error"])
+        st.error(escape_markdown(prefix + str(exc)), icon=ICONS["error"])
     else:
         st.error(
-            al.escape_markdown(
+            escape_markdown(
                 f"{prefix}unexpected error ({type(exc).__name__}). "
                 "Check the inputs and try again; if it persists, report it."
             ),
@@ -82,82 +79,46 @@ def show_error(exc: BaseException, what: str = "") -> None:
 
 # ---- the corpus -----------------------------------------------------------------------------
 @st.cache_resource(show_spinner=False, max_entries=4)
-def _demo_corpus(options: al.LoadOptions):
+def _demo_corpus(options: LoadOptions) -> Corpus:
     # The demo corpus is public, synthetic data bundled with the app: sharing it between sessions is fine.
-    return al.load_demo(options)
+    return load_demo(options)
 
 
-def set_corpus(corpus, name: str, options: al.LoadOptions, canaries: list[str], *, message: str | None = None) -> None:
-    """Install a newly loaded corpus; results of the previous one no longer apply.
-
-    The canaries are the new corpus's own (the demo's list, or none for an upload): the keyed text area is
-    reset too, else its old text would be parsed back into ``canaries`` on the next run. With a ``message``
-    (a load from the Corpus page) the script reruns at once, so that the sidebar, drawn before the page,
-    shows the new corpus and its δ guidance; the message is shown once after that rerun."""
-    ss = st.session_state
-    ss["corpus"] = corpus
-    ss["corpus_name"] = name
-    ss["corpus_options"] = options
-    ss["corpus_id"] = ss.get("corpus_id", 0) + 1
-    ss["canaries"] = list(canaries)
-    ss["canary_text"] = "\n".join(canaries)
-    for k in ("release", "releases", "compare", "export_cache"):
-        ss.pop(k, None)
-    if message is not None:
-        ss["flash"] = message
-        st.rerun()
+def load_demo_into_session(options: LoadOptions = LoadOptions(), message: str | None = None) -> None:
+    with st.spinner("Loading the demo corpus…"):
+        corpus = _demo_corpus(options)
+    install_corpus(corpus, DEMO_NAME, options, is_demo=True, canaries=load_canaries(), message=message)
 
 
 def show_flash() -> None:
-    """The message left by ``set_corpus`` before its rerun, once."""
-    msg = st.session_state.pop("flash", None)
+    """The message left by a corpus load before its rerun, once."""
+    state = app_state()
+    msg, state.flash = state.flash, None
     if msg:
         st.success(msg, icon=ICONS["ok"])
 
 
-def load_demo_into_session(options: al.LoadOptions = al.LoadOptions(), message: str | None = None) -> None:
-    with st.spinner("Loading the demo corpus…"):
-        corpus = _demo_corpus(options)
-    set_corpus(corpus, DEMO_NAME, options, al.demo_canaries(), message=message)
-
-
-def get_corpus():
+def get_corpus() -> Corpus | None:
     """The session's corpus; the demo corpus on first use so every page works at once."""
-    if "corpus" not in st.session_state:
+    state = app_state()
+    if state.corpus is None:
         try:
             load_demo_into_session()
         except Exception as exc:  # the bundled file should always load; say so if it does not
             show_error(exc, "the demo corpus could not be loaded")
             return None
-    return st.session_state["corpus"]
+    return state.corpus
 
 
-# ---- budget and parameters --------------------------------------------------------------------
-def budget() -> dict:
-    ss = st.session_state
-    return {
-        "epsilon": float(ss.get("epsilon", al.DEFAULT_EPSILON)),
-        "delta": float(ss.get("delta", al.DEFAULT_DELTA)),
-        "max_items": int(ss.get("max_items", al.PARAMS["max_items"].default)),
-        "alpha": float(ss.get("alpha", al.PARAMS["alpha"].default)),
-    }
+def canary_area() -> None:
+    """The canaries text area (one per line); its text becomes the session's canary list."""
+    ensure_canary_text()
+    text = st.text_area("Canaries (one per line)", height=120, key=CANARY_TEXT_KEY)
+    app_state().canaries = parse_canaries(text)
 
 
-def teaching() -> bool:
-    return bool(st.session_state.get("teaching", False))
-
-
-def param_values() -> dict:
-    """Every mechanism parameter the app has set: sidebar Δ0 and α plus the Release page's choices."""
-    b = budget()
-    vals = dict(st.session_state.get("param_values", {}))
-    vals["max_items"] = b["max_items"]
-    vals["alpha"] = b["alpha"]
-    vals["public_source"] = st.session_state.get("public_corpus")  # GW-KT only; None = wordfreq
-    return vals
-
-
-def param_widget(spec, default, key: str):
+# ---- parameters --------------------------------------------------------------------------------
+def param_widget(spec: ParamSpec, default: Any, key: str) -> Any:
     """One widget generated from a ParamSpec (label, help, range and default all come from the spec)."""
     if spec.kind == "choice":
         idx = spec.choices.index(default) if default in spec.choices else 0
@@ -181,34 +142,54 @@ def param_widget(spec, default, key: str):
     )
 
 
+def param_widgets(specs: list[ParamSpec], corpus: Corpus | None) -> None:
+    """Widgets for these parameters, in up to three columns; their values go to the session's parameters.
+    Defaults: the value set before, else the spec's (n-gram lengths follow the loaded corpus)."""
+    if not specs:
+        return
+    state = app_state()
+    values = dict(state.param_values)
+    cols = st.columns(min(3, len(specs)))
+    for i, spec in enumerate(specs):
+        default = values.get(spec.name, spec.default)
+        if spec.name not in values and spec.name == "max_n" and corpus is not None:
+            default = max(1, corpus.max_n)
+        with cols[i % len(cols)]:
+            values[spec.name] = param_widget(spec, default, key=f"param_{spec.name}")
+    state.param_values = values
+
+
 # ---- sidebar --------------------------------------------------------------------------------
 def sidebar() -> None:
     """The same sidebar on every page: privacy budget, δ guidance, teaching switch, corpus in use."""
-    corpus = st.session_state.get("corpus")
+    state = app_state()
+    corpus = state.corpus
     with st.sidebar:
         st.subheader("Privacy budget")
-        st.number_input(
+        epsilon = st.number_input(
             "ε (epsilon)",
             min_value=0.01,
             max_value=100.0,
-            value=al.DEFAULT_EPSILON,
+            value=DEFAULT_EPSILON,
             step=0.5,
             key="epsilon",
             help="Privacy loss bound: smaller ε is more private and releases fewer items.",
         )
-        st.number_input(
+        delta = st.number_input(
             "δ (delta)",
             min_value=1e-15,
             max_value=0.5,
-            value=al.DEFAULT_DELTA,
+            value=DEFAULT_DELTA,
             step=1e-7,
             format="%.2e",
             key="delta",
             help="Probability that the ε guarantee fails; keep it well below 1/(number of users).",
         )
-        spec_m, spec_a = al.PARAMS["max_items"], al.PARAMS["alpha"]
-        st.number_input(spec_m.label, min_value=1, value=int(spec_m.default), step=1, key="max_items", help=spec_m.help)
-        st.number_input(
+        spec_m, spec_a = PARAMS["max_items"], PARAMS["alpha"]
+        max_items = st.number_input(
+            spec_m.label, min_value=1, value=int(spec_m.default), step=1, key="max_items", help=spec_m.help
+        )
+        alpha = st.number_input(
             spec_a.label,
             min_value=0.0,
             max_value=20.0,
@@ -217,65 +198,27 @@ def sidebar() -> None:
             key="alpha",
             help=spec_a.help,
         )
-        b = budget()
+        b = state.budget = Budget(float(epsilon), float(delta), int(max_items), float(alpha))
         if corpus is not None:
-            g = al.delta_guidance(b["delta"], corpus.n_users)
+            g = delta_guidance(b.delta, corpus.n_users)
             {"ok": st.caption, "warning": st.warning, "error": st.error}[g.level](g.message)
-        st.caption(al.budget_summary(**b))
+        st.caption(budget_summary(b.epsilon, b.delta, b.max_items, b.alpha))
         st.divider()
-        st.toggle(
+        state.teaching = st.toggle(
             "Teaching mode (fixed seed)",
             key="teaching",
             help="Fixes the random seed so a class sees the same results. Not for real releases.",
         )
         if corpus is not None:
             st.caption("Corpus in use:")
-            st.text(f"{st.session_state.get('corpus_name', '')}\n{corpus.n_users:,} users")
+            st.text(f"{state.corpus_name}\n{corpus.n_users:,} users")
 
 
 def teaching_banner() -> None:
-    if teaching():
-        st.warning(al.teaching_note(), icon=ICONS["teaching"])
-
-
-def current_release():
-    """The last release, if it was made on the corpus now loaded."""
-    ss = st.session_state
-    rel = ss.get("release")
-    if rel is None or rel[0] != ss.get("corpus_id"):
-        return None
-    return rel[1]
-
-
-def store_release(name: str, release) -> None:
-    ss = st.session_state
-    ss["release"] = (ss.get("corpus_id"), release)
-    rels = dict(ss.get("releases", {}))
-    rels[name] = (ss.get("corpus_id"), release)
-    ss["releases"] = rels
-
-
-def releases_by_mechanism() -> dict:
-    ss = st.session_state
-    return {n: r for n, (cid, r) in ss.get("releases", {}).items() if cid == ss.get("corpus_id")}
-
-
-def progress_callback(bar):
-    def fn(fraction: float, message: str = "") -> None:
-        bar.progress(min(max(float(fraction), 0.0), 1.0), text=str(message) if message else None)
-
-    return fn
+    if app_state().teaching:
+        st.warning(TEACHING_NOTE, icon=ICONS["teaching"])
 
 
 def need_release() -> None:
     st.info("No release yet: run one on the **Release** page first.")
     st.page_link(Path(__file__).resolve().parent / "2_release.py", label="Go to Release", icon=ICONS["release"])
-
-
-def export_files(release) -> list:
-    """The release's downloads, built once per release and kept in the session (see ``al.export_files``)."""
-    ss = st.session_state
-    cached = ss.get("export_cache")
-    if cached is None or cached[0] is not release:
-        ss["export_cache"] = (release, al.export_files(release))
-    return ss["export_cache"][1]

@@ -5,7 +5,7 @@ pre-tokenized sequence files (optionally zipped) into a ``Corpus``.
 """
 
 from .build import build_corpus, corpus_from_token_lists
-from .load import load_corpus
+from .load import LoadOptions, load_corpus, load_upload, peek_upload
 from .model import Corpus, CorpusStats, SourceInfo
 from .readers import FORMATS, guess_columns, peek_columns
 from .tokenize import TOKENIZERS, Preprocessing
@@ -15,11 +15,14 @@ __all__ = [
     "TOKENIZERS",
     "Corpus",
     "CorpusStats",
+    "LoadOptions",
     "Preprocessing",
     "SourceInfo",
     "build_corpus",
     "corpus_from_token_lists",
     "guess_columns",
     "load_corpus",
+    "load_upload",
     "peek_columns",
+    "peek_upload",
 ]

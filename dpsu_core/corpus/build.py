@@ -10,6 +10,7 @@ n-grams of length 1..max_n are formed inside a post, never across posts.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import numba
 import numpy as np
@@ -259,10 +260,10 @@ def corpus_from_token_lists(
     With ``posts_per_user=False`` each user is a single post (a list of tokens).
     Not for large corpora: readers build the flat arrays directly.
     """
-    if not posts_per_user:
-        user_posts = [[p] for p in user_posts]
-    posts = [p for u in user_posts for p in u]
-    post_user = np.repeat(np.arange(len(user_posts), dtype=np.int64), [len(u) for u in user_posts])
+    # with posts_per_user=False each user is one post: wrap it so every user is a list of posts
+    users = cast(Sequence[Sequence[Sequence[str]]], user_posts if posts_per_user else [[p] for p in user_posts])
+    posts = [p for u in users for p in u]
+    post_user = np.repeat(np.arange(len(users), dtype=np.int64), [len(u) for u in users])
     lens = np.fromiter((len(p) for p in posts), dtype=np.int64, count=len(posts))
     post_ptr = np.zeros(len(posts) + 1, dtype=np.int64)
     np.cumsum(lens, out=post_ptr[1:])

@@ -21,8 +21,12 @@ from pathlib import Path
 
 import numpy as np
 
-# Character classes, indexed by code point.
-SPACE, WORD, SYMBOL, APOS = 0, 1, 2, 3
+# Character classes, indexed by code point. IGNORED characters (format characters, category Cf, and
+# variation selectors) are skipped: never part of a token, never a token, and no break inside a word
+# (as in Unicode's word segmentation, where Format and Extend characters do not break a word).
+# Control characters (Cc) separate like spaces.
+SPACE, WORD, SYMBOL, APOS, IGNORED = 0, 1, 2, 3, 4
+_VARIATION_SELECTORS = ((0x180B, 0x1810), (0xFE00, 0xFE10), (0xE0100, 0xE01F0))
 N_CODE_POINTS = 0x110000
 _TABLE_FILE = Path(__file__).with_name("_char_table.py")
 
@@ -31,17 +35,26 @@ _lower: np.ndarray | None = None
 
 
 def build_char_classes() -> np.ndarray:
-    """uint8 class of every code point: word (letters, digits, marks), space, apostrophe, other symbol."""
+    """uint8 class of every code point: word (letters, digits, marks), space, apostrophe, ignored, other symbol."""
     every = "".join(map(chr, range(N_CODE_POINTS)))
     cls = np.full(N_CODE_POINTS, SYMBOL, dtype=np.uint8)
     for m in re.finditer(r"[^\W_]+", every):  # str.isalnum(): letters and numbers
         cls[m.start() : m.end()] = WORD
-    for cp in range(0x20000):  # combining marks (all assigned ones lie below U+20000, except plane 14's)
-        if cls[cp] == SYMBOL and unicodedata.category(every[cp])[0] == "M":
-            cls[cp] = WORD
-    cls[0xE0100:0xE01F0] = WORD  # variation selectors supplement (Mn)
+    for cp in range(0x20000):  # marks, format and control characters (all below U+20000 but plane 14's)
+        if cls[cp] == SYMBOL:
+            cat = unicodedata.category(every[cp])
+            if cat[0] == "M":
+                cls[cp] = WORD
+            elif cat == "Cf":
+                cls[cp] = IGNORED
+            elif cat == "Cc":
+                cls[cp] = SPACE
+    cls[0xE0000:0xE0080] = IGNORED  # plane 14 tag characters (Cf)
+    for lo, hi in _VARIATION_SELECTORS:
+        cls[lo:hi] = IGNORED
     for m in re.finditer(r"\s+", every):
         cls[m.start() : m.end()] = SPACE
+    cls[0x200B] = SPACE  # zero width space (Cf) is a word break
     cls[[ord("'"), 0x2019, 0x02BC]] = APOS
     return cls
 

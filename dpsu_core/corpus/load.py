@@ -1,63 +1,143 @@
 """``load_corpus``: the one entry point from a file to a ``Corpus``.
 
-file -> readers.read_table (user, text rows) -> drop rows without user/text and
-removal placeholders (counted) -> tokenize.tokenize -> build.build_corpus.
+file -> readers.read_table (user, text rows, in batches for delimited files) -> per batch: the user
+pattern, if any; drop rows without user/text and removal placeholders (counted); user ids interned;
+the text handed to tokenize.TokenStream (tokenized in worker threads while the next batch is parsed,
+then dropped) -> facts and checks of the chosen columns (columns.column_warnings, on the first batch)
+-> token filters (clean) -> checks after tokenizing -> build.build_corpus.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+import io
+from dataclasses import dataclass, replace
 from pathlib import PurePath
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import EmptyCorpusError
+from ..errors import EmptyCorpusError, InputError, ParameterError
+from ..params import PARAMS
+from ..wording import opt
 from .build import build_corpus
+from .clean import drop_tokens, token_drop_mask
+from .columns import (
+    ColumnFacts,
+    SanityWarning,
+    apply_user_pattern,
+    check_user_pattern,
+    column_warnings,
+    load_warnings,
+)
 from .intern import Interner
 from .model import Corpus, SourceInfo
-from .readers import read_table
-from .tokenize import Preprocessing, TokenStream, blank_and_removed, check_tokenizer
+from .readers import Table, guess_columns, peek_columns, read_table
+from .tokenize import Preprocessing, Tokenized, TokenStream, blank_and_removed, check_tokenizer
 
 
-def load_corpus(
-    source,
-    *,
-    format: str = "auto",
-    user_col=None,
-    text_col=None,
-    has_header: bool | None = None,
-    max_n: int = 1,
-    tokenizer: str = "fast",
-    lowercase: bool = True,
-    strip_urls: bool = True,
-    drop_removed: bool = True,
-    strip_symbols: bool = True,
-    name: str | None = None,
-) -> Corpus:
-    """Read a corpus file into a user x n-gram ``Corpus``.
+@dataclass(frozen=True)
+class LoadOptions:
+    """How to read and preprocess a corpus file: the one set of options of ``load_corpus``, the CLI's flags
+    and the app's Corpus page (frozen and hashable: the app's corpus cache key).
 
-    source        a path (str/Path), raw bytes, or a binary file object (an upload) with optional ``.name``.
     format        one of ``FORMATS``; "auto" detects from the extension, then the content.
     user_col,     the user-id and text columns: names, or positions (0, 1, ... or "0", "1", ...).
-    text_col      When not given they are guessed from common names and the choice is recorded.
-    has_header    whether a CSV/TSV has a header row; None: yes, unless both columns are given by
-                  position and the first row holds no common column name.
+    text_col      When not given they are taken from known column names (``columns``), never by
+                  position; when no name fits a ColumnError lists the columns.
+    has_header    whether a CSV/TSV has a header row; None: detected from the first rows (said in the notes).
+    row_is_user   each row is its own user (files without a user column).
+    user_pattern  a regular expression; the user is its first group in the user column (e.g. '^([^/]+)/'
+                  for the folder of an e-mail path). Rows where it does not match are dropped (counted).
     max_n         n-grams of length 1..max_n, formed within a post, never across posts.
     tokenizer     "fast" (default) or "treebank" (nltk's TreebankWordTokenizer).
-    lowercase, strip_urls, drop_removed, strip_symbols: see ``Preprocessing`` (ignored for sequences).
-    name          a display name for the corpus (default: the file name).
+    lowercase, strip_urls, drop_removed, strip_symbols, strip_html, email_headers, drop_digits, stop_words:
+                  see ``Preprocessing`` (ignored for sequences).
+    """
+
+    format: str = "auto"
+    user_col: str | int | None = None
+    text_col: str | int | None = None
+    has_header: bool | None = None
+    max_n: int = 1
+    tokenizer: str = "fast"
+    lowercase: bool = True
+    strip_urls: bool = True
+    drop_removed: bool = True
+    strip_symbols: bool = True
+    strip_html: bool = True
+    email_headers: bool = True
+    drop_digits: bool = False
+    stop_words: str | None = None
+    row_is_user: bool = False
+    user_pattern: str | None = None
+
+    def preprocessing(self) -> Preprocessing:
+        return Preprocessing(
+            lowercase=self.lowercase,
+            strip_urls=self.strip_urls,
+            drop_removed=self.drop_removed,
+            strip_symbols=self.strip_symbols,
+            strip_html=self.strip_html,
+            email_headers=self.email_headers,
+            drop_digits=self.drop_digits,
+            stop_words=self.stop_words or None,
+        )
+
+
+def load_corpus(source, options: LoadOptions | None = None, *, name: str | None = None, **overrides: Any) -> Corpus:
+    """Read a corpus file into a user x n-gram ``Corpus``.
+
+    source     a path (str/Path), raw bytes, or a binary file object (an upload) with optional ``.name``.
+    options    a ``LoadOptions`` (default: all defaults); keyword ``overrides`` replace single fields of it,
+               e.g. ``load_corpus(path, max_n=2)``.
+    name       a display name for the corpus (default: the file name).
 
     Raises a DpsuError subclass naming the problem and the fix for every bad input.
     """
+    opts = replace(options if options is not None else LoadOptions(), **overrides)
+    tokenizer = opts.tokenizer
     check_tokenizer(tokenizer)
-    max_n = _check_max_n(max_n)
-    prep = Preprocessing(
-        lowercase=lowercase, strip_urls=strip_urls, drop_removed=drop_removed, strip_symbols=strip_symbols
+    max_n = int(PARAMS["max_n"].check(opts.max_n))  # the one declaration of max_n
+    prep = opts.preprocessing()
+    if prep.stop_words:
+        from .clean import stop_words
+
+        stop_words(prep.stop_words)  # an unknown language fails before reading the file
+    if opts.user_pattern:
+        check_user_pattern(opts.user_pattern)
+        if opts.row_is_user:
+            raise ParameterError(
+                f"{opt('user_pattern')} needs a user column; drop {opt('row_is_user')} to use a pattern"
+            )
+    table = read_table(
+        source,
+        format=opts.format,
+        user_col=opts.user_col,
+        text_col=opts.text_col,
+        has_header=opts.has_header,
+        row_is_user=opts.row_is_user,
+        stream=True,
     )
-    table = read_table(source, format=format, user_col=user_col, text_col=text_col, has_header=has_header, stream=True)
-    tok, post_user, n_users, rows_read, dropped = _tokenize_rows(table, tokenizer, prep)
+    has_users = table.user_column is not None
+    if opts.user_pattern and not has_users:
+        raise ParameterError(
+            f"{opt('user_pattern')} needs a user column, and this {table.format} file has none; drop the pattern"
+        )
+    rows = _tokenize_rows(table, tokenizer, prep, opts.user_pattern)
+    tok, post_user, n_users, rows_read, dropped = rows.tok, rows.post_user, rows.n_users, rows.read, rows.dropped
+    pattern_notes = []
+    if opts.user_pattern:
+        pattern_notes.append(
+            f"user = first group of {opts.user_pattern!r} in column {table.user_column!r}"
+            + (f"; {rows.unmatched:,} rows where it does not match have no user" if rows.unmatched else "")
+        )
+    facts: list[ColumnFacts] = []
+    warns: list[SanityWarning] = []
+    if not table.pretokenized and (has_users or opts.row_is_user) and rows.first is not None:
+        sample = f"(in the first {len(rows.first[1]):,} rows)" if rows.batches > 1 else ""
+        facts, warns = column_warnings(*rows.first, table.user_column, table.text_column, sample_note=sample)
     n_posts = int(post_user.shape[0])
     if n_posts == 0:
         raise EmptyCorpusError(
@@ -65,13 +145,24 @@ def load_corpus(
             f"{dropped['no_text']} without text, {dropped['removed']} '[removed]'/'[deleted]'; "
             "check the user and text columns"
         )
+
+    drop = (
+        None
+        if table.pretokenized
+        else token_drop_mask(tok.unigrams, drop_digits=prep.drop_digits, stop_language=prep.stop_words)
+    )
+    if drop is not None and drop.any():
+        codes, post_ptr = drop_tokens(tok.codes, tok.post_ptr, drop)
+        tok = replace(tok, codes=codes, post_ptr=post_ptr)
     if tok.n_tokens == 0:
         raise EmptyCorpusError(
             f"the corpus has no tokens after preprocessing ({n_posts} posts read); check that the text column "
-            f"({table.text_column or 'text'}) holds the posts, or switch off 'strip symbols'"
+            f"({table.text_column or 'text'}) holds the posts, or switch off {opt('strip_symbols')}"
         )
+    tokens_per_user = np.bincount(post_user, weights=np.diff(tok.post_ptr), minlength=n_users)
+    warns += load_warnings(rows_read, rows_read - n_posts, tokens_per_user)
 
-    notes = list(table.notes)
+    notes = list(table.notes) + pattern_notes
     if dropped["no_user"]:
         notes.append(f"{dropped['no_user']} rows without a user id were dropped")
     if dropped["no_text"]:
@@ -94,6 +185,12 @@ def load_corpus(
         rows_dropped_removed=dropped["removed"],
         tokenizer="as given (pre-tokenized)" if table.pretokenized else tokenizer,
         notes=tuple(notes),
+        header=table.header,
+        encoding_fallback_rows=table.encoding_fallback_rows,
+        row_is_user=opts.row_is_user,
+        user_pattern=opts.user_pattern or None,
+        column_facts=tuple(facts),
+        warnings=tuple(warns),
     )
     corpus = build_corpus(tok.codes, tok.post_ptr, post_user, tok.unigrams, max_n=max_n, n_users=n_users, source=info)
     empty_users = n_users - corpus.n_users
@@ -109,24 +206,39 @@ def load_corpus(
     return corpus
 
 
-def _tokenize_rows(table, tokenizer: str, prep: Preprocessing):
-    """Tokenize the table's batches as they are parsed, dropping rows without a user or text and removal
-    placeholders (counted). Users get ids in order of first appearance (white space trimmed).
+@dataclass
+class _Rows:
+    tok: Tokenized
+    post_user: np.ndarray  # int32 user of each post kept
+    n_users: int
+    read: int  # rows read
+    dropped: dict[str, int]
+    unmatched: int  # rows where the user pattern did not match
+    batches: int
+    first: tuple[pa.Array | None, pa.Array] | None  # the first batch (users after the pattern, texts)
 
-    Returns (Tokenized, int32 user of each post, number of users, rows read, dropped counts).
-    """
+
+def _tokenize_rows(table: Table, tokenizer: str, prep: Preprocessing, user_pattern: str | None) -> _Rows:
+    """Tokenize the table's batches as they are parsed, dropping rows without a user or text and removal
+    placeholders (counted). Users get ids in order of first appearance (white space trimmed); without a
+    user column every post is its own user. The table is consumed: its bytes are freed at the end."""
     dropped = {"no_user": 0, "no_text": 0, "removed": 0}
-    rows_read = 0
+    read = unmatched = n_posts = batches = 0
+    first = None
     users_seen = Interner(1 << 16)
     post_users: list[np.ndarray] = []
-    n_posts = 0
-    saw_users = False
     with TokenStream(
         "whitespace" if table.pretokenized else tokenizer, prep, expected_bytes=table.size_bytes
     ) as stream:
         for users, texts in table.batches():
+            batches += 1
             rows = len(texts)
-            rows_read += rows
+            read += rows
+            if user_pattern and users is not None:
+                users, miss = apply_user_pattern(users, user_pattern)
+                unmatched += miss
+            if first is None:
+                first = (users, texts)
             no_user = blank_and_removed(users, removed=False)[0] if users is not None else np.zeros(rows, bool)
             no_text, removed = blank_and_removed(texts, removed=prep.drop_removed and not table.pretokenized)
             no_text &= ~no_user
@@ -140,25 +252,17 @@ def _tokenize_rows(table, tokenizer: str, prep: Preprocessing):
                 texts = texts.filter(mask)
                 users = users.filter(mask) if users is not None else None
             if users is not None:
-                saw_users = True
                 post_users.append(users_seen.add_strings(pc.utf8_trim_whitespace(users)))
             n_posts += len(texts)
             stream.submit(texts)  # tokenized in the workers while the next batch is parsed
         tok = stream.finish()
     table.stream = table.texts = table.users = None  # read once: let the file's bytes go before the build
-    if not saw_users:  # no user column: every post is its own user
-        post_user = np.arange(n_posts, dtype=np.int32)
-        n_users = n_posts
+    if table.user_column is None:  # every post is its own user
+        post_user, n_users = np.arange(n_posts, dtype=np.int32), n_posts
     else:
         post_user = np.concatenate(post_users) if post_users else np.zeros(0, np.int32)
         n_users = len(users_seen)
-    return tok, post_user, n_users, rows_read, dropped
-
-
-def _check_max_n(max_n) -> int:
-    from ..mechanisms.params import PARAMS  # the one declaration of max_n (lazy: avoids an import cycle)
-
-    return int(PARAMS["max_n"].check(max_n))
+    return _Rows(tok, post_user, n_users, read, dropped, unmatched, batches, first)
 
 
 def _source_name(source) -> str:
@@ -173,3 +277,32 @@ def _with_note(info: SourceInfo, note: str) -> SourceInfo:
 
 def _replace_source(corpus: Corpus, info: SourceInfo) -> Corpus:
     return replace(corpus, source=info)
+
+
+# ---- uploads: a file's bytes and its name (the app) -------------------------------------------------
+def _upload(data: bytes, name: str) -> io.BytesIO:
+    if not isinstance(data, (bytes, bytearray)) or len(data) == 0:
+        raise InputError(f"the uploaded file {name!r} is empty; upload a file with at least two users' posts")
+    buf = io.BytesIO(bytes(data))
+    buf.name = name  # the reader detects the format from the name
+    return buf
+
+
+def peek_upload(
+    data: bytes, name: str, has_header: bool | None = None, format: str = "auto"
+) -> tuple[list[str], str | None, str | None]:
+    """(columns, guessed user column, guessed text column) of an uploaded file; ([], None, None) if it has none."""
+    buf = _upload(data, name)
+    cols = [str(c) for c in (peek_columns(buf, format=format, has_header=has_header) or [])]
+    if not cols:
+        return [], None, None
+    try:
+        user, text = guess_columns(cols)
+    except InputError:
+        user, text = None, None
+    return cols, user, text
+
+
+def load_upload(data: bytes, name: str, options: LoadOptions | None = None) -> Corpus:
+    """Tokenize an uploaded file (bytes + its name) into a Corpus, in memory only (nothing is written to disk)."""
+    return load_corpus(_upload(data, name), options, name=name)

@@ -16,6 +16,8 @@ from functools import cached_property
 
 import numpy as np
 
+from .columns import ColumnFacts, SanityWarning
+
 
 @dataclass(frozen=True)
 class SourceInfo:
@@ -34,6 +36,23 @@ class SourceInfo:
     rows_dropped_removed: int = 0
     tokenizer: str = "fast"
     notes: tuple[str, ...] = ()
+    header: str | None = None  # how the header question was settled
+    encoding_fallback_rows: int = 0  # rows that were not UTF-8 (decoded as cp1252)
+    row_is_user: bool = False  # each row is its own user (no user column)
+    user_pattern: str | None = None  # the user is the first group of this regex in the user column
+    column_facts: tuple[ColumnFacts, ...] = ()  # the chosen columns, raw
+    warnings: tuple[SanityWarning, ...] = ()  # likely mistakes in the choice of columns, with their fix
+
+    @property
+    def privacy_unit(self) -> str:
+        """Who one "user" of the guarantee is, in words (recorded in the release report)."""
+        if self.row_is_user:
+            return "each row is its own user"
+        if self.user_column is None:
+            return "each line is its own user" if self.format in ("text", "sequences") else "each row is its own user"
+        if self.user_pattern:
+            return f"the user is the first group of the pattern {self.user_pattern!r} in column {self.user_column!r}"
+        return f"the user is the value of column {self.user_column!r}"
 
 
 @dataclass(frozen=True)

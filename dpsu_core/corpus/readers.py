@@ -1,8 +1,9 @@
 """Readers: a file (path, bytes or upload) -> a column of user ids and a column of post texts.
 
 Steps: get the bytes (unpacking a single-member .zip or a .gz), detect the format,
-decode (UTF-8, UTF-8 with BOM, UTF-16 with BOM, else cp1252 then Latin-1, reported),
-pick the user and text columns (named, positional, or guessed from common names),
+decode (UTF-8, UTF-8 with BOM, UTF-16 with BOM; rows that are not UTF-8 as cp1252, counted:
+``decode.decode_rows``), decide whether there is a header row and pick the user and text columns
+(``columns``: given by name or position, or guessed from known names only),
 and parse with Arrow's multithreaded CSV/JSON/Parquet readers. Nothing here
 tokenizes; ``load.load_corpus`` glues readers, tokenizer and ``build_corpus``.
 
@@ -35,14 +36,23 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import ColumnError, EmptyCorpusError, EncodingError, InputError, ParameterError
+from ..wording import opt
+from .columns import (  # noqa: F401  (the names and guess_columns re-exported)
+    TEXT_COLUMN_NAMES,
+    USER_COLUMN_NAMES,
+    ColumnChoice,
+    HeaderDecision,
+    choose_columns,
+    detect_header,
+    guess_columns,
+    label,
+)
 from .csvscan import UnterminatedQuote, scan_csv
+from .decode import Decoded, decode_rows
 
 FORMATS: tuple[str, ...] = ("auto", "csv", "tsv", "jsonl", "parquet", "txt", "sequences")
 # Names also accepted for a format (mapped to the reader's own name; plain text is read as "text").
 _FORMAT_NAMES = {"txt": "text", "text": "text"}
-
-USER_COLUMN_NAMES: tuple[str, ...] = ("author", "user", "user_id", "userid", "username", "user_name", "name")
-TEXT_COLUMN_NAMES: tuple[str, ...] = ("text", "body", "content", "clean_text", "post", "message")
 
 _EXTENSIONS = {
     ".csv": "csv",
@@ -89,6 +99,8 @@ class Table:
     format: str
     encoding: str = "utf-8"
     encoding_fallback: bool = False
+    encoding_fallback_rows: int = 0
+    header: str | None = None  # how the header question was settled (delimited files)
     user_column: str | None = None
     text_column: str | None = None
     columns_guessed: bool = False
@@ -128,12 +140,6 @@ class Table:
 # ---- public helpers ----------------------------------------------------------
 
 
-def guess_columns(columns) -> tuple[str | None, str | None]:
-    """Best user-id and text column among ``columns`` by common names (case-insensitive), or None when none fits."""
-    cols = [str(c) for c in columns]
-    return _best_match(cols, USER_COLUMN_NAMES)[0], _best_match(cols, TEXT_COLUMN_NAMES)[0]
-
-
 def peek_columns(source, format: str = "auto", has_header: bool | None = None) -> list[str]:
     """Column names of a tabular file, for pre-filling column pickers.
 
@@ -150,8 +156,9 @@ def peek_columns(source, format: str = "auto", has_header: bool | None = None) -
     if fmt == "jsonl":
         return _json_columns(data)
     delimiter = _delimiter(fmt, data)
-    first = _first_row(data, delimiter)
-    if has_header is False:
+    rows = first_rows(data, delimiter)
+    first = rows[0] if rows else []
+    if not header_decision(rows, has_header).has_header:
         return [str(i) for i in range(len(first))]
     return first
 
@@ -278,10 +285,16 @@ def _looks_like_sequences(head: str) -> bool:
 
 def to_utf8(raw: RawFile) -> tuple[bytes, str, bool]:
     """UTF-8 bytes of a text file (BOM removed), the source encoding, and whether a fallback was used."""
+    d = decode(raw)
+    return d.data, d.encoding, d.fallback_rows > 0
+
+
+def decode(raw: RawFile) -> Decoded:
+    """UTF-8 bytes of a text file (BOM removed); rows that are not UTF-8 decoded one by one (counted)."""
     data = raw.data
     if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
         try:
-            return data.decode("utf-16").encode("utf-8"), "utf-16", False
+            return Decoded(data.decode("utf-16").encode("utf-8"), "utf-16", 0)
         except UnicodeDecodeError:
             raise EncodingError(
                 f"{raw.name or 'the file'} starts with a UTF-16 mark but is not valid UTF-16; re-save it as UTF-8"
@@ -293,13 +306,8 @@ def to_utf8(raw: RawFile) -> tuple[bytes, str, bool]:
     else:
         encoding = "utf-8"
     if data.isascii() or _valid_utf8(data):
-        return data, encoding, False
-    for fallback in ("cp1252", "latin-1"):
-        try:
-            return data.decode(fallback).encode("utf-8"), fallback, True
-        except UnicodeDecodeError:
-            continue
-    raise EncodingError(f"{raw.name or 'the file'} cannot be decoded as text; re-save it as UTF-8")  # pragma: no cover
+        return Decoded(data, encoding, 0)
+    return decode_rows(data)
 
 
 def _valid_utf8(data: bytes) -> bool:
@@ -325,153 +333,43 @@ def _check_not_binary(raw: RawFile) -> None:
         )
 
 
-def _fallback_note(encoding: str) -> str:
-    return (
-        f"the file is not valid UTF-8: decoded as {encoding} instead; if characters look wrong, "
-        "re-save the file as UTF-8"
-    )
-
-
-# ---- columns -----------------------------------------------------------------
-
-
-def _norm(name: str) -> str:
-    return name.strip().lower()
-
-
-def _best_match(columns: list[str], names: tuple[str, ...]) -> tuple[str | None, bool]:
-    """(chosen column, ambiguous?) for the highest-ranked common name present."""
-    for want in names:
-        hits = [c for c in columns if _norm(c) == want]
-        if hits:
-            return hits[0], len(hits) > 1
-    return None, False
-
-
-def _is_position(spec) -> bool:
-    return (isinstance(spec, (int, np.integer)) and not isinstance(spec, bool)) or (
-        isinstance(spec, str) and spec.strip().isdigit()
-    )
-
-
-def _resolve(spec, columns: list[str], role: str, has_header: bool) -> int:
-    """Index of the column ``spec`` (a name, a position, or a string of digits) among ``columns``."""
-    avail = _available(columns, has_header)
-    if isinstance(spec, str):
-        if has_header:
-            hits = [i for i, c in enumerate(columns) if c == spec] or [
-                i for i, c in enumerate(columns) if _norm(c) == _norm(spec)
-            ]
-            if len(hits) == 1:
-                return hits[0]
-            if len(hits) > 1:
-                raise ColumnError(
-                    f"the {role} column {spec!r} is ambiguous: {len(hits)} columns have that name; "
-                    f"give it by position instead (available: {avail})"
-                )
-        if not spec.strip().isdigit():
-            if not has_header:
-                raise ColumnError(
-                    f"the file has no header row, so the {role} column must be given by position (0, 1, ...), "
-                    f"not by name {spec!r}; available: {avail}"
-                )
-            raise ColumnError(f"no {role} column named {spec!r}; available columns: {avail}")
-    elif not _is_position(spec):
-        raise ColumnError(
-            f"the {role} column must be a column name or a position (0, 1, ...), got {spec!r}; available: {avail}"
-        )
-    pos = int(spec)
-    if 0 <= pos < len(columns):
-        return pos
-    raise ColumnError(f"the {role} column position {pos} is out of range; the file has {len(columns)} columns: {avail}")
-
-
-def _available(columns: list[str], has_header: bool) -> str:
-    if has_header:
-        return ", ".join(f"{i}: {c!r}" for i, c in enumerate(columns)) or "none"
-    return ", ".join(str(i) for i in range(len(columns))) or "none"
-
-
-def choose_columns(columns: list[str], user_col, text_col, has_header: bool) -> tuple[int, int, bool, list[str]]:
-    """Positions of the user and text columns, whether any was guessed, and notes."""
-    notes: list[str] = []
-    guessed = False
-    avail = _available(columns, has_header)
-    if user_col is None or text_col is None:
-        if not has_header:
-            raise ColumnError(
-                "the file has no header row, so the columns cannot be guessed; give user_col and text_col "
-                f"by position (available: {avail})"
-            )
-    if user_col is None:
-        name, ambiguous = _best_match(columns, USER_COLUMN_NAMES)
-        if name is None:
-            raise ColumnError(
-                f"cannot tell which column holds the user ids (none is named {', '.join(USER_COLUMN_NAMES)}); "
-                f"give user_col (available: {avail})"
-            )
-        if ambiguous:
-            raise ColumnError(f"several columns are named {name!r}; give user_col by position (available: {avail})")
-        u = columns.index(name)
-        guessed = True
-    else:
-        u = _resolve(user_col, columns, "user", has_header)
-    if text_col is None:
-        name, ambiguous = _best_match([c for i, c in enumerate(columns) if i != u], TEXT_COLUMN_NAMES)
-        if name is None:
-            raise ColumnError(
-                f"cannot tell which column holds the text (none is named {', '.join(TEXT_COLUMN_NAMES)}); "
-                f"give text_col (available: {avail})"
-            )
-        if ambiguous:
-            raise ColumnError(f"several columns are named {name!r}; give text_col by position (available: {avail})")
-        t = next(i for i, c in enumerate(columns) if c == name and i != u)
-        guessed = True
-    else:
-        t = _resolve(text_col, columns, "text", has_header)
-    if u == t:
-        raise ColumnError(
-            f"the user and text columns are the same column ({_label(columns, u, has_header)}); choose two different columns"
-        )
-    if guessed:
-        notes.append(
-            f"columns guessed from their names: user = {columns[u]!r}, text = {columns[t]!r}; "
-            "name them explicitly if this is wrong"
-        )
-    return u, t, guessed, notes
-
-
-def _label(columns: list[str], i: int, has_header: bool) -> str:
-    return columns[i] if has_header else str(i)
-
-
 # ---- readers -----------------------------------------------------------------
 
 
 def read_table(
-    source, *, format: str = "auto", user_col=None, text_col=None, has_header: bool | None = None, stream: bool = False
+    source,
+    *,
+    format: str = "auto",
+    user_col=None,
+    text_col=None,
+    has_header: bool | None = None,
+    row_is_user: bool = False,
+    stream: bool = False,
 ) -> Table:
-    """Read ``source`` into a Table of (user, text) rows; with ``stream`` a delimited file comes as batches."""
+    """Read ``source`` into a Table of (user, text) rows (``users`` None when each row is its own user);
+    with ``stream`` a delimited file comes as batches (``Table.batches``)."""
     raw = read_source(source)
     fmt, note = detect_format(raw, format)
     notes = list(raw.notes) + ([note] if note else [])
     if fmt == "parquet":
-        table = _read_parquet(raw, user_col, text_col)
+        table = _read_parquet(raw, user_col, text_col, row_is_user)
     else:
-        data, encoding, fallback = to_utf8(raw)
-        if fallback:
-            notes.append(_fallback_note(encoding))
+        decoded = decode(raw)
+        data = decoded.data
+        if decoded.note:
+            notes.append(decoded.note)
         if fmt in ("csv", "tsv"):
-            table = _read_delimited(raw, data, fmt, user_col, text_col, has_header)
+            table = _read_delimited(raw, data, fmt, user_col, text_col, has_header, row_is_user)
             if not stream:
                 table.materialize()
         elif fmt == "jsonl":
-            table = _read_jsonl(raw, data, user_col, text_col)
+            table = _read_jsonl(raw, data, user_col, text_col, row_is_user)
         elif fmt == "text":
             table = _read_text(data, user_col, text_col)
         else:
             table = _read_sequences(data, user_col, text_col)
-        table.encoding, table.encoding_fallback = encoding, fallback
+        table.encoding, table.encoding_fallback = decoded.encoding, decoded.fallback_rows > 0
+        table.encoding_fallback_rows = decoded.fallback_rows
     table.notes = notes + table.notes
     table.size_bytes = len(raw.data)
     return table
@@ -486,31 +384,33 @@ def _delimiter(fmt: str, data: bytes) -> str:
     return ","
 
 
-def _first_row(data: bytes, delimiter: str) -> list[str]:
+def first_rows(data: bytes, delimiter: str, n: int = 50) -> list[list[str]]:
+    """The first ``n`` rows of a delimited file as parsed by the csv module (from the first 64 KiB)."""
     head = data[:_SNIFF].decode("utf-8", errors="ignore")
+    if len(data) > _SNIFF:
+        head = head[: head.rfind("\n") + 1] or head
+    rows: list[list[str]] = []
     try:
-        row = next(csv.reader(io.StringIO(head), delimiter=delimiter), [])
+        for row in csv.reader(io.StringIO(head), delimiter=delimiter):
+            if row:
+                rows.append([c.strip() for c in row])
+            if len(rows) >= n:
+                break
     except csv.Error:
-        row = head.split("\n", 1)[0].split(delimiter)
-    return [c.strip() for c in row]
+        if not rows:
+            rows = [[c.strip() for c in head.split("\n", 1)[0].split(delimiter)]]
+    return rows
 
 
-def _header_decision(first: list[str], user_col, text_col, has_header: bool | None) -> tuple[bool, str | None]:
+def header_decision(rows: list[list[str]], has_header: bool | None) -> HeaderDecision:
+    """As given, or detected from the first rows (``columns.detect_header``)."""
     if has_header is not None:
-        return bool(has_header), None
-    positional = [c for c in (user_col, text_col) if c is not None]
-    if not positional or not all(_is_position(c) and not (isinstance(c, str) and c in first) for c in positional):
-        return True, None
-    known = set(USER_COLUMN_NAMES) | set(TEXT_COLUMN_NAMES)
-    if any(_norm(c) in known for c in first):
-        return True, f"first row taken as a header ({', '.join(map(repr, first))}); pass has_header=False if it is data"
-    return (
-        False,
-        "no header row detected (columns given by position); pass has_header=True if the first row is a header",
-    )
+        given = "the first row is a header (as chosen)" if has_header else "no header row (as chosen)"
+        return HeaderDecision(bool(has_header), given, detected=False)
+    return detect_header(rows)
 
 
-def _read_delimited(raw: RawFile, data: bytes, fmt: str, user_col, text_col, has_header) -> Table:
+def _read_delimited(raw: RawFile, data: bytes, fmt: str, user_col, text_col, has_header, row_is_user=False) -> Table:
     """A streamed Table of the user and text columns (text as large_string: a column may pass 2 GiB).
 
     The quoting is checked first (``csvscan``): an unterminated quote is an error naming its line,
@@ -521,13 +421,15 @@ def _read_delimited(raw: RawFile, data: bytes, fmt: str, user_col, text_col, has
     name = raw.name or "the file"
     delimiter = _delimiter(fmt, data)
     notes = [] if delimiter != ";" else ["fields separated by ';' (detected from the first line)"]
-    first = _first_row(data, delimiter)
-    header, note = _header_decision(first, user_col, text_col, has_header)
-    if note:
-        notes.append(note)
+    rows = first_rows(data, delimiter)
+    first = rows[0] if rows else []
+    decision = header_decision(rows, has_header)
+    header = decision.has_header
+    notes.append(decision.reason)
     columns = first if header else [str(i) for i in range(len(first))]
-    u, t, guessed, col_notes = choose_columns(columns, user_col, text_col, header)
-    notes += col_notes
+    choice = choose_columns(columns, user_col, text_col, header, row_is_user=row_is_user, first_row=first)
+    u, t = choice.user, choice.text
+    notes += choice.notes
     try:
         shape = scan_csv(data, delimiter)
     except UnterminatedQuote as e:
@@ -552,18 +454,21 @@ def _read_delimited(raw: RawFile, data: bytes, fmt: str, user_col, text_col, has
             "or check its quoting"
         )
     internal = [f"c{i}" for i in range(len(columns))]
-    user_key, text_key = internal[u], internal[t]
+    text_key = internal[t]
+    user_key = internal[u] if u is not None else None
+    wanted = [k for k in (user_key, text_key) if k is not None]
     table = Table(
         texts=None,
         users=None,
         format=fmt,
-        user_column=_label(columns, u, header),
-        text_column=_label(columns, t, header),
-        columns_guessed=guessed,
+        header=decision.reason,
+        user_column=label(columns, u) if u is not None else None,
+        text_column=label(columns, t),
+        columns_guessed=choice.guessed,
         notes=notes,
     )
 
-    def batches() -> Iterator[tuple[pa.Array, pa.Array]]:
+    def batches() -> Iterator[tuple[pa.Array | None, pa.Array]]:
         bad_rows = [0]
 
         def skip(row) -> str:
@@ -580,14 +485,14 @@ def _read_delimited(raw: RawFile, data: bytes, fmt: str, user_col, text_col, has
                     delimiter=delimiter, newlines_in_values=shape.multiline_fields > 0, invalid_row_handler=skip
                 ),
                 convert_options=pacsv.ConvertOptions(
-                    include_columns=[user_key, text_key],
-                    column_types={user_key: pa.string(), text_key: pa.large_string()},
+                    include_columns=wanted,
+                    column_types={k: pa.large_string() if k == text_key else pa.string() for k in wanted},
                     strings_can_be_null=False,
                     quoted_strings_can_be_null=False,
                 ),
             )
             for batch in reader:
-                yield batch.column(user_key), batch.column(text_key)
+                yield (batch.column(user_key) if user_key is not None else None), batch.column(text_key)
         except pa.ArrowException as e:
             raise InputError(
                 f"{name} cannot be parsed as {fmt.upper()} ({_short(e)}); check its quoting and delimiter, "
@@ -620,17 +525,17 @@ def _as_string(col, name: str, role: str) -> pa.Array:
         ) from None
 
 
-def _table_from_columns(tab: pa.Table, fmt: str, user_col, text_col) -> Table:
+def _table_from_columns(tab: pa.Table, fmt: str, user_col, text_col, row_is_user: bool) -> Table:
     columns = [str(c) for c in tab.column_names]
-    u, t, guessed, notes = choose_columns(columns, user_col, text_col, True)
+    c = choose_columns(columns, user_col, text_col, True, row_is_user=row_is_user)
     return Table(
-        texts=_as_string(tab.column(t), columns[t], "text"),
-        users=_as_string(tab.column(u), columns[u], "user"),
+        texts=_as_string(tab.column(c.text), columns[c.text], "text"),
+        users=_as_string(tab.column(c.user), columns[c.user], "user") if c.user is not None else None,
         format=fmt,
-        user_column=columns[u],
-        text_column=columns[t],
-        columns_guessed=guessed,
-        notes=notes,
+        user_column=columns[c.user] if c.user is not None else None,
+        text_column=columns[c.text],
+        columns_guessed=c.guessed,
+        notes=list(c.notes),
     )
 
 
@@ -649,16 +554,16 @@ def _bad_parquet(raw: RawFile, e: Exception) -> InputError:
     )
 
 
-def _read_parquet(raw: RawFile, user_col, text_col) -> Table:
+def _read_parquet(raw: RawFile, user_col, text_col, row_is_user: bool = False) -> Table:
     import pyarrow.parquet as pq
 
     columns = [str(c) for c in _parquet_schema(raw).names]
-    choose_columns(columns, user_col, text_col, True)  # fail early, before reading any data
+    choose_columns(columns, user_col, text_col, True, row_is_user=row_is_user)  # fail early, before reading data
     try:
         tab = pq.read_table(pa.BufferReader(raw.data))
     except (pa.ArrowException, OSError) as e:
         raise _bad_parquet(raw, e) from None
-    return _table_from_columns(tab, "parquet", user_col, text_col)
+    return _table_from_columns(tab, "parquet", user_col, text_col, row_is_user)
 
 
 def _json_columns(data: bytes) -> list[str]:
@@ -694,7 +599,7 @@ def _json_array(data: bytes, name: str) -> list[dict]:
     return records
 
 
-def _read_jsonl(raw: RawFile, data: bytes, user_col, text_col) -> Table:
+def _read_jsonl(raw: RawFile, data: bytes, user_col, text_col, row_is_user: bool = False) -> Table:
     import pyarrow.json as pajson
 
     name = raw.name or "the file"
@@ -709,7 +614,7 @@ def _read_jsonl(raw: RawFile, data: bytes, user_col, text_col) -> Table:
             tab = _records_table([json.loads(ln) for ln in data.decode("utf-8").splitlines() if ln.strip()])
     if tab.num_columns == 0:
         raise InputError(f'{name} holds no JSON fields; each line must be an object like {{"user": ..., "text": ...}}')
-    return _table_from_columns(tab, "jsonl", user_col, text_col)
+    return _table_from_columns(tab, "jsonl", user_col, text_col, row_is_user)
 
 
 def _raise_bad_json_line(data: bytes, name: str, err: Exception) -> None:
@@ -755,7 +660,8 @@ def _lines(data: bytes) -> pa.Array:
 def _no_columns(fmt: str, user_col, text_col) -> None:
     if user_col is not None or text_col is not None:
         raise ColumnError(
-            f"{fmt} files have no columns, so user_col/text_col cannot be used; drop them, or use format='csv'/'tsv'"
+            f"{fmt} files have no columns, so {opt('user_col')} and {opt('text_col')} cannot be used; "
+            f"drop them, or choose {opt('format')} csv or tsv"
         )
 
 

@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import ParameterError
-from .charclass import APOS, SPACE, SYMBOL, WORD, char_classes, lower_table
+from .charclass import char_classes, lower_table
 from .intern import Interner, find, has_room, insert, key_of, string_buffers
 
 TOKENIZERS: tuple[str, ...] = ("fast", "treebank")
@@ -64,9 +64,13 @@ class Preprocessing:
     strip_urls: bool = True
     drop_removed: bool = True
     strip_symbols: bool = True
+    strip_html: bool = True  # tags removed, entities decoded (``clean.strip_html``)
+    email_headers: bool = True  # drop the header block of posts that are RFC 822 messages
+    drop_digits: bool = False  # drop tokens made only of digits
+    stop_words: str | None = None  # drop the stop words of this language (``clean.stop_words``)
 
     def describe(self) -> str:
-        on = [k for k, v in self.__dict__.items() if v]
+        on = [k if v is True else f"{k} ({v})" for k, v in self.__dict__.items() if v]
         return ", ".join(on) if on else "none"
 
 
@@ -138,21 +142,49 @@ def _blank_or_removed_rows(data, offsets, maybe_blank, maybe_removed):  # pragma
 
 
 def preprocess(texts: pa.Array, prep: Preprocessing) -> pa.Array:
-    """Text clean-up before cutting tokens (URLs), column-wise. Case folding is not done here: the fast
-    tokenizer folds case inside its kernel (``charclass.lower_table``), the treebank path with Arrow.
-    Row filtering is the caller's job."""
+    """Text clean-up before cutting tokens: e-mail headers, HTML, URLs, column-wise (row filtering is
+    the caller's job). Each step runs only on the posts it can change (found by a compiled byte scan:
+    a header block needs a line break, HTML a '<' or '&', a link "://" or "www."), so its regular
+    expressions do not read the whole text. Case folding is not done here: the fast tokenizer folds
+    case inside its kernel (``charclass.lower_table``), the treebank path with Arrow."""
+    from . import clean
+
+    if prep.email_headers:
+        texts = _on_rows(texts, rows_with_bytes(texts, b"\n"), lambda t: clean.drop_email_headers(t)[0])
+    if prep.strip_html:
+        texts = _on_rows(texts, rows_with_bytes(texts, b"<&"), clean.strip_html)
     if prep.strip_urls:
-        texts = _replace_where(texts, _may_hold_url(texts), _URL, " ")
+        texts = _on_rows(
+            texts, _may_hold_url(texts), lambda t: pc.replace_substring_regex(t, pattern=_URL, replacement=" ")
+        )
     return texts
 
 
-def _replace_where(texts: pa.Array, mask: np.ndarray, pattern: str, replacement: str) -> pa.Array:
-    """``replace_substring_regex`` applied only to the rows where ``mask`` is True (the rest is untouched)."""
+def _on_rows(texts: pa.Array, mask: np.ndarray, fn) -> pa.Array:
+    """``fn`` (a row-wise column function) applied only to the rows where ``mask`` is True."""
     if not mask.any():
         return texts
     sel = pa.array(mask)
-    changed = pc.replace_substring_regex(texts.filter(sel), pattern=pattern, replacement=replacement)
-    return pc.replace_with_mask(texts, sel, changed)
+    return pc.replace_with_mask(texts, sel, pc.cast(fn(texts.filter(sel)), texts.type))
+
+
+def rows_with_bytes(texts: pa.Array, chars: bytes) -> np.ndarray:
+    """True for every post holding at least one of the (ASCII) bytes ``chars``."""
+    data, offsets = string_buffers(texts)
+    wanted = np.zeros(256, dtype=np.bool_)
+    wanted[np.frombuffer(chars, dtype=np.uint8)] = True
+    mask = np.zeros(len(texts), dtype=np.bool_)
+    _rows_with(data, offsets, wanted, mask)
+    return mask
+
+
+@numba.njit(cache=True, nogil=True)
+def _rows_with(data, offsets, wanted, mask):  # pragma: no cover - compiled
+    for j in range(offsets.shape[0] - 1):
+        for i in range(offsets[j], offsets[j + 1]):
+            if wanted[data[i]]:
+                mask[j] = True
+                break
 
 
 def _may_hold_url(texts: pa.Array) -> np.ndarray:
@@ -381,7 +413,6 @@ def _treebank_join(texts: pa.Array) -> pa.Array:
 
 
 # ---- the scanning kernel -------------------------------------------------------
-_SPACE, _WORD, _SYMBOL_CH, _APOS = SPACE, WORD, SYMBOL, APOS
 _MODE_WORDS, _MODE_WORDS_SYMBOLS, _MODE_WHITESPACE = 0, 1, 2
 _NO_LOWER = np.zeros(1, dtype=np.int32)
 
@@ -471,6 +502,8 @@ def _tokenize_posts(
             if fold:
                 cp = np.int64(lower[cp])
             c = table[cp]
+            if c == 4:  # ignored: format character or variation selector
+                continue
             if mode == 2:
                 if c == 0:
                     if in_tok:

@@ -10,14 +10,17 @@
 from __future__ import annotations
 
 import abc
+import inspect
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ..corpus.model import Corpus
+from ..errors import ParameterError
+from ..params import PARAMS, ParamSpec, resolve_params
 from ..privacy.validate import check_delta, check_epsilon
 
 ProgressFn = Callable[[float, str], None]
@@ -67,6 +70,7 @@ class Release:
     seed: int | None = None  # set only when the caller fixed a seed (teaching): not for real releases
     elapsed_seconds: float = 0.0
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
+    privacy_unit: str = ""  # who one user of the guarantee is (from the corpus: SourceInfo.privacy_unit)
 
     @property
     def n_released(self) -> int:
@@ -93,8 +97,27 @@ class Release:
         return pd.DataFrame(data)
 
 
+@dataclass(frozen=True)
+class ReleaseParts:
+    """What a mechanism's ``_release`` hands back; only ``Mechanism.release`` turns it into a ``Release``.
+
+    ``ids``: released item ids into corpus.vocab. ``extra_items`` / ``extra_len``: released strings the
+    corpus never contained (DPNE's spurious n-grams). ``noisy_counts`` / ``count_std``: count mechanisms,
+    aligned with ``ids``.
+    """
+
+    ids: np.ndarray
+    diagnostics: Diagnostics = field(default_factory=Diagnostics)
+    extra_items: np.ndarray | None = None
+    extra_len: np.ndarray | None = None
+    noisy_counts: np.ndarray | None = None
+    count_std: np.ndarray | None = None
+
+
 class Mechanism(abc.ABC):
-    """Base class. Subclasses set the class variables and implement ``calibrate`` and ``_release``."""
+    """Base class. Subclasses set the class variables and implement ``calibrate`` and ``_release``;
+    ``release`` (the same for every mechanism) draws the randomness, times the pass over the data and
+    builds the ``Release``."""
 
     name: ClassVar[str]
     label: ClassVar[str]
@@ -102,13 +125,52 @@ class Mechanism(abc.ABC):
     kind: ClassVar[str] = "set-union"  # "set-union", "ngram" or "count"
     param_names: ClassVar[tuple[str, ...]] = ()
     summary: ClassVar[str] = ""
+    #: what the guarantee sentence calls the output
+    output_noun: ClassVar[str] = "set of released items"
 
     def __init__(self, *, epsilon: float, delta: float, **params: Any) -> None:
-        from .params import resolve_params
-
         self.epsilon = check_epsilon(epsilon)
         self.delta = check_delta(delta)
         self.params = resolve_params(self.name, self.param_names, params)
+
+    # ---- which parameters the mechanism takes: the CLI flags, the app's widgets and compare read these
+    @classmethod
+    def param_specs(cls) -> list[ParamSpec]:
+        """The ``ParamSpec`` of every declared parameter (``param_names``), in that order."""
+        return [PARAMS[n] for n in cls.param_names]
+
+    @classmethod
+    def accepted_params(cls) -> tuple[str, ...]:
+        """Every keyword argument besides epsilon and delta: the declared parameters (``param_names``) plus
+        any keyword-only argument the constructor adds (e.g. GW-KT's ``public_source``)."""
+        extra = [
+            p.name
+            for p in inspect.signature(cls.__init__).parameters.values()
+            if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name not in ("epsilon", "delta")
+        ]
+        return tuple(dict.fromkeys([*cls.param_names, *extra]))
+
+    @classmethod
+    def params_for(cls, values: Mapping[str, Any] | None, *, strict: bool = False) -> dict[str, Any]:
+        """The keyword arguments this mechanism takes, from a shared set of values (CLI flags, app widgets,
+        a comparison's parameters): every declared parameter filled with its default when unset (None) and
+        validated through its spec; constructor-only arguments (``public_source``) passed on when set.
+
+        With ``strict``, a value set for a parameter the mechanism does not take is an error (the CLI: a
+        flag that would be ignored); otherwise such values are left out.
+        """
+        given = {k: v for k, v in (values or {}).items() if v is not None}
+        accepted = cls.accepted_params()
+        if strict:
+            unused = [k for k in given if k not in accepted]
+            if unused:
+                raise ParameterError(
+                    f"mechanism {cls.name!r} does not take {', '.join(_describe(k) for k in unused)}; "
+                    f"it takes: {', '.join(_describe(k) for k in cls.param_names) or 'no extra parameters'}"
+                )
+        out = resolve_params(cls.name, cls.param_names, {k: given.get(k) for k in cls.param_names})
+        out.update({k: given[k] for k in accepted if k not in out and k in given})
+        return out
 
     @abc.abstractmethod
     def calibrate(self) -> Calibration:
@@ -117,8 +179,8 @@ class Mechanism(abc.ABC):
     @abc.abstractmethod
     def _release(
         self, corpus: Corpus, rng: np.random.Generator, cal: Calibration, progress: ProgressFn | None
-    ) -> tuple[np.ndarray, Diagnostics]:
-        """Return (released item ids into corpus.vocab, diagnostics). Count mechanisms override ``release``."""
+    ) -> ReleaseParts:
+        """One pass over the raw data: the released ids (and for DPNE/count mechanisms their extras)."""
 
     def release(
         self,
@@ -131,12 +193,62 @@ class Mechanism(abc.ABC):
         cal = self.calibrate()
         rng = rng if rng is not None else make_rng(seed)
         t0 = time.perf_counter()
-        ids, diag = self._release(corpus, rng, cal, progress)
+        parts = self._release(corpus, rng, cal, progress)
         elapsed = time.perf_counter() - t0
-        return make_release(cal, corpus, ids, diag, seed=seed, elapsed=elapsed)
+        return make_release(
+            cal,
+            corpus,
+            parts.ids,
+            parts.diagnostics,
+            seed=seed,
+            elapsed=elapsed,
+            extra_items=parts.extra_items,
+            extra_len=parts.extra_len,
+            noisy_counts=parts.noisy_counts,
+            count_std=parts.count_std,
+        )
+
+    def _calibration(
+        self,
+        noise: str,
+        scale: float,
+        rho: float | None = None,
+        gamma: float | None = None,
+        /,
+        *,
+        guarantee: str | None = None,
+        **details: Any,
+    ) -> Calibration:
+        """The mechanism's ``Calibration``: its name, budget and parameters filled in; ``details`` as given.
+        ``guarantee`` defaults to the standard (epsilon, delta) sentence about ``output_noun``."""
+        return Calibration(
+            mechanism=self.name,
+            label=self.label,
+            epsilon=self.epsilon,
+            delta=self.delta,
+            noise=noise,
+            scale=float(scale),
+            rho=None if rho is None else float(rho),
+            gamma=None if gamma is None else float(gamma),
+            params=dict(self.params),
+            guarantee=guarantee or guarantee_sentence(self.epsilon, self.delta, self.output_noun),
+            details=details,
+        )
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(epsilon={self.epsilon}, delta={self.delta}, {self.params})"
+
+
+def progress_step(progress: ProgressFn | None, fraction: float, message: str) -> None:
+    """Report progress if the caller asked for it."""
+    if progress is not None:
+        progress(fraction, message)
+
+
+def _describe(name: str) -> str:
+    """A parameter by name and, for a declared one, its CLI flag: ``alpha (--alpha)``."""
+    spec = PARAMS.get(name)
+    return f"{name} ({spec.cli})" if spec is not None else name
 
 
 def make_rng(seed: int | None = None) -> np.random.Generator:
@@ -177,6 +289,7 @@ def make_release(
         ids = np.concatenate([ids, np.full(len(extra_items), -1, dtype=np.int64)])
     order = canonical_order(items, lens)
     return Release(
+        privacy_unit=corpus.source.privacy_unit,
         calibration=cal,
         item_ids=ids[order],
         items=items[order],

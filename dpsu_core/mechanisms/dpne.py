@@ -27,7 +27,6 @@ strings the corpus never contained; those are released with item id -1.
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 from scipy.special import ndtr, ndtri
@@ -35,19 +34,10 @@ from scipy.special import ndtr, ndtri
 from ..corpus.model import Corpus
 from ..errors import ParameterError
 from ..privacy.thresholds import gaussian_scale, rho_weighted_gaussian_sigma
-from .base import (
-    Calibration,
-    Diagnostics,
-    Mechanism,
-    guarantee_sentence,
-    make_release,
-    make_rng,
-    noisy_threshold,
-)
+from .base import Calibration, Diagnostics, Mechanism, ReleaseParts, progress_step
+from .dpsu_step import weighted_gaussian_step
 from .ngram_domain import match_rows, valid_domain
 from .registry import register
-from .sampling import order_and_sample
-from .setunion import weighted_update
 
 #: Above this expected number of spurious draws at one level, eta is too large for the corpus.
 MAX_SPURIOUS = 5_000_000
@@ -99,19 +89,6 @@ def _level_ids(corpus: Corpus, k: int) -> np.ndarray:
     return np.flatnonzero(corpus.ngram_len == k)
 
 
-def _dpsu_weighted_gaussian(
-    corpus: Corpus, keep: np.ndarray, rng: np.random.Generator, max_items: int, sigma: float, rho: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """One weighted-Gaussian DPSU over the items where ``keep`` is True: (released ids, weights H).
-
-    The weighted update is a sum over users, invariant to their order, so users are not shuffled
-    (as in ``setunion``); each user's Delta-subset is still a uniform sample.
-    """
-    rows = order_and_sample(corpus.restrict_to(keep), rng, max_items, shuffle=False)
-    h = weighted_update(rows, corpus.n_items, 0.5)
-    return noisy_threshold(h, rng, "gaussian", sigma, rho), h
-
-
 def _gram_strings(corpus: Corpus, grams: np.ndarray) -> np.ndarray:
     """'a b c' strings of token-id rows, from the unigram vocabulary (token id -> its length-1 item)."""
     uni = _level_ids(corpus, 1)
@@ -127,21 +104,7 @@ def _gram_strings(corpus: Corpus, grams: np.ndarray) -> np.ndarray:
 class _NgramMechanism(Mechanism):
     family = "gaussian"
     kind = "ngram"
-
-    def _cal(self, scale: float, rho: float, **details) -> Calibration:
-        return Calibration(
-            mechanism=self.name,
-            label=self.label,
-            epsilon=self.epsilon,
-            delta=self.delta,
-            noise="gaussian",
-            scale=float(scale),
-            rho=float(rho),
-            gamma=None,
-            params=dict(self.params),
-            guarantee=guarantee_sentence(self.epsilon, self.delta, "set of released n-grams (all lengths together)"),
-            details=details,
-        )
+    output_noun = "set of released n-grams (all lengths together)"
 
 
 # --------------------------------------------------------------------------- DPNE
@@ -160,7 +123,8 @@ class DPNE(_NgramMechanism):
         sigma = gaussian_scale(self.epsilon, self.delta)
         sig = noise_schedule(sigma, T, p["schedule"], p["decay"])
         rho1 = rho_weighted_gaussian_sigma(float(sig[0]), self.delta, m)
-        return self._cal(
+        return self._calibration(
+            "gaussian",
             sigma,
             rho1,
             sigma_k=[float(s) for s in sig],
@@ -173,27 +137,7 @@ class DPNE(_NgramMechanism):
             "uniformly from V_k minus supp(H_k)",
         )
 
-    def release(self, corpus: Corpus, *, seed=None, rng=None, progress=None):
-        cal = self.calibrate()
-        rng = rng if rng is not None else make_rng(seed)
-        t0 = time.perf_counter()
-        ids, extra_items, extra_len, diag = self._run(corpus, rng, cal, progress)
-        return make_release(
-            cal,
-            corpus,
-            ids,
-            diag,
-            seed=seed,
-            elapsed=time.perf_counter() - t0,
-            extra_items=extra_items,
-            extra_len=extra_len,
-        )
-
-    def _release(self, corpus, rng, cal, progress):  # pragma: no cover - release() is overridden
-        ids, _, _, diag = self._run(corpus, rng, cal, progress)
-        return ids, diag
-
-    def _run(self, corpus: Corpus, rng: np.random.Generator, cal: Calibration, progress):
+    def _release(self, corpus: Corpus, rng: np.random.Generator, cal: Calibration, progress) -> ReleaseParts:
         p = self.params
         T, m, eta, pruning = int(p["max_n"]), int(p["max_items"]), float(p["eta"]), p["pruning"]
         _check_levels(corpus, T, "DPNE")
@@ -205,12 +149,12 @@ class DPNE(_NgramMechanism):
         extra_len: list[np.ndarray] = []
 
         # ---- level 1: weighted-Gaussian DPSU on the unigrams
-        if progress:
-            progress(0.02, "level 1: DPSU on 1-grams")
+        progress_step(progress, 0.02, "level 1: DPSU on 1-grams")
         ids1 = _level_ids(corpus, 1)
         keep = np.zeros(corpus.n_items, dtype=bool)
         keep[ids1] = True
-        rel, h = _dpsu_weighted_gaussian(corpus, keep, rng, m, float(sig[0]), float(cal.rho))
+        rho1 = float(cal.details["rho_1"])
+        rel, h = weighted_gaussian_step(corpus, rng, m, float(sig[0]), rho1, keep)
         h_all += h
         s1 = corpus.gram_tokens[rel, :1].astype(np.int32)
         s_prev = s1
@@ -219,7 +163,7 @@ class DPNE(_NgramMechanism):
             dict(
                 n=1,
                 sigma=float(sig[0]),
-                rho=float(cal.rho),
+                rho=rho1,
                 valid=None,
                 candidates=int(np.count_nonzero(h)),
                 released_from_histogram=int(rel.size),
@@ -230,8 +174,7 @@ class DPNE(_NgramMechanism):
 
         # ---- levels k >= 2
         for k in range(2, T + 1):
-            if progress:
-                progress(0.02 + 0.96 * (k - 1) / T, f"level {k}: valid {k}-grams")
+            progress_step(progress, 0.02 + 0.96 * (k - 1) / T, f"level {k}: valid {k}-grams")
             sigma_k = float(sig[k - 1])
             dom = valid_domain(s_prev, s1[:, 0], pruning)
             n_valid = dom.size
@@ -263,7 +206,7 @@ class DPNE(_NgramMechanism):
             vidx = dom.index_of(grams_k)
             keep = np.zeros(corpus.n_items, dtype=bool)
             keep[ids_k[vidx >= 0]] = True
-            rel, h = _dpsu_weighted_gaussian(corpus, keep, rng, m, sigma_k, rho_k)
+            rel, h = weighted_gaussian_step(corpus, rng, m, sigma_k, rho_k, keep)
             h_all += h
             # spurious draw over the valid k-grams of weight 0
             item_vidx = np.full(corpus.n_items, -1, dtype=np.int64)
@@ -288,13 +231,12 @@ class DPNE(_NgramMechanism):
                 released=int(s_prev.shape[0]),
             )
 
-        if progress:
-            progress(1.0, "done")
+        progress_step(progress, 1.0, "done")
         ids = np.concatenate(released_ids).astype(np.int64)
         ex_items = np.concatenate(extra_items) if extra_items else None
         ex_len = np.concatenate(extra_len) if extra_len else None
         diag = Diagnostics(weights=h_all, extra={"levels": levels, "note": NOT_PRIVATE})
-        return ids, ex_items, ex_len, diag
+        return ReleaseParts(ids, diag, extra_items=ex_items, extra_len=ex_len)
 
 
 # --------------------------------------------------------------------------- DPSU baselines
@@ -309,16 +251,20 @@ class DPSUAll(_NgramMechanism):
     def calibrate(self) -> Calibration:
         T, m = int(self.params["max_n"]), int(self.params["max_items"])
         sigma = gaussian_scale(self.epsilon, self.delta)
-        return self._cal(
-            sigma, rho_weighted_gaussian_sigma(sigma, self.delta, T * m), max_items_all=T * m, l2_sensitivity=1.0
+        return self._calibration(
+            "gaussian",
+            sigma,
+            rho_weighted_gaussian_sigma(sigma, self.delta, T * m),
+            max_items_all=T * m,
+            l2_sensitivity=1.0,
         )
 
     def _release(self, corpus, rng, cal, progress):
         T = int(self.params["max_n"])
         _check_levels(corpus, T, "DPSU-all")
         keep = corpus.lengths_mask(range(1, T + 1))
-        ids, h = _dpsu_weighted_gaussian(corpus, keep, rng, cal.details["max_items_all"], cal.scale, cal.rho)
-        return ids, Diagnostics(weights=h, extra={"note": NOT_PRIVATE})
+        ids, h = weighted_gaussian_step(corpus, rng, cal.details["max_items_all"], cal.scale, cal.rho, keep)
+        return ReleaseParts(ids, Diagnostics(weights=h, extra={"note": NOT_PRIVATE}))
 
 
 @register
@@ -346,7 +292,8 @@ class DPSUEven(_NgramMechanism):
         sig = noise_schedule(sigma, T, "equal")
         # rho_weighted_gaussian_sigma spends half of its delta argument: delta/T -> delta/(2T) per length
         rho_k = rho_weighted_gaussian_sigma(float(sig[0]), self.delta / T, m)
-        return self._cal(
+        return self._calibration(
+            "gaussian",
             sigma,
             rho_k,
             sigma_k=[float(s) for s in sig],
@@ -360,14 +307,13 @@ class DPSUEven(_NgramMechanism):
         _check_levels(corpus, T, "DPSU-even")
         out, h_all = [], np.zeros(corpus.n_items, dtype=np.float64)
         for k in range(1, T + 1):
-            if progress:
-                progress((k - 1) / T, f"length {k}")
-            ids, h = _dpsu_weighted_gaussian(
-                corpus, corpus.ngram_len == k, rng, m, cal.details["sigma_k"][k - 1], cal.details["rho_k"][k - 1]
+            progress_step(progress, (k - 1) / T, f"length {k}")
+            ids, h = weighted_gaussian_step(
+                corpus, rng, m, cal.details["sigma_k"][k - 1], cal.details["rho_k"][k - 1], corpus.ngram_len == k
             )
             out.append(ids)
             h_all += h
-        return np.concatenate(out), Diagnostics(weights=h_all, extra={"note": NOT_PRIVATE})
+        return ReleaseParts(np.concatenate(out), Diagnostics(weights=h_all, extra={"note": NOT_PRIVATE}))
 
 
 @register
@@ -379,10 +325,12 @@ class DPSUSingle(_NgramMechanism):
     def calibrate(self) -> Calibration:
         m = int(self.params["max_items"])
         sigma = gaussian_scale(self.epsilon, self.delta)
-        return self._cal(sigma, rho_weighted_gaussian_sigma(sigma, self.delta, m), l2_sensitivity=1.0)
+        return self._calibration(
+            "gaussian", sigma, rho_weighted_gaussian_sigma(sigma, self.delta, m), l2_sensitivity=1.0
+        )
 
     def _release(self, corpus, rng, cal, progress):
         n, m = int(self.params["only_n"]), int(self.params["max_items"])
         _check_levels(corpus, n, "DPSU-single")
-        ids, h = _dpsu_weighted_gaussian(corpus, corpus.ngram_len == n, rng, m, cal.scale, cal.rho)
-        return ids, Diagnostics(weights=h, extra={"note": NOT_PRIVATE})
+        ids, h = weighted_gaussian_step(corpus, rng, m, cal.scale, cal.rho, corpus.ngram_len == n)
+        return ReleaseParts(ids, Diagnostics(weights=h, extra={"note": NOT_PRIVATE}))

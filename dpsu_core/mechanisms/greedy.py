@@ -38,7 +38,7 @@ from pandas.util import hash_array
 from ..corpus.model import Corpus
 from ..errors import ParameterError
 from ..privacy.thresholds import laplace_scale, rho_greedy
-from .base import Calibration, Diagnostics, Mechanism, guarantee_sentence, noisy_threshold
+from .base import Calibration, Diagnostics, Mechanism, ReleaseParts, noisy_threshold
 from .registry import register
 from .sampling import OrderedRows, sampling_plan
 
@@ -292,19 +292,7 @@ class _Greedy(Mechanism):
                 f"{self.label} needs the cutoff Gamma = rho + alpha/epsilon >= 1, got {gamma:.4g} "
                 f"(rho = {rho:.4g}); raise alpha to at least {need:.4g} or choose delta below 0.5"
             )
-        return Calibration(
-            mechanism=self.name,
-            label=self.label,
-            epsilon=self.epsilon,
-            delta=self.delta,
-            noise="laplace",
-            scale=float(scale),
-            rho=float(rho),
-            gamma=float(gamma),
-            params=dict(self.params),
-            guarantee=guarantee_sentence(self.epsilon, self.delta),
-            details=self._details(),
-        )
+        return self._calibration("laplace", scale, rho, gamma, **self._details())
 
     def _primary(self, corpus: Corpus, rows: OrderedRows | Corpus) -> np.ndarray:
         """uint32 per CSR entry of ``rows`` (an OrderedRows or the corpus itself): smaller = visited first."""
@@ -336,8 +324,7 @@ class _Greedy(Mechanism):
         )
         if progress:
             progress(0.9, "adding noise and thresholding")
-        ids = noisy_threshold(h, rng, cal.noise, cal.scale, cal.rho)
-        return ids, Diagnostics(weights=h)
+        return ReleaseParts(noisy_threshold(h, rng, cal.noise, cal.scale, cal.rho), Diagnostics(weights=h))
 
 
 @register

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..errors import ParameterError
+from ..privacy.validate import check_choice
 
 PRUNING_RULES = ("both", "single")
 
@@ -41,12 +41,12 @@ def row_codes(*blocks: np.ndarray) -> list[np.ndarray]:
     Two rows (in the same or in different blocks) get the same code iff they are equal.
     Rows of zero columns all get code 0. Vectorised: one ``pd.factorize`` per column.
     """
-    blocks = [np.asarray(b) for b in blocks]
-    ncols = {b.shape[1] for b in blocks}
+    arrays = [np.asarray(b) for b in blocks]
+    ncols = {a.shape[1] for a in arrays}
     if len(ncols) != 1:  # pragma: no cover - programming error
         raise ValueError("row_codes: blocks must have the same number of columns")
-    sizes = [b.shape[0] for b in blocks]
-    allrows = np.concatenate(blocks, axis=0) if blocks else np.zeros((0, 0), np.int64)
+    sizes = [a.shape[0] for a in arrays]
+    allrows = np.concatenate(arrays, axis=0) if arrays else np.zeros((0, 0), np.int64)
     code = np.zeros(allrows.shape[0], dtype=np.int64)
     for j in range(allrows.shape[1]):
         col = allrows[:, j].astype(np.int64) + 1  # tokens are >= 0; keep -1 padding distinct and >= 0
@@ -202,8 +202,7 @@ def valid_domain(s_prev: np.ndarray, s1: np.ndarray, pruning: str = "both") -> V
 
     ``pruning`` is "both" ((S_(k-1) o S_1) n (S_1 o S_(k-1))) or "single" (S_(k-1) o S_1).
     """
-    if pruning not in PRUNING_RULES:
-        raise ParameterError(f"pruning must be one of {', '.join(PRUNING_RULES)}, got {pruning!r}")
+    check_choice(pruning, "pruning", PRUNING_RULES)
     s_prev = unique_rows(np.asarray(s_prev, dtype=np.int32))
     if s_prev.ndim != 2 or s_prev.shape[1] < 1:
         raise ValueError("valid_domain: s_prev must be a 2-D array of (k-1)-gram rows")  # pragma: no cover

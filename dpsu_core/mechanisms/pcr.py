@@ -25,22 +25,20 @@ Bounded counts (the paper's "Plume" baseline, section 1)
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
+from typing import Any
 
 import numba
 import numpy as np
 
-from ..corpus.model import Corpus
 from ..errors import ParameterError
 from ..privacy.gaussian import analytic_gaussian_sigma
 from ..privacy.thresholds import gaussian_scale, rho_weighted_gaussian
 from ..privacy.validate import check_fraction, check_max_items
 from ..privacy.zcdp import approx_zcdp_budget, check_rho, gaussian_zcdp
-from .base import Calibration, Diagnostics, Mechanism, guarantee_sentence, make_release, make_rng, noisy_threshold
+from .base import Calibration, Diagnostics, Mechanism, ReleaseParts, guarantee_sentence, progress_step
+from .dpsu_step import COUNT, weighted_gaussian_step, weighted_histogram
 from .registry import register
-from .sampling import order_and_sample
-from .setunion import count_update, weighted_update
 
 # The paper's constant: s is chosen so that c + 1.5 s <= (1 + r) c for counts c near the threshold.
 PCR_SIGMA_CONSTANT = 1.5
@@ -243,27 +241,10 @@ def round_counts(noisy: np.ndarray) -> np.ndarray:
 
 # --------------------------------------------------------------------------- mechanisms
 class _CountMechanism(Mechanism):
-    """Count mechanisms release (item, noisy count, std): they override ``release``."""
+    """Count mechanisms release (item, noisy count, std): ``_release`` fills ``noisy_counts`` and ``count_std``."""
 
     kind = "count"
-
-    def _release_counts(self, corpus: Corpus, rng: np.random.Generator, cal: Calibration, progress):
-        """Return (ids, rounded noisy counts, std per count, diagnostics)."""
-        raise NotImplementedError
-
-    def _release(self, corpus, rng, cal, progress):
-        ids, _, _, diag = self._release_counts(corpus, rng, cal, progress)
-        return ids, diag
-
-    def release(
-        self, corpus: Corpus, *, seed: int | None = None, rng: np.random.Generator | None = None, progress=None
-    ):
-        cal = self.calibrate()
-        rng = rng if rng is not None else make_rng(seed)
-        t0 = time.perf_counter()
-        ids, noisy, std, diag = self._release_counts(corpus, rng, cal, progress)
-        elapsed = time.perf_counter() - t0
-        return make_release(cal, corpus, ids, diag, seed=seed, elapsed=elapsed, noisy_counts=noisy, count_std=std)
+    output_noun = "set of released items with their noisy counts"
 
 
 @register
@@ -292,7 +273,7 @@ class PrivateCountRelease(_CountMechanism):
             )
         t1 = gumbel_threshold(eps_star, kbar, delta_star)
         s1 = pcr_count_sigma(eps_star, kbar, delta_star, r)
-        details = {
+        details: dict[str, Any] = {
             "accounting": "approximate zCDP with a privacy filter (Rogers 2024, Theorems 4-6)",
             "rho_zcdp": budget.rho,
             "delta_zcdp": budget.delta_zcdp,
@@ -311,30 +292,16 @@ class PrivateCountRelease(_CountMechanism):
             "sensitivity": "l_inf = 1 (distinct-user counts), l0 unbounded",
         }
         guarantee = (
-            guarantee_sentence(self.epsilon, self.delta, "set of released items with their noisy counts")
+            guarantee_sentence(self.epsilon, self.delta, self.output_noun)
             + f" Internally it is {budget.delta_zcdp:.3g}-approximate {budget.rho:.4g}-zCDP "
             f"(converted at delta' = {budget.delta_conversion:.3g})."
         )
-        return Calibration(
-            mechanism=self.name,
-            label=self.label,
-            epsilon=self.epsilon,
-            delta=self.delta,
-            noise="gumbel+gaussian",
-            scale=1.0 / eps_star,
-            rho=None,
-            gamma=None,
-            params=dict(p),
-            guarantee=guarantee,
-            details=details,
-        )
+        return self._calibration("gumbel+gaussian", 1.0 / eps_star, guarantee=guarantee, **details)
 
-    def _release_counts(self, corpus, rng, cal, progress):
+    def _release(self, corpus, rng, cal, progress):
         p = self.params
-        if progress:
-            progress(0.05, "ranking distinct-user counts")
-        if progress:
-            progress(0.2, "running the Gumbel privacy filter")
+        progress_step(progress, 0.05, "ranking distinct-user counts")
+        progress_step(progress, 0.2, "running the Gumbel privacy filter")
         res = private_count_release(
             corpus.user_counts,
             rng,
@@ -358,9 +325,8 @@ class PrivateCountRelease(_CountMechanism):
                 "stop_reason": lg.stop_reason,
             },
         )
-        if progress:
-            progress(1.0, "done")
-        return res.positions, round_counts(res.noisy_counts), res.sigma, diag
+        progress_step(progress, 1.0, "done")
+        return ReleaseParts(res.positions, diag, noisy_counts=round_counts(res.noisy_counts), count_std=res.sigma)
 
 
 @register
@@ -383,7 +349,7 @@ class BoundedCounts(_CountMechanism):
         rho_sel = rho_weighted_gaussian(e_sel, d_sel, m)
         sigma_cnt = analytic_gaussian_sigma(e_cnt, d_cnt, math.sqrt(m))
         thr = relative_error_threshold(sigma_cnt, p["rel_error"]) if p["use_threshold"] == "yes" else None
-        details = {
+        details: dict[str, Any] = {
             "budget_split": (
                 f"partition selection: (epsilon, delta) x {self.selection_share:g} = ({e_sel:g}, {d_sel:.3g}); "
                 f"counts: ({e_cnt:g}, {d_cnt:.3g}); basic composition"
@@ -400,36 +366,17 @@ class BoundedCounts(_CountMechanism):
             "count_zcdp_rho": gaussian_zcdp(sigma_cnt, math.sqrt(m)),
             "count_threshold": thr,
         }
-        return Calibration(
-            mechanism=self.name,
-            label=self.label,
-            epsilon=self.epsilon,
-            delta=self.delta,
-            noise="gaussian",
-            scale=sigma_sel,
-            rho=rho_sel,
-            gamma=None,
-            params=dict(p),
-            guarantee=guarantee_sentence(self.epsilon, self.delta, "set of released items with their noisy counts"),
-            details=details,
-        )
+        return self._calibration("gaussian", sigma_sel, rho_sel, **details)
 
-    def _release_counts(self, corpus, rng, cal, progress):
+    def _release(self, corpus, rng, cal, progress):
         m = self.params["max_items"]
         d = cal.details
-        if progress:
-            progress(0.05, "ordering users and sampling Δ0 items each")
-        rows = order_and_sample(corpus, rng, m, shuffle=False)  # the weighted update is order-independent
-        h = weighted_update(rows, corpus.n_items, 0.5)
-        if progress:
-            progress(0.4, "partition selection (weighted Gaussian)")
-        selected = noisy_threshold(h, rng, "gaussian", d["selection_sigma"], d["selection_rho"])
-        if progress:
-            progress(0.6, "bounding contributions inside the selected domain and adding Gaussian noise")
+        progress_step(progress, 0.05, "ordering users and sampling Δ0 items each")
+        selected, h = weighted_gaussian_step(corpus, rng, m, d["selection_sigma"], d["selection_rho"])
+        progress_step(progress, 0.6, "bounding contributions inside the selected domain and adding Gaussian noise")
         keep = np.zeros(corpus.n_items, dtype=bool)
         keep[selected] = True
-        rows_d = order_and_sample(corpus.restrict_to(keep), rng, m, shuffle=False)
-        bounded_all = count_update(rows_d, corpus.n_items).astype(np.int64)  # 0 outside the selected domain
+        bounded_all = weighted_histogram(corpus, rng, m, COUNT, keep).astype(np.int64)  # 0 outside the domain
         noisy = bounded_all[selected] + rng.normal(0.0, d["count_sigma"], size=selected.size)
         out = noisy > d["count_threshold"] if d["count_threshold"] is not None else np.ones(selected.size, bool)
         ids = selected[out]
@@ -441,6 +388,7 @@ class BoundedCounts(_CountMechanism):
                 "bounded_counts": bounded_all,
             },
         )
-        if progress:
-            progress(1.0, "done")
-        return ids, round_counts(noisy[out]), np.full(ids.size, d["count_sigma"]), diag
+        progress_step(progress, 1.0, "done")
+        return ReleaseParts(
+            ids, diag, noisy_counts=round_counts(noisy[out]), count_std=np.full(ids.size, d["count_sigma"])
+        )

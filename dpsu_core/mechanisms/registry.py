@@ -27,10 +27,11 @@ def _load_all() -> None:
     )
 
 
-def mechanisms() -> dict[str, type[Mechanism]]:
-    """All mechanisms by CLI name, in registration order."""
+def mechanisms(*kinds: str) -> dict[str, type[Mechanism]]:
+    """All mechanisms by CLI name, in registration order; only those of the given kinds if any are given
+    ("set-union", "ngram", "count")."""
     _load_all()
-    return dict(_REGISTRY)
+    return {n: cls for n, cls in _REGISTRY.items() if not kinds or cls.kind in kinds}
 
 
 def get_mechanism(name: str, *, epsilon: float, delta: float, **params: Any) -> Mechanism:

@@ -32,40 +32,43 @@ class OrderedRows:
 
 
 @numba.njit(cache=True, nogil=True)
-def kept_positions(indptr, u, uniforms, ui, max_items, pos, sel):
-    """Fill ``sel`` with the CSR positions of user u's kept items; return (how many, next uniform index).
-
-    A row longer than max_items keeps a uniform max_items-subset, chosen by a partial Fisher-Yates
-    shuffle driven by the pre-drawn ``uniforms`` (consumed in processing order). ``pos`` and ``sel``
-    are scratch buffers at least as long as the longest row. Shared by every kernel that samples.
-    """
-    s = indptr[u]
-    n = indptr[u + 1] - s
-    if max_items <= 0 or n <= max_items:
-        for j in range(n):
-            sel[j] = s + j
-        return n, ui
-    for j in range(n):
-        pos[j] = j
+def sample_in_place(sel, n, uniforms, ui, max_items):
+    """Partial Fisher-Yates on sel[:n]: afterwards sel[:max_items] is a uniform max_items-subset (n > max_items),
+    driven by the pre-drawn ``uniforms`` from index ``ui`` on (consumed in processing order). Returns the
+    next uniform index. Every kernel that samples a row goes through here."""
     for j in range(max_items):
         k = j + int(uniforms[ui] * (n - j))
         ui += 1
         if k >= n:  # guard against u * (n - j) rounding up to n - j
             k = n - 1
-        t = pos[j]
-        pos[j] = pos[k]
-        pos[k] = t
-        sel[j] = s + pos[j]
-    return max_items, ui
+        t = sel[j]
+        sel[j] = sel[k]
+        sel[k] = t
+    return ui
+
+
+@numba.njit(cache=True, nogil=True)
+def kept_positions(indptr, u, uniforms, ui, max_items, sel):
+    """Fill ``sel`` with the CSR positions of user u's kept items; return (how many, next uniform index).
+
+    A row longer than max_items keeps a uniform max_items-subset (``sample_in_place``). ``sel`` is a
+    scratch buffer at least as long as the longest row.
+    """
+    s = indptr[u]
+    n = indptr[u + 1] - s
+    for j in range(n):
+        sel[j] = s + j
+    if max_items <= 0 or n <= max_items:
+        return n, ui
+    return max_items, sample_in_place(sel, n, uniforms, ui, max_items)
 
 
 @numba.njit(cache=True, nogil=True)
 def _gather_rows(indptr, items, counts, order, uniforms, max_items, longest, out_indptr, out_items, out_counts):
-    pos = np.empty(longest, dtype=np.int64)
     sel = np.empty(longest, dtype=np.int64)
     ui = 0
     for r in range(order.shape[0]):
-        n, ui = kept_positions(indptr, order[r], uniforms, ui, max_items, pos, sel)
+        n, ui = kept_positions(indptr, order[r], uniforms, ui, max_items, sel)
         o = out_indptr[r]
         for j in range(n):
             out_items[o + j] = items[sel[j]]
@@ -84,17 +87,24 @@ class SamplingPlan:
 
 
 def sampling_plan(
-    corpus: Corpus, rng: np.random.Generator, max_items: int | None, *, shuffle: bool = True
+    corpus: Corpus,
+    rng: np.random.Generator,
+    max_items: int | None,
+    *,
+    shuffle: bool = True,
+    row_lengths: np.ndarray | None = None,
 ) -> SamplingPlan:
     """Uniform user order (``rng.permutation``) and the uniforms for uniform Delta0-subsets.
 
     ``max_items=None`` keeps every item (GW/GW-KT). ``shuffle=False`` keeps the corpus order and is only
     for order-independent policies (Count, Weighted), where the order cannot affect the output.
+    ``row_lengths``: each user's number of candidate items when a kernel samples from a filtered row
+    (default: the whole row).
     """
     n = corpus.n_users
     order = rng.permutation(n).astype(np.int64) if shuffle else np.arange(n, dtype=np.int64)
     m = 0 if max_items is None else int(max_items)
-    row_len = corpus.row_lengths[order]
+    row_len = (corpus.row_lengths if row_lengths is None else row_lengths)[order]
     n_long = int(np.count_nonzero(row_len > m)) if m > 0 else 0
     uniforms = rng.random(n_long * m) if n_long else np.zeros(0, dtype=np.float64)
     kept = np.minimum(row_len, m) if n_long else row_len

@@ -1,14 +1,15 @@
 """Gopi et al. 2020: Count, Weighted and Policy set union, Laplace and Gaussian.
 
 Each class keeps its calibration (noise scale, rho, Gamma) beside its update rule.
-Update rules run over the ordered, sampled CSR of ``sampling.order_and_sample``:
-Count and Weighted are order-independent and vectorised (``np.bincount``); the two
-policy updates are sequential numba kernels.
+Count and Weighted are order-independent: one DPSU step each (``dpsu_step``, a single numba pass
+that samples and adds). The two policy updates are sequential numba kernels over users in a uniformly
+random order, sampling each row inline.
 """
 
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import numba
 import numpy as np
@@ -22,27 +23,13 @@ from ..privacy.thresholds import (
     rho_weighted_gaussian,
     rho_weighted_laplace,
 )
-from .base import Calibration, Diagnostics, Mechanism, guarantee_sentence, noisy_threshold
+from .base import Calibration, Diagnostics, Mechanism, ReleaseParts, noisy_threshold, progress_step
+from .dpsu_step import COUNT, WEIGHTED_GAUSSIAN, WEIGHTED_LAPLACE, weighted_histogram
 from .registry import register
-from .sampling import OrderedRows, SamplingPlan, apply_plan, kept_positions, sampling_plan
+from .sampling import OrderedRows, SamplingPlan, kept_positions, sampling_plan
 
 
 # --------------------------------------------------------------------------- update rules
-def count_update(rows: OrderedRows, n_items: int) -> np.ndarray:
-    """Count policy: +1 on every kept item."""
-    return np.bincount(rows.items, minlength=n_items).astype(np.float64)
-
-
-def weighted_update(rows: OrderedRows, n_items: int, power: float) -> np.ndarray:
-    """Weighted policy: +1/|W|^power on each kept item (power 1: Laplace, 1/2: Gaussian)."""
-    lens = np.diff(rows.indptr)
-    per_row = np.zeros(lens.shape[0], dtype=np.float64)
-    nz = lens > 0
-    per_row[nz] = 1.0 / np.power(lens[nz].astype(np.float64), power)
-    w = np.repeat(per_row, lens)
-    return np.bincount(rows.items, weights=w, minlength=n_items)
-
-
 @numba.njit(cache=True, nogil=True)
 def _l1_step(h, items, sel, n, gamma, gaps):
     """One user's l1-descent: the items below Gamma rise together with total l1 budget 1;
@@ -100,12 +87,11 @@ def _policy_pass(indptr, items, order, uniforms, max_items, longest, n_items, ga
     """Steps 2-3 fused: visit users in ``order``, sample each row inline (shared ``kept_positions``,
     same uniforms as ``order_and_sample``) and apply the l1- or l2-descent step. No gathered copy."""
     h = np.zeros(n_items, dtype=np.float64)
-    pos = np.empty(longest, dtype=np.int64)
     sel = np.empty(longest, dtype=np.int64)
     gaps = np.empty(longest, dtype=np.float64)
     ui = 0
     for r in range(order.shape[0]):
-        n, ui = kept_positions(indptr, order[r], uniforms, ui, max_items, pos, sel)
+        n, ui = kept_positions(indptr, order[r], uniforms, ui, max_items, sel)
         if l1:
             _l1_step(h, items, sel, n, gamma, gaps)
         else:
@@ -158,52 +144,36 @@ def policy_update(corpus: Corpus, plan: SamplingPlan, gamma: float, l1: bool) ->
 class _SetUnion(Mechanism):
     """Shared release path: order & sample, update, noisy threshold over items with weight > 0."""
 
-    # Count and Weighted updates are sums, invariant to the user order, so the shuffle (a random-access
-    # pass over the whole CSR) is skipped for them; the policy mechanisms set it back on.
-    shuffle = False
-    param_names = ("max_items",)
+    param_names: ClassVar[tuple[str, ...]] = ("max_items",)
+    shuffle: bool  # whether the users are visited in a uniformly random order
 
-    def _weights(self, corpus: Corpus, plan: SamplingPlan, cal: Calibration) -> np.ndarray:
+    def _histogram(self, corpus: Corpus, rng: np.random.Generator, cal: Calibration) -> np.ndarray:
         raise NotImplementedError
 
     def _release(self, corpus: Corpus, rng, cal, progress):
-        if progress:
-            progress(0.05, "ordering users and sampling Δ0 items each")
-        plan = sampling_plan(corpus, rng, self.params["max_items"], shuffle=self.shuffle)
-        if progress:
-            progress(0.3, "building the weighted histogram")
-        h = self._weights(corpus, plan, cal)
-        if progress:
-            progress(0.9, "adding noise and thresholding")
-        ids = noisy_threshold(h, rng, cal.noise, cal.scale, cal.rho)
-        return ids, Diagnostics(weights=h)
-
-    def _cal(self, noise, scale, rho, gamma=None, **details) -> Calibration:
-        return Calibration(
-            mechanism=self.name,
-            label=self.label,
-            epsilon=self.epsilon,
-            delta=self.delta,
-            noise=noise,
-            scale=float(scale),
-            rho=float(rho),
-            gamma=None if gamma is None else float(gamma),
-            params=dict(self.params),
-            guarantee=guarantee_sentence(self.epsilon, self.delta),
-            details=details,
-        )
+        progress_step(progress, 0.05, "sampling Δ0 items per user and building the weighted histogram")
+        h = self._histogram(corpus, rng, cal)
+        progress_step(progress, 0.9, "adding noise and thresholding")
+        return ReleaseParts(noisy_threshold(h, rng, cal.noise, cal.scale, cal.rho), Diagnostics(weights=h))
 
 
-class _CountPolicy(_SetUnion):
-    def _weights(self, corpus, plan, cal):
-        return count_update(apply_plan(corpus, plan), corpus.n_items)
+class _OrderFree(_SetUnion):
+    """Count and Weighted: one DPSU step (``dpsu_step``) with update power 0, 1 or 1/2. The update is a sum,
+    invariant to the user order, so the users are not shuffled (a random-access pass over the whole CSR)."""
+
+    shuffle = False
+    power: float
+
+    def _histogram(self, corpus, rng, cal):
+        return weighted_histogram(corpus, rng, self.params["max_items"], self.power)
 
 
-class _WeightedPolicy(_SetUnion):
+class _CountPolicy(_OrderFree):
+    power = COUNT
+
+
+class _WeightedPolicy(_OrderFree):
     power: float  # 1 for Laplace (l1 norm 1 per user), 1/2 for Gaussian (l2 norm 1 per user)
-
-    def _weights(self, corpus, plan, cal):
-        return weighted_update(apply_plan(corpus, plan), corpus.n_items, self.power)
 
 
 class _DescentPolicy(_SetUnion):
@@ -211,7 +181,8 @@ class _DescentPolicy(_SetUnion):
     shuffle = True  # the descent updates depend on the user order
     l1: bool
 
-    def _weights(self, corpus, plan, cal):
+    def _histogram(self, corpus, rng, cal):
+        plan = sampling_plan(corpus, rng, self.params["max_items"], shuffle=self.shuffle)
         return policy_update(corpus, plan, cal.gamma, l1=self.l1)
 
 
@@ -222,7 +193,9 @@ class CountLaplace(_CountPolicy):
 
     def calibrate(self):
         m = self.params["max_items"]
-        return self._cal("laplace", m / self.epsilon, rho_count_laplace(self.epsilon, self.delta, m), l1_sensitivity=m)
+        return self._calibration(
+            "laplace", m / self.epsilon, rho_count_laplace(self.epsilon, self.delta, m), l1_sensitivity=m
+        )
 
 
 @register
@@ -232,7 +205,7 @@ class CountGaussian(_CountPolicy):
 
     def calibrate(self):
         m = self.params["max_items"]
-        return self._cal(
+        return self._calibration(
             "gaussian",
             math.sqrt(m) * gaussian_scale(self.epsilon, self.delta),
             rho_count_gaussian(self.epsilon, self.delta, m),
@@ -244,10 +217,10 @@ class CountGaussian(_CountPolicy):
 class WeightedLaplace(_WeightedPolicy):
     name, label, family = "weighted-laplace", "Weighted Laplace", "laplace"
     summary = "+1/|W| per kept item; Laplace noise 1/ε."
-    power = 1.0
+    power = WEIGHTED_LAPLACE
 
     def calibrate(self):
-        return self._cal(
+        return self._calibration(
             "laplace",
             laplace_scale(self.epsilon),
             rho_weighted_laplace(self.epsilon, self.delta, self.params["max_items"]),
@@ -259,10 +232,10 @@ class WeightedLaplace(_WeightedPolicy):
 class WeightedGaussian(_WeightedPolicy):
     name, label, family = "weighted-gaussian", "Weighted Gaussian", "gaussian"
     summary = "+1/√|W| per kept item; Gaussian noise σ (analytic, δ/2)."
-    power = 0.5
+    power = WEIGHTED_GAUSSIAN
 
     def calibrate(self):
-        return self._cal(
+        return self._calibration(
             "gaussian",
             gaussian_scale(self.epsilon, self.delta),
             rho_weighted_gaussian(self.epsilon, self.delta, self.params["max_items"]),
@@ -279,7 +252,7 @@ class PolicyLaplace(_DescentPolicy):
     def calibrate(self):
         scale = laplace_scale(self.epsilon)
         rho = rho_weighted_laplace(self.epsilon, self.delta, self.params["max_items"])
-        return self._cal("laplace", scale, rho, rho + self.params["alpha"] * scale, l1_sensitivity=1.0)
+        return self._calibration("laplace", scale, rho, rho + self.params["alpha"] * scale, l1_sensitivity=1.0)
 
 
 @register
@@ -291,4 +264,4 @@ class PolicyGaussian(_DescentPolicy):
     def calibrate(self):
         scale = gaussian_scale(self.epsilon, self.delta)
         rho = rho_weighted_gaussian(self.epsilon, self.delta, self.params["max_items"])
-        return self._cal("gaussian", scale, rho, rho + self.params["alpha"] * scale, l2_sensitivity=1.0)
+        return self._calibration("gaussian", scale, rho, rho + self.params["alpha"] * scale, l2_sensitivity=1.0)

@@ -1,6 +1,7 @@
-"""Privacy math shared by all mechanisms: analytic Gaussian, thresholds, validation."""
+"""Privacy math shared by all mechanisms: analytic Gaussian, thresholds, validation, delta guidance."""
 
 from .gaussian import analytic_gaussian_sigma, gaussian_delta
+from .guidance import Guidance, delta_guidance, suggested_delta
 from .thresholds import (
     gaussian_scale,
     laplace_scale,
@@ -13,6 +14,9 @@ from .thresholds import (
 )
 
 __all__ = [
+    "Guidance",
+    "delta_guidance",
+    "suggested_delta",
     "analytic_gaussian_sigma",
     "gaussian_delta",
     "gaussian_scale",

@@ -15,12 +15,12 @@ from .gaussian import analytic_gaussian_sigma
 from .validate import check_delta, check_epsilon, check_max_items
 
 
-def _one_minus_root(delta: float, t: np.ndarray) -> np.ndarray:
+def _one_minus_root(delta: float, t: np.ndarray | float) -> np.ndarray:
     """1 - (1 - delta)^(1/t), without cancellation."""
     return -np.expm1(np.log1p(-delta) / t)
 
 
-def _upper_quantile_of_root(q: float, t: np.ndarray) -> np.ndarray:
+def _upper_quantile_of_root(q: float, t: np.ndarray | float) -> np.ndarray:
     """Phi^-1((1 - q)^(1/t)) = -Phi^-1(1 - (1-q)^(1/t)), accurate when q is tiny."""
     return -ndtri(_one_minus_root(q, t))
 

@@ -1,71 +1,100 @@
-"""One place that validates privacy parameters (diffprivlib style)."""
+"""Every parameter check, in one place (diffprivlib style): mechanisms, privacy math, metrics, charts,
+compare and the parameter registry all validate through these functions, so a bad value gets the same
+clear message wherever it enters. Each raises ``ParameterError`` naming the parameter, the bad value and,
+where useful, how to fix it."""
 
 from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Sequence
+from typing import Any
 
 from ..errors import ParameterError
 
 
-def check_epsilon(epsilon: float) -> float:
-    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
-        raise ParameterError(f"epsilon must be a number, got {epsilon!r}; use e.g. --epsilon 1.0")
-    e = float(epsilon)
-    if not math.isfinite(e) or e <= 0:
-        raise ParameterError(f"epsilon must be a finite number > 0, got {epsilon!r}; typical values are 0.1 to 10")
-    return e
+def is_finite_real(value: Any) -> bool:
+    """A real number (int, float, numpy scalar; never a bool) that is finite."""
+    return not isinstance(value, bool) and isinstance(value, numbers.Real) and math.isfinite(float(value))
 
 
-def check_delta(delta: float) -> float:
-    if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
-        raise ParameterError(f"delta must be a number, got {delta!r}; use e.g. --delta 1e-6")
-    d = float(delta)
-    if not (0.0 < d < 1.0) or not math.isfinite(d):
-        raise ParameterError(
-            f"delta must lie strictly between 0 and 1, got {delta!r}; choose it well below 1/(number of users), e.g. 1e-6"
-        )
-    return d
+def _msg(text: str, hint: str) -> str:
+    return f"{text}; {hint}" if hint else text
 
 
-def check_max_items(max_items: int, name: str = "max_items (Delta0)") -> int:
-    if isinstance(max_items, bool):
-        raise ParameterError(f"{name} must be a positive integer, got {max_items!r}; e.g. 100")
-    if isinstance(max_items, numbers.Integral):
-        v = int(max_items)
-    elif isinstance(max_items, numbers.Real) and float(max_items).is_integer():
-        v = int(max_items)
-    else:
-        raise ParameterError(f"{name} must be a positive integer, got {max_items!r}; e.g. 100")
-    if v < 1:
-        raise ParameterError(f"{name} must be a positive integer, got {max_items!r}; e.g. 100")
+def check_number(
+    value: Any,
+    name: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    open_low: bool = False,
+    open_high: bool = False,
+    hint: str = "",
+) -> float:
+    """A finite real number, optionally within [low, high] (``open_low`` / ``open_high`` exclude the ends)."""
+    if not is_finite_real(value):
+        raise ParameterError(_msg(f"{name} must be a finite number, got {value!r}", hint))
+    v = float(value)
+    if low is not None and (v <= low if open_low else v < low):
+        raise ParameterError(_msg(f"{name} must be {'>' if open_low else '>='} {low:g}, got {value!r}", hint))
+    if high is not None and (v >= high if open_high else v > high):
+        raise ParameterError(_msg(f"{name} must be {'<' if open_high else '<='} {high:g}, got {value!r}", hint))
     return v
 
 
+def check_positive(value: Any, name: str, hint: str = "") -> float:
+    """A finite number > 0 (noise scales, zCDP rho, Gumbel epsilons)."""
+    return check_number(value, name, low=0.0, open_low=True, hint=hint)
+
+
+def check_positive_int(value: Any, name: str, hint: str = "", *, maximum: int | None = None) -> int:
+    """A positive integer (an integral float such as 5.0 is accepted) called ``name``, at most ``maximum``."""
+    ok = not isinstance(value, bool) and (
+        isinstance(value, numbers.Integral) or (is_finite_real(value) and float(value).is_integer())
+    )
+    v = int(value) if ok else 0
+    if v < 1 or (maximum is not None and v > maximum):
+        what = "a positive integer" if maximum is None else f"an integer between 1 and {maximum}"
+        raise ParameterError(_msg(f"{name} must be {what}, got {value!r}", hint))
+    return v
+
+
+def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
+    if value not in choices:
+        raise ParameterError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
+def check_epsilon(epsilon: float) -> float:
+    if not is_finite_real(epsilon) or epsilon <= 0:
+        raise ParameterError(f"epsilon must be a finite number > 0, got {epsilon!r}; typical values are 0.1 to 10")
+    return float(epsilon)
+
+
+def check_delta(delta: float) -> float:
+    if not is_finite_real(delta) or not 0.0 < float(delta) < 1.0:
+        raise ParameterError(
+            f"delta must lie strictly between 0 and 1, got {delta!r}; choose it well below 1/(number of users), e.g. 1e-6"
+        )
+    return float(delta)
+
+
+def check_max_items(max_items: int, name: str = "max_items (Delta0)") -> int:
+    return check_positive_int(max_items, name, "e.g. 100")
+
+
 def check_alpha(alpha: float) -> float:
-    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not math.isfinite(float(alpha)) or alpha < 0:
-        raise ParameterError(f"alpha must be a finite number >= 0, got {alpha!r}; values 3 to 5 work best")
-    return float(alpha)
-
-
-def check_positive_int(value: int, name: str, hint: str = "") -> int:
-    """A positive integer called ``name``; ``hint`` is appended to the error message."""
-    try:
-        return check_max_items(value, name)
-    except ParameterError as exc:
-        if not hint:
-            raise
-        raise ParameterError(f"{exc}; {hint}") from None
+    return check_number(alpha, "alpha", low=0.0, hint="values 3 to 5 work best")
 
 
 def check_fraction(value: float, name: str, *, open_low: bool = True, open_high: bool = True) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(float(value)):
+    """A number in (0, 1); ``open_low=False`` / ``open_high=False`` admit 0 / 1."""
+    if not is_finite_real(value):
         raise ParameterError(f"{name} must be a number between 0 and 1, got {value!r}")
     v = float(value)
-    low_ok = v > 0 if open_low else v >= 0
-    high_ok = v < 1 if open_high else v <= 1
-    if not (low_ok and high_ok):
-        lo = "(0" if open_low else "[0"
-        hi = "1)" if open_high else "1]"
-        raise ParameterError(f"{name} must lie in {lo}, {hi}, got {value!r}")
+    if not ((v > 0 if open_low else v >= 0) and (v < 1 if open_high else v <= 1)):
+        raise ParameterError(
+            f"{name} must lie in {'(0' if open_low else '[0'}, {'1)' if open_high else '1]'}, got {value!r}"
+        )
     return v

@@ -15,18 +15,15 @@ Closed forms (L = ln(1/delta')):
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import asdict, dataclass
 
 from ..errors import ParameterError
-from .validate import check_delta, check_epsilon, check_fraction
+from .validate import check_delta, check_epsilon, check_fraction, check_positive
 
 
 def check_rho(rho: float, name: str = "rho (zCDP)") -> float:
     """A zCDP parameter: a finite number > 0."""
-    if isinstance(rho, bool) or not isinstance(rho, numbers.Real) or not math.isfinite(float(rho)) or rho <= 0:
-        raise ParameterError(f"{name} must be a finite number > 0, got {rho!r}; typical values are 0.01 to 1")
-    return float(rho)
+    return check_positive(rho, name, "typical values are 0.01 to 1")
 
 
 def zcdp_to_dp_epsilon(rho: float, delta_prime: float) -> float:
@@ -68,11 +65,9 @@ def pure_dp_to_zcdp(epsilon: float) -> float:
 
 def gaussian_zcdp(sigma: float, sensitivity: float = 1.0) -> float:
     """The Gaussian mechanism with l2-sensitivity Delta and noise N(0, sigma^2) is Delta^2 / (2 sigma^2)-zCDP."""
-    if isinstance(sigma, bool) or not isinstance(sigma, numbers.Real) or not math.isfinite(sigma) or sigma <= 0:
-        raise ParameterError(f"sigma must be a finite number > 0, got {sigma!r}")
-    if not isinstance(sensitivity, numbers.Real) or not math.isfinite(sensitivity) or sensitivity <= 0:
-        raise ParameterError(f"sensitivity must be a finite number > 0, got {sensitivity!r}")
-    return float(sensitivity) ** 2 / (2.0 * float(sigma) ** 2)
+    sigma = check_positive(sigma, "sigma")
+    sensitivity = check_positive(sensitivity, "sensitivity")
+    return sensitivity**2 / (2.0 * sigma**2)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,9 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpsu_core import app_logic as al
+from dpsu_core.demo import DEMO_NAME, load_canaries
+from pages._state import STATE_KEY, AppState
+from pages._text import DEFAULT_EPSILON, SD_UNDEFINED, TEACHING_SEED
 
 REPO = Path(__file__).resolve().parents[2]
 APP = "../../app.py"
@@ -28,6 +30,11 @@ def _go(at: AppTest, page: str) -> AppTest:
     at.switch_page(str(REPO / "pages" / f"{page}.py"))
     at.run()
     return at
+
+
+def _state(at: AppTest) -> AppState:
+    """The session's typed state (pages._state), as the pages see it."""
+    return at.session_state[STATE_KEY]
 
 
 def _ok(at: AppTest) -> None:
@@ -68,13 +75,13 @@ def released():
 def test_demo_corpus_is_loaded_at_once():
     at = _new()
     _ok(at)
-    corpus = at.session_state["corpus"]
+    corpus = _state(at).corpus
     assert corpus.n_users >= 5000
     assert int(_metric(at, "Users").replace(",", "")) == corpus.n_users
     assert any("NOT differentially private" in w.value for w in at.warning)
-    assert len(at.session_state["canaries"]) == len(al.demo_canaries())
+    assert len(_state(at).canaries) == len(load_canaries())
     # the sidebar carries the budget and the teaching switch
-    assert at.sidebar.number_input(key="epsilon").value == al.DEFAULT_EPSILON
+    assert at.sidebar.number_input(key="epsilon").value == DEFAULT_EPSILON
     assert at.toggle(key="teaching").value is False
 
 
@@ -82,7 +89,7 @@ def test_release_policy_gaussian_on_demo(released):
     at = released
     n = int(_metric(at, "Items released").replace(",", ""))
     assert n > 0
-    assert _metric(at, "Canaries released") == f"0 of {len(al.demo_canaries())}"
+    assert _metric(at, "Canaries released") == f"0 of {len(load_canaries())}"
     assert any("differentially private" in i.value for i in at.info)
     table = _table(at, "item", "n")
     assert len(table) == n and list(table.columns) == ["item", "n"]
@@ -105,7 +112,7 @@ def test_histogram_page_shows_fill_of_last_release(released):
     at = _go(released, "4_histogram")
     assert any("NOT differentially private" in w.value for w in at.warning)
     table = _table(at, "n_positive", "share_above_rho")
-    rel = at.session_state["release"][1]
+    rel = _state(at).release
     w = rel.diagnostics.weights
     assert table.loc[0, "n_positive"] == int((w > 0).sum())
     assert 0.0 <= table.loc[0, "share_above_rho"] <= 1.0
@@ -129,7 +136,7 @@ def test_coverage_page_tables(released):
 def test_export_downloads_hold_only_the_private_output(released):
     at = _go(released, "7_export")
     _ok(at)
-    rel = at.session_state["release"][1]
+    rel = _state(at).release
     buttons = at.get("download_button")
     assert sorted(b.proto.label for b in buttons) == sorted(
         [
@@ -146,7 +153,7 @@ def test_export_downloads_hold_only_the_private_output(released):
     assert list(frame.columns) == ["item", "n"]
     assert len(frame) == rel.n_released
     txt = to_txt_bytes(rel).decode()
-    assert not set(al.demo_canaries()) & set(txt.split())
+    assert not set(load_canaries()) & set(txt.split())
 
 
 def _compare(at: AppTest, names: list[str], runs: int) -> pd.DataFrame:
@@ -207,9 +214,9 @@ def test_upload_then_bad_upload_keeps_previous_corpus():
     at.button(key="load_corpus").click()
     at.run()
     _ok(at)
-    corpus = at.session_state["corpus"]
-    assert corpus.n_users == 40 and at.session_state["corpus_name"] == "posts.csv"
-    cid = at.session_state["corpus_id"]
+    corpus = _state(at).corpus
+    assert corpus.n_users == 40 and _state(at).corpus_name == "posts.csv"
+    cid = _state(at).corpus_id
 
     at.file_uploader(key="upload").set_value(("broken.csv", bytes(range(256)) * 50, "text/csv"))
     at.run()
@@ -217,7 +224,7 @@ def test_upload_then_bad_upload_keeps_previous_corpus():
     at.run()
     _ok(at)
     assert at.error, "a bad upload must show an error box"
-    assert at.session_state["corpus"] is corpus and at.session_state["corpus_id"] == cid
+    assert _state(at).corpus is corpus and _state(at).corpus_id == cid
 
 
 def test_core_error_is_an_error_box_not_a_traceback():
@@ -253,11 +260,11 @@ def test_teaching_mode_banner_and_fixed_seed():
         _ok(at)
         assert any("Teaching mode" in w.value for w in at.warning), page
     _release(at)
-    first = at.session_state["release"][1]
+    first = _state(at).release
     at.button(key="run_release").click()
     at.run()
-    second = at.session_state["release"][1]
-    assert first.seed == second.seed == al.TEACHING_SEED
+    second = _state(at).release
+    assert first.seed == second.seed == TEACHING_SEED
     assert list(first.items) == list(second.items)
     _go(at, "7_export")
     assert any("NOT for real use" in e.value for e in at.error)
@@ -268,7 +275,7 @@ def test_teaching_mode_banner_and_fixed_seed():
 
 @pytest.mark.parametrize("fmt", ["csv", "tsv", "jsonl", "parquet", "txt", "sequences", "zip"])
 def test_upload_each_format_through_the_page(fmt):
-    from test_logic import UPLOADS  # the same small real files the logic tests read
+    from tests.core.corpus.test_upload import UPLOADS  # the same small real files the upload tests read
 
     name, data, users = UPLOADS[fmt]
     at = _new()
@@ -281,8 +288,8 @@ def test_upload_each_format_through_the_page(fmt):
     at.run()
     _ok(at)
     assert not at.error, [e.value for e in at.error]
-    assert at.session_state["corpus_name"] == name
-    assert at.session_state["corpus"].n_users == users
+    assert _state(at).corpus_name == name
+    assert _state(at).corpus.n_users == users
     assert int(_metric(at, "Users").replace(",", "")) == users
 
 
@@ -292,7 +299,7 @@ def test_ngram_flow_demo_with_bigrams_and_dpne():
     at.button(key="load_corpus").click()
     at.run()
     _ok(at)
-    assert at.session_state["corpus"].max_n == 2
+    assert _state(at).corpus.max_n == 2
     _go(at, "2_release")
     at.selectbox(key="mechanism").set_value("dpne")
     at.run()
@@ -303,7 +310,7 @@ def test_ngram_flow_demo_with_bigrams_and_dpne():
     assert not at.error, [e.value for e in at.error]
     per_length = _table(at, "n", "released")
     assert list(per_length["n"]) == [1, 2] and (per_length["released"] > 0).all()
-    assert _metric(at, "Canaries released") == f"0 of {len(al.demo_canaries())}"
+    assert _metric(at, "Canaries released") == f"0 of {len(load_canaries())}"
 
 
 def test_hostile_tokens_are_shown_as_text_only():
@@ -363,8 +370,8 @@ def _sidebar_corpus(at: AppTest) -> str:
 
 def test_sidebar_shows_the_new_corpus_right_after_loading():
     at = _new()
-    demo_users = at.session_state["corpus"].n_users
-    assert _sidebar_corpus(at) == f"{_ui_demo_name()}\n{demo_users:,} users"
+    demo_users = _state(at).corpus.n_users
+    assert _sidebar_corpus(at) == f"{DEMO_NAME}\n{demo_users:,} users"
     at.sidebar.number_input(key="delta").set_value(5e-4)  # above 1/(demo users): an error for the demo
     at.run()
     assert any("1/(number of users)" in e.value for e in at.sidebar.error)
@@ -380,24 +387,18 @@ def test_sidebar_shows_the_new_corpus_right_after_loading():
     assert not any(s.value == "Corpus loaded." for s in at.success)
 
 
-def _ui_demo_name() -> str:
-    from pages import _ui
-
-    return _ui.DEMO_NAME
-
-
 def test_demo_canaries_do_not_carry_over_to_an_upload():
     at = _new()
-    assert at.text_area(key="canary_text").value == "\n".join(al.demo_canaries())
+    assert at.text_area(key="canary_text").value == "\n".join(load_canaries())
     _upload_and_load(at)
-    assert at.session_state["canaries"] == []
+    assert _state(at).canaries == []
     assert at.text_area(key="canary_text").value == ""
     at.run()  # the page parses the text area back into the list on every run
-    assert at.session_state["canaries"] == []
+    assert _state(at).canaries == []
     # the user's own canaries for the upload stick ...
     at.text_area(key="canary_text").input("zqx\nfox number")
     at.run()
-    assert at.session_state["canaries"] == ["zqx", "fox number"]
+    assert _state(at).canaries == ["zqx", "fox number"]
     _go(at, "2_release")
     _go(at, "1_corpus")  # the text area's state is dropped on other pages: rebuilt from the list
     assert at.text_area(key="canary_text").value == "zqx\nfox number"
@@ -407,8 +408,8 @@ def test_demo_canaries_do_not_carry_over_to_an_upload():
     at.button(key="load_corpus").click()
     at.run()
     _ok(at)
-    assert at.session_state["canaries"] == al.demo_canaries()
-    assert at.text_area(key="canary_text").value == "\n".join(al.demo_canaries())
+    assert _state(at).canaries == load_canaries()
+    assert at.text_area(key="canary_text").value == "\n".join(load_canaries())
 
 
 def test_downloads_do_not_rerun_and_keep_their_files_across_reruns(released):
@@ -424,10 +425,10 @@ def test_downloads_do_not_rerun_and_keep_their_files_across_reruns(released):
     second = {b.proto.label: b.proto for b in at.get("download_button")}
     assert {k: p.url for k, p in second.items()} == {k: p.url for k, p in first.items()}
     # the cached report is the release's: a new release builds new files
-    rel = at.session_state["release"][1]
-    cached_rel, files = at.session_state["export_cache"]
+    rel = _state(at).release
+    cached_rel, files = _state(at).export_cache
     assert cached_rel is rel
-    report = json.loads(next(f.data for f in files if f.key == "dl_report_json"))
+    report = json.loads(next(f.data for f in files if f.kind == "report_json"))
     assert report["released_total"] == rel.n_released
 
 
@@ -444,7 +445,7 @@ def test_histogram_share_at_gamma_uses_the_noise_scale():
 
     at = _go(_release(_new(), "policy-gaussian"), "4_histogram")
     _ok(at)
-    rel = at.session_state["release"][1]
+    rel = _state(at).release
     cal, w = rel.calibration, rel.diagnostics.weights
     table = _table(at, "share_at_gamma", "gamma_tol")
     assert table.loc[0, "gamma_tol"] == pytest.approx(1e-3 * cal.scale)
@@ -457,7 +458,7 @@ def test_histogram_share_at_gamma_uses_the_noise_scale():
 def test_compare_with_one_run_shows_a_dash_for_sd(released):
     summary = _compare(released, ["policy-gaussian", "gw"], 1)
     at = released
-    assert list(summary["sd"]) == [al.SD_UNDEFINED] * 2 and (summary["runs"] == 1).all()
+    assert list(summary["sd"]) == [SD_UNDEFINED] * 2 and (summary["runs"] == 1).all()
     assert any("at least two runs" in c.value for c in at.caption)
     assert any(h.value == "Chart" for h in at.subheader)
 

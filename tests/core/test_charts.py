@@ -188,19 +188,37 @@ def coverage_df():
 def test_coverage_chart():
     df = coverage_df()
     spec = charts.coverage_chart(df).to_dict()
-    data = rows(spec, spec)
-    assert spec["facet"]["column"]["field"] == "metric"
-    inner = spec["spec"]
-    assert inner["encoding"]["x"]["field"] == "k" and inner["encoding"]["x"]["scale"]["type"] == "log"
-    assert inner["encoding"]["color"]["field"] == "length"
-    assert len(data) == 2 * len(df) - 2  # the k with |S_k| = 0 has no ratio/recall
-    ratio = {(r["length"], r["k"]): r["value"] for r in data if r["metric"].startswith("size ratio")}
+    ratio_panel, recall_panel = spec["hconcat"]
+    for panel in (ratio_panel, recall_panel):
+        assert panel["encoding"]["x"]["field"] == "k" and panel["encoding"]["x"]["scale"]["type"] == "log"
+        assert panel["encoding"]["color"]["field"] == "length"
+        assert panel["encoding"]["y"]["axis"]["format"] == "~%"
+    # the size ratio spans decades (20 = 2000%): log axis, so n = 1 is not flattened against the largest ratio
+    assert ratio_panel["encoding"]["y"]["scale"]["type"] == "log"
+    ratio = {(r["length"], r["k"]): r["size_ratio"] for r in rows(spec, ratio_panel)}
     assert ratio[("n = 1", 10)] == pytest.approx(1.2) and ratio[("all lengths", 100)] == pytest.approx(20.0)
+    assert len(ratio) == len(df) - 1  # the k with |S_k| = 0 has no ratio
+    assert recall_panel["encoding"]["y"]["scale"]["domain"] == [0.0, 1.0]
     assert "NON-PRIVATE" in title_text(spec)
     single = charts.coverage_chart(df[df["n"] != 2]).to_dict()
-    assert {r["length"] for r in rows(single, single)} == {"n = 1"}  # "all" would repeat the single length
+    assert {r["length"] for r in rows(single, single["hconcat"][0])} == {"n = 1"}  # "all" would repeat it
     with pytest.raises(ParameterError, match="missing: recall"):
         charts.coverage_chart(df.drop(columns=["recall"]))
+
+
+def test_all_zero_coverage_keeps_a_readable_axis():
+    """A release of 0 items: every share is 0; the axes still run 0..100% (not a collapsed 0.000000% axis)."""
+    df = coverage_df().assign(released=0, size_ratio=0.0, recall=0.0)
+    spec = charts.coverage_chart(df).to_dict()
+    for panel in spec["hconcat"]:
+        assert panel["encoding"]["y"]["scale"]["domain"] == [0.0, 1.0]
+
+
+def test_labels_are_not_cut_and_length_ticks_are_upright(eps_table):
+    spec = charts.thresholds_chart(eps_table).to_dict()
+    assert spec["encoding"]["color"]["legend"]["labelLimit"] >= 400
+    bars = charts.released_per_length_chart({1: 3, 2: 4}).to_dict()
+    assert bars["layer"][0]["encoding"]["x"]["axis"]["labelAngle"] == 0
 
 
 def test_kanon_sizes_chart():
@@ -271,3 +289,42 @@ def test_relative_error_chart():
     assert "2 item(s)" in title_text(spec) and "NON-PRIVATE" in title_text(spec)
     with pytest.raises(ParameterError, match="rel_error"):
         charts.relative_error_chart(pd.DataFrame({"x": [1]}))
+
+
+def test_utility_charts():
+    from dpsu_core.mechanisms import get_mechanism
+    from dpsu_core.utility import utility_preview
+
+    p = utility_preview(get_mechanism("weighted-gaussian", epsilon=3, delta=1e-6, max_items=20).calibrate())
+    spec = charts.utility_curve_chart(p.curve(), p.users_needed).to_dict()
+    pts = rows(spec, spec["layer"][1])
+    assert sorted(r["users"] for r in pts) == sorted(p.users_needed.values())
+    assert "Public" in title_text(spec)
+    counts = np.array([1] * 50 + [3] * 10 + [200] * 4)
+    dist = charts.item_user_distribution_chart(counts, {0.5: 100, 0.9: 150}).to_dict()
+    bins = rows(dist, dist["layer"][0])
+    assert sum(r["items"] for r in bins) == counts.size
+    assert "NON-PRIVATE" in title_text(dist) and "4 items have at least the users for a 50% chance" in title_text(dist)
+
+
+def test_neighbours_and_loss_charts():
+    table = pd.DataFrame(
+        {
+            "item": ["a", "b", "c"],
+            "users_in_D": [10, 2, 1],
+            "p_D": [1.0, 0.4, 0.02],
+            "p_D2": [1.0, 0.3, 0.0],
+            "p_D2_low": [0.98, 0.25, 0.0],
+            "p_D2_high": [1.0, 0.35, 0.02],
+            "band_low": [0.05, 0.02, 0.0],
+            "band_high": [1.0, 1.0, 0.4],
+            "inside": [True, True, True],
+        }
+    )
+    spec = charts.neighbours_chart(table, 3.0, 1e-6, max_items=2).to_dict()
+    shown = rows(spec, spec["layer"][0])
+    assert [r["item"] for r in shown] == ["b", "c"]  # largest gap between D and D' first
+    assert "NON-PRIVATE" in title_text(spec)
+    loss = charts.privacy_loss_chart(np.array([0.0, 0.1, 0.2, 4.0]), 3.0).to_dict()
+    assert sum(r["runs"] for r in rows(loss, loss["layer"][0])) == 4
+    assert "25.0% of 4 runs above ε" in title_text(loss)

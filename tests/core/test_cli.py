@@ -95,6 +95,7 @@ def test_release_end_to_end(tmp_path, capsys):
         "dpsu_version",
         "guarantee",
         "teaching_mode",
+        "privacy_unit",
         "warning",
     }
     # nothing computed from the raw data: no weights, no corpus sizes (401 users, 40 words)
@@ -273,3 +274,26 @@ def test_console_entry_point_runs_as_a_process(tmp_path):
         timeout=120,
     )
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_release_prints_what_it_spent_on_one_stderr_line(tmp_path, capsys):
+    src = _write_corpus(tmp_path / "posts.csv")
+    code, _, err = _run(
+        ["release", str(src), "-m", "weighted-gaussian", "-e", "2", "-d", "1e-5", "-o", str(tmp_path / "o.csv")],
+        capsys,
+    )
+    assert code == 0, err
+    spent = [line for line in err.splitlines() if line.startswith("privacy spent by this run")]
+    assert len(spent) == 1 and "epsilon = 2, delta = 1e-05" in spent[0] and "rho" in spent[0]
+
+
+def test_release_warns_on_stderr_when_delta_is_at_least_one_over_n(tmp_path, capsys):
+    src = _write_corpus(tmp_path / "posts.csv", n_users=50)  # 51 users: 1/n ~ 0.02
+    argv = ["release", str(src), "-m", "weighted-laplace", "-e", "1", "-o", str(tmp_path / "o.csv")]
+    code, out, err = _run([*argv, "-d", "0.5"], capsys)
+    assert code == 0, err
+    warnings = [line for line in err.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and "δ = 0.5 is at least 1/(number of users) = 0.02" in warnings[0], err
+    assert "Use δ ≤ 1e-04" in warnings[0]
+    code, out, err = _run([*argv, "-d", "1e-6"], capsys)
+    assert code == 0 and "warning:" not in err, err

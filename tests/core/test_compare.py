@@ -2,10 +2,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpsu_core.compare import accepted_params, compare_runs, params_for, summarize
+from dpsu_core.compare import compare_runs, summarize
 from dpsu_core.corpus.build import corpus_from_token_lists
 from dpsu_core.errors import ParameterError
-from dpsu_core.mechanisms import Mechanism, mechanisms
+from dpsu_core.mechanisms import mechanisms
 
 NAMES = ["weighted-gaussian", "policy-gaussian", "count-laplace", "policy-laplace"]
 PARAMS = {"max_items": 10, "alpha": 3.0}
@@ -88,34 +88,6 @@ def test_summarize_matches_numpy(zipf_corpus):
 def test_summarize_single_run_has_undefined_sd(shared_corpus):
     s = summarize(compare_runs(shared_corpus, ["weighted-gaussian"], 1.0, 1e-6, PARAMS, runs=1))
     assert s["runs"].tolist() == [1] and np.isnan(s["sd"].iloc[0])
-
-
-def test_each_mechanism_gets_only_its_params():
-    regs = mechanisms()
-    assert params_for(regs["weighted-gaussian"], PARAMS) == {"max_items": 10}
-    assert params_for(regs["policy-gaussian"], PARAMS) == PARAMS
-
-
-def test_extra_keyword_only_constructor_argument_is_accepted():
-    class WithSource(Mechanism):
-        name, label, family = "with-source", "With source", "laplace"
-        param_names = ("max_items",)
-
-        def __init__(self, *, epsilon, delta, public_source=None, **params):
-            super().__init__(epsilon=epsilon, delta=delta, **params)
-            self.public_source = public_source
-
-        def calibrate(self):  # pragma: no cover - not used
-            raise NotImplementedError
-
-        def _release(self, corpus, rng, cal, progress):  # pragma: no cover - not used
-            raise NotImplementedError
-
-    assert accepted_params(WithSource) == ("max_items", "public_source")
-    assert params_for(WithSource, {"max_items": 3, "alpha": 1, "public_source": "x"}) == {
-        "max_items": 3,
-        "public_source": "x",
-    }
 
 
 @pytest.mark.parametrize(

@@ -41,6 +41,7 @@ ALLOWED_REPORT_KEYS = {
     "dpsu_version",
     "guarantee",
     "teaching_mode",
+    "privacy_unit",
     "warning",
 }
 
@@ -174,10 +175,16 @@ def test_teaching_warning_iff_seeded(release, seeded):
     assert "seed" not in rep and "9" not in json.dumps(rep["params"])  # the seed value itself is not published
     assert rep["calibration"]["gamma"] == pytest.approx(seeded.calibration.gamma)
     assert set(rep["params"]) == {"max_items", "alpha"}
-    # the item files say it too: a warning column on every CSV row, a first comment line in the TXT
-    csv_df = pd.read_csv(io.BytesIO(to_csv_bytes(seeded)))
-    assert list(csv_df.columns) == ["item", "n", "teaching_warning"]
-    assert csv_df["teaching_warning"].str.contains("NOT for real releases").all()
+    # the guarantee itself says the release is NOT differentially private, then what fresh randomness would give
+    for g in (rep["guarantee"], json.loads(to_json_bytes(seeded))["guarantee"]["guarantee"]):
+        assert g.startswith("This release is NOT differentially private")
+        assert g.endswith(seeded.calibration.guarantee)
+    assert "NOT differentially private" in report_markdown(seeded)
+    # the item files say it too, ONCE: a first comment line in the CSV and in the TXT, not a column on every row
+    raw = to_csv_bytes(seeded).decode()
+    assert raw.startswith("# TEACHING RELEASE") and raw.count("TEACHING") == 1
+    csv_df = pd.read_csv(io.BytesIO(to_csv_bytes(seeded)), comment="#")
+    assert list(csv_df.columns) == ["item", "n"] and len(csv_df) == seeded.n_released
     txt = to_txt_bytes(seeded).decode().split("\n")
     assert txt[0].startswith("# TEACHING RELEASE") and txt[-1] == "" and len(txt) - 2 == seeded.n_released
     for text in (

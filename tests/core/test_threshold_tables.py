@@ -4,8 +4,7 @@ import numpy as np
 import pytest
 
 from dpsu_core.errors import ParameterError
-from dpsu_core.mechanisms import Calibration, Mechanism, mechanisms, registry
-from dpsu_core.mechanisms.base import guarantee_sentence
+from dpsu_core.mechanisms import Mechanism, mechanisms, registry
 from dpsu_core.threshold_tables import PUBLISHED_GW, thresholds_vs_epsilon, thresholds_vs_max_items
 
 COLUMNS = ["mechanism", "label", "family", "epsilon", "scale", "rho", "gamma"]
@@ -108,18 +107,7 @@ class _FakeGreedy(Mechanism):
 
     def calibrate(self):
         rho = 1 - math.log(2 * self.delta) / self.epsilon
-        return Calibration(
-            self.name,
-            self.label,
-            self.epsilon,
-            self.delta,
-            "laplace",
-            1 / self.epsilon,
-            rho,
-            rho + self.params["alpha"] / self.epsilon,
-            dict(self.params),
-            guarantee_sentence(self.epsilon, self.delta),
-        )
+        return self._calibration("laplace", 1 / self.epsilon, rho, rho + self.params["alpha"] / self.epsilon)
 
     def _release(self, corpus, rng, cal, progress):  # pragma: no cover - not used here
         raise NotImplementedError

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from dpsu_core import app_logic as al
+from pages._format import mechanism_labels
 from tests.e2e.corpus_files import (
     CANARY,
     COMMON,
@@ -134,6 +134,10 @@ def load_good_corpus(page) -> None:
     if strip.is_checked():
         page.locator(".st-key-pp_strip_symbols label").click()
     assert not strip.is_checked()
+    html = page.locator(".st-key-pp_strip_html input")  # keep the <script> pieces: they are the hostile items
+    if html.is_checked():
+        page.locator(".st-key-pp_strip_html label").click()
+    assert not html.is_checked()
     n_gram = page.locator(".st-key-corpus_max_n")
     for _ in range(MAX_N - 1):
         n_gram.locator('[data-testid="stNumberInputStepUp"]').click()
@@ -223,7 +227,7 @@ def _full_flow(page, dialogs, screenshots):
 
     # 2 · Release: Policy Gaussian.
     go(page, "Release", "2 · Release")
-    labels = al.mechanism_labels()
+    labels = mechanism_labels()
     want = labels["policy-gaussian"]
     if want not in selectbox_value(page, "Mechanism"):
         page.get_by_role("combobox", name="Mechanism", exact=True).click()

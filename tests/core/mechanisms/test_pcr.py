@@ -10,7 +10,7 @@ from scipy.stats import norm
 
 from dpsu_core.corpus.build import corpus_from_token_lists
 from dpsu_core.errors import ParameterError
-from dpsu_core.mechanisms import get_mechanism, mechanisms
+from dpsu_core.mechanisms import dpsu_step, get_mechanism, mechanisms
 from dpsu_core.mechanisms import pcr as pcr_mod
 from dpsu_core.mechanisms.base import noisy_threshold as base_noisy_threshold
 from dpsu_core.mechanisms.pcr import (
@@ -387,7 +387,7 @@ def test_bounded_counts_selection_uses_the_calibrated_noise(monkeypatch):
         calls.append((noise, float(scale), float(rho)))
         return base_noisy_threshold(weights, rng, noise, scale, rho)
 
-    monkeypatch.setattr(pcr_mod, "noisy_threshold", spy)
+    monkeypatch.setattr(dpsu_step, "noisy_threshold", spy)
     eps, delta, m = 2.0, 1e-6, 5
     get_mechanism("bounded-counts", epsilon=eps, delta=delta, max_items=m).release(_wide_corpus(), seed=0)
     [(noise, scale, rho)] = calls

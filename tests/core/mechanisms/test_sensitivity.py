@@ -17,14 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dpsu_core.corpus.build import corpus_from_token_lists
+from dpsu_core.mechanisms.dpsu_step import count_update, weighted_update
 from dpsu_core.mechanisms.sampling import apply_plan, rows_from_lists, sampling_plan
-from dpsu_core.mechanisms.setunion import (
-    count_update,
-    l1_descent_update,
-    l2_descent_update,
-    policy_update,
-    weighted_update,
-)
+from dpsu_core.mechanisms.setunion import l1_descent_update, l2_descent_update, policy_update
 from tests.helpers import extra_row_strategy, neighbouring_rows, rows_strategy
 
 TOL = 1e-9

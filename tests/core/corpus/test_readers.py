@@ -228,9 +228,9 @@ def test_unknown_column_lists_available():
 
 
 def test_unguessable_columns():
-    with pytest.raises(ColumnError, match="user ids.*give user_col.*'who'"):
+    with pytest.raises(ColumnError, match="user ids.*choose ⟦user_col⟧.*'who'"):
         read_table(b"who,text\na,b\n")
-    with pytest.raises(ColumnError, match="text.*give text_col.*'what'"):
+    with pytest.raises(ColumnError, match="texts.*choose ⟦text_col⟧.*'what'"):
         read_table(b"user,what\na,b\n")
 
 

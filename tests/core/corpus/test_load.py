@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from dpsu_core.corpus import Corpus, load_corpus
 from dpsu_core.errors import ColumnError, EmptyCorpusError, EncodingError, InputError, ParameterError
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+SHARED = Path(__file__).resolve().parents[3].parent / "shared"
 MSNBC = SHARED / "data" / "msnbc990928.zip"
 
 ROWS = [

@@ -1,18 +1,24 @@
-"""Every mechanism parameter, declared once. The CLI flags, the app's widgets and the
-validation all read these specs, so a parameter means the same thing everywhere."""
+"""Every mechanism parameter, declared once, at the bottom of the package (it imports only ``errors`` and
+``privacy.validate``, so ``corpus/``, ``mechanisms/``, the CLI, ``compare`` and the app all import it).
+
+The CLI flags, the app's widgets and the validation all read these specs, so a parameter means the same
+thing everywhere. Adding a parameter is one ``ParamSpec`` entry in ``PARAMS`` (plus its name in the
+``param_names`` of the mechanisms that take it): the CLI flag and the app widget follow from the spec.
+Which parameters a mechanism takes, filled and validated: ``Mechanism.params_for``."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ParameterError
-from ..privacy.validate import check_alpha, check_fraction, check_max_items
+from .errors import ParameterError
+from .privacy.validate import check_alpha, check_choice, check_fraction, check_number, check_positive_int
 
 
 @dataclass(frozen=True)
 class ParamSpec:
+    """One parameter: its name (the keyword argument), widget label, kind, default, help text, CLI flag and range."""
+
     name: str
     label: str
     kind: str  # "int", "float", "choice"
@@ -25,24 +31,12 @@ class ParamSpec:
 
     def check(self, value: Any) -> Any:
         if self.kind == "choice":
-            if value not in self.choices:
-                raise ParameterError(f"{self.name} must be one of {', '.join(self.choices)}, got {value!r}")
-            return value
+            return check_choice(value, self.name, self.choices)
         if self.kind == "int":
-            v = check_max_items(value, self.name)
+            v: float = check_positive_int(value, self.name, self.help)
         else:
-            if isinstance(value, bool):
-                raise ParameterError(f"{self.name} must be a number, got {value!r}")
-            try:
-                v = float(value)
-            except (TypeError, ValueError):
-                raise ParameterError(f"{self.name} must be a number, got {value!r}") from None
-            if not math.isfinite(v):
-                raise ParameterError(f"{self.name} must be a finite number, got {value!r}")
-        if self.minimum is not None and v < self.minimum:
-            raise ParameterError(f"{self.name} must be >= {self.minimum:g}, got {value!r}; {self.help}")
-        if self.maximum is not None and v > self.maximum:
-            raise ParameterError(f"{self.name} must be <= {self.maximum:g}, got {value!r}; {self.help}")
+            v = check_number(value, self.name, hint=self.help)
+        check_number(v, self.name, low=self.minimum, high=self.maximum, hint=self.help)
         return v
 
 

@@ -14,6 +14,7 @@ from scipy.stats import norm
 from dpsu_core.corpus.build import corpus_from_token_lists
 from dpsu_core.errors import ParameterError
 from dpsu_core.mechanisms import dpne as dpne_mod
+from dpsu_core.mechanisms import dpsu_step
 from dpsu_core.mechanisms.base import noisy_threshold as base_noisy_threshold
 from dpsu_core.mechanisms.dpne import DPNE, DPSUAll, DPSUEven, DPSUSingle, level_threshold, noise_schedule
 from dpsu_core.mechanisms.registry import get_mechanism, mechanisms
@@ -61,7 +62,7 @@ def rho_formula(sigma: float, delta_thr: float, t_max: int) -> float:
 
 
 class ThresholdSpy:
-    """Replaces ``dpne.noisy_threshold`` (the name the mechanisms call) by a wrapper that records what the
+    """Replaces ``dpsu_step.noisy_threshold`` (the name the weighted-Gaussian step calls) by a wrapper that records what the
     release path passes to it (noise, scale, rho, the lengths of the candidates) and calls the real one."""
 
     def __init__(self, monkeypatch, corpus):
@@ -81,7 +82,7 @@ class ThresholdSpy:
             )
             return real(weights, rng, noise, scale, rho)
 
-        monkeypatch.setattr(dpne_mod, "noisy_threshold", spy)
+        monkeypatch.setattr(dpsu_step, "noisy_threshold", spy)
 
 
 def rich_corpus(n_users: int = 240, alphabet: int = 10, seed: int = 0):

@@ -69,7 +69,8 @@ def test_release_never_contains_an_item_nobody_kept(name):
     mech = make(name, max_items=3)
     cal = dataclasses.replace(mech.calibrate(), rho=-1e300)
     for seed in range(5):
-        ids, diag = mech._release(corpus, np.random.default_rng(seed), cal, None)
+        parts = mech._release(corpus, np.random.default_rng(seed), cal, None)
+        ids, diag = parts.ids, parts.diagnostics
         rows = order_and_sample(corpus, np.random.default_rng(seed), 3, shuffle=mech.shuffle)
         kept = np.unique(rows.items)
         np.testing.assert_array_equal(np.sort(ids), kept)
@@ -178,7 +179,8 @@ def test_output_order_depends_only_on_the_released_set(name):
     outs = []
     for us in (users, users[::-1]):
         corpus = corpus_from_token_lists(us, posts_per_user=False)
-        ids, diag = mech._release(corpus, np.random.default_rng(0), cal, None)
+        parts = mech._release(corpus, np.random.default_rng(0), cal, None)
+        ids, diag = parts.ids, parts.diagnostics
         rel = make_release(cal, corpus, np.random.default_rng(1).permutation(ids), diag, seed=None, elapsed=0.0)
         outs.append(rel.items.tolist())
         np.testing.assert_array_equal(corpus.vocab[rel.item_ids], rel.items)
@@ -189,7 +191,8 @@ def test_output_order_with_ngrams_is_by_length_then_string():
     corpus = corpus_from_token_lists([[["b", "a", "c"]], [["a", "b"]]], max_n=2)
     mech = make("weighted-gaussian", max_items=10)
     cal = dataclasses.replace(mech.calibrate(), rho=-1e300)
-    ids, diag = mech._release(corpus, np.random.default_rng(0), cal, None)
+    parts = mech._release(corpus, np.random.default_rng(0), cal, None)
+    ids, diag = parts.ids, parts.diagnostics
     rel = make_release(cal, corpus, ids[::-1], diag, seed=None, elapsed=0.0)
     assert rel.items.tolist() == ["a", "b", "c", "a b", "a c", "b a"]
     assert rel.ngram_len.tolist() == [1, 1, 1, 2, 2, 2]

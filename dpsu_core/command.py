@@ -1,0 +1,121 @@
+"""Redo a release in batch: the exact ``dpsu release ...`` command line and a short Python script.
+
+Both carry every parameter of the release (mechanism, epsilon, delta, the mechanism's parameters, and how the
+corpus was read and tokenized) and NO seed: each rerun draws fresh noise from the OS, as a real release must.
+Nothing here reads data: the inputs are the public calibration of a release and the reading options.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from .errors import ParameterError
+from .mechanisms.base import Calibration
+from .params import PARAMS
+
+# load_corpus keyword -> how the CLI says it. A boolean preprocessing default of True is switched off by a
+# --keep-... flag; the others take a value. ``cli._load_options`` is the inverse (tests check the round trip).
+_FLAG_IF_FALSE = {
+    "lowercase": "--keep-case",
+    "strip_urls": "--keep-urls",
+    "drop_removed": "--keep-removed",
+    "strip_symbols": "--keep-symbols",
+    "strip_html": "--keep-html",
+    "email_headers": "--keep-email-headers",
+}
+_FLAG_IF_TRUE = {"drop_digits": "--drop-digits", "row_is_user": "--row-is-user"}
+_VALUE_FLAGS = {"format": ("--format", "auto"), "tokenizer": ("--tokenizer", "fast")}
+_COLUMN_FLAGS = {
+    "user_col": "--user-col",
+    "text_col": "--text-col",
+    "user_pattern": "--user-pattern",
+    "stop_words": "--stop-words",
+}
+LOAD_OPTIONS = (*_VALUE_FLAGS, *_COLUMN_FLAGS, "has_header", "max_n", *_FLAG_IF_FALSE, *_FLAG_IF_TRUE)
+
+
+def _check_options(load_options: dict[str, Any]) -> dict[str, Any]:
+    unknown = sorted(set(load_options) - set(LOAD_OPTIONS))
+    if unknown:
+        raise ParameterError(
+            f"cannot write a command for reading option(s) {', '.join(unknown)}: the CLI has no flag for them "
+            f"(known: {', '.join(LOAD_OPTIONS)})"
+        )
+    return dict(load_options)
+
+
+def _corpus_max_n(cal: Calibration, load_options: dict[str, Any]) -> int:
+    p = cal.params
+    return max(int(load_options.get("max_n") or 1), int(p.get("max_n") or 1), int(p.get("only_n") or 1))
+
+
+def release_argv(
+    cal: Calibration,
+    input_name: str,
+    load_options: dict[str, Any],
+    *,
+    output: str,
+    report: str,
+    public_corpus: str | None = None,
+) -> list[str]:
+    """The argument list of ``dpsu release`` that redoes this release's configuration (no --seed)."""
+    opts = _check_options(load_options)
+    argv = ["dpsu", "release", str(input_name), "-m", cal.mechanism, "-e", repr(cal.epsilon), "-d", repr(cal.delta)]
+    for name, value in cal.params.items():
+        if name not in PARAMS or value is None:
+            continue
+        argv += [PARAMS[name].cli, repr(value) if isinstance(value, float) else str(value)]
+    if "max_n" not in cal.params and _corpus_max_n(cal, opts) > 1:
+        argv += ["--max-n", str(_corpus_max_n(cal, opts))]
+    for key, (flag, default) in _VALUE_FLAGS.items():
+        if opts.get(key, default) != default:
+            argv += [flag, str(opts[key])]
+    for key, flag in _COLUMN_FLAGS.items():
+        if opts.get(key) is not None:
+            argv += [flag, str(opts[key])]
+    if opts.get("has_header") is not None:
+        argv.append("--header" if opts["has_header"] else "--no-header")
+    argv += [flag for key, flag in _FLAG_IF_FALSE.items() if opts.get(key, True) is False]
+    argv += [flag for key, flag in _FLAG_IF_TRUE.items() if opts.get(key, False) is True]
+    if public_corpus is not None:
+        argv += ["--public-corpus", str(public_corpus)]
+    argv += ["-o", output, "--report", report]
+    return argv
+
+
+def release_command(cal: Calibration, input_name: str, load_options: dict[str, Any], **kw: Any) -> str:
+    """The command line as one shell-quoted string."""
+    return shlex.join(release_argv(cal, input_name, load_options, **kw))
+
+
+def release_script(
+    cal: Calibration,
+    input_name: str,
+    load_options: dict[str, Any],
+    *,
+    output: str,
+    report: str,
+    public_corpus: str | None = None,
+) -> str:
+    """A short Python script (public API only) that redoes the release with fresh randomness."""
+    opts = _check_options(load_options)
+    opts["max_n"] = _corpus_max_n(cal, opts)
+    load_args = "".join(f",\n    {k}={opts[k]!r}" for k in LOAD_OPTIONS if k in opts)
+    params = dict(cal.params)
+    if public_corpus is not None:
+        params["public_source"] = public_corpus
+    mech_args = "".join(f", {k}={v!r}" for k, v in params.items() if v is not None)
+    return (
+        f'"""Redo a dpsu release: {cal.label} at epsilon={cal.epsilon!r}, delta={cal.delta!r}.\n\n'
+        "No seed: every run draws fresh noise from the operating system, so each run is a new release\n"
+        "and spends (epsilon, delta) of the corpus's privacy budget again.\n"
+        '"""\n\n'
+        "from dpsu_core import get_mechanism, load_corpus\n"
+        "from dpsu_core.export import write_release\n\n"
+        f"corpus = load_corpus(\n    {str(input_name)!r}{load_args},\n)\n"
+        f"mechanism = get_mechanism({cal.mechanism!r}, epsilon={cal.epsilon!r}, delta={cal.delta!r}{mech_args})\n"
+        "release = mechanism.release(corpus)\n"
+        f"write_release(release, {output!r}, {report!r})\n"
+        'print(f"released {release.n_released} items")\n'
+    )

@@ -1,0 +1,218 @@
+"""Utility preview from public numbers: how many users an item needs before it is likely to be released.
+
+Computed from the calibration alone (noise, threshold, cutoff) and one public assumption the analyst types:
+``items_per_user`` m, the number of distinct items each user holding the item has. Nothing is read from data.
+
+The model (exact under its assumptions, which ``Preview.assumptions`` states in words):
+  * k users hold the item; each holds m distinct items (m <= Delta0: all kept; m > Delta0: each keeps
+    Delta0 of them uniformly, so the item is kept by j ~ Binomial(k, Delta0/m) of them).
+  * Per kept holder, the item's weight rises by w: Count 1; Weighted and Policy Laplace 1/min(m, Delta0);
+    Weighted and Policy Gaussian, DPNE (1-grams) and the DPSU baselines 1/sqrt(min(m, Delta0)). For the
+    policy mechanisms this is their update rule when the holder's other items sit at the same weight (the
+    l1 / l2 descent then raises every item equally); the weight stops at Gamma.
+    GW / GW-KT: the item comes first in every holder's order (their most frequent item, or the most common
+    public word) and gets a full unit of budget from each, up to Gamma: the best case for that item.
+  * The item is released if weight + noise passes the threshold (every stage, for mechanisms with several).
+So P(release | k) = sum_j Binomial(j; k, q) * prod_stages P(min(j w, Gamma) + Z > threshold).
+PCR ranks items against each other (top-k̄ Gumbel steps), so its chance depends on the other items' counts:
+no preview from the parameters alone.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from .errors import ParameterError
+from .mechanisms.base import Calibration
+from .privacy.validate import check_max_items
+
+TARGETS = (0.5, 0.9)
+MAX_USERS_SEARCHED = 10_000_000
+PREVIEWED = (
+    "count-laplace",
+    "count-gaussian",
+    "weighted-laplace",
+    "weighted-gaussian",
+    "policy-laplace",
+    "policy-gaussian",
+    "gw",
+    "gw-kt",
+    "dpne",
+    "dpsu-all",
+    "dpsu-even",
+    "dpsu-single",
+    "bounded-counts",
+)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One noisy threshold the item must pass: weight per kept holder ``w``, capped at ``cap``."""
+
+    noise: str  # "laplace" or "gaussian"
+    scale: float
+    threshold: float
+    w: float
+    cap: float | None = None
+
+
+@dataclass(frozen=True)
+class Preview:
+    mechanism: str
+    items_per_user: int
+    keep_probability: float  # q = min(1, Delta0 / m)
+    stages: tuple[Stage, ...]
+    users_needed: dict[float, int | None]  # target probability -> smallest k (None: never reached)
+    ceiling: float  # the release probability as k grows without bound
+    assumptions: str
+
+    def curve(self, k_max: int | None = None, points: int = 200):
+        """(users, release probability) for plotting, from 1 to a bit beyond the 90% point."""
+        import pandas as pd
+
+        top = k_max or int(1.5 * max([v for v in self.users_needed.values() if v] or [10])) + 2
+        ks = np.unique(np.linspace(1, top, min(points, top)).round().astype(np.int64))
+        return pd.DataFrame({"users": ks, "probability": [release_probability(self, int(k)) for k in ks]})
+
+
+def _tail(noise: str, x: np.ndarray) -> np.ndarray:
+    """P[Z > x] for unit-scale noise."""
+    if noise == "laplace":
+        return np.where(x >= 0, 0.5 * np.exp(-np.abs(x)), 1.0 - 0.5 * np.exp(-np.abs(x)))
+    return stats.norm.sf(x)
+
+
+def _pass_given_kept(stages: tuple[Stage, ...], j: np.ndarray) -> np.ndarray:
+    p = np.ones(j.shape[0], dtype=np.float64)
+    for s in stages:
+        h = j * s.w
+        if s.cap is not None:
+            h = np.minimum(h, s.cap)
+        p *= _tail(s.noise, (s.threshold - h) / s.scale)
+    return p
+
+
+def release_probability(preview: Preview, k: int) -> float:
+    """P(the item is released | k users hold it) under the preview's assumptions."""
+    if k <= 0:
+        return 0.0
+    q = preview.keep_probability
+    if q >= 1.0:
+        return float(_pass_given_kept(preview.stages, np.array([float(k)]))[0])
+    j = np.arange(k + 1, dtype=np.float64)
+    return float(np.dot(stats.binom.pmf(j, k, q), _pass_given_kept(preview.stages, j)))
+
+
+def _ceiling(stages: tuple[Stage, ...], q: float) -> float:
+    big = np.array([1e18])
+    return float(_pass_given_kept(stages, big)[0]) if q > 0 else 0.0
+
+
+def _smallest_k(preview: Preview, target: float) -> int | None:
+    """Smallest k with P(k) >= target (P is non-decreasing in k): doubling, then bisection."""
+    if preview.ceiling < target:
+        return None
+    hi = 1
+    while release_probability(preview, hi) < target:
+        hi *= 2
+        if hi > MAX_USERS_SEARCHED:
+            return None
+    lo = hi // 2  # P(lo) < target (or lo == 0)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if release_probability(preview, mid) >= target:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def _stages(cal: Calibration, m_kept: int) -> tuple[tuple[Stage, ...], str]:
+    name, d = cal.mechanism, cal.details or {}
+    rho = float(cal.rho) if cal.rho is not None else float("nan")  # every threshold mechanism below has one
+    inv, inv_sqrt = 1.0 / m_kept, 1.0 / math.sqrt(m_kept)
+    if name in ("count-laplace", "count-gaussian"):
+        return (Stage(cal.noise, cal.scale, rho, 1.0),), "+1 per kept holder"
+    if name == "weighted-laplace":
+        return (Stage("laplace", cal.scale, rho, inv),), "+1/m per kept holder"
+    if name in ("weighted-gaussian", "dpsu-all", "dpsu-single"):
+        return (Stage("gaussian", cal.scale, rho, inv_sqrt),), "+1/√m per kept holder"
+    if name == "policy-laplace":
+        return (Stage("laplace", cal.scale, rho, inv, cal.gamma),), "+1/m per kept holder, up to Γ"
+    if name == "policy-gaussian":
+        return (Stage("gaussian", cal.scale, rho, inv_sqrt, cal.gamma),), "+1/√m per kept holder, up to Γ"
+    if name in ("gw", "gw-kt"):
+        return (
+            (Stage("laplace", cal.scale, rho, 1.0, cal.gamma),),
+            "a full unit per holder up to Γ (the item first in each holder's order: the best case)",
+        )
+    if name in ("dpne", "dpsu-even"):
+        sigma1 = float(d["sigma_k"][0])
+        rho1 = float(d["rho_1"]) if name == "dpne" else float(d["rho_k"][0])
+        return (Stage("gaussian", sigma1, rho1, inv_sqrt),), "+1/√m per kept holder; 1-grams (level 1) only"
+    if name == "bounded-counts":
+        stages = [Stage("gaussian", float(d["selection_sigma"]), float(d["selection_rho"]), inv_sqrt)]
+        if d.get("count_threshold") is not None:
+            stages.append(Stage("gaussian", float(d["count_sigma"]), float(d["count_threshold"]), 1.0))
+        return tuple(stages), "selection +1/√m per kept holder, then the noisy count (+1 per holder) past T"
+    raise ParameterError(
+        f"no utility preview for {cal.label}: "
+        + (
+            "PCR ranks items against each other, so an item's chance depends on the other items' counts, "
+            "not on the parameters alone"
+            if name == "pcr"
+            else "its release rule is not modelled here"
+        )
+    )
+
+
+def has_preview(mechanism: str) -> bool:
+    """Is there a preview for this mechanism? (All but PCR.)"""
+    return mechanism in PREVIEWED
+
+
+def utility_preview(cal: Calibration, items_per_user: int | None = None) -> Preview:
+    """Users an item needs for a 50% and a 90% chance of release, from the calibration and ``items_per_user``."""
+    p = cal.params
+    delta0 = int(p.get("max_items") or 0)
+    if cal.mechanism == "dpsu-all":
+        delta0 = int(cal.details["max_items_all"])
+    m = check_max_items(items_per_user if items_per_user is not None else max(delta0, 1), "items per user")
+    greedy = cal.mechanism in ("gw", "gw-kt")  # the item is first in each holder's order: never sampled out
+    kept = min(m, delta0) if delta0 else m
+    q = 1.0 if greedy or not delta0 or m <= delta0 else delta0 / m
+    stages, rule = _stages(cal, kept)
+    cap_note = (
+        " The weight stops at the cutoff Γ, so the chance of release never exceeds "
+        f"{_ceiling(stages, q):.4g} however many users hold the item."
+        if any(s.cap is not None for s in stages)
+        else ""
+    )
+    sampling = (
+        f"Each holder has m = {m} distinct items and keeps Δ0 = {delta0} of them at random, so keeps this one "
+        f"with probability {q:.3g}."
+        if q < 1.0
+        else f"Each holder has m = {m} distinct item{'s' if m != 1 else ''} (all kept)."
+    )
+    text = (
+        f"Assumptions: {sampling} The item's weight grows by {rule}"
+        + (", the holder's other items sitting at the same weight as this one" if "Policy" in cal.label else "")
+        + f". Noise: {stages[0].noise} with scale {stages[0].scale:.4g}; threshold {stages[0].threshold:.4g}."
+        + cap_note
+        + " Computed from the parameters only (no data): it describes the mechanism, not your corpus."
+    )
+    prev = Preview(
+        mechanism=cal.mechanism,
+        items_per_user=m,
+        keep_probability=q,
+        stages=stages,
+        users_needed={},
+        ceiling=_ceiling(stages, q),
+        assumptions=text,
+    )
+    needed = {t: _smallest_k(prev, t) for t in TARGETS}
+    return Preview(**{**prev.__dict__, "users_needed": needed})

@@ -1,0 +1,63 @@
+"""Display helpers of the app: labels, tables and text for the pages. No Streamlit; every number comes
+from dpsu_core, this module only shapes it for display."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from dpsu_core.export import format_value
+from dpsu_core.mechanisms import Calibration, mechanisms
+from pages._text import SD_UNDEFINED
+
+
+def mechanism_labels(*kinds: str) -> dict[str, str]:
+    """name -> 'Label (kind)' for the drop-downs, in registry order (only the given kinds if any)."""
+    return {name: f"{cls.label} ({cls.kind})" for name, cls in mechanisms(*kinds).items()}
+
+
+def calibration_rows(cal: Calibration) -> list[tuple[str, str]]:
+    """(quantity, value) rows for display: the public calibration, nothing from data."""
+    scale_name = "λ (Laplace scale)" if cal.noise == "laplace" else "σ (noise std)"
+    rows = [("noise", cal.noise), (scale_name, f"{cal.scale:.6g}")]
+    if cal.rho is not None:
+        rows.append(("ρ (threshold)", f"{cal.rho:.6g}"))
+    if cal.gamma is not None:
+        rows.append(("Γ (cutoff)", f"{cal.gamma:.6g}"))
+    rows += [(str(k), format_value(v)) for k, v in cal.details.items()]
+    return rows
+
+
+def budget_summary(epsilon: float, delta: float, max_items: int, alpha: float) -> str:
+    return f"ε = {epsilon:g}, δ = {delta:.1e}, Δ0 = {int(max_items)}, α = {alpha:g}"
+
+
+def parse_canaries(text: str) -> list[str]:
+    """One canary per line (blank lines ignored)."""
+    return [line.strip() for line in (text or "").splitlines() if line.strip()]
+
+
+def filter_items(frame: pd.DataFrame, query: str) -> pd.DataFrame:
+    """Rows whose item contains ``query`` (plain substring, case-insensitive)."""
+    if not query:
+        return frame
+    mask = frame["item"].astype(str).str.contains(query, case=False, regex=False)
+    return frame[np.asarray(mask, dtype=bool)]
+
+
+_MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>~$:&\"'=")
+
+
+def escape_markdown(text: str) -> str:
+    """Backslash-escape Markdown/HTML punctuation so user-supplied text (file names, column names,
+    error messages quoting them) is shown literally in Streamlit elements that render Markdown."""
+    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in str(text))
+
+
+def compare_summary_display(summary: pd.DataFrame) -> pd.DataFrame:
+    """``compare.summarize`` for display: the sd as text, "–" where it is undefined (a single run has no
+    sample standard deviation), instead of a bare None/NaN cell."""
+    out = summary.copy()
+    sd = out["sd"].astype(float)
+    out["sd"] = [f"{v:.1f}" if np.isfinite(v) else SD_UNDEFINED for v in sd]
+    return out

@@ -1,0 +1,110 @@
+"""The privacy ledger: basic composition, zCDP composition of Gaussian-family entries, per-corpus totals."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from dpsu_core.errors import ParameterError
+from dpsu_core.ledger import Ledger, cost_of, spent_line, total, zcdp_cost
+from dpsu_core.mechanisms import get_mechanism
+from dpsu_core.privacy.thresholds import gaussian_scale
+
+EPS, DELTA = 3.0, 1e-6
+
+
+def _cal(name, eps=EPS, delta=DELTA, **p):
+    return get_mechanism(name, epsilon=eps, delta=delta, **p).calibrate()
+
+
+def test_basic_composition_adds_epsilon_and_delta_per_corpus():
+    led = Ledger()
+    led.record(_cal("policy-laplace"), corpus_id=1, source="Release")
+    led.record(_cal("gw", eps=1.0), corpus_id=1, source="Release")
+    led.record(_cal("weighted-laplace", eps=2.0, delta=1e-7), corpus_id=1, source="Compare", releases=3)
+    led.record(_cal("policy-laplace"), corpus_id=2, source="Release")  # another corpus: its own users
+    t = led.total(1)
+    assert t.releases == 5
+    assert t.basic_epsilon == pytest.approx(3.0 + 1.0 + 3 * 2.0)
+    assert t.basic_delta == pytest.approx(1e-6 + 1e-6 + 3e-7)
+    assert t.zcdp_epsilon is None  # Laplace entries: no zCDP total
+    assert t.tightest_epsilon == t.basic_epsilon
+    assert led.total(2).basic_epsilon == pytest.approx(3.0)
+    assert led.total(3).releases == 0 and led.total(3).sentence() == "nothing spent yet"
+    assert len(led.frame(1)) == 3
+
+
+@pytest.mark.parametrize(
+    "name,params", [("weighted-gaussian", {}), ("policy-gaussian", {}), ("count-gaussian", {}), ("dpne", {"max_n": 3})]
+)
+def test_gaussian_zcdp_cost_is_half_inverse_sigma_squared(name, params):
+    """rho = 1/(2 sigma^2) with sigma the analytic-Gaussian sigma of (eps, delta/2) at l2-sensitivity 1
+    (computed here directly, not read from the calibration); the threshold's delta/2 is the approximate delta."""
+    sigma = gaussian_scale(EPS, DELTA)
+    z = zcdp_cost(_cal(name, **params))
+    assert z is not None
+    assert z.rho == pytest.approx(1.0 / (2.0 * sigma**2), rel=1e-12)
+    assert z.delta == pytest.approx(DELTA / 2)
+
+
+def test_laplace_and_greedy_are_not_zcdp_accounted():
+    for name in ("count-laplace", "weighted-laplace", "policy-laplace", "gw"):
+        assert zcdp_cost(_cal(name)) is None
+
+
+def test_zcdp_total_matches_closed_form_and_beats_basic_for_gaussian_only():
+    k = 5
+    led = Ledger()
+    for _ in range(k):
+        led.record(_cal("policy-gaussian"), corpus_id="c", source="Release")
+    t = led.total("c")
+    sigma = gaussian_scale(EPS, DELTA)
+    rho = k / (2 * sigma**2)
+    delta_conv = k * DELTA - k * DELTA / 2
+    expected = rho + 2 * math.sqrt(rho * math.log(1 / delta_conv))
+    assert t.zcdp_epsilon == pytest.approx(expected, rel=1e-12)
+    assert t.basic_delta == pytest.approx(k * DELTA)
+    assert t.zcdp_epsilon < t.basic_epsilon == pytest.approx(k * EPS)
+    assert t.tightest_epsilon == t.zcdp_epsilon
+    assert "zCDP" in t.sentence()
+
+
+def test_zcdp_total_is_dropped_as_soon_as_one_laplace_entry_joins():
+    cal_g, cal_l = _cal("weighted-gaussian"), _cal("weighted-laplace")
+    led = Ledger()
+    led.record(cal_g, corpus_id=0, source="Release", releases=4)
+    assert led.total(0).zcdp_epsilon is not None
+    led.record(cal_l, corpus_id=0, source="Release")
+    assert led.total(0).zcdp_epsilon is None
+
+
+def test_pcr_uses_its_own_zcdp_budget():
+    cal = _cal("pcr")
+    z = zcdp_cost(cal)
+    assert z.rho == cal.details["rho_zcdp"] and z.delta == cal.details["delta_zcdp"]
+    # one PCR release converts back to exactly its (epsilon, delta)
+    t = cost_of(cal, 1)
+    assert t.zcdp_epsilon == pytest.approx(EPS, rel=1e-9)
+
+
+def test_bounded_counts_adds_selection_and_count_rho():
+    cal = _cal("bounded-counts")
+    z = zcdp_cost(cal)
+    sel_sigma = gaussian_scale(EPS / 2, DELTA / 2)
+    assert z.rho == pytest.approx(1 / (2 * sel_sigma**2) + cal.details["count_zcdp_rho"])
+    assert z.delta == pytest.approx(DELTA / 4)
+
+
+def test_cost_of_a_comparison_and_bad_counts():
+    t = cost_of(_cal("weighted-laplace"), 15)
+    assert t.basic_epsilon == pytest.approx(45.0)
+    assert t.sentence().startswith("15 releases: ε = 45")
+    with pytest.raises(ParameterError):
+        cost_of(_cal("weighted-laplace"), 0)
+
+
+def test_spent_line_is_one_line():
+    line = spent_line(_cal("policy-gaussian"))
+    assert "\n" not in line and "epsilon = 3" in line and "rho" in line
+    assert total([]).releases == 0
