@@ -1,6 +1,8 @@
 """The ``dpsu`` command line: release, calibrate, list.
 
-Bad input prints one line on stderr and exits with status 2.
+Bad input prints one line on stderr and exits with status 2. The heavy modules (readers, tokenizer,
+mechanisms) are imported where a command needs them, and ``dpsu --help`` builds only the list of
+commands, so it answers without loading numba, Arrow or scipy.
 """
 
 from __future__ import annotations
@@ -9,17 +11,13 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .corpus.load import LoadOptions
-from .corpus.readers import FORMATS
-from .corpus.tokenize import TOKENIZERS
 from .errors import DpsuError
-from .ledger import spent_line
-from .mechanisms.registry import get_mechanism, mechanisms
-from .params import PARAMS
-from .privacy.guidance import delta_guidance
 from .wording import CLI_OPTIONS, speak
+
+if TYPE_CHECKING:
+    from .corpus.load import LoadOptions
 
 EXIT_BAD_INPUT = 2
 
@@ -40,6 +38,9 @@ def _param_type(spec):
 
 
 def _add_mechanism_args(p: argparse.ArgumentParser) -> None:
+    from .mechanisms.registry import mechanisms
+    from .params import PARAMS
+
     p.add_argument("-m", "--mechanism", required=True, help=f"one of: {', '.join(mechanisms())}")
     p.add_argument("-e", "--epsilon", type=float, required=True, help="epsilon > 0")
     p.add_argument("-d", "--delta", type=float, required=True, help="0 < delta < 1, well below 1/users")
@@ -52,15 +53,29 @@ def _add_mechanism_args(p: argparse.ArgumentParser) -> None:
         p.add_argument(spec.cli, **kw)
 
 
-def build_parser() -> argparse.ArgumentParser:
+_COMMANDS = {
+    "release": "release a private vocabulary / n-gram set from a corpus file",
+    "calibrate": "print the noise scale, rho and Gamma of a mechanism",
+    "list": "list the mechanisms",
+}
+
+
+def _command_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     parser = _OneLineParser(
         prog="dpsu",
         description="Differentially private set union: release vocabularies "
         "and n-grams under user-level (epsilon, delta)-DP.",
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
+    return parser, {name: sub.add_parser(name, help=text) for name, text in _COMMANDS.items()}
 
-    rel = sub.add_parser("release", help="release a private vocabulary / n-gram set from a corpus file")
+
+def build_parser() -> argparse.ArgumentParser:
+    from .corpus.readers import FORMATS
+    from .corpus.tokenize import TOKENIZERS
+
+    parser, commands = _command_parsers()
+    rel = commands["release"]
     rel.add_argument("input", help="corpus file: csv, tsv, jsonl, parquet, txt or pre-tokenized sequences (.zip ok)")
     _add_mechanism_args(rel)
     rel.add_argument(
@@ -111,16 +126,16 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("-o", "--output", required=True, help="output CSV of released items")
     rel.add_argument("--report", default=None, help="write the release report (JSON) here")
 
-    cal = sub.add_parser("calibrate", help="print the noise scale, rho and Gamma of a mechanism")
-    _add_mechanism_args(cal)
-
-    sub.add_parser("list", help="list the mechanisms")
+    _add_mechanism_args(commands["calibrate"])
     return parser
 
 
 def _make_mechanism(args: argparse.Namespace, public_source: Any = None):
     """The mechanism of ``-m`` with the flags it takes; a flag it would ignore is an error (``--max-n`` aside:
     it also sets the corpus's n-gram length)."""
+    from .mechanisms.registry import get_mechanism, mechanisms
+    from .params import PARAMS
+
     cls = mechanisms().get(args.mechanism)
     if cls is None:
         raise DpsuError(f"unknown mechanism {args.mechanism!r}; choose one of: {', '.join(mechanisms())}")
@@ -155,6 +170,8 @@ def _corpus_max_n(args: argparse.Namespace) -> int:
 
 def _load_options(args: argparse.Namespace) -> LoadOptions:
     """How ``release`` reads and tokenizes its input (``command.release_argv`` writes the inverse)."""
+    from .corpus.load import LoadOptions
+
     return LoadOptions(
         format=args.format,
         user_col=args.user_col,
@@ -178,6 +195,8 @@ def _load_options(args: argparse.Namespace) -> LoadOptions:
 def _cmd_release(args: argparse.Namespace) -> int:
     from .corpus import load_corpus
     from .export import write_release
+    from .ledger import spent_line
+    from .privacy.guidance import delta_guidance
 
     public = None
     if args.public_corpus:
@@ -226,13 +245,18 @@ def _report_source(src, *, strict: bool) -> None:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
+    from .mechanisms.registry import mechanisms
+
     for name, cls in mechanisms().items():
         print(f"{name:20s} {cls.label:20s} {cls.summary}")
     return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
+        if not argv or argv[0] in ("-h", "--help"):  # the overview: the commands only, nothing heavy loaded
+            _command_parsers()[0].parse_args(argv)
         args = build_parser().parse_args(argv)
         return {"release": _cmd_release, "calibrate": _cmd_calibrate, "list": _cmd_list}[args.command](args)
     except DpsuError as exc:

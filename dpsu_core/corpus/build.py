@@ -14,7 +14,6 @@ from typing import cast
 
 import numba
 import numpy as np
-import pandas as pd
 
 from ..errors import EmptyCorpusError
 from .model import Corpus, SourceInfo
@@ -72,6 +71,8 @@ def build_corpus(
     gram_parts = [tok_unique_rows(n_uni, max_n)]
     offset = n_uni
     if max_n >= 2:
+        import pandas as pd  # loads on first use (start-up time)
+
         post_len = np.diff(post_ptr)
         pos_end = np.repeat(post_ptr[1:], post_len)  # exclusive end of each token's post
         prev_pos = np.arange(n_tok, dtype=np.int64)
@@ -194,7 +195,7 @@ def _user_rows(grams, post_ptr, user_posts_ptr, user_posts, n_items, n_users):  
     return out_items[:o], out_counts[:o], row_len
 
 
-def _sort_rows(items: np.ndarray, counts: np.ndarray, indptr: np.ndarray, n_items: int) -> None:
+def _sort_rows(items: np.ndarray, counts: np.ndarray, indptr: np.ndarray, n_items: int, block: int = 0) -> None:
     """Put every row of the CSR in item order, in place, with counting sorts over blocks of rows.
 
     A counting sort by item then by row (transposing a block and back) orders all rows of a block at
@@ -205,7 +206,7 @@ def _sort_rows(items: np.ndarray, counts: np.ndarray, indptr: np.ndarray, n_item
     nnz = int(indptr[-1])
     if nnz == 0:
         return
-    block = max(1 << 20, 4 * n_items)
+    block = block or max(1 << 20, 4 * n_items)
     cuts = np.searchsorted(indptr, np.arange(0, nnz, block, dtype=np.int64), side="right") - 1
     bounds = np.unique(np.concatenate([cuts, [indptr.shape[0] - 1]])).astype(np.int64)
     _sort_blocks(items, counts, indptr, bounds, n_items)
@@ -270,6 +271,8 @@ def corpus_from_token_lists(
     flat = [str(t) for p in posts for t in p]
     if not flat:
         raise EmptyCorpusError("the corpus has no tokens; give at least one non-empty post")
+    import pandas as pd  # loads on first use (start-up time)
+
     codes, uniques = pd.factorize(np.asarray(flat, dtype=object))
     return build_corpus(
         codes.astype(np.int32),

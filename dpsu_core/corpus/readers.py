@@ -447,7 +447,7 @@ def _read_delimited(raw: RawFile, data: bytes, fmt: str, user_col, text_col, has
             f"a quoted field opening on line {shape.longest_span_line} spans {shape.longest_span} lines; "
             "if that is not one long post, a quote there is misplaced"
         )
-    block = max(_BLOCK_BYTES, shape.longest_row + (1 << 20))
+    block = max(_BLOCK_BYTES, 2 * shape.longest_row)  # a block must hold a whole row
     if block > _MAX_BLOCK_BYTES:
         raise InputError(
             f"{name} has a row of {shape.longest_row >> 20:,} MB; rows up to 2 GB can be read: split that row "

@@ -5,13 +5,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.special import log_ndtr
 
 from .validate import check_delta, check_epsilon
 
 
 def _log_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
+    from scipy.special import log_ndtr  # scipy loads on first use (start-up time)
+
     """log of  Phi(s/(2 sigma) - eps sigma/s) - e^eps Phi(-s/(2 sigma) - eps sigma/s)."""
     a = sensitivity / (2.0 * sigma) - epsilon * sigma / sensitivity
     b = -sensitivity / (2.0 * sigma) - epsilon * sigma / sensitivity
@@ -35,6 +35,8 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
     The privacy profile delta(sigma) is strictly decreasing in sigma, so a bracketing
     root finder on log delta(sigma) - log(delta) finds the unique crossing.
     """
+    from scipy.optimize import brentq  # scipy loads on first use (start-up time)
+
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     target = math.log(delta)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import ndtri
 
 from .gaussian import analytic_gaussian_sigma
 from .validate import check_delta, check_epsilon, check_max_items
@@ -22,6 +21,8 @@ def _one_minus_root(delta: float, t: np.ndarray | float) -> np.ndarray:
 
 def _upper_quantile_of_root(q: float, t: np.ndarray | float) -> np.ndarray:
     """Phi^-1((1 - q)^(1/t)) = -Phi^-1(1 - (1-q)^(1/t)), accurate when q is tiny."""
+    from scipy.special import ndtri  # scipy loads on first use (start-up time)
+
     return -ndtri(_one_minus_root(q, t))
 
 
