@@ -138,22 +138,8 @@ if submitted:
         stop_words=None if stop_words == "none" else stop_words,
     )
     if source == "demo":
-        try:  # on success set_corpus reruns the script (the sidebar then shows the new corpus) and says so
-            _ui.load_demo_into_session(
-                LoadOptions(
-                    max_n=opts.max_n,
-                    tokenizer=opts.tokenizer,
-                    lowercase=lowercase,
-                    strip_urls=strip_urls,
-                    drop_removed=drop_removed,
-                    strip_symbols=strip_symbols,
-                    strip_html=strip_html,
-                    email_headers=email_headers,
-                    drop_digits=drop_digits,
-                    stop_words=opts.stop_words,
-                ),
-                message="Demo corpus loaded.",
-            )
+        try:  # on success install_corpus reruns the script (the sidebar then shows the new corpus) and says so
+            _ui.load_demo_into_session(opts, message="Demo corpus loaded.")  # no column or format choices
         except Exception as exc:
             _ui.show_error(exc, "the demo corpus could not be loaded")
     elif data is None:

@@ -86,7 +86,7 @@ def run_comparison(corpus: Corpus, names: list[str], runs: int) -> None:
             names,
             state.budget.epsilon,
             state.budget.delta,
-            _compare_params(names, state.mechanism_values()),
+            compare_params(names, state.mechanism_values()),
             runs,
             seed=TEACHING_SEED if state.teaching else None,
             progress=_bar_progress(bar),
@@ -96,7 +96,7 @@ def run_comparison(corpus: Corpus, names: list[str], runs: int) -> None:
     bar.empty()
 
 
-def _compare_params(names: list[str], values: dict[str, Any]) -> dict[str, Any]:
+def compare_params(names: list[str], values: dict[str, Any]) -> dict[str, Any]:
     """The parameters the chosen mechanisms take, from everything the app has set (compare_runs hands each its own)."""
     regs = mechanisms()
     out: dict[str, Any] = {}

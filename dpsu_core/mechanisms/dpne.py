@@ -34,6 +34,7 @@ from scipy.special import ndtr, ndtri
 from ..corpus.model import Corpus
 from ..errors import ParameterError
 from ..privacy.thresholds import gaussian_scale, rho_weighted_gaussian_sigma
+from ..privacy.validate import check_choice, check_positive, check_positive_int
 from .base import Calibration, Diagnostics, Mechanism, ReleaseParts, progress_step
 from .dpsu_step import weighted_gaussian_step
 from .ngram_domain import match_rows, valid_domain
@@ -49,23 +50,26 @@ NOT_PRIVATE = (
 
 
 # --------------------------------------------------------------------------- budget and thresholds
-def noise_schedule(sigma: float, levels: int, schedule: str = "equal", decay: float = 1.0) -> np.ndarray:
-    """sigma_1..sigma_T with sum_k 1/sigma_k^2 = 1/sigma^2 exactly.
+#: the schedule ratio that released the most n-grams on MSNBC (benchmarks/bench_msnbc.py; spec section 4)
+BEST_SCHEDULE_RATIO = 0.8
+SCHEDULES = ("equal", "geometric")
 
-    "equal": sigma_k = sqrt(T) sigma.  "geometric": sigma_k = c sigma_(k-1), so
-    sigma_1 = sigma sqrt(sum_{j<T} c^(-2j)).
+
+def noise_schedule(
+    sigma: float, levels: int, schedule: str = "equal", ratio: float = BEST_SCHEDULE_RATIO
+) -> np.ndarray:
+    """sigma_1..sigma_T with sum_k 1/sigma_k^2 = 1/sigma^2 exactly (the levels compose as Gaussian mechanisms).
+
+    "equal": sigma_k = sqrt(T) sigma (Kim et al.).  "geometric": sigma_k = c sigma_(k-1) with c = ``ratio``,
+    so sigma_1 = sigma sqrt(sum_{j<T} c^(-2j)); c < 1 spends more of the budget on the longer n-grams.
     """
-    if levels < 1:
-        raise ParameterError(f"the number of n-gram lengths T must be >= 1, got {levels}; e.g. --max-n 3")
-    if schedule == "equal":
+    levels = check_positive_int(levels, "the number of n-gram lengths T", "give T >= 1, e.g. --max-n 3")
+    if check_choice(schedule, "schedule", SCHEDULES) == "equal":
         return np.full(levels, math.sqrt(levels) * sigma, dtype=np.float64)
-    if schedule == "geometric":
-        if not (decay > 0 and math.isfinite(decay)):
-            raise ParameterError(f"decay c must be a finite number > 0, got {decay!r}; e.g. --decay 0.9")
-        powers = np.power(float(decay), np.arange(levels, dtype=np.float64))  # c^(k-1)
-        sigma1 = sigma * math.sqrt(float(np.sum(powers**-2.0)))
-        return sigma1 * powers
-    raise ParameterError(f"schedule must be 'equal' or 'geometric', got {schedule!r}")
+    c = check_positive(ratio, "schedule_ratio c", f"e.g. --schedule-ratio {BEST_SCHEDULE_RATIO}")
+    powers = np.power(c, np.arange(levels, dtype=np.float64))  # c^(k-1)
+    sigma1 = sigma * math.sqrt(float(np.sum(powers**-2.0)))
+    return sigma1 * powers
 
 
 def level_threshold(sigma_k: float, eta: float, n_prev: int, n_valid: int) -> float:
@@ -111,7 +115,7 @@ class _NgramMechanism(Mechanism):
 @register
 class DPNE(_NgramMechanism):
     name, label = "dpne", "DPNE (n-gram extraction)"
-    param_names = ("max_items", "max_n", "eta", "pruning", "schedule", "decay")
+    param_names = ("max_items", "max_n", "eta", "pruning", "schedule", "schedule_ratio")
     summary = (
         "Level-wise n-grams: weighted-Gaussian DPSU for 1-grams, then k-grams pruned to those whose "
         "sub-grams were released; Gaussian budget split over the levels (Kim et al. 2021)."
@@ -121,7 +125,7 @@ class DPNE(_NgramMechanism):
         p = self.params
         T, m = int(p["max_n"]), int(p["max_items"])
         sigma = gaussian_scale(self.epsilon, self.delta)
-        sig = noise_schedule(sigma, T, p["schedule"], p["decay"])
+        sig = noise_schedule(sigma, T, p["schedule"], p["schedule_ratio"])
         rho1 = rho_weighted_gaussian_sigma(float(sig[0]), self.delta, m)
         return self._calibration(
             "gaussian",

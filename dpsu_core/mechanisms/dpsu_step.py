@@ -7,14 +7,17 @@
 
 The weighted-Gaussian form (power 1/2, Gaussian noise) is ``weighted_gaussian_step``: Weighted Gaussian,
 every level of DPNE and its DPSU baselines, the partition selection of bounded counts and every round of
-DP-SIPS call it. Steps 1-2 run as ONE numba pass over the corpus CSR (``_sample_and_add``): no gathered
-copy of the sampled rows, and with ``keep`` (an item filter: DPNE's valid k-grams, DP-SIPS's not yet
-released items) the filter is applied inside the same pass, so no restricted corpus is built either.
-The sum is invariant to the user order, so users are visited in corpus order (no shuffle); each user's
-subset is still uniform. The sample is the same as ``order_and_sample`` with the same generator would draw.
+DP-SIPS call it. Steps 1-2 run as ONE numba pass over the corpus CSR: no gathered copy of the sampled
+rows, and with ``keep`` (an item filter: DPNE's valid k-grams, DP-SIPS's not yet released items) the
+filter, the sample and the update happen per row in the same pass (``_filter_sample_and_add``), so no
+restricted corpus is built either. The sum is invariant to the user order, so users are visited in
+corpus order (no shuffle); each user's subset is still a uniform sample. Without a filter the sample is
+the one ``order_and_sample`` draws from the same generator.
 """
 
 from __future__ import annotations
+
+import math
 
 import numba
 import numpy as np
@@ -26,95 +29,97 @@ from .sampling import OrderedRows, SamplingPlan, sample_in_place, sampling_plan
 #: the update powers of the order-independent policies
 COUNT, WEIGHTED_LAPLACE, WEIGHTED_GAUSSIAN = 0.0, 1.0, 0.5
 
-_NO_FILTER = np.zeros(0, dtype=np.bool_)
-
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _user_weight(n, power):
     """Each kept item's increment for a user with n kept items: 1/n^power (so the l_(1/power) norm is 1)."""
     if power == 0.0:
         return 1.0
+    if power == 0.5:
+        return 1.0 / math.sqrt(n)
     return 1.0 / float(n) ** power
 
 
-@numba.njit(cache=True, nogil=True)
-def _filtered_lengths(indptr, items, keep):
-    """Per user: how many of their items pass the filter ``keep`` (bool per item)."""
-    n_rows = indptr.shape[0] - 1
-    out = np.zeros(n_rows, dtype=np.int64)
-    for r in range(n_rows):
-        c = 0
-        for j in range(indptr[r], indptr[r + 1]):
-            if keep[items[j]]:
-                c += 1
-        out[r] = c
-    return out
+@numba.njit(cache=True, nogil=True, inline="always")
+def _add_row(h, items, sel, n, power):
+    if n > 0:
+        w = _user_weight(n, power)
+        for j in range(n):
+            h[items[sel[j]]] += w
 
 
 @numba.njit(cache=True, nogil=True)
-def _sample_and_add(indptr, items, keep, order, uniforms, max_items, longest, n_items, power):
-    """Steps 1-2 in one pass: for each user in ``order`` take the items passing ``keep`` (all if ``keep``
-    is empty), sample max_items of them when there are more (``sample_in_place``, uniforms consumed in
-    processing order) and add 1/n^power to each kept item's weight."""
+def _sample_and_add(indptr, items, order, uniforms, max_items, longest, n_items, power):
+    """Steps 1-2 in one pass over whole rows: for each user in ``order``, sample max_items of the row when
+    it is longer (``sample_in_place`` with the plan's uniforms, consumed in processing order) and add
+    1/n^power to each kept item's weight. The common short row is added straight from the CSR."""
     h = np.zeros(n_items, dtype=np.float64)
     sel = np.empty(longest, dtype=np.int64)
-    filtered = keep.shape[0] > 0
     ui = 0
     for r in range(order.shape[0]):
         s = indptr[order[r]]
-        e = indptr[order[r] + 1]
-        n = 0
-        if filtered:
-            for j in range(s, e):
-                if keep[items[j]]:
-                    sel[n] = j
-                    n += 1
-        else:
-            n = e - s
-            if max_items <= 0 or n <= max_items:  # the common short row: no copy of its positions
-                if n > 0:
-                    w = _user_weight(n, power)
-                    for j in range(s, e):
-                        h[items[j]] += w
-                continue
-            for j in range(n):
-                sel[j] = s + j
-        if max_items > 0 and n > max_items:
-            ui = sample_in_place(sel, n, uniforms, ui, max_items)
-            n = max_items
-        if n > 0:
-            w = _user_weight(n, power)
-            for j in range(n):
-                h[items[sel[j]]] += w
+        n = indptr[order[r] + 1] - s
+        if max_items <= 0 or n <= max_items:
+            if n > 0:
+                w = _user_weight(n, power)
+                for j in range(s, s + n):
+                    h[items[j]] += w
+            continue
+        for j in range(n):
+            sel[j] = s + j
+        ui = sample_in_place(sel, n, uniforms, ui, max_items)
+        _add_row(h, items, sel, max_items, power)
     return h
 
 
-def filtered_plan(corpus: Corpus, rng: np.random.Generator, max_items: int, keep: np.ndarray | None) -> SamplingPlan:
-    """The randomness of steps 1-2 for an order-independent policy over the items where ``keep`` is True."""
-    lengths = None if keep is None else _filtered_lengths(corpus.indptr, corpus.items, keep)
-    return sampling_plan(corpus, rng, max_items, shuffle=False, row_lengths=lengths)
+@numba.njit(cache=True, nogil=True)
+def _filter_sample_and_add(indptr, items, keep, max_items, longest, n_items, power, rng):
+    """Steps 1-2 over the items passing ``keep``, in ONE pass: each row is filtered into a scratch buffer,
+    sampled down to max_items when longer (``sample_in_place``, uniforms drawn from ``rng`` as needed) and
+    added. No filtered corpus and no gathered copy is built."""
+    h = np.zeros(n_items, dtype=np.float64)
+    sel = np.empty(longest, dtype=np.int64)
+    u = np.empty(max(max_items, 1), dtype=np.float64)
+    for r in range(indptr.shape[0] - 1):
+        n = 0
+        for j in range(indptr[r], indptr[r + 1]):
+            if keep[items[j]]:
+                sel[n] = j
+                n += 1
+        if max_items > 0 and n > max_items:
+            for j in range(min(max_items, n - max_items)):
+                u[j] = rng.random()
+            sample_in_place(sel, n, u, 0, max_items)
+            n = max_items
+        _add_row(h, items, sel, n, power)
+    return h
 
 
-def sample_and_add(corpus: Corpus, plan: SamplingPlan, power: float, keep: np.ndarray | None = None) -> np.ndarray:
-    """The weighted histogram H of steps 1-2 under ``plan`` (from ``filtered_plan`` with the same ``keep``)."""
+def sample_and_add(corpus: Corpus, plan: SamplingPlan, power: float) -> np.ndarray:
+    """The weighted histogram H of steps 1-2 under ``plan`` (users' whole rows)."""
     return _sample_and_add(
-        corpus.indptr,
-        corpus.items,
-        _NO_FILTER if keep is None else np.asarray(keep, dtype=np.bool_),
-        plan.order,
-        plan.uniforms,
-        plan.max_items,
-        plan.longest,
-        corpus.n_items,
-        float(power),
+        corpus.indptr, corpus.items, plan.order, plan.uniforms, plan.max_items, plan.longest, corpus.n_items, power
     )
 
 
 def weighted_histogram(
     corpus: Corpus, rng: np.random.Generator, max_items: int, power: float, keep: np.ndarray | None = None
 ) -> np.ndarray:
-    """Steps 1-2: sample at most ``max_items`` of each user's items (those in ``keep``), weight 1/|W|^power."""
-    return sample_and_add(corpus, filtered_plan(corpus, rng, max_items, keep), power, keep)
+    """Steps 1-2: sample at most ``max_items`` of each user's items (only those where ``keep`` is True, if
+    given), weight 1/|W|^power. Users in corpus order: the sum does not depend on it."""
+    if keep is None:
+        return sample_and_add(corpus, sampling_plan(corpus, rng, max_items, shuffle=False), float(power))
+    longest = int(corpus.row_lengths.max()) if corpus.n_users else 1
+    return _filter_sample_and_add(
+        corpus.indptr,
+        corpus.items,
+        np.asarray(keep, dtype=np.bool_),
+        int(max_items),
+        max(longest, 1),
+        corpus.n_items,
+        float(power),
+        rng,
+    )
 
 
 def dpsu_step(
@@ -150,17 +155,8 @@ def weighted_update(rows: OrderedRows, n_items: int, power: float) -> np.ndarray
     """Step 2 alone over rows already ordered and sampled (the coupling of the sensitivity tests)."""
     n = rows.n_rows
     longest = int(np.diff(rows.indptr).max()) if n else 1
-    return _sample_and_add(
-        rows.indptr,
-        rows.items,
-        _NO_FILTER,
-        np.arange(n, dtype=np.int64),
-        np.zeros(0),
-        0,
-        max(longest, 1),
-        int(n_items),
-        float(power),
-    )
+    order = np.arange(n, dtype=np.int64)
+    return _sample_and_add(rows.indptr, rows.items, order, np.zeros(0), 0, max(longest, 1), int(n_items), float(power))
 
 
 def count_update(rows: OrderedRows, n_items: int) -> np.ndarray:

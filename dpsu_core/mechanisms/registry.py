@@ -24,6 +24,7 @@ def _load_all() -> None:
         greedy,  # noqa: F401  GW, GW-KT
         pcr,  # noqa: F401  PCR and the bounded-counts baseline
         setunion,  # noqa: F401  count / weighted / policy, Laplace and Gaussian
+        sips,  # noqa: F401  DP-SIPS (iterated weighted-Gaussian rounds)
     )
 
 

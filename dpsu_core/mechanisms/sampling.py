@@ -33,17 +33,29 @@ class OrderedRows:
 
 @numba.njit(cache=True, nogil=True)
 def sample_in_place(sel, n, uniforms, ui, max_items):
-    """Partial Fisher-Yates on sel[:n]: afterwards sel[:max_items] is a uniform max_items-subset (n > max_items),
-    driven by the pre-drawn ``uniforms`` from index ``ui`` on (consumed in processing order). Returns the
-    next uniform index. Every kernel that samples a row goes through here."""
-    for j in range(max_items):
-        k = j + int(uniforms[ui] * (n - j))
-        ui += 1
-        if k >= n:  # guard against u * (n - j) rounding up to n - j
-            k = n - 1
-        t = sel[j]
-        sel[j] = sel[k]
-        sel[k] = t
+    """Partial Fisher-Yates on sel[:n] (n > max_items): afterwards sel[:max_items] is a uniform
+    max_items-subset, driven by the pre-drawn ``uniforms`` from index ``ui`` on (consumed in processing
+    order). Uses min(max_items, n - max_items) uniforms: when most items stay, it draws the uniform
+    (n - max_items)-subset to drop into sel[max_items:n] instead. Returns the next uniform index.
+    Every kernel that samples a row goes through here."""
+    if 2 * max_items <= n:
+        for j in range(max_items):
+            k = j + int(uniforms[ui] * (n - j))
+            ui += 1
+            if k >= n:  # guard against u * (n - j) rounding up to n - j
+                k = n - 1
+            t = sel[j]
+            sel[j] = sel[k]
+            sel[k] = t
+    else:
+        for j in range(n - 1, max_items - 1, -1):
+            k = int(uniforms[ui] * (j + 1))
+            ui += 1
+            if k > j:
+                k = j
+            t = sel[j]
+            sel[j] = sel[k]
+            sel[k] = t
     return ui
 
 
@@ -80,7 +92,7 @@ class SamplingPlan:
     """The randomness of steps 1-2, drawn up front: a user order and the uniforms for long rows."""
 
     order: np.ndarray  # int64 user indices in processing order
-    uniforms: np.ndarray  # float64, max_items per over-long row, in processing order
+    uniforms: np.ndarray  # float64, min(max_items, n - max_items) per over-long row of n items, in processing order
     max_items: int  # 0 = keep every item
     kept_lengths: np.ndarray  # int64 kept items per row, in processing order
     longest: int  # longest row of the corpus (scratch size)
@@ -92,21 +104,20 @@ def sampling_plan(
     max_items: int | None,
     *,
     shuffle: bool = True,
-    row_lengths: np.ndarray | None = None,
 ) -> SamplingPlan:
     """Uniform user order (``rng.permutation``) and the uniforms for uniform Delta0-subsets.
 
     ``max_items=None`` keeps every item (GW/GW-KT). ``shuffle=False`` keeps the corpus order and is only
     for order-independent policies (Count, Weighted), where the order cannot affect the output.
-    ``row_lengths``: each user's number of candidate items when a kernel samples from a filtered row
-    (default: the whole row).
     """
     n = corpus.n_users
     order = rng.permutation(n).astype(np.int64) if shuffle else np.arange(n, dtype=np.int64)
     m = 0 if max_items is None else int(max_items)
-    row_len = (corpus.row_lengths if row_lengths is None else row_lengths)[order]
+    row_len = corpus.row_lengths[order]
     n_long = int(np.count_nonzero(row_len > m)) if m > 0 else 0
-    uniforms = rng.random(n_long * m) if n_long else np.zeros(0, dtype=np.float64)
+    # sample_in_place uses min(m, n - m) uniforms for a row of n > m items
+    n_draws = int(np.minimum(m, row_len - m)[row_len > m].sum()) if n_long else 0
+    uniforms = rng.random(n_draws) if n_draws else np.zeros(0, dtype=np.float64)
     kept = np.minimum(row_len, m) if n_long else row_len
     longest = int(row_len.max()) if n else 0
     return SamplingPlan(order, uniforms, m if n_long else 0, kept.astype(np.int64), max(longest, 1))

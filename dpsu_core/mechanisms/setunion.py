@@ -84,8 +84,9 @@ def _l2_step(h, items, sel, n, gamma):
 
 @numba.njit(cache=True, nogil=True)
 def _policy_pass(indptr, items, order, uniforms, max_items, longest, n_items, gamma, l1):
-    """Steps 2-3 fused: visit users in ``order``, sample each row inline (shared ``kept_positions``,
-    same uniforms as ``order_and_sample``) and apply the l1- or l2-descent step. No gathered copy."""
+    """Steps 2-3 fused: visit users in ``order``, sample each row inline (``kept_positions``, i.e.
+    ``sample_in_place`` with the same uniforms as ``order_and_sample``) and apply the l1- or l2-descent
+    step. No gathered copy."""
     h = np.zeros(n_items, dtype=np.float64)
     sel = np.empty(longest, dtype=np.int64)
     gaps = np.empty(longest, dtype=np.float64)

@@ -35,8 +35,8 @@ def test_params_for_and_compare_params_take_only_what_a_mechanism_takes():
     regs = mechanisms()
     assert regs["policy-gaussian"].params_for(vals) == {"max_items": 50, "alpha": 4.0}
     assert regs["count-laplace"].params_for(vals) == {"max_items": 50}
-    assert _run._compare_params(["count-laplace"], vals) == {"max_items": 50}
-    assert _run._compare_params(["count-laplace", "policy-gaussian"], vals) == {"max_items": 50, "alpha": 4.0}
+    assert _run.compare_params(["count-laplace"], vals) == {"max_items": 50}
+    assert _run.compare_params(["count-laplace", "policy-gaussian"], vals) == {"max_items": 50, "alpha": 4.0}
 
 
 def test_calibrate_and_rows_come_from_the_core():

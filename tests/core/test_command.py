@@ -25,7 +25,13 @@ ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 CASES = [
     ("policy-gaussian", 3.0, 1e-6, {"max_items": 7, "alpha": 4.5}, {"max_n": 1}),
     ("gw", 2.5, 1e-7, {"alpha": 3.0, "max_users": 5000}, {"max_n": 1, "lowercase": False, "strip_urls": False}),
-    ("dpne", 4.0, 1e-5, {"max_items": 9, "max_n": 2, "eta": 0.02, "schedule": "geometric", "decay": 0.8}, {"max_n": 2}),
+    (
+        "dpne",
+        4.0,
+        1e-5,
+        {"max_items": 9, "max_n": 2, "eta": 0.02, "schedule": "geometric", "schedule_ratio": 0.7},
+        {"max_n": 2},
+    ),
     ("bounded-counts", 3.0, 1e-6, {"max_items": 5, "rel_error": 0.2, "use_threshold": "no"}, {"max_n": 1}),
     ("pcr", 3.0, 1e-6, {"kbar": 50, "eps_star": 0.01}, {"tokenizer": "treebank", "max_n": 1}),
     (

@@ -5,8 +5,10 @@ from __future__ import annotations
 import itertools
 import math
 
+import dp_accounting
 import numpy as np
 import pytest
+from dp_accounting.pld import PLDAccountant
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import norm
@@ -97,22 +99,56 @@ def rich_corpus(n_users: int = 240, alphabet: int = 10, seed: int = 0):
 # --------------------------------------------------------------------------- calibration
 @pytest.mark.parametrize("T", [1, 2, 3, 6, 9])
 @pytest.mark.parametrize(
-    "schedule,decay", [("equal", 1.0), ("geometric", 0.5), ("geometric", 0.9), ("geometric", 1.0), ("geometric", 1.3)]
+    "schedule,ratio", [("equal", 1.0), ("geometric", 0.5), ("geometric", 0.9), ("geometric", 1.0), ("geometric", 1.3)]
 )
-def test_schedule_spends_exactly_the_budget(T, schedule, decay):
+def test_schedule_spends_exactly_the_budget(T, schedule, ratio):
     sigma = 3.7
-    sig = noise_schedule(sigma, T, schedule, decay)
+    sig = noise_schedule(sigma, T, schedule, ratio)
     assert sig.shape == (T,)
     assert math.isclose(float(np.sum(sig**-2.0)), sigma**-2.0, rel_tol=1e-12)
     if schedule == "geometric":
-        np.testing.assert_allclose(sig[1:] / sig[:-1], decay, rtol=1e-12)
+        np.testing.assert_allclose(sig[1:] / sig[:-1], ratio, rtol=1e-12)
     else:
         np.testing.assert_allclose(sig, math.sqrt(T) * sigma, rtol=1e-12)
 
 
+@pytest.mark.parametrize("T, c", [(6, 0.8), (3, 0.8), (4, 1.25)])
+def test_geometric_schedule_closed_form(T, c):
+    # written out from spec section 4: sigma_k = c^(k-1) sigma_1 and sum_k 1/sigma_k^2 = 1/sigma^2
+    sigma = 4.2
+    sigma1 = sigma * math.sqrt(sum(c ** (-2 * j) for j in range(T)))
+    expect = [sigma1 * c ** (k - 1) for k in range(1, T + 1)]
+    np.testing.assert_allclose(noise_schedule(sigma, T, "geometric", c), expect, rtol=1e-13)
+    if c < 1:  # budget moves to the longer n-grams: the last level gets less noise than under "equal"
+        assert expect[-1] < math.sqrt(T) * sigma < expect[0]
+
+
+@pytest.mark.parametrize("schedule", ["equal", "geometric"])
+def test_schedule_composes_to_epsilon_by_dp_accounting(schedule):
+    """The T levels' Gaussian parts, composed by dp-accounting's PLD accountant, are (epsilon, delta/2)-DP
+    at the calibrated sigma_k (and tight: not much less than epsilon)."""
+    eps, delta, T = 1.0, 1e-7, 6
+    cal = DPNE(epsilon=eps, delta=delta, max_n=T, max_items=10, schedule=schedule, schedule_ratio=0.8).calibrate()
+    acc = PLDAccountant(value_discretization_interval=1e-4)
+    acc.compose(dp_accounting.ComposedDpEvent([dp_accounting.GaussianDpEvent(s) for s in cal.details["sigma_k"]]))
+    got = acc.get_epsilon(delta / 2)
+    assert eps * (1 - 1e-3) <= got <= eps * (1 + 1e-5)  # PLD's discretisation is pessimistic by ~1e-7
+
+
+def test_best_schedule_is_the_documented_default_ratio():
+    # the ratio measured best on MSNBC is the default of --schedule-ratio, so "--schedule geometric" picks it
+    from dpsu_core.params import PARAMS
+
+    assert PARAMS["schedule_ratio"].default == dpne_mod.BEST_SCHEDULE_RATIO == 0.8
+    assert "0.8" in PARAMS["schedule"].help and PARAMS["schedule_ratio"].cli == "--schedule-ratio"
+    mech = DPNE(epsilon=1.0, delta=1e-7, max_n=6, max_items=10, schedule="geometric")
+    sig = mech.calibrate().details["sigma_k"]
+    np.testing.assert_allclose(np.divide(sig[1:], sig[:-1]), 0.8, rtol=1e-12)
+
+
 def test_calibration_sigmas_and_rho1_match_spec_formula():
     eps, delta, m, T = 2.0, 1e-5, 20, 4
-    mech = DPNE(epsilon=eps, delta=delta, max_items=m, max_n=T, schedule="geometric", decay=0.8)
+    mech = DPNE(epsilon=eps, delta=delta, max_items=m, max_n=T, schedule="geometric", schedule_ratio=0.8)
     cal = mech.calibrate()
     sigma = gaussian_scale(eps, delta)
     sig = np.asarray(cal.details["sigma_k"])
@@ -176,11 +212,11 @@ def test_delta_cap_applies_after_filtering_to_valid_ngrams():
 
 
 # --------------------------------------------------------------------------- the noise the release path uses
-@pytest.mark.parametrize("schedule,decay", [("equal", 1.0), ("geometric", 0.7)])
-def test_dpne_release_uses_the_calibrated_sigma_k_and_rho_k(monkeypatch, schedule, decay):
+@pytest.mark.parametrize("schedule,ratio", [("equal", 1.0), ("geometric", 0.7)])
+def test_dpne_release_uses_the_calibrated_sigma_k_and_rho_k(monkeypatch, schedule, ratio):
     corpus = rich_corpus()
     eps, delta, m, T, eta = 4.0, 1e-6, 10, 3, 0.3
-    mech = DPNE(epsilon=eps, delta=delta, max_items=m, max_n=T, eta=eta, schedule=schedule, decay=decay)
+    mech = DPNE(epsilon=eps, delta=delta, max_items=m, max_n=T, eta=eta, schedule=schedule, schedule_ratio=ratio)
     cal = mech.calibrate()
     sigma_k = cal.details["sigma_k"]
     # the budget the release path really spends: Gaussian noise at sigma_k on level k composes to sigma
@@ -358,7 +394,7 @@ def test_eta_too_large_is_a_parameter_error(monkeypatch):
 def test_baselines_registered_with_their_parameters():
     regs = mechanisms()
     want = {
-        "dpne": ("max_items", "max_n", "eta", "pruning", "schedule", "decay"),
+        "dpne": ("max_items", "max_n", "eta", "pruning", "schedule", "schedule_ratio"),
         "dpsu-all": ("max_items", "max_n"),
         "dpsu-even": ("max_items", "max_n"),
         "dpsu-single": ("max_items", "only_n"),
@@ -416,7 +452,7 @@ def test_corpus_too_short_for_T():
         (dict(eta=1.5), "eta"),
         (dict(pruning="left"), "pruning"),
         (dict(schedule="linear"), "schedule"),
-        (dict(decay=0.0), "decay"),
+        (dict(schedule_ratio=0.0), "schedule_ratio"),
         (dict(max_n=0), "max_n"),
         (dict(max_items=0), "max_items"),
         (dict(only_n=2), "takes no parameter only_n"),
@@ -428,7 +464,7 @@ def test_bad_parameters(kwargs, match):
 
 
 def test_noise_schedule_errors():
-    with pytest.raises(ParameterError, match="decay"):
+    with pytest.raises(ParameterError, match="schedule_ratio"):
         noise_schedule(1.0, 3, "geometric", -1.0)
     with pytest.raises(ParameterError, match="schedule"):
         noise_schedule(1.0, 3, "linear")
