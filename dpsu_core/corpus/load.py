@@ -227,9 +227,7 @@ def _tokenize_rows(table: Table, tokenizer: str, prep: Preprocessing, user_patte
     first = None
     users_seen = Interner(1 << 16)
     post_users: list[np.ndarray] = []
-    with TokenStream(
-        "whitespace" if table.pretokenized else tokenizer, prep, expected_bytes=table.size_bytes
-    ) as stream:
+    with TokenStream("whitespace" if table.pretokenized else tokenizer, prep) as stream:
         for users, texts in table.batches():
             batches += 1
             rows = len(texts)

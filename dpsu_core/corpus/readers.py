@@ -106,7 +106,6 @@ class Table:
     columns_guessed: bool = False
     pretokenized: bool = False
     notes: list[str] = field(default_factory=list)
-    size_bytes: int = 0  # of the decoded file: a hint for buffer sizes
     stream: Callable[[], Iterator[tuple[pa.Array, pa.Array]]] | None = field(default=None, repr=False)
 
     @property
@@ -371,7 +370,6 @@ def read_table(
         table.encoding, table.encoding_fallback = decoded.encoding, decoded.fallback_rows > 0
         table.encoding_fallback_rows = decoded.fallback_rows
     table.notes = notes + table.notes
-    table.size_bytes = len(raw.data)
     return table
 
 

@@ -222,7 +222,7 @@ def tokenize(
     ``tokenizer="whitespace"`` takes tokens as given and ignores ``prep``.
     Posts may end up with no tokens; they keep their (empty) slot in ``post_ptr``.
     """
-    with TokenStream(tokenizer, prep, workers=workers, expected_bytes=_byte_size(texts)) as stream:
+    with TokenStream(tokenizer, prep, workers=workers) as stream:
         stream.submit(texts)
         return stream.finish()
 
@@ -246,7 +246,6 @@ class TokenStream:
         prep: Preprocessing = Preprocessing(),
         *,
         workers: int | None = None,
-        expected_bytes: int = 0,
     ) -> None:
         if tokenizer not in _ALL_TOKENIZERS:
             check_tokenizer(tokenizer)
@@ -260,10 +259,8 @@ class TokenStream:
             except RuntimeError:  # pragma: no cover - an Arrow whose lower case is not one code point to one
                 self._arrow_lower = True
         self._vocabs = [Interner(1 << 14) for _ in range(self._n_workers)]
-        self._codes = np.empty(max(1 << 16, expected_bytes // 2 + 1), dtype=np.int32)  # untouched pages cost no memory
-        self._n_tok = 0
+        self._codes: list[tuple[int, np.ndarray]] = []  # (worker, its token ids) per part, in order
         self._per_post: list[np.ndarray] = []
-        self._foreign: list[tuple[int, int, int]] = []  # (worker, start, end) of codes from workers > 0
         self._pool = ThreadPoolExecutor(max_workers=self._n_workers)
         self._pending: list[Future] = []
 
@@ -290,14 +287,13 @@ class TokenStream:
     def finish(self) -> Tokenized:
         """All batches' tokens: ids merged into one vocabulary (worker 0's table)."""
         self._collect()
-        codes = self._codes[: self._n_tok]
         vocab = self._vocabs[0]
-        for w in range(1, self._n_workers):
-            if len(self._vocabs[w]):
-                remap = vocab.merge(self._vocabs[w])
-                for ww, a, b in self._foreign:
-                    if ww == w:
-                        codes[a:b] = remap[codes[a:b]]
+        remaps = [None] + [vocab.merge(v) if len(v) else None for v in self._vocabs[1:]]
+        for w, part in self._codes:
+            if w > 0 and part.size:
+                part[:] = remaps[w][part]
+        codes = np.concatenate([part for _, part in self._codes]) if self._codes else np.zeros(0, np.int32)
+        self._codes = []
         per_post = np.concatenate(self._per_post) if self._per_post else np.zeros(0, np.int64)
         post_ptr = np.zeros(per_post.shape[0] + 1, dtype=np.int64)
         np.cumsum(per_post, out=post_ptr[1:])
@@ -308,15 +304,7 @@ class TokenStream:
         pending, self._pending = self._pending, []
         for w, f in enumerate(pending):
             codes, per_post = f.result()
-            t = codes.shape[0]
-            if self._n_tok + t > self._codes.shape[0]:
-                grown = np.empty(max(self._n_tok + t, int(self._codes.shape[0] * 1.5)), dtype=np.int32)
-                grown[: self._n_tok] = self._codes[: self._n_tok]
-                self._codes = grown
-            self._codes[self._n_tok : self._n_tok + t] = codes
-            if w > 0:
-                self._foreign.append((w, self._n_tok, self._n_tok + t))
-            self._n_tok += t
+            self._codes.append((w, codes))
             self._per_post.append(per_post)
 
     def _work(self, w: int, texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
