@@ -31,6 +31,7 @@ SECTIONS = {
     "msnbc": "benchmarks.bench_msnbc",
     "pcr_metrics": "benchmarks.bench_pcr_metrics",
     "app": "benchmarks.bench_app",
+    "kernels": "benchmarks.bench_kernels",
     "scale": "benchmarks.bench_scale",
     "scale_10m": "benchmarks.bench_scale_10m",
 }

@@ -17,7 +17,7 @@ from .errors import ParameterError
 from .privacy.validate import check_choice, check_number, check_positive_int
 
 NON_PRIVATE = "NON-PRIVATE diagnostic"
-LABEL_LIMIT = 480  # px: mechanism names such as "GW as published (N = 1: not proven)" are never cut short
+LABEL_LIMIT = 480  # px: mechanism names such as "GW as published (unproven reference)" are never cut short
 _Y_LABELS = {"rho": "threshold ρ (rho)", "gamma": "cutoff Γ (Gamma)", "scale": "noise scale (λ or σ)"}
 
 

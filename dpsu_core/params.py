@@ -62,15 +62,6 @@ PARAMS: dict[str, ParamSpec] = {
             minimum=0.0,
         ),
         ParamSpec(
-            "max_users",
-            "N (public bound on users)",
-            "int",
-            1_000_000,
-            "GW/GW-KT: a public upper bound on the number of users; rho grows with ln N (see rho_greedy)",
-            "--max-users",
-            minimum=1,
-        ),
-        ParamSpec(
             "max_n", "longest n-gram T", "int", 1, "n-grams of length 1..T; e.g. 3", "--max-n", minimum=1, maximum=10
         ),
         ParamSpec(
@@ -99,7 +90,7 @@ PARAMS: dict[str, ParamSpec] = {
             "equal",
             "how DPNE splits its Gaussian budget over the n-gram lengths (sum_k 1/sigma_k^2 = 1/sigma^2): "
             "'equal' is the paper's sigma_k = sqrt(T) sigma; 'geometric' sets sigma_k = c sigma_(k-1) and with the "
-            "default c = 0.8 released the most n-grams on MSNBC (8,615 against 7,723 for equal, T = 6)",
+            "default c = 0.8 released the most n-grams on MSNBC (about 8,550 against 7,750 for equal, T = 6; benchmarks/RESULTS.md)",
             "--schedule",
             choices=("equal", "geometric"),
         ),
@@ -174,12 +165,13 @@ PARAMS: dict[str, ParamSpec] = {
         ),
         ParamSpec(
             "delta_star",
-            "δ* (per Gumbel step)",
+            "δ* (per Gumbel step; 0 = derived from δ)",
             "float",
-            1e-11,
-            "delta spent by each Gumbel step, in (0, 1)",
+            0.0,
+            "delta spent by each Gumbel step, in [0, 0.5]; 0 (default) derives it from delta: the Gumbel steps' "
+            "delta divided by the largest number of steps the zCDP budget allows, so delta never stops the filter",
             "--delta-star",
-            minimum=1e-300,
+            minimum=0.0,
             maximum=0.5,
         ),
         ParamSpec(

@@ -13,7 +13,7 @@ import pandas as pd
 
 from .errors import ParameterError
 from .mechanisms import mechanisms
-from .privacy.thresholds import laplace_scale, rho_greedy
+from .privacy.thresholds import laplace_scale, rho_greedy_published
 from .privacy.validate import check_max_items
 
 COLUMNS = ["mechanism", "label", "family", "epsilon", "scale", "rho", "gamma"]
@@ -53,19 +53,19 @@ def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
 
 
 PUBLISHED_GW = "gw-published"
-PUBLISHED_GW_LABEL = "GW as published (N = 1: not private)"
+PUBLISHED_GW_LABEL = "GW as published (unproven reference)"
 
 
 def _published_gw_row(epsilon: float, delta: float) -> dict[str, Any]:
-    """Carvalho et al.'s rho = 1 - ln(2 delta)/eps, shown for teaching only: its proof misses spill-over
-    to other users' items (see ``privacy.thresholds.rho_greedy``); no mechanism uses it."""
+    """Carvalho et al.'s rho = 1 - ln(2 delta)/eps, shown as an unproven reference line only: its proof misses
+    spill-over to other users' items (``privacy.thresholds.rho_greedy_published``); no mechanism uses it."""
     return {
         "mechanism": PUBLISHED_GW,
         "label": PUBLISHED_GW_LABEL,
         "family": "laplace",
         "epsilon": float(epsilon),
         "scale": laplace_scale(epsilon),
-        "rho": rho_greedy(epsilon, delta, 1),
+        "rho": rho_greedy_published(epsilon, delta),
         "gamma": np.nan,
     }
 
@@ -76,17 +76,16 @@ def thresholds_vs_epsilon(
     max_items: int,
     alpha: float,
     *,
-    max_users: int | None = None,
     include_published_gw: bool = False,
 ) -> pd.DataFrame:
     """One row per (set-union mechanism, epsilon): columns mechanism, label, family, epsilon, scale, rho, gamma.
 
     gamma is NaN for mechanisms without a cutoff. Each mechanism receives only the parameters it takes
-    (``max_users`` goes to GW/GW-KT; None keeps their default). ``include_published_gw`` adds the
-    published, unsound GW threshold as a reference row (``PUBLISHED_GW``), for teaching.
+    (GW/GW-KT take Delta0 too: their capped threshold grows with ln(e^eps + Delta0 - 1)).
+    ``include_published_gw`` adds the published, unproven GW threshold as a reference row (``PUBLISHED_GW``).
     """
     eps = _values(epsilons, "epsilons", "[0.5, 1, 2, 4]")
-    params = {"max_items": max_items, "alpha": alpha, "max_users": max_users}
+    params = {"max_items": max_items, "alpha": alpha}
     rows = [_row(cls, e, delta, params) for cls in _set_union_classes() for e in eps]
     if include_published_gw:
         rows += [_published_gw_row(e, delta) for e in eps]
@@ -99,7 +98,6 @@ def thresholds_vs_max_items(
     delta: float,
     alpha: float,
     *,
-    max_users: int | None = None,
     include_published_gw: bool = False,
 ) -> pd.DataFrame:
     """One row per (set-union mechanism, Delta0): the columns of ``thresholds_vs_epsilon`` plus max_items."""
@@ -107,7 +105,7 @@ def thresholds_vs_max_items(
     rows = []
     for cls in _set_union_classes():
         for m in ms:
-            row = _row(cls, epsilon, delta, {"max_items": m, "alpha": alpha, "max_users": max_users})
+            row = _row(cls, epsilon, delta, {"max_items": m, "alpha": alpha})
             row["max_items"] = m
             rows.append(row)
     if include_published_gw:

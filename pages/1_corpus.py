@@ -1,13 +1,18 @@
-"""Page 1: choose the corpus (bundled demo or an upload), columns, preprocessing; raw statistics."""
+"""Page 1: choose the corpus (bundled demo or an upload), preview it, pick the columns, clean, load; raw statistics."""
+
+import hashlib
 
 import pandas as pd
 import streamlit as st
 
-from dpsu_core.corpus import FORMATS, TOKENIZERS, LoadOptions, load_upload, peek_upload
+from dpsu_core.corpus import FORMATS, TOKENIZERS, LoadOptions, load_upload
 from dpsu_core.corpus.clean import stop_word_languages
+from dpsu_core.corpus.preview import SHOWN_ROWS, Preview, preview
 from dpsu_core.demo import load_canaries
+from dpsu_core.wording import speak
 from pages import _ui
 from pages._state import app_state, install_corpus
+from pages._text import APP_OPTIONS
 
 _ui.require_app()
 
@@ -24,108 +29,222 @@ source = st.radio(
     "Corpus source",
     list(SOURCES),
     format_func=SOURCES.get,
-    index=0 if state.is_demo else 1,
+    index=0 if state.is_demo and state.pending_upload is None else 1,
     horizontal=True,
     key="corpus_source",
 )
+HEADER = {"auto": None, "yes": True, "no": False}
+PICKS = ("user_col", "text_col", "row_is_user", "user_pattern", "has_header")
+HIGHLIGHT = {"background-color": "rgba(255, 189, 69, 0.35)"}  # the chosen columns in the preview
 
-data = name = None
+
+def _say(message: str) -> str:
+    return speak(message, APP_OPTIONS)
+
+
+def _keep_upload() -> None:
+    """The uploader's on_change: keep the file in the session state (the widget's own state is dropped when
+    another page runs); a new file starts with fresh column choices."""
+    up = st.session_state.get("upload")
+    state.pending_upload = (up.name, up.getvalue()) if up is not None else None
+    for k in PICKS:
+        st.session_state.pop(k, None)
+
+
+@st.cache_data(scope="session", max_entries=16, show_spinner=False)
+def _preview(name: str, digest: str, _data: bytes, fmt, header, user, text, row_is_user, pattern) -> Preview:
+    import io
+
+    buf = io.BytesIO(_data)
+    buf.name = name
+    return preview(
+        buf, format=fmt, has_header=header, user_col=user, text_col=text, row_is_user=row_is_user, user_pattern=pattern
+    )
+
+
+def _flip_header(has_header: bool) -> None:
+    st.session_state["has_header"] = "no" if has_header else "yes"
+
+
+pv: Preview | None = None
+choice: dict = {}
 fmt, header = "auto", "auto"
-columns: list[str] = []
-guess_user = guess_text = None
-header_choice = {"auto": None, "yes": True, "no": False}
 if source == "upload":
     up = st.file_uploader(
         "Corpus file: CSV, TSV, JSON Lines, Parquet, plain text (one post per line or user<TAB>text), "
         "token sequences (one user per line), or a .zip holding one of these",
         key="upload",
+        on_change=_keep_upload,
     )
-    f1, f2 = st.columns(2)
-    fmt = f1.selectbox(
-        "Format", FORMATS, key="upload_format", help="'auto' detects the format from the file name and content."
-    )
-    header = f2.selectbox(
-        "Header row",
-        list(header_choice),
-        key="has_header",
-        help="'auto' detects whether the first row names the columns.",
-    )
-    if up is not None:
-        data, name = up.getvalue(), up.name
+    if up is not None and state.pending_upload is None:
+        state.pending_upload = (up.name, up.getvalue())
+    if state.pending_upload is None:
+        st.info("No file uploaded yet; the corpus in use stays loaded.")
+    else:
+        name, data = state.pending_upload
+        if up is None:
+            st.info(
+                f"File kept from before: {name} ({len(data):,} bytes), not loaded yet. Upload another to replace it."
+            )
+        f1, f2 = st.columns(2)
+        fmt = f1.selectbox(
+            "Format", FORMATS, key="upload_format", help="'auto' detects the format from the file name and content."
+        )
+        header = f2.selectbox(
+            "Header row",
+            list(HEADER),
+            key="has_header",
+            help="'auto' decides from the first rows whether the first row names the columns.",
+        )
+        ss = st.session_state
         try:
-            columns, guess_user, guess_text = peek_upload(data, name, header_choice[header], fmt)
+            digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+            base = _preview(name, digest, data, fmt, HEADER[header], None, None, False, None)
         except Exception as exc:  # bad upload: say why, keep the previous corpus
             _ui.show_error(exc, "this file cannot be read")
-            data = None
-    else:
-        st.info("No file uploaded yet; the corpus in use stays loaded.")
+            base = None
+        if base is not None and base.columns:
+            labels = base.labels
+            pick = {lbl: i for i, lbl in enumerate(labels)}
+            row_is_user = bool(ss.get("row_is_user", False))
+            pattern = (ss.get("user_pattern") or "").strip() or None
+            u_lbl = ss.get("user_col", labels[base.guess_user] if base.guess_user is not None else None)
+            t_lbl = ss.get("text_col", labels[base.guess_text] if base.guess_text is not None else None)
+            u = None if row_is_user or u_lbl not in pick else pick[u_lbl]
+            t = pick.get(t_lbl) if t_lbl is not None else None
+            pv = _preview(name, digest, data, fmt, HEADER[header], u, t, row_is_user, pattern)
+            choice = {"user_col": u, "text_col": t, "row_is_user": row_is_user, "user_pattern": pattern}
+            if base.has_header is not None and base.header_detected:
+                h1, h2 = st.columns([4, 1])
+                h1.caption(_say(base.header_reason[0].upper() + base.header_reason[1:]) + ".")
+                h2.button(
+                    "Flip header",
+                    key="flip_header",
+                    on_click=_flip_header,
+                    args=(bool(base.has_header),),
+                    help="Read the first row the other way (as data, or as the column names).",
+                )
+            st.markdown("**Columns** (the privacy unit is the user: check the user column)")
+            c1, c2 = st.columns(2)
+            c1.selectbox(
+                "User id column",
+                labels,
+                index=labels.index(u_lbl) if u_lbl in pick else None,
+                placeholder="Choose the column of user ids",
+                key="user_col",
+                disabled=row_is_user,
+                help="The column naming who wrote each row. Known names (author_id, author, user, ...) are "
+                "pre-selected; nothing is chosen by position.",
+            )
+            c2.selectbox(
+                "Text column",
+                labels,
+                index=labels.index(t_lbl) if t_lbl in pick else None,
+                placeholder="Choose the column of posts",
+                key="text_col",
+            )
+            c1.checkbox(
+                "Each row is its own user",
+                key="row_is_user",
+                help="For files without a user column: every row is protected as one person.",
+            )
+            c1.text_input(
+                "User pattern",
+                key="user_pattern",
+                placeholder="^([^/]+)/",
+                disabled=row_is_user,
+                help="Optional regular expression: the user is its first group in the user id column "
+                "(e.g. ^([^/]+)/ takes the mailbox of an e-mail path).",
+            )
+            if pv.choice_error:
+                st.info(_say(pv.choice_error), icon=_ui.ICONS["warning"])
+            for w in pv.warnings:
+                st.warning(_say(str(w)), icon=_ui.ICONS["warning"])
+        elif base is not None:
+            pv = base
+        if pv is not None:
+            st.markdown(
+                f"**Preview**: the first {min(SHOWN_ROWS, len(pv.rows))} rows as parsed "
+                "(raw data, NOT private; chosen columns highlighted)"
+            )
+            cols = pv.labels or ["line"]
+            frame = pd.DataFrame([r[: len(cols)] for r in pv.rows[:SHOWN_ROWS]], columns=cols)
+            chosen = [cols[i] for i in (pv.user_col, pv.text_col) if i is not None and pv.columns]
+            st.dataframe(
+                frame.style.set_properties(subset=chosen, **HIGHLIGHT) if chosen else frame,
+                hide_index=True,
+                key="preview_table",
+            )
+            if pv.facts:
+                roles = {pv.user_col: "user", pv.text_col: "text"}
+                facts = pd.DataFrame(
+                    [
+                        (lbl, roles.get(i, ""), f.distinct, f"{100 * f.empty_share:.1f}%", round(f.mean_length, 1))
+                        for i, (lbl, f) in enumerate(zip(pv.labels, pv.facts))
+                    ],
+                    columns=["column", "chosen as", "distinct values", "empty cells", "mean length"],
+                )
+                where = "all rows" if pv.complete else f"the first {len(pv.rows):,} rows"
+                st.caption(f"Per column, over {where} (raw data, NOT private):")
+                st.dataframe(facts, hide_index=True, key="facts_table")
+            for n in pv.notes:
+                st.caption(_say(n))
 
-with st.form("load_form", border=True):
-    user_col = text_col = None
-    if columns:
-        st.markdown("**Columns** (pre-filled with the best guess)")
-        c1, c2 = st.columns(2)
-        user_col = c1.selectbox(
-            "User id column", columns, index=columns.index(guess_user) if guess_user in columns else 0, key="user_col"
-        )
-        text_col = c2.selectbox(
-            "Text column",
-            columns,
-            index=columns.index(guess_text) if guess_text in columns else min(1, len(columns) - 1),
-            key="text_col",
-        )
-    st.markdown("**Preprocessing** (the papers' defaults are on)")
-    p1, p2, p3, p4 = st.columns(4)
-    lowercase = p1.toggle("Lowercase", value=current.lowercase, key="pp_lowercase")
-    strip_urls = p2.toggle("Strip URLs", value=current.strip_urls, key="pp_strip_urls")
-    drop_removed = p3.toggle("Drop [removed]/[deleted]", value=current.drop_removed, key="pp_drop_removed")
-    strip_symbols = p4.toggle("Strip symbols", value=current.strip_symbols, key="pp_strip_symbols")
-    q1, q2, q3, q4 = st.columns(4)
-    strip_html = q1.toggle(
-        "Strip HTML", value=current.strip_html, key="pp_strip_html", help="Remove tags; decode &amp; and the like."
-    )
-    email_headers = q2.toggle(
-        "Drop e-mail headers",
-        value=current.email_headers,
-        key="pp_email_headers",
-        help="Posts that are whole e-mails (RFC 822) keep only their body.",
-    )
-    drop_digits = q3.toggle(
-        "Drop numbers", value=current.drop_digits, key="pp_drop_digits", help="Drop tokens made only of digits."
-    )
-    stop_words = q4.selectbox(
-        "Stop words",
-        ["none", *stop_word_languages()],
-        index=0,
-        key="pp_stop_words",
-        help="Drop the stop words of a language (lists from the stop-words package).",
-    )
-    t1, t2 = st.columns(2)
-    tokenizer = t1.selectbox(
-        "Tokenizer",
-        TOKENIZERS,
-        index=TOKENIZERS.index(current.tokenizer) if current.tokenizer in TOKENIZERS else 0,
-        key="tokenizer",
-        help="fast: one regular expression (quick). treebank: NLTK's Treebank tokenizer (slower).",
-    )
-    max_n = t2.number_input(
-        "Longest n-gram",
-        min_value=1,
-        max_value=6,
-        value=int(current.max_n),
-        step=1,
-        key="corpus_max_n",
-        help="Items are the n-grams of length 1..this inside each post.",
-    )
-    submitted = st.form_submit_button("Load corpus", type="primary", key="load_corpus")
+st.markdown("**Preprocessing** (the papers' defaults are on)")
+p1, p2, p3, p4 = st.columns(4)
+lowercase = p1.toggle("Lowercase", value=current.lowercase, key="pp_lowercase")
+strip_urls = p2.toggle("Strip URLs", value=current.strip_urls, key="pp_strip_urls")
+drop_removed = p3.toggle("Drop [removed]/[deleted]", value=current.drop_removed, key="pp_drop_removed")
+strip_symbols = p4.toggle("Strip symbols", value=current.strip_symbols, key="pp_strip_symbols")
+q1, q2, q3, q4 = st.columns(4)
+strip_html = q1.toggle(
+    "Strip HTML", value=current.strip_html, key="pp_strip_html", help="Remove tags; decode &amp; and the like."
+)
+email_headers = q2.toggle(
+    "Drop e-mail headers",
+    value=current.email_headers,
+    key="pp_email_headers",
+    help="Posts that are whole e-mails (RFC 822) keep only their body.",
+)
+drop_digits = q3.toggle(
+    "Drop numbers", value=current.drop_digits, key="pp_drop_digits", help="Drop tokens made only of digits."
+)
+stop_words = q4.selectbox(
+    "Stop words",
+    ["none", *stop_word_languages()],
+    index=0,
+    key="pp_stop_words",
+    help="Drop the stop words of a language (lists from the stop-words package).",
+)
+t1, t2 = st.columns(2)
+tokenizer = t1.selectbox(
+    "Tokenizer",
+    TOKENIZERS,
+    index=TOKENIZERS.index(current.tokenizer) if current.tokenizer in TOKENIZERS else 0,
+    key="tokenizer",
+    help="fast: one regular expression (quick). treebank: NLTK's Treebank tokenizer (slower).",
+)
+max_n = t2.number_input(
+    "Longest n-gram",
+    min_value=1,
+    max_value=6,
+    value=int(current.max_n),
+    step=1,
+    key="corpus_max_n",
+    help="Items are the n-grams of length 1..this inside each post.",
+)
+needs_choice = source == "upload" and (pv is None or bool(pv.choice_error))
+submitted = st.button("Load corpus", type="primary", key="load_corpus", disabled=needs_choice)
+if needs_choice and state.pending_upload is not None and pv is not None:
+    st.caption("Choose the columns above to load this file (the corpus in use stays loaded until then).")
 
 if submitted:
     uploading = source == "upload"
     opts = LoadOptions(
         format=fmt if uploading else "auto",
-        user_col=user_col,
-        text_col=text_col,
-        has_header=header_choice[header] if uploading else None,
+        user_col=choice.get("user_col") if uploading else None,
+        text_col=choice.get("text_col") if uploading else None,
+        has_header=HEADER[header] if uploading else None,
         max_n=int(max_n),
         tokenizer=tokenizer,
         lowercase=lowercase,
@@ -136,19 +255,23 @@ if submitted:
         email_headers=email_headers,
         drop_digits=drop_digits,
         stop_words=None if stop_words == "none" else stop_words,
+        row_is_user=bool(choice.get("row_is_user")) if uploading else False,
+        user_pattern=choice.get("user_pattern") if uploading else None,
     )
     if source == "demo":
         try:  # on success install_corpus reruns the script (the sidebar then shows the new corpus) and says so
             _ui.load_demo_into_session(opts, message="Demo corpus loaded.")  # no column or format choices
         except Exception as exc:
             _ui.show_error(exc, "the demo corpus could not be loaded")
-    elif data is None:
+    elif state.pending_upload is None:
         st.error("Upload a readable file first; the corpus in use stays loaded.")
     else:
+        name, data = state.pending_upload
         try:
             with st.status("Reading and tokenizing the file…", expanded=False) as status:
                 corpus = load_upload(data, name, opts)
                 status.update(label="Corpus loaded", state="complete")
+            state.pending_upload = None
             # An upload starts without canaries (the demo's planted ones mean nothing here): type your own below.
             install_corpus(corpus, name, opts, is_demo=False, canaries=[], message="Corpus loaded.")
         except Exception as exc:  # bad upload: the previous corpus stays in place
@@ -182,6 +305,9 @@ with st.expander("All statistics (not private)"):
     st.dataframe(pd.DataFrame(rows, columns=["statistic", "value"]), hide_index=True, key="stats_table")
 
 src = corpus.source
+st.caption(f"Privacy unit (one user of the guarantee): {src.privacy_unit}.")
+for w in src.warnings:  # checks on the whole file, after tokenizing
+    st.warning(_say(f"Check the input (raw data, NOT private): {w}"), icon=_ui.ICONS["warning"])
 notes = [
     f"format: {src.format}",
     f"encoding: {src.encoding}" + (" (fallback)" if src.encoding_fallback else ""),
@@ -191,7 +317,8 @@ notes = [
     f"rows dropped (no user / no text / removed): {src.rows_dropped_no_user:,} / {src.rows_dropped_no_text:,} / "
     f"{src.rows_dropped_removed:,}",
     f"tokenizer: {src.tokenizer}",
-    *src.notes,
+    *(f.describe() for f in src.column_facts),
+    *(_say(n) for n in src.notes),
 ]
 with st.expander("What the reader did"):
     st.text("\n".join(notes))

@@ -4,7 +4,6 @@ import numpy as np
 import streamlit as st
 
 from dpsu_core.charts import rho_vs_max_items_chart, thresholds_chart
-from dpsu_core.params import PARAMS
 from dpsu_core.threshold_tables import thresholds_vs_epsilon, thresholds_vs_max_items
 from pages import _ui
 from pages._state import app_state
@@ -22,17 +21,9 @@ b = app_state().budget
 lo, hi = st.select_slider("ε range", options=EPSILON_GRID, value=(0.5, 10.0), key="thr_eps_range")
 epsilons = [e for e in EPSILON_GRID if lo <= e <= hi]
 log_y = st.toggle("Logarithmic y axis", value=True, key="thr_log_y")
-n_spec = PARAMS["max_users"]
-max_users = st.number_input(
-    n_spec.label, min_value=1, value=int(n_spec.default), step=1, key="thr_max_users", help=n_spec.help
-)
 try:
-    df_eps = thresholds_vs_epsilon(
-        epsilons, b.delta, b.max_items, b.alpha, max_users=max_users, include_published_gw=True
-    )
-    df_m = thresholds_vs_max_items(
-        MAX_ITEMS_GRID, b.epsilon, b.delta, b.alpha, max_users=max_users, include_published_gw=True
-    )
+    df_eps = thresholds_vs_epsilon(epsilons, b.delta, b.max_items, b.alpha, include_published_gw=True)
+    df_m = thresholds_vs_max_items(MAX_ITEMS_GRID, b.epsilon, b.delta, b.alpha, include_published_gw=True)
 except Exception as exc:
     _ui.show_error(exc, "the thresholds cannot be computed")
     st.stop()
@@ -47,6 +38,11 @@ with c2:
         width="stretch",
     )
 st.altair_chart(rho_vs_max_items_chart(df_m, log_y=log_y).properties(height=CHART_HEIGHT), width="stretch")
+st.caption(
+    "GW / GW-KT use the capped threshold ρ = ln((e^ε + Δ0 − 1)/(2δ))/ε, which grows with ln Δ0. "
+    "“GW as published (unproven reference)” is the paper's ρ = 1 − ln(2δ)/ε: shown for comparison only, "
+    "no mechanism uses it (its proof does not hold; see below)."
+)
 
 st.markdown(THRESHOLDS_EXPLANATION)
 with st.expander("Table: thresholds against ε"):

@@ -44,6 +44,8 @@ class AppState:
     corpus_id: int = 0  # counts corpus loads
     canaries: list[str] = field(default_factory=list)  # strings to look for in releases
     flash: str | None = None  # a message to show once, after the rerun that follows a load
+    # an uploaded file not loaded yet: (name, bytes); kept across pages (the uploader widget is not)
+    pending_upload: tuple[str, bytes] | None = None
     # the sidebar and the Release page's choices
     budget: Budget = field(default_factory=Budget)
     teaching: bool = False

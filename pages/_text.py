@@ -14,6 +14,21 @@ EPSILON_GRID = [0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0
 MAX_ITEMS_GRID = [1, 2, 5, 10, 20, 50, 100, 200, 300, 500, 1000]
 K_GRID = [1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000]
 
+# How core messages name the Corpus page's options (``dpsu_core.wording.speak``): its own widgets.
+APP_OPTIONS = {
+    "user_col": "the 'User id column' picker",
+    "text_col": "the 'Text column' picker",
+    "header": "'yes' under 'Header row'",
+    "no_header": "'no' under 'Header row'",
+    "row_is_user": "'Each row is its own user'",
+    "user_pattern": "the 'User pattern' box",
+    "format": "a 'Format'",
+    "max_n": "'Longest n-gram'",
+    "strip_symbols": "'Strip symbols'",
+    "stop_words": "a 'Stop words' list",
+    "strict": "the command line's --strict",
+}
+
 SD_UNDEFINED = "–"  # shown for the sd of a single run (a sample standard deviation needs two)
 
 TEACHING_NOTE = (
@@ -22,18 +37,18 @@ TEACHING_NOTE = (
 )
 
 THRESHOLDS_EXPLANATION = """
-**Why the frequency-greedy (GW) threshold is the lowest, as published.** A threshold ρ must stop items that
-only one of two neighbouring corpora can release. Weighted and Policy mechanisms must guard against a user who
-spreads weight over any number t ≤ Δ0 of new items (the max over t in the formula), so ρ grows with Δ0. In GW
-each user gives the full gap up to Γ ≥ 1 to one item at a time, so the added user can start at most one new
-item: Carvalho et al. take the t = 1 case, ρ = 1 − ln(2δ)/ε, which does not depend on Δ0 at all
-(the "GW as published" line).
+**GW as published, and why dpsu does not use it.** A threshold ρ must stop items that only one of two
+neighbouring corpora can release. In GW each user gives the full gap up to Γ ≥ 1 to one item at a time, so the
+added user can start at most one new item: Carvalho et al. take that case, ρ = 1 − ln(2δ)/ε, flat in Δ0 (the
+"GW as published (unproven reference)" line). The argument forgets the other users: once the added user fills
+items that later users also hold, those users spend their leftover budget on their own items that had weight 0
+without the added user, so items nobody could release before become releasable. The published ρ is not proven.
 
-**Why dpsu's GW threshold is higher.** That argument forgets the other users. Once the added user fills items
-that later users also hold, those users skip them and spend their leftover budget on their own items that had
-weight 0 without the added user: up to one new item per user, their weights adding up to at most 1. With N a
-public upper bound on the number of users, ρ = ln((e^ε + N − 1)/(2δ))/ε covers every such case (the published
-value is N = 1). It still does not grow with Δ0, only with ln N.
+**dpsu's GW threshold (the capped form).** Each user's greedy update runs on its first Δ0 items only (in its own
+order), and every item in some user's first Δ0 is a candidate that gets noise, weight 0 included. Other users'
+spill-over then lands on items that were candidates already, and the only new candidates are the added user's
+own first Δ0 items, carrying total weight ≤ 1: ρ = ln((e^ε + Δ0 − 1)/(2δ))/ε. It grows with ln Δ0, needs no
+bound on the number of users, and at Δ0 = 1 equals the published value.
 
 **Why Count thresholds explode with Δ0.** Count adds +1 to every kept item, so one user can move up to Δ0
 weights by 1 each: the l1-sensitivity is Δ0 (Laplace scale Δ0/ε) and the l2-sensitivity √Δ0. Both the noise and

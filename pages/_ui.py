@@ -16,9 +16,10 @@ from dpsu_core.demo import DEMO_NAME, load_canaries, load_demo
 from dpsu_core.errors import DpsuError
 from dpsu_core.params import PARAMS, ParamSpec
 from dpsu_core.privacy import delta_guidance
+from dpsu_core.wording import speak
 from pages._format import budget_summary, escape_markdown, parse_canaries
 from pages._state import CANARY_TEXT_KEY, Budget, app_state, ensure_canary_text, install_corpus
-from pages._text import DEFAULT_DELTA, DEFAULT_EPSILON, TEACHING_NOTE
+from pages._text import APP_OPTIONS, DEFAULT_DELTA, DEFAULT_EPSILON, TEACHING_NOTE
 
 # Material Symbols (rendered from Streamlit's bundled icon font): emoji need an emoji font, often missing.
 ICONS = {
@@ -66,7 +67,7 @@ def show_error(exc: BaseException, what: str = "") -> None:
     """A DpsuError's message in an error box; anything else as a short box, never a traceback."""
     prefix = f"{what}: " if what else ""
     if isinstance(exc, DpsuError):
-        st.error(escape_markdown(prefix + str(exc)), icon=ICONS["error"])
+        st.error(escape_markdown(prefix + speak(str(exc), APP_OPTIONS)), icon=ICONS["error"])
     else:
         st.error(
             escape_markdown(

@@ -16,7 +16,65 @@ from functools import cached_property
 
 import numpy as np
 
+from ..errors import InputError
 from .columns import ColumnFacts, SanityWarning
+
+
+class CorpusRowError(InputError):
+    """A hand-built Corpus breaks the CSR contract (a repeated item in a row, an id out of range, ...)."""
+
+
+def _rows_sorted_strictly(indptr: np.ndarray, items: np.ndarray) -> bool:
+    """True when every row is strictly increasing (then its items are distinct): one vectorised pass."""
+    if items.shape[0] < 2:
+        return True
+    up = np.diff(items) > 0
+    starts = indptr[1:-1]
+    starts = starts[(starts > 0) & (starts < items.shape[0])]
+    up[starts - 1] = True  # the step from one row's last item to the next row's first is not compared
+    return bool(up.all())
+
+
+def _first_repeated_row(indptr: np.ndarray, items: np.ndarray, n_items: int) -> int:
+    """Index of the first row holding an item twice, or -1 (numba kernel; for rows not in sorted order)."""
+    from ._row_checks import first_repeated_row
+
+    return int(first_repeated_row(indptr, items, n_items))
+
+
+def validate_csr(indptr: np.ndarray, items: np.ndarray, counts: np.ndarray, n_items: int) -> None:
+    """Check the CSR contract of ``Corpus``; raise ``CorpusRowError`` naming the first problem and the fix.
+
+    Every row's items must be distinct: the weighted policies give each user weight 1/|W| or 1/sqrt(|W|)
+    per item, so a repeated item would break the l1/l2 norm bound of 1 that the noise is calibrated for.
+    """
+    n_users = indptr.shape[0] - 1
+    if indptr.ndim != 1 or n_users < 0 or indptr[0] != 0 or indptr[-1] != items.shape[0]:
+        raise CorpusRowError(
+            f"Corpus.indptr must start at 0 and end at len(items) = {items.shape[0]}; build the corpus with "
+            f"dpsu_core.corpus.build_corpus or corpus_from_token_lists"
+        )
+    if n_users and np.any(np.diff(indptr) < 0):
+        raise CorpusRowError("Corpus.indptr must be non-decreasing (row i is items[indptr[i]:indptr[i+1]])")
+    if counts.shape != items.shape:
+        raise CorpusRowError(f"Corpus.counts must have one entry per item entry ({items.shape[0]}), got {counts.shape}")
+    if items.shape[0] == 0:
+        return
+    if int(items.min()) < 0 or int(items.max()) >= n_items:
+        raise CorpusRowError(
+            f"Corpus.items must be vocabulary ids in [0, {n_items}); got values from {int(items.min())} to "
+            f"{int(items.max())}"
+        )
+    if int(counts.min()) < 1:
+        raise CorpusRowError("Corpus.counts must be >= 1 (how often the user used the item)")
+    if _rows_sorted_strictly(indptr, items):
+        return
+    row = _first_repeated_row(indptr, items, n_items)
+    if row >= 0:
+        raise CorpusRowError(
+            f"user row {row} of the corpus holds the same item more than once; each row must list a user's "
+            f"DISTINCT items (merge repeats and add their occurrence counts into Corpus.counts)"
+        )
 
 
 @dataclass(frozen=True)
@@ -90,6 +148,9 @@ class Corpus:
     n_posts: int = 0
     n_tokens: int = 0
     source: SourceInfo = field(default_factory=SourceInfo)
+
+    def __post_init__(self) -> None:
+        validate_csr(self.indptr, self.items, self.counts, int(self.vocab.shape[0]))
 
     # ---- sizes ---------------------------------------------------------------
     @property

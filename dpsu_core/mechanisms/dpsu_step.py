@@ -23,6 +23,7 @@ import numba
 import numpy as np
 
 from ..corpus.model import Corpus
+from ..privacy.norms import UNIT_NORM_SAFETY
 from .base import noisy_threshold
 from .sampling import OrderedRows, SamplingPlan, sample_in_place, sampling_plan
 
@@ -32,12 +33,13 @@ COUNT, WEIGHTED_LAPLACE, WEIGHTED_GAUSSIAN = 0.0, 1.0, 0.5
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _user_weight(n, power):
-    """Each kept item's increment for a user with n kept items: 1/n^power (so the l_(1/power) norm is 1)."""
-    if power == 0.0:
+    """Each kept item's increment for a user with n kept items: 1/n^power, a hair below it so that the exact
+    l_(1/power) norm is <= 1 (``privacy.norms.UNIT_NORM_SAFETY``, proof there)."""
+    if power == 0.0 or n == 1:
         return 1.0
     if power == 0.5:
-        return 1.0 / math.sqrt(n)
-    return 1.0 / float(n) ** power
+        return (1.0 / math.sqrt(n)) * UNIT_NORM_SAFETY
+    return (1.0 / float(n) ** power) * UNIT_NORM_SAFETY
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

@@ -1,28 +1,28 @@
-"""Carvalho et al. 2022 (AAAI): greedy set union with item frequency, GW and GW-KT.
+"""Carvalho et al. 2022 (AAAI): greedy set union with item frequency, GW and GW-KT, in the capped form.
 
-GW skips the Delta0 sampling (every user keeps all items) and updates the weighted
-histogram with GU (Algorithm 2): each user, in a uniformly random order, goes through
-their items in descending frequency, skips items already at the cutoff Gamma, and gives
-each item ``Gamma - H[u]`` until the budget of 1 runs out (the last item gets what is
-left). Laplace noise 1/epsilon, Gamma >= 1, and threshold
-rho = ln((e^eps + N - 1) / (2 delta)) / eps with N a public bound on the number of users
-(``max_users``). The paper's rho = 1 - ln(2 delta)/eps is the N = 1 case; its proof misses that
-other users' leftover budget can spill onto items nobody touched without u (see ``rho_greedy``).
-GW-KT orders by a PUBLIC frequency instead (``dpsu_core.publicfreq``).
+The capped form (spec section 3a) is the only form dpsu offers:
 
-Visiting order within a user (what the sensitivity proof needs to be identical for a
-user in both neighbouring corpora): primary key = the user's own count C_i[u] (GW) or the
-public frequency of u (GW-KT), descending; ties broken by a keyed hash
-``mix64(string_hash(u) XOR secret)``, with a fresh 64-bit ``secret`` drawn from the
-release rng. ``string_hash`` is a fixed hash of the item's *string* (pandas'
-``hash_array``), not of its vocabulary id: ids are assigned while reading the whole file,
-so adding another user may renumber them, whereas the string is the user's own data. The
-order therefore depends on nothing but the user's items, their counts (or the public
-list) and the secret; in particular not on other users, and not on H (H only decides
-which items are skipped, exactly as in Algorithm 2).
+1. Each user's visiting order: descending own count C_i[u] (GW) or descending public frequency (GW-KT),
+   ties by a keyed hash of the item *string* with a per-release secret.
+2. S_i = the user's first Delta0 items in that order (``max_items``). The greedy update GU (Algorithm 2)
+   runs on S_i only: skip items already at the cutoff Gamma, give each item ``Gamma - H[u]`` until the
+   budget runs out (the last item gets what is left).
+3. Candidates K = the union of all S_i, weight 0 included: every candidate gets Laplace(1/eps) noise and
+   is released if H[u] + noise > rho. Nothing outside K is ever released.
+4. rho = ln((e^eps + Delta0 - 1) / (2 delta)) / eps (``privacy.thresholds.rho_greedy``), Gamma >= 1.
+   Between neighbours D and D+u: on K(D) the l1 distance of H stays <= 1 (cascades of other users'
+   leftover budget land on items of their own S_v, already candidates), and the new candidates
+   S_u minus K(D) are touched by u alone, at most Delta0 of them with total weight <= 1. No bound on the
+   number of users is needed. Carvalho et al.'s published rho = 1 - ln(2 delta)/eps is NOT proven
+   (its Lemma 2 misses the cascades; ``rho_greedy_published``) and is shown for reference only.
 
-Weight 0 means "never touched": only items that actually received budget have H > 0,
-and ``noisy_threshold`` noises only those (spec section 7).
+Visiting order (identical for a user in both neighbouring corpora, as the proof needs): primary key
+``PRIMARY_MAX - C_i[u]`` (GW) or the dense public-frequency rank of u (GW-KT), computed inside the kernel;
+ties broken by ``mix64(string_hash(u) XOR secret)``, with a fresh 64-bit ``secret`` per release.
+``string_hash`` is a fixed hash of the item's *string* (pandas' ``hash_array``), not of its vocabulary
+id: ids are assigned while reading the whole file, so adding another user may renumber them, whereas
+the string is the user's own data. S_i therefore depends on nothing but the user's items, their counts
+(or the public list) and the secret; H only decides which items of S_i are skipped.
 """
 
 from __future__ import annotations
@@ -37,8 +37,9 @@ from pandas.util import hash_array
 
 from ..corpus.model import Corpus
 from ..errors import ParameterError
-from ..privacy.thresholds import laplace_scale, rho_greedy
-from .base import Calibration, Diagnostics, Mechanism, ReleaseParts, noisy_threshold
+from ..privacy.norms import descent_budget
+from ..privacy.thresholds import cutoff, laplace_scale, rho_greedy, rho_greedy_published
+from .base import Calibration, Diagnostics, Mechanism, ReleaseParts
 from .registry import register
 from .sampling import OrderedRows, sampling_plan
 
@@ -97,45 +98,93 @@ def frequency_rank(freq: np.ndarray) -> np.ndarray:
 
 
 def draw_secret(rng: np.random.Generator) -> np.uint64:
-    """The per-release tie-breaking key: 64 uniform bits from the release's Generator."""
+    """The per-release tie-breaking key: 64 uniform bits from the release's Generator, which is seeded by
+    the OS for every real release (a fixed seed only in teaching mode, flagged as such)."""
     return np.uint64(rng.integers(0, 2**64, dtype=np.uint64))
 
 
-# --------------------------------------------------------------------------- GU kernel
+# --------------------------------------------------------------------------- GU kernel, capped form
 # A user's visiting order is the ascending order of key = (primary << 32) | (tie >> 32), where
-# tie = mix64(item_key XOR secret); equal keys (same primary and same top 32 bits of the tie:
+# tie[u] = mix64(item_key[u] XOR secret) is computed once per release for every item (``keyed_ties``);
+# equal keys (same primary and same top 32 bits of the tie:
 # astronomically rare) are ordered by the full 64-bit tie, so the order never falls back on row
 # positions, i.e. on vocabulary ids. ``_before`` is that total order.
-_LAZY_STEPS = 4  # selection steps before sorting the rest of a row (most users stop after 1-2 items)
+_LAZY_STEPS = 4  # selection steps before sorting the rest (most users stop after 1-2 items)
+
+
+@numba.njit(cache=True, nogil=True)
+def keyed_ties(item_key, secret):
+    """tie[u] = mix64(item_key[u] XOR secret): the per-release keyed hash of every item string."""
+    out = np.empty(item_key.shape[0], dtype=np.uint64)
+    for u in range(item_key.shape[0]):
+        out[u] = _mix64(item_key[u] ^ secret)
+    return out
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _before(ka, kb, ua, ub, item_key, secret):
+def _before(ka, kb, ua, ub, tie):
     if ka != kb:
         return ka < kb
-    return _mix64(item_key[ua] ^ secret) < _mix64(item_key[ub] ^ secret)
+    return tie[ua] < tie[ub]
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _entry_key(j, items, counts, rank, by_count, tie):
+    """Visiting key of CSR entry j: primary (own count for GW, public rank for GW-KT) then keyed tie."""
+    u = items[j]
+    if by_count:
+        c = counts[j]
+        if c < 1:
+            c = 1
+        if c > _PRIMARY_MAX:
+            c = _PRIMARY_MAX
+        primary = np.uint64(_PRIMARY_MAX - c)
+    else:
+        primary = np.uint64(rank[u])
+    return (primary << _U32) | (tie[u] >> _U32)
 
 
 @numba.njit(cache=True, nogil=True)
-def _row_keys(s, e, items, primary, item_key, secret, h, gamma, keys, pos):
-    """Keys of the entries s..e-1 of one user with H < Gamma (Algorithm 2's set S); returns their number."""
-    n = 0
-    for j in range(s, e):
-        u = items[j]
-        if h[u] < gamma:
-            tie = _mix64(item_key[u] ^ secret)
-            keys[n] = (np.uint64(primary[j]) << _U32) | (tie >> _U32)
-            pos[n] = j
-            n += 1
-    return n
+def _select_prefix(n, m, keys, pos, items, tie):
+    """Reorder keys[:n] / pos[:n] in place so that the first m are the m first in visiting order
+    (Hoare quickselect; the keys are keyed hashes, so the middle pivot is as good as a random one)."""
+    lo = 0
+    hi = n - 1
+    k = m - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        pk = keys[mid]
+        pu = items[pos[mid]]
+        i = lo
+        j = hi
+        while i <= j:
+            while _before(keys[i], pk, items[pos[i]], pu, tie):
+                i += 1
+            while _before(pk, keys[j], pu, items[pos[j]], tie):
+                j -= 1
+            if i <= j:
+                kt = keys[i]
+                keys[i] = keys[j]
+                keys[j] = kt
+                pt = pos[i]
+                pos[i] = pos[j]
+                pos[j] = pt
+                i += 1
+                j -= 1
+        if k <= j:
+            hi = j
+        elif k >= i:
+            lo = i
+        else:
+            break
 
 
 @numba.njit(cache=True, nogil=True)
-def _select_first(a, n, keys, pos, items, item_key, secret):
+def _select_first(a, n, keys, pos, items, tie):
     """Move the first (in visiting order) of keys[a:n] to position a (one selection-sort step)."""
     best = a
     for k in range(a + 1, n):
-        if _before(keys[k], keys[best], items[pos[k]], items[pos[best]], item_key, secret):
+        if _before(keys[k], keys[best], items[pos[k]], items[pos[best]], tie):
             best = k
     if best != a:
         kt = keys[a]
@@ -147,7 +196,7 @@ def _select_first(a, n, keys, pos, items, item_key, secret):
 
 
 @numba.njit(cache=True, nogil=True)
-def _sort_tail(a, n, keys, pos, items, item_key, secret):
+def _sort_tail(a, n, keys, pos, items, tie):
     """Sort keys[a:n] (and pos with them) into visiting order."""
     order = np.argsort(keys[a:n])
     kt = keys[a:n].copy()
@@ -159,7 +208,7 @@ def _sort_tail(a, n, keys, pos, items, item_key, secret):
         kk = keys[i]
         p = pos[i]
         m = i
-        while m > a and keys[m - 1] == kk and _before(kk, keys[m - 1], items[p], items[pos[m - 1]], item_key, secret):
+        while m > a and keys[m - 1] == kk and _before(kk, keys[m - 1], items[p], items[pos[m - 1]], tie):
             keys[m] = keys[m - 1]
             pos[m] = pos[m - 1]
             m -= 1
@@ -168,29 +217,63 @@ def _sort_tail(a, n, keys, pos, items, item_key, secret):
 
 
 @numba.njit(cache=True, nogil=True)
-def _greedy(indptr, items, order, primary, item_key, secret, n_items, gamma):
-    """GU (Carvalho et al., Algorithm 2) for every user, visiting users in ``order`` (rows of the CSR).
+def _user_candidates(s, e, items, counts, rank, by_count, tie, max_items, keys, pos):
+    """S_i of the user whose entries are s..e-1: the first ``max_items`` in visiting order, left in
+    keys[:m] / pos[:m] (not yet in order); returns m. Depends on the user's own data and the secret only."""
+    n = e - s
+    for k in range(n):
+        keys[k] = _entry_key(s + k, items, counts, rank, by_count, tie)
+        pos[k] = s + k
+    if n > max_items:
+        _select_prefix(n, max_items, keys, pos, items, tie)
+        return max_items
+    return n
 
-    Items are taken lazily in visiting order: a few selection steps, then (for the rare user whose
-    budget outlasts them) a sort of the rest. The result is identical to sorting every row in full.
+
+@numba.njit(cache=True, nogil=True)
+def _greedy_capped(indptr, items, counts, rank, by_count, order, tie, n_items, gamma, max_items, budget0):
+    """GU (Carvalho et al., Algorithm 2) on each user's S_i, users visited in ``order`` (rows of the CSR).
+
+    Returns (H, candidate mask K = union of the S_i). Within S_i the items below Gamma are taken lazily in
+    visiting order: a few selection steps, then (for the rare user whose budget outlasts them) a sort of
+    the rest; the result is identical to sorting S_i in full.
     """
     h = np.zeros(n_items, dtype=np.float64)
-    n_rows = indptr.shape[0] - 1
-    longest = 0
-    for r in range(n_rows):
+    cand = np.zeros(n_items, dtype=np.bool_)
+    longest = 1
+    for r in range(indptr.shape[0] - 1):
         if indptr[r + 1] - indptr[r] > longest:
             longest = indptr[r + 1] - indptr[r]
     keys = np.empty(longest, dtype=np.uint64)
     pos = np.empty(longest, dtype=np.int64)
     for i in range(order.shape[0]):
         r = order[i]
-        n = _row_keys(indptr[r], indptr[r + 1], items, primary, item_key, secret, h, gamma, keys, pos)
-        budget = 1.0
+        s = indptr[r]
+        e = indptr[r + 1]
+        n = 0  # the entries of S_i below Gamma (Algorithm 2's set S), with their keys
+        if e - s <= max_items:  # S_i is the whole row: keys only for the items below Gamma
+            for j in range(s, e):
+                u = items[j]
+                cand[u] = True
+                if h[u] < gamma:
+                    keys[n] = _entry_key(j, items, counts, rank, by_count, tie)
+                    pos[n] = j
+                    n += 1
+        else:
+            m = _user_candidates(s, e, items, counts, rank, by_count, tie, max_items, keys, pos)
+            for k in range(m):  # keep those below Gamma, in place
+                u = items[pos[k]]
+                cand[u] = True
+                if h[u] < gamma:
+                    keys[n] = keys[k]
+                    pos[n] = pos[k]
+                    n += 1
+        budget = budget0
         for k in range(n):
             if k < _LAZY_STEPS:
-                _select_first(k, n, keys, pos, items, item_key, secret)
+                _select_first(k, n, keys, pos, items, tie)
             elif k == _LAZY_STEPS:
-                _sort_tail(k, n, keys, pos, items, item_key, secret)
+                _sort_tail(k, n, keys, pos, items, tie)
             u = items[pos[k]]
             cost = gamma - h[u]
             if cost <= budget:  # reach Gamma exactly and go on with what is left
@@ -201,91 +284,144 @@ def _greedy(indptr, items, order, primary, item_key, secret, n_items, gamma):
             else:  # not enough to reach Gamma: spend it all on this item
                 h[u] += budget
                 break
-    return h
+    return h, cand
 
 
 @numba.njit(cache=True, nogil=True)
-def _one_row_order(items, primary, item_key, secret, h, gamma, lazy):
+def _one_user_order(items, counts, rank, by_count, tie, max_items, lazy):
+    """Row positions of S_i in visiting order (the kernel's own helpers; ``lazy`` selection steps first)."""
     n0 = items.shape[0]
     keys = np.empty(max(n0, 1), dtype=np.uint64)
     pos = np.empty(max(n0, 1), dtype=np.int64)
-    n = _row_keys(0, n0, items, primary, item_key, secret, h, gamma, keys, pos)
-    for k in range(min(lazy, n)):
-        _select_first(k, n, keys, pos, items, item_key, secret)
-    if lazy < n:
-        _sort_tail(lazy, n, keys, pos, items, item_key, secret)
-    return pos[:n].copy()
+    m = _user_candidates(0, n0, items, counts, rank, by_count, tie, max_items, keys, pos)
+    for k in range(min(lazy, m)):
+        _select_first(k, m, keys, pos, items, tie)
+    if lazy < m:
+        _sort_tail(lazy, m, keys, pos, items, tie)
+    return pos[:m].copy()
+
+
+def _order_inputs(counts=None, rank=None) -> tuple[np.ndarray, np.ndarray, bool]:
+    """(counts, rank, by_count) for the kernels: GW passes per-entry counts, GW-KT a per-item rank."""
+    if (counts is None) == (rank is None):
+        raise ValueError("give exactly one of counts (GW) or rank (GW-KT)")
+    if rank is None:
+        return np.asarray(counts, dtype=np.int32), np.zeros(0, dtype=np.uint32), True
+    return np.zeros(0, dtype=np.int32), np.asarray(rank, dtype=np.uint32), False
 
 
 def greedy_update(
-    rows: OrderedRows, n_items: int, gamma: float, primary: np.ndarray, item_key: np.ndarray, secret: int | np.uint64
-) -> np.ndarray:
-    """H after GU over ``rows`` (already in processing order).
+    rows: OrderedRows,
+    n_items: int,
+    gamma: float,
+    item_key: np.ndarray,
+    secret: int | np.uint64,
+    *,
+    max_items: int,
+    counts: np.ndarray | None = None,
+    rank: np.ndarray | None = None,
+    budget: float | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(H, candidate mask) after capped GU over ``rows`` (already in processing order).
 
-    ``primary``: uint32 per CSR entry, smaller = visited first (``count_priority(rows.counts)`` for GW,
-    ``frequency_rank(public)[rows.items]`` for GW-KT); ``item_key``: uint64 per item (``item_hash_keys``).
+    Ordering: ``counts`` = the users' own counts per CSR entry (GW: ``rows.counts``) or ``rank`` = a public
+    rank per item (GW-KT: ``frequency_rank``); ``item_key``: uint64 per item (``item_hash_keys``).
+    ``budget`` defaults to ``descent_budget(max_items, gamma)`` (1 minus the rounding allowance).
     """
-    return _greedy(
+    c, rk, by_count = _order_inputs(counts, rank)
+    b = descent_budget(max_items, gamma) if budget is None else float(budget)
+    return _greedy_capped(
         rows.indptr,
         rows.items,
+        c,
+        rk,
+        by_count,
         np.arange(rows.n_rows, dtype=np.int64),
-        np.asarray(primary, dtype=np.uint32),
-        np.asarray(item_key, dtype=np.uint64),
-        np.uint64(secret),
+        keyed_ties(np.asarray(item_key, dtype=np.uint64), np.uint64(secret)),
         int(n_items),
         float(gamma),
+        int(max_items),
+        b,
     )
 
 
 def user_visit_order(
     items: np.ndarray,
-    primary: np.ndarray,
     item_key: np.ndarray,
     secret: int | np.uint64,
-    h: np.ndarray,
-    gamma: float,
     *,
+    max_items: int,
+    counts: np.ndarray | None = None,
+    rank: np.ndarray | None = None,
     lazy: int = _LAZY_STEPS,
 ) -> np.ndarray:
-    """The item ids one user would visit, in order, given the current histogram ``h``.
-
-    Same helpers as the kernel (``lazy`` selection steps, then a sort of the rest); any ``lazy`` gives
-    the same order, which the tests check.
-    """
+    """S_i of one user, in visiting order (item ids), with the kernel's own helpers. Any ``lazy`` gives the
+    same order, which the tests check. ``counts`` aligned with ``items`` (GW) or ``rank`` per item (GW-KT)."""
     items = np.asarray(items, dtype=np.int32)
-    pos = _one_row_order(
-        items,
-        np.asarray(primary, dtype=np.uint32),
-        np.asarray(item_key, dtype=np.uint64),
-        np.uint64(secret),
-        np.asarray(h, dtype=np.float64),
-        float(gamma),
-        int(lazy),
-    )
+    c, rk, by_count = _order_inputs(counts, rank)
+    tie = keyed_ties(np.asarray(item_key, dtype=np.uint64), np.uint64(secret))
+    pos = _one_user_order(items, c, rk, by_count, tie, int(max_items), int(lazy))
     return items[pos]
+
+
+def noisy_candidates(h: np.ndarray, cand: np.ndarray, rng: np.random.Generator, scale: float, rho: float) -> np.ndarray:
+    """Step 3 of the capped form: EVERY candidate (weight 0 included) gets Laplace noise; keep those above rho."""
+    ids = np.flatnonzero(cand)
+    z = rng.laplace(0.0, scale, size=ids.size)
+    return ids[h[ids] + z > rho].astype(np.int64)
+
+
+# --------------------------------------------------------------------------- GW-KT ranks, cached per corpus
+_RANK_CACHE: weakref.WeakKeyDictionary[Corpus, dict] = weakref.WeakKeyDictionary()
+
+
+def _source_key(source: Any, lang: str) -> tuple:
+    if source is None:
+        return ("wordfreq", lang)
+    if isinstance(source, Corpus):
+        return ("corpus", id(source))
+    p = Path(source).resolve()
+    return ("file", str(p), p.stat().st_mtime_ns)
+
+
+def public_rank(corpus: Corpus, source: Any, lang: str) -> np.ndarray:
+    """Dense public-frequency rank of every item of ``corpus`` (uint32), cached per (corpus, source): a
+    function of the item strings and the public source only, so an app re-run reuses it."""
+    from ..publicfreq import public_frequencies
+
+    per_corpus = _RANK_CACHE.setdefault(corpus, {})
+    key = _source_key(source, lang)
+    hit = per_corpus.get(key)
+    if hit is not None and (hit[0] is None or hit[0]() is source):
+        return hit[1]
+    rank = frequency_rank(public_frequencies(corpus.vocab, source, lang))
+    per_corpus[key] = (weakref.ref(source) if isinstance(source, Corpus) else None, rank)
+    return rank
 
 
 # --------------------------------------------------------------------------- mechanisms
 class _Greedy(Mechanism):
     family = "laplace"
-    param_names = ("alpha", "max_users")
+    param_names = ("max_items", "alpha")
 
     def __init__(self, *, epsilon: float, delta: float, **params: Any) -> None:
         super().__init__(epsilon=epsilon, delta=delta, **params)
         self.calibrate()  # fail early when Gamma < 1
 
     def _details(self) -> dict[str, Any]:
+        m = self.params["max_items"]
         return {
             "l1_sensitivity": 1.0,
-            "sampling": "none (every user keeps all items)",
-            "threshold": "rho = ln((e^eps + N - 1)/(2 delta))/eps, N = max_users (corrects Carvalho et al.'s "
-            "rho = 1 - ln(2 delta)/eps, whose proof misses spill-over to other users' items)",
+            "sampling": f"none: each user's greedy update runs on its first Δ0 = {m} items in its own order",
+            "candidates": "every item in some user's first Δ0 (weight 0 included) gets Laplace noise",
+            "threshold": "rho = ln((e^eps + Δ0 - 1)/(2 delta))/eps (capped form, spec 3a)",
+            "published_rho_unproven": rho_greedy_published(self.epsilon, self.delta),
         }
 
     def calibrate(self) -> Calibration:
         scale = laplace_scale(self.epsilon)
-        rho = rho_greedy(self.epsilon, self.delta, self.params["max_users"])
-        gamma = rho + self.params["alpha"] * scale
+        rho = rho_greedy(self.epsilon, self.delta, self.params["max_items"])
+        gamma = cutoff(rho, self.params["alpha"], scale)
         if gamma < 1.0:
             need = (1.0 - rho) / scale
             raise ParameterError(
@@ -294,46 +430,55 @@ class _Greedy(Mechanism):
             )
         return self._calibration("laplace", scale, rho, gamma, **self._details())
 
-    def _primary(self, corpus: Corpus, rows: OrderedRows | Corpus) -> np.ndarray:
-        """uint32 per CSR entry of ``rows`` (an OrderedRows or the corpus itself): smaller = visited first."""
+    def _order_arrays(self, corpus: Corpus) -> dict[str, np.ndarray]:
+        """``counts=`` (GW) or ``rank=`` (GW-KT) for the kernel."""
         raise NotImplementedError
 
     def _release(self, corpus, rng, cal, progress):
-        if corpus.n_users > self.params["max_users"]:
-            raise ParameterError(
-                f"{self.label} was calibrated for at most max_users = {self.params['max_users']:,} users but the "
-                f"corpus has more; raise max_users (--max-users) to a public upper bound on the number of users"
-            )
+        m = self.params["max_items"]
         if progress:
-            progress(0.05, "ordering users (no sampling: every user keeps all items)")
+            progress(0.05, f"ordering users (each user's greedy update runs on its first Δ0 = {m} items)")
         # The kernel walks the corpus rows in a uniform random order directly (no reordered copy).
         order = sampling_plan(corpus, rng, None).order
         secret = draw_secret(rng)
-        primary = np.asarray(self._primary(corpus, corpus), dtype=np.uint32)
+        c, rk, by_count = _order_inputs(**self._order_arrays(corpus))
         if progress:
             progress(0.4, "greedy updates of the weighted histogram")
-        h = _greedy(
+        h, cand = _greedy_capped(
             corpus.indptr,
             corpus.items,
+            c,
+            rk,
+            by_count,
             order,
-            primary,
-            _corpus_keys(corpus),
-            np.uint64(secret),
+            keyed_ties(_corpus_keys(corpus), np.uint64(secret)),
             int(corpus.n_items),
             float(cal.gamma),
+            int(m),
+            descent_budget(m, cal.gamma),
         )
         if progress:
-            progress(0.9, "adding noise and thresholding")
-        return ReleaseParts(noisy_threshold(h, rng, cal.noise, cal.scale, cal.rho), Diagnostics(weights=h))
+            progress(0.9, "adding noise to every candidate and thresholding")
+        ids = noisy_candidates(h, cand, rng, cal.scale, cal.rho)
+        extra = {
+            "note": "NOT private: candidates and weights come from raw data",
+            "candidates": int(cand.sum()),
+            "candidate_mask": cand,
+        }
+        return ReleaseParts(ids, Diagnostics(weights=h, extra=extra))
 
 
 @register
 class Gw(_Greedy):
     name, label = "gw", "GW"
-    summary = "Greedy updates by each user's own word counts, no Δ0 sampling; Laplace noise 1/ε, ρ = 1 − ln(2δ)/ε."
+    summary = (
+        "Greedy updates by each user's own word counts on the user's first Δ0 items; every such item is a "
+        "noised candidate; Laplace noise 1/ε, ρ = ln((e^ε + Δ0 − 1)/(2δ))/ε (published ρ = 1 − ln(2δ)/ε: "
+        "unproven, reference only)."
+    )
 
-    def _primary(self, corpus, rows):
-        return count_priority(rows.counts)
+    def _order_arrays(self, corpus):
+        return {"counts": corpus.counts}
 
 
 @register
@@ -341,7 +486,8 @@ class GwKt(_Greedy):
     name, label = "gw-kt", "GW-KT"
     summary = (
         "GW ordered by a public word frequency (wordfreq or a public corpus you supply) instead of "
-        "each user's counts; Laplace noise 1/ε."
+        "each user's counts, on the user's first Δ0 items; Laplace noise 1/ε, ρ = ln((e^ε + Δ0 − 1)/(2δ))/ε "
+        "(published ρ = 1 − ln(2δ)/ε: unproven, reference only)."
     )
 
     def __init__(
@@ -351,7 +497,6 @@ class GwKt(_Greedy):
 
         self.public_source = check_public_source(public_source, lang)
         self.lang = lang
-        self._ranks: weakref.WeakKeyDictionary[Corpus, np.ndarray] = weakref.WeakKeyDictionary()
         super().__init__(epsilon=epsilon, delta=delta, **params)
 
     def _details(self) -> dict[str, Any]:
@@ -361,14 +506,8 @@ class GwKt(_Greedy):
         d["public_frequencies"] = describe_source(self.public_source, self.lang)
         return d
 
-    def _primary(self, corpus, rows):
-        from ..publicfreq import public_frequencies
-
-        rank = self._ranks.get(corpus)
-        if rank is None:  # public frequencies of this vocabulary: fixed per (source, corpus), so cached
-            rank = frequency_rank(public_frequencies(corpus.vocab, self.public_source, self.lang))
-            self._ranks[corpus] = rank
-        return rank[rows.items]
+    def _order_arrays(self, corpus):
+        return {"rank": public_rank(corpus, self.public_source, self.lang)}
 
     def __repr__(self) -> str:
         src = self.public_source

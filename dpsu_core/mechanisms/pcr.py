@@ -13,6 +13,10 @@ PCR (spec section 5; the paper's Algorithms 1 and 2)
     The user's (epsilon, delta) becomes (rho_z, delta_z) through ``privacy.zcdp.approx_zcdp_budget``:
     delta_z = delta/2 for the Gumbel steps, delta' = delta/2 for the conversion, rho_z the largest rho with
     rho + 2 sqrt(rho ln(1/delta')) = epsilon.
+    delta_*: the paper's default 1e-11 lets delta stop the filter after delta_z/1e-11 steps (5 steps at
+    delta = 1e-10). By default dpsu derives it: delta_* = delta_z / (the largest number of Gumbel steps rho_z
+    allows, floor(8 rho_z/eps_*^2) - 1), so rho alone decides when the filter stops; ``--delta-star`` overrides.
+    The calibration names the Gumbel scale 1/eps_* and the count noise std s separately.
 
 Bounded counts (the paper's "Plume" baseline, section 1)
     Bound each user to Delta0 items (uniform sample), discover the domain D with weighted-Gaussian DPSU,
@@ -26,19 +30,22 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numba
 import numpy as np
 
 from ..errors import ParameterError
-from ..privacy.gaussian import analytic_gaussian_sigma
-from ..privacy.thresholds import gaussian_scale, rho_weighted_gaussian
+from ..privacy.gaussian import analytic_gaussian_sigma, lower_until
+from ..privacy.thresholds import count_l2_sensitivity, gaussian_scale, rho_weighted_gaussian
 from ..privacy.validate import check_fraction, check_max_items
 from ..privacy.zcdp import approx_zcdp_budget, check_rho, gaussian_zcdp
 from .base import Calibration, Diagnostics, Mechanism, ReleaseParts, guarantee_sentence, progress_step
 from .dpsu_step import COUNT, weighted_gaussian_step, weighted_histogram
 from .registry import register
+
+RHO_LOOP_MARGIN = 1.0 - 2.0**-30
 
 # The paper's constant: s is chosen so that c + 1.5 s <= (1 + r) c for counts c near the threshold.
 PCR_SIGMA_CONSTANT = 1.5
@@ -60,6 +67,20 @@ def pcr_count_sigma(eps_i: float, kbar: int, delta_star: float, rel_error: float
     so that the Gaussian step costs at most eps_i^2/8."""
     s = (rel_error / PCR_SIGMA_CONSTANT) * (1.0 + math.log(kbar / delta_star) / eps_i)
     return max(s, 2.0 / eps_i)
+
+
+def max_gumbel_steps(rho_z: float, eps_star: float) -> int:
+    """The largest number of Gumbel steps the zCDP budget rho_z allows: every step costs at least
+    eps_*^2/8 (eps_i only grows) and one more step needs eps_i^2/4 of room, so after k steps
+    k eps_*^2/8 + eps_*^2/4 <= rho_z, i.e. at most floor(8 rho_z/eps_*^2) - 1 steps."""
+    return max(1, math.floor(8.0 * rho_z / (eps_star * eps_star) * (1.0 + 1e-12)) - 1)
+
+
+def default_delta_star(delta_z: float, rho_z: float, eps_star: float) -> float:
+    """delta_* = delta_z / (the largest number of Gumbel steps rho_z allows), rounded down so that
+    steps * delta_* <= delta_z holds exactly: the filter is then stopped by rho, never by delta."""
+    steps = max_gumbel_steps(rho_z, eps_star)
+    return lower_until(delta_z / steps, lambda d: Fraction(d) * steps <= Fraction(delta_z))
 
 
 def relative_error_threshold(sigma: float, rel_error: float) -> float:
@@ -216,8 +237,17 @@ def private_count_release(
     keys = rng.random(cand.size)
     order = cand[np.lexsort((keys, -c[cand]))]
     sorted_c = c[order].astype(np.float64)
+    # The loop adds the steps' costs in floats: its rho budget is taken 2^-30 (relative) below rho_z, which
+    # covers the rounding of up to ~10^6 additions, so the exact spend never exceeds rho_z.
     eps_, thr, pos, sig, noisy, rho_spent, delta_spent, exhausted = _pcr_loop(
-        sorted_c, int(kbar), float(rho), float(delta), float(eps_star), float(delta_star), float(rel_error), rng
+        sorted_c,
+        int(kbar),
+        float(rho) * RHO_LOOP_MARGIN,
+        float(delta),
+        float(eps_star),
+        float(delta_star),
+        float(rel_error),
+        rng,
     )
     ledger_pos = np.where(pos >= 0, order[np.maximum(pos, 0)] if order.size else -1, -1).astype(np.int64)
     ledger = PcrLedger(
@@ -259,7 +289,9 @@ class PrivateCountRelease(_CountMechanism):
     def calibrate(self) -> Calibration:
         p = self.params
         budget = approx_zcdp_budget(self.epsilon, self.delta)
-        eps_star, delta_star, kbar, r = p["eps_star"], p["delta_star"], p["kbar"], p["rel_error"]
+        eps_star, kbar, r = p["eps_star"], p["kbar"], p["rel_error"]
+        derived = p["delta_star"] == 0.0
+        delta_star = default_delta_star(budget.delta_zcdp, budget.rho, eps_star) if derived else p["delta_star"]
         if eps_star * eps_star / 4.0 > budget.rho:
             raise ParameterError(
                 f"eps_star = {eps_star:g} is too large for epsilon = {self.epsilon:g}: one step costs up to "
@@ -284,11 +316,18 @@ class PrivateCountRelease(_CountMechanism):
                 "delta/2 is the delta' of the conversion rho + 2 sqrt(rho ln(1/delta'))"
             ),
             "epsilon_from_rho": budget.rho + 2.0 * math.sqrt(budget.rho * math.log(1.0 / budget.delta_conversion)),
-            "max_gumbel_steps": int(math.floor(budget.delta_zcdp / delta_star)),
+            "delta_star": delta_star,
+            "delta_star_rule": (
+                "derived: delta_zcdp / (largest number of Gumbel steps rho_zcdp allows)" if derived else "given"
+            ),
+            "max_gumbel_steps": min(
+                int(math.floor(budget.delta_zcdp / delta_star)), max_gumbel_steps(budget.rho, eps_star)
+            ),
+            "gumbel_scale": 1.0 / eps_star,
+            "count_noise_std_first": s1,
             "gumbel_step_rho": "eps_i^2/8 per step; delta_* per step",
             "gaussian_step_rho": "1/(2 s^2) <= eps_i^2/8 per released count",
             "first_threshold": t1,
-            "first_count_sigma": s1,
             "sensitivity": "l_inf = 1 (distinct-user counts), l0 unbounded",
         }
         guarantee = (
@@ -308,7 +347,7 @@ class PrivateCountRelease(_CountMechanism):
             rho=cal.details["rho_zcdp"],
             delta=cal.details["delta_zcdp"],
             eps_star=p["eps_star"],
-            delta_star=p["delta_star"],
+            delta_star=cal.details["delta_star"],
             kbar=p["kbar"],
             rel_error=p["rel_error"],
         )
@@ -347,7 +386,7 @@ class BoundedCounts(_CountMechanism):
         e_cnt, d_cnt = self.epsilon - e_sel, self.delta - d_sel
         sigma_sel = gaussian_scale(e_sel, d_sel)
         rho_sel = rho_weighted_gaussian(e_sel, d_sel, m)
-        sigma_cnt = analytic_gaussian_sigma(e_cnt, d_cnt, math.sqrt(m))
+        sigma_cnt = analytic_gaussian_sigma(e_cnt, d_cnt, count_l2_sensitivity(m))
         thr = relative_error_threshold(sigma_cnt, p["rel_error"]) if p["use_threshold"] == "yes" else None
         details: dict[str, Any] = {
             "budget_split": (
@@ -362,8 +401,8 @@ class BoundedCounts(_CountMechanism):
             "count_epsilon": e_cnt,
             "count_delta": d_cnt,
             "count_sigma": sigma_cnt,
-            "count_l2_sensitivity": math.sqrt(m),
-            "count_zcdp_rho": gaussian_zcdp(sigma_cnt, math.sqrt(m)),
+            "count_l2_sensitivity": count_l2_sensitivity(m),
+            "count_zcdp_rho": gaussian_zcdp(sigma_cnt, count_l2_sensitivity(m)),
             "count_threshold": thr,
         }
         return self._calibration("gaussian", sigma_sel, rho_sel, **details)

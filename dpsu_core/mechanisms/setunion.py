@@ -15,7 +15,10 @@ import numba
 import numpy as np
 
 from ..corpus.model import Corpus
+from ..privacy.norms import DESCENT_BUDGET
 from ..privacy.thresholds import (
+    count_l2_sensitivity,
+    cutoff,
     gaussian_scale,
     laplace_scale,
     rho_count_gaussian,
@@ -44,7 +47,7 @@ def _l1_step(h, items, sel, n, gamma, gaps):
         return
     g_sorted = gaps[:m]
     g_sorted.sort()
-    budget = 1.0
+    budget = DESCENT_BUDGET
     raised = 0.0  # how far every still-rising item has risen
     k = m
     for j in range(m):
@@ -74,7 +77,7 @@ def _l2_step(h, items, sel, n, gamma):
             z2 += g * g
     if z2 == 0.0:
         return
-    z = math.sqrt(z2)
+    z = math.sqrt(z2) / DESCENT_BUDGET
     for j in range(n):
         u = items[sel[j]]
         g = gamma - h[u]
@@ -194,9 +197,8 @@ class CountLaplace(_CountPolicy):
 
     def calibrate(self):
         m = self.params["max_items"]
-        return self._calibration(
-            "laplace", m / self.epsilon, rho_count_laplace(self.epsilon, self.delta, m), l1_sensitivity=m
-        )
+        scale = laplace_scale(self.epsilon, m)
+        return self._calibration("laplace", scale, rho_count_laplace(self.epsilon, self.delta, m), l1_sensitivity=m)
 
 
 @register
@@ -208,9 +210,9 @@ class CountGaussian(_CountPolicy):
         m = self.params["max_items"]
         return self._calibration(
             "gaussian",
-            math.sqrt(m) * gaussian_scale(self.epsilon, self.delta),
+            gaussian_scale(self.epsilon, self.delta, count_l2_sensitivity(m)),
             rho_count_gaussian(self.epsilon, self.delta, m),
-            l2_sensitivity=math.sqrt(m),
+            l2_sensitivity=count_l2_sensitivity(m),
         )
 
 
@@ -253,7 +255,7 @@ class PolicyLaplace(_DescentPolicy):
     def calibrate(self):
         scale = laplace_scale(self.epsilon)
         rho = rho_weighted_laplace(self.epsilon, self.delta, self.params["max_items"])
-        return self._calibration("laplace", scale, rho, rho + self.params["alpha"] * scale, l1_sensitivity=1.0)
+        return self._calibration("laplace", scale, rho, cutoff(rho, self.params["alpha"], scale), l1_sensitivity=1.0)
 
 
 @register
@@ -265,4 +267,4 @@ class PolicyGaussian(_DescentPolicy):
     def calibrate(self):
         scale = gaussian_scale(self.epsilon, self.delta)
         rho = rho_weighted_gaussian(self.epsilon, self.delta, self.params["max_items"])
-        return self._calibration("gaussian", scale, rho, rho + self.params["alpha"] * scale, l2_sensitivity=1.0)
+        return self._calibration("gaussian", scale, rho, cutoff(rho, self.params["alpha"], scale), l2_sensitivity=1.0)

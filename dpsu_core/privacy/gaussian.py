@@ -1,18 +1,26 @@
-"""The analytic Gaussian mechanism (Balle & Wang 2018), evaluated in log space."""
+"""The analytic Gaussian mechanism (Balle & Wang 2018): a fast float search, then an exact check.
+
+The float search works in log space (``log_ndtr``) and lands within a few ulp of the root. Floating
+point alone cannot say on which side of the root it landed, so ``analytic_gaussian_sigma`` then
+evaluates delta(sigma) with mpmath at 60 significant digits and raises sigma (by 1 ulp, 2 ulp, 4 ulp,
+...) until that exact evaluation is <= the target delta. The returned sigma therefore satisfies the
+privacy constraint in exact arithmetic, not just in floating point.
+"""
 
 from __future__ import annotations
 
+import functools
 import math
-
-import numpy as np
 
 from .validate import check_delta, check_epsilon
 
+MP_DIGITS = 60  # precision of the exact check (the two terms of delta(sigma) cancel to at most ~20 digits)
+
 
 def _log_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
-    from scipy.special import log_ndtr  # scipy loads on first use (start-up time)
+    """log of  Phi(s/(2 sigma) - eps sigma/s) - e^eps Phi(-s/(2 sigma) - eps sigma/s), in floats."""
+    from scipy.special import log_ndtr
 
-    """log of  Phi(s/(2 sigma) - eps sigma/s) - e^eps Phi(-s/(2 sigma) - eps sigma/s)."""
     a = sensitivity / (2.0 * sigma) - epsilon * sigma / sensitivity
     b = -sensitivity / (2.0 * sigma) - epsilon * sigma / sensitivity
     la = float(log_ndtr(a))
@@ -22,23 +30,57 @@ def _log_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
     return la + math.log1p(-math.exp(lb - la))
 
 
+def gaussian_delta_exact(sigma: float, epsilon: float, sensitivity: float = 1.0):
+    """delta(sigma) of the Gaussian mechanism at epsilon, evaluated with mpmath at 60 digits (an ``mpf``).
+
+    ``sigma``, ``epsilon`` and ``sensitivity`` are taken as the exact values of the floats given.
+    """
+    import mpmath as mp
+
+    with mp.workdps(MP_DIGITS):
+        r = mp.mpf(sigma) / mp.mpf(sensitivity)
+        e = mp.mpf(epsilon)
+        half = 1 / (2 * r)
+        return +(mp.ncdf(half - e * r) - mp.exp(e) * mp.ncdf(-half - e * r))
+
+
 def gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
-    """Exact delta of the Gaussian mechanism with noise sigma at epsilon (tight, Balle & Wang Thm 8)."""
+    """Exact delta of the Gaussian mechanism with noise sigma at epsilon (tight, Balle & Wang Thm 8), as a float."""
     if sigma <= 0:
         raise ValueError("sigma must be > 0")
     return math.exp(_log_delta(sigma, epsilon, sensitivity))
 
 
-def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
-    """Smallest sigma for which the Gaussian mechanism with this l2-sensitivity is (epsilon, delta)-DP.
+def raise_until(x: float, ok) -> float:
+    """The first of x, x + 1 ulp, x + 2 ulp, x + 4 ulp, ... (doubling steps) for which ``ok`` holds."""
+    if ok(x):
+        return x
+    step = math.ulp(x)
+    while True:
+        y = x + step
+        if ok(y):
+            return y
+        step *= 2.0
 
-    The privacy profile delta(sigma) is strictly decreasing in sigma, so a bracketing
-    root finder on log delta(sigma) - log(delta) finds the unique crossing.
-    """
-    from scipy.optimize import brentq  # scipy loads on first use (start-up time)
 
-    epsilon = check_epsilon(epsilon)
-    delta = check_delta(delta)
+def lower_until(x: float, ok) -> float:
+    """The first of x, x - 1 ulp, x - 2 ulp, x - 4 ulp, ... (x > 0, never below x/2 steps) for which ``ok`` holds."""
+    if ok(x):
+        return x
+    step = math.ulp(x)
+    while True:
+        y = x - step
+        if y <= 0.0:
+            raise ArithmeticError("no positive value satisfies the constraint")
+        if ok(y):
+            return y
+        step *= 2.0
+
+
+def _float_sigma_unit(epsilon: float, delta: float) -> float:
+    """The float root of log delta(sigma) = log(delta) for l2-sensitivity 1 (bracketing root finder)."""
+    from scipy.optimize import brentq
+
     target = math.log(delta)
 
     def f(log_sigma: float) -> float:
@@ -52,9 +94,35 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
         lo -= 5.0
     while f(hi) > 0:
         hi += 2.0
-    log_sigma = brentq(f, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=500)
-    # brentq may stop a hair on the unsafe side of the root: step up until the constraint holds exactly.
-    sigma = math.exp(log_sigma)
-    while _log_delta(sigma, epsilon, 1.0) > target:
-        sigma = math.nextafter(sigma, math.inf)
-    return sigma * sensitivity
+    log_sigma = brentq(f, lo, hi, xtol=1e-15, rtol=4 * 2.0**-52, maxiter=500)
+    return math.exp(log_sigma)
+
+
+@functools.lru_cache(maxsize=4096)
+def _safe_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
+    import mpmath as mp
+
+    target = mp.mpf(delta)  # exact value of the float delta
+    sigma = _float_sigma_unit(epsilon, delta) * sensitivity
+    return raise_until(sigma, lambda s: gaussian_delta_exact(s, epsilon, sensitivity) <= target)
+
+
+def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
+    """Smallest float sigma (up to a few ulp) for which the Gaussian mechanism with this l2-sensitivity is
+    (epsilon, delta)-DP, where delta(sigma) <= delta is checked in exact arithmetic (mpmath, 60 digits).
+
+    ``sensitivity`` is taken as the exact value of the float given: pass an upper bound (``sqrt_up``).
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    if not (math.isfinite(sensitivity) and sensitivity > 0):
+        raise ValueError("sensitivity must be a finite number > 0")
+    return _safe_sigma(epsilon, delta, float(sensitivity))
+
+
+def sqrt_up(m: int) -> float:
+    """A float >= sqrt(m) exactly (math.sqrt is correctly rounded; one ulp up when it rounded down)."""
+    from fractions import Fraction
+
+    r = math.sqrt(m)
+    return r if Fraction(r) ** 2 >= m else math.nextafter(r, math.inf)

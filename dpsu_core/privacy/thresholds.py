@@ -1,7 +1,20 @@
-"""Noise scales and thresholds rho of the set-union mechanisms (spec section 2).
+"""Noise scales and thresholds rho of the set-union mechanisms (spec section 2), rounded toward safety.
 
-Each function is the closed form of the paper it cites; tests check them against
-the spec's reference values and against dp-accounting.
+Each function is the closed form of the paper it cites; tests check them against the spec's reference
+values, against dp-accounting, and in exact arithmetic (mpmath) over a grid of (epsilon, delta).
+
+Rounding (every value errs on the private side):
+* noise scales: Laplace ``nextafter(sensitivity/epsilon, inf)`` (one correctly rounded division, then
+  one ulp up, is >= the exact quotient); Gaussian sigma checked exactly (``gaussian.analytic_gaussian_sigma``);
+  the count l2-sensitivity sqrt(Delta0) is rounded up (``sqrt_up``).
+* thresholds rho: computed in floats, then raised by the relative margin ``RHO_MARGIN`` and one ulp.
+  Each rho is a max over t of a few correctly rounded or faithfully rounded operations (log1p, expm1,
+  log, ndtri, one product, one sum): their float error is below 100 ulp of the result (relative
+  < 3e-14), and every rho is >= ln(5)/epsilon (Laplace) or >= 1.6 sigma (Gaussian) for delta <= 0.1,
+  so the margin 1e-12 covers it with room to spare. Each rho is also computed with the *rounded* noise
+  scale, so a larger scale cannot make the threshold event likelier than its share of delta.
+* cutoffs Gamma = rho + alpha * scale: rounded up (``cutoff``).
+* the max over t = 1..Delta0 runs in fixed-size blocks: O(1) memory for any Delta0.
 """
 
 from __future__ import annotations
@@ -10,8 +23,16 @@ import math
 
 import numpy as np
 
-from .gaussian import analytic_gaussian_sigma
-from .validate import check_delta, check_epsilon, check_max_items
+from .gaussian import analytic_gaussian_sigma, sqrt_up
+from .validate import check_alpha, check_delta, check_epsilon, check_max_items
+
+RHO_MARGIN = 1e-12  # relative; see the module docstring
+_BLOCK = 1 << 14  # t values evaluated at once in the max over t
+
+
+def round_up(x: float, rel: float = RHO_MARGIN) -> float:
+    """x raised by the relative margin ``rel`` and one more ulp (x > 0)."""
+    return math.nextafter(x * (1.0 + rel), math.inf)
 
 
 def _one_minus_root(delta: float, t: np.ndarray | float) -> np.ndarray:
@@ -21,39 +42,59 @@ def _one_minus_root(delta: float, t: np.ndarray | float) -> np.ndarray:
 
 def _upper_quantile_of_root(q: float, t: np.ndarray | float) -> np.ndarray:
     """Phi^-1((1 - q)^(1/t)) = -Phi^-1(1 - (1-q)^(1/t)), accurate when q is tiny."""
-    from scipy.special import ndtri  # scipy loads on first use (start-up time)
+    from scipy.special import ndtri
 
     return -ndtri(_one_minus_root(q, t))
 
 
-def laplace_scale(epsilon: float) -> float:
-    """lambda = 1/epsilon: every Laplace-family policy has l1-sensitivity 1."""
-    return 1.0 / check_epsilon(epsilon)
+def _max_over_t(f, max_items: int) -> float:
+    """max_{t = 1..max_items} f(t) for a vectorised f, in blocks of at most ``_BLOCK`` values of t."""
+    best = -math.inf
+    for start in range(1, max_items + 1, _BLOCK):
+        t = np.arange(start, min(start + _BLOCK, max_items + 1), dtype=np.float64)
+        best = max(best, float(np.max(f(t))))
+    return best
 
 
-def gaussian_scale(epsilon: float, delta: float) -> float:
-    """sigma for l2-sensitivity 1, spending delta/2 (the other half goes to the threshold)."""
-    return analytic_gaussian_sigma(epsilon, check_delta(delta) / 2.0, 1.0)
+def laplace_scale(epsilon: float, sensitivity: float = 1.0) -> float:
+    """lambda = sensitivity/epsilon rounded up: every Laplace-family policy has l1-sensitivity 1 (Count: Delta0)."""
+    return math.nextafter(float(sensitivity) / check_epsilon(epsilon), math.inf)
+
+
+def gaussian_scale(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
+    """sigma for this l2-sensitivity, spending delta/2 (the other half goes to the threshold)."""
+    return analytic_gaussian_sigma(epsilon, check_delta(delta) / 2.0, sensitivity)
+
+
+def count_l2_sensitivity(max_items: int) -> float:
+    """sqrt(Delta0) rounded up: the l2-sensitivity of the Count policy."""
+    return sqrt_up(check_max_items(max_items))
+
+
+def cutoff(rho: float, alpha: float, scale: float) -> float:
+    """Gamma = rho + alpha * scale, rounded up."""
+    return math.nextafter(rho + check_alpha(alpha) * scale, math.inf)
 
 
 def rho_count_laplace(epsilon: float, delta: float, max_items: int) -> float:
-    """Gopi et al. Thm: rho = 1 + (Delta0/eps) ln(1 / (2 (1 - (1-delta)^(1/Delta0))))."""
-    e, d, m = check_epsilon(epsilon), check_delta(delta), check_max_items(max_items)
-    return float(1.0 + (m / e) * np.log(1.0 / (2.0 * _one_minus_root(d, np.float64(m)))))
+    """Gopi et al. Thm: rho = 1 + lambda ln(1 / (2 (1 - (1-delta)^(1/Delta0)))), lambda = Delta0/eps (rounded up)."""
+    d, m = check_delta(delta), check_max_items(max_items)
+    lam = laplace_scale(epsilon, m)
+    return round_up(float(1.0 + lam * np.log(1.0 / (2.0 * _one_minus_root(d, np.float64(m))))))
 
 
 def rho_weighted_laplace(epsilon: float, delta: float, max_items: int) -> float:
-    """rho = max_{1<=t<=Delta0} [1/t + (1/eps) ln(1 / (2 (1 - (1-delta)^(1/t))))] (Weighted and Policy Laplace)."""
-    e, d, m = check_epsilon(epsilon), check_delta(delta), check_max_items(max_items)
-    t = np.arange(1, m + 1, dtype=np.float64)
-    return float(np.max(1.0 / t + (1.0 / e) * np.log(1.0 / (2.0 * _one_minus_root(d, t)))))
+    """rho = max_{1<=t<=Delta0} [1/t + lambda ln(1 / (2 (1 - (1-delta)^(1/t))))] (Weighted and Policy Laplace)."""
+    d, m = check_delta(delta), check_max_items(max_items)
+    lam = laplace_scale(epsilon)
+    return round_up(_max_over_t(lambda t: 1.0 / t + lam * np.log(1.0 / (2.0 * _one_minus_root(d, t))), m))
 
 
 def rho_count_gaussian(epsilon: float, delta: float, max_items: int) -> float:
-    """rho = 1 + sigma_count Phi^-1((1 - delta/2)^(1/Delta0)), sigma_count = sqrt(Delta0) sigma."""
+    """rho = 1 + sigma_count Phi^-1((1 - delta/2)^(1/Delta0)), sigma_count = sigma for l2-sensitivity sqrt(Delta0)."""
     d, m = check_delta(delta), check_max_items(max_items)
-    sigma_count = math.sqrt(m) * gaussian_scale(epsilon, d)
-    return float(1.0 + sigma_count * _upper_quantile_of_root(d / 2.0, np.float64(m)))
+    sigma_count = gaussian_scale(epsilon, d, count_l2_sensitivity(m))
+    return round_up(float(1.0 + sigma_count * _upper_quantile_of_root(d / 2.0, np.float64(m))))
 
 
 def rho_weighted_gaussian_sigma(sigma: float, delta: float, max_items: int) -> float:
@@ -62,8 +103,7 @@ def rho_weighted_gaussian_sigma(sigma: float, delta: float, max_items: int) -> f
     Split out so DPNE can reuse it with its level-1 sigma_1.
     """
     d, m = check_delta(delta), check_max_items(max_items)
-    t = np.arange(1, m + 1, dtype=np.float64)
-    return float(np.max(1.0 / np.sqrt(t) + sigma * _upper_quantile_of_root(d / 2.0, t)))
+    return round_up(_max_over_t(lambda t: 1.0 / np.sqrt(t) + sigma * _upper_quantile_of_root(d / 2.0, t), m))
 
 
 def rho_weighted_gaussian(epsilon: float, delta: float, max_items: int) -> float:
@@ -71,23 +111,28 @@ def rho_weighted_gaussian(epsilon: float, delta: float, max_items: int) -> float
     return rho_weighted_gaussian_sigma(gaussian_scale(epsilon, delta), delta, max_items)
 
 
-def rho_greedy(epsilon: float, delta: float, max_users: int = 1) -> float:
-    """GW / GW-KT threshold, corrected: rho = ln((e^eps + N - 1) / (2 delta)) / eps, N = ``max_users``.
+def rho_greedy(epsilon: float, delta: float, max_items: int) -> float:
+    """GW / GW-KT threshold in the capped form (spec section 3a): rho = lambda ln((e^eps + Delta0 - 1) / (2 delta)).
 
-    Carvalho et al. (2022) publish rho = 1 - ln(2 delta)/eps (N = 1), from their Lemma 2: "an item
-    that only one of two neighbouring corpora can release must be added by the differing user u,
-    who reaches at most one such item". The second half holds (Gamma >= 1 exhausts u's budget on
-    the first item at weight 0), the first does not: once u fills items that later users also hold,
-    those users skip them and spend their leftover budget on their own items that had weight 0
-    without u. So T = supp H(D+u) \\ supp H(D) can hold up to one item per user, none of them u's,
-    with weights summing to at most 1 (the l1 bound, Lemma 1, still holds). A release of some item
-    of T then has probability <= sum_j (1/2) e^{-eps (rho - w_j)} <= (1/2) e^{-eps rho} (e^eps + N - 1)
-    (convexity: the sum is largest with one weight at 1 and the rest near 0), which is <= delta for
-    this rho. N must be a PUBLIC upper bound on the number of users; the mechanism refuses a corpus
-    with more users. The regression test ``test_greedy.py::test_published_rho_fails_on_cascades``
-    builds neighbouring corpora where the published rho gives more than delta.
+    lambda = 1/eps rounded up (``laplace_scale``). Each user's greedy update runs on its first Delta0
+    items in its own order and every such item is a candidate (weight 0 included). Between neighbours
+    D and D+u the candidates that only D+u has are u's own, at most Delta0 of them, touched by u alone
+    (total weight <= 1), so P[one of them is released] <= sum_j (1/2) e^{-(rho - w_j)/lambda}
+    <= (1/2) e^{-rho/lambda} (e^{1/lambda} + Delta0 - 1) <= delta (convexity: the sum is largest with
+    one weight at 1 and the others at 0; e^{1/lambda} <= e^eps). No bound on the number of users.
+    """
+    e, d, m = check_epsilon(epsilon), check_delta(delta), check_max_items(max_items)
+    lam = laplace_scale(e)
+    # ln(e^eps + Delta0 - 1) = eps + log1p((Delta0 - 1) e^-eps), stable for large eps and Delta0
+    return round_up(lam * (e + math.log1p((m - 1) * math.exp(-e)) - math.log(2.0 * d)))
+
+
+def rho_greedy_published(epsilon: float, delta: float) -> float:
+    """Carvalho et al.'s published GW threshold rho = 1 - ln(2 delta)/eps: NOT proven (spec section 3a).
+
+    Its Lemma 2 ("only the added user can lift an item from weight 0") fails under the greedy update:
+    other users' leftover budget spills onto items nobody touched without u. Shown for reference only;
+    no mechanism uses it. ``test_greedy.py`` builds neighbours where it gives more than delta.
     """
     e, d = check_epsilon(epsilon), check_delta(delta)
-    n = check_max_items(max_users, "max_users (public bound on the number of users)")
-    # ln(e^eps + N - 1) = eps + log1p((N - 1) e^-eps), stable for large eps and N
-    return (e + math.log1p((n - 1) * math.exp(-e)) - math.log(2.0 * d)) / e
+    return 1.0 - math.log(2.0 * d) / e

@@ -39,13 +39,12 @@ def test_spec_reference_values_eps3_delta_e10():
     assert df.loc["count-laplace", "rho"] == pytest.approx(464.73, abs=1e-2)
     assert df.loc["count-gaussian", "scale"] == pytest.approx(13.3279, abs=1e-4)
     assert df.loc["count-gaussian", "rho"] == pytest.approx(68.237, abs=1e-3)
-    # GW/GW-KT: the spec's 4.1023 is the published rho, i.e. the corrected rho at max_users N = 1
-    df1 = thresholds_vs_epsilon([3.0], DELTA_REF, 100, 5.0, max_users=1).set_index("mechanism")
-    dfn = thresholds_vs_epsilon([3.0], DELTA_REF, 100, 5.0, max_users=10**6).set_index("mechanism")
+    # GW/GW-KT in the capped form: 4.6956 at Delta0 = 100, 4.4001 at Delta0 = 30 (spec section 2)
+    df30 = thresholds_vs_epsilon([3.0], DELTA_REF, 30, 5.0).set_index("mechanism")
     for greedy in ("gw", "gw-kt"):
-        assert df1.loc[greedy, "rho"] == pytest.approx(4.1023, abs=1e-4)
-        assert dfn.loc[greedy, "rho"] == pytest.approx(math.log((math.exp(3) + 10**6 - 1) / (2 * DELTA_REF)) / 3)
-        assert df.loc[greedy, "rho"] == dfn.loc[greedy, "rho"]  # 10^6 is the default bound
+        assert df.loc[greedy, "rho"] == pytest.approx(4.6956, abs=1e-4)
+        assert df30.loc[greedy, "rho"] == pytest.approx(4.4001, abs=1e-4)
+        assert df.loc[greedy, "rho"] == pytest.approx(math.log((math.exp(3) + 100 - 1) / (2 * DELTA_REF)) / 3)
 
 
 def test_published_gw_reference_rows():
@@ -57,6 +56,9 @@ def test_published_gw_reference_rows():
     assert "gw-published" not in mechanisms()  # a reference line, never a mechanism
     dm = thresholds_vs_max_items([1, 100], 3.0, DELTA_REF, 5.0, include_published_gw=True)
     assert (dm[dm["mechanism"] == PUBLISHED_GW]["rho"] == pub.loc[3.0, "rho"]).all()
+    # the capped GW threshold grows with Delta0 and equals the published one at Delta0 = 1
+    gw = dm[dm["mechanism"] == "gw"].set_index("max_items")["rho"]
+    assert gw.loc[1] == pytest.approx(pub.loc[3.0, "rho"]) and gw.loc[100] > gw.loc[1]
     assert PUBLISHED_GW not in set(thresholds_vs_epsilon([3.0], DELTA_REF, 100, 5.0)["mechanism"])
 
 

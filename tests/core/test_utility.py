@@ -71,7 +71,7 @@ MC_CASES = [
     ("policy-laplace", {"max_items": 3, "alpha": 3.0}, 3),
     ("weighted-laplace", {"max_items": 2}, 5),  # m > Delta0: each holder keeps the item with probability 2/5
     ("count-gaussian", {"max_items": 2}, 2),
-    ("gw", {"alpha": 3.0, "max_users": 1000}, 3),
+    ("gw", {"alpha": 3.0, "max_items": 3}, 3),
 ]
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from pages._format import mechanism_labels
+from tests.column_fixtures import index_first
 from tests.e2e.corpus_files import (
     CANARY,
     COMMON,
@@ -372,24 +373,20 @@ def test_hostile_uploads_show_an_error_and_keep_the_corpus(browser, app_url, scr
         assert BINARY_NAME in errs[0]  # the name is shown literally
         assert_no_html_injection(page, dialogs)
         shot(page, screenshots, "upload_error")
-        page.get_by_role("button", name="Load corpus").click()
-        wait_idle(page)
-        assert_no_traceback(page)
-        assert any("Upload a readable file first" in e for e in errors(page)), errors(page)
+        expect(page.get_by_role("button", name="Load corpus")).to_be_disabled()  # nothing readable to load
         assert corpus_in_use(page) == GOOD_NAME
         assert as_int(metric(page, "Users")) == N_USERS
 
-        # A CSV without a user column: the only column is offered for both roles and loading must refuse it.
+        # A CSV without a user column: nothing is picked by position, the page asks and loads nothing.
         upload(page, "no_user_column.csv", one_column_csv())
         assert_no_traceback(page)
         assert errors(page) == []
-        assert "body" in selectbox_value(page, "User id column")
-        page.get_by_role("button", name="Load corpus").click()
-        wait_idle(page)
-        assert_no_traceback(page)
-        errs = errors(page)
-        assert len(errs) == 1 and "previous corpus stays" in errs[0], errs
-        assert "column" in errs[0]
+        assert selectbox_value(page, "User id column") == ""
+        assert "body" in selectbox_value(page, "Text column")
+        ask = page.locator('[data-testid="stAlertContentInfo"]').filter(has_text="cannot tell which column")
+        expect(ask).to_have_count(1)
+        assert "'Each row is its own user'" in ask.inner_text()
+        expect(page.get_by_role("button", name="Load corpus")).to_be_disabled()
         assert corpus_in_use(page) == GOOD_NAME
         assert as_int(metric(page, "Users")) == N_USERS
         assert sidebar_corpus(page) == f"{GOOD_NAME}\n{N_USERS} users"
@@ -417,5 +414,41 @@ def test_deep_link_on_a_fresh_server_shows_the_whole_app(browser, fresh_app_url,
         assert as_int(metric(page, "Items released")) > 0
         assert_no_traceback(page)
         shot(page, screenshots, "deep_link_release")
+    finally:
+        ctx.close()
+
+
+def test_index_column_file_picks_author_id_and_warns_on_a_unique_column(browser, app_url, screenshots):
+    """The customer-support layout (pandas' unnamed index column first, author_id later): the user column is
+    the named one, and choosing a column with a different value on every row shows the warning."""
+    ctx, page, dialogs = new_page(browser, app_url)
+    try:
+        page.get_by_text("Upload a file", exact=True).click()
+        wait_idle(page)
+        upload(page, "index_first.csv", index_first())
+        assert_no_traceback(page)
+        assert errors(page) == []
+        assert selectbox_value(page, "User id column") == "author_id"
+        assert selectbox_value(page, "Text column") == "text"
+        warn = page.locator('[data-testid="stAlertContentWarning"]').filter(has_text="each row will be a user")
+        expect(warn).to_have_count(0)
+        page.get_by_role("combobox", name="User id column", exact=True).click()
+        page.get_by_role("option", name="(unnamed column 0)", exact=True).click()
+        wait_idle(page)
+        expect(warn).to_have_count(1, timeout=RUN_TIMEOUT_MS)
+        assert "is that the privacy unit you mean?" in warn.inner_text()
+        expect(
+            page.locator('[data-testid="stAlertContentWarning"]').filter(has_text="looks like a row index")
+        ).to_have_count(1)
+        shot(page, screenshots, "unique_user_column_warning")
+        page.get_by_role("combobox", name="User id column", exact=True).click()
+        page.get_by_role("option", name="author_id", exact=True).click()
+        wait_idle(page)
+        expect(warn).to_have_count(0, timeout=RUN_TIMEOUT_MS)
+        page.get_by_role("button", name="Load corpus").click()
+        wait_idle(page)
+        page.get_by_text("Corpus loaded.", exact=True).wait_for(timeout=RUN_TIMEOUT_MS)
+        assert as_int(metric(page, "Users")) == 30
+        assert_no_html_injection(page, dialogs)
     finally:
         ctx.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -44,3 +45,48 @@ def test_restrict_to_with_trailing_empty_rows():
     c = _corpus([[0, 1], [1], [], []], 2)
     r = c.restrict_to(np.array([False, True]))
     assert r.indptr.tolist() == [0, 1, 2, 2, 2] and r.items.tolist() == [1, 1]
+
+
+# --------------------------------------------------------------------------- row validation (issue 8, item 4)
+def test_a_row_with_a_repeated_item_is_refused_with_the_row_and_the_fix():
+    from dpsu_core.corpus.model import CorpusRowError
+    from dpsu_core.errors import InputError
+
+    _corpus([[0, 1], [2, 0, 1]], 3)  # distinct but not sorted: accepted
+    for rows, bad in [([[0, 1], [1, 1]], 1), ([[0, 2, 1, 2]], 0), ([[1], [0, 2], [2, 0, 3, 0]], 2)]:
+        with pytest.raises(CorpusRowError, match=f"user row {bad} .*DISTINCT") as info:
+            _corpus(rows, 4)
+        assert isinstance(info.value, InputError)
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (dict(items=np.array([0, 5], dtype=np.int32)), "vocabulary ids"),
+        (dict(counts=np.array([1, 0], dtype=np.int32)), "counts must be >= 1"),
+        (dict(counts=np.array([1], dtype=np.int32)), "one entry per item"),
+        (dict(indptr=np.array([0, 1], dtype=np.int64)), "end at len"),
+        (dict(indptr=np.array([0, 2, 1, 2], dtype=np.int64)), "non-decreasing"),
+    ],
+)
+def test_other_broken_csr_contracts_are_typed_errors(change, match):
+    from dataclasses import replace
+
+    from dpsu_core.corpus.model import CorpusRowError
+
+    good = _corpus([[0, 1]], 3)
+    with pytest.raises(CorpusRowError, match=match):
+        replace(good, **change)
+
+
+@settings(max_examples=100, deadline=None)
+@given(rows=st.lists(st.lists(st.integers(0, 5), max_size=6), max_size=8))
+def test_validation_accepts_exactly_the_rows_without_repeats(rows):
+    from dpsu_core.corpus.model import CorpusRowError
+
+    distinct = all(len(set(r)) == len(r) for r in rows)
+    if distinct:
+        _corpus(rows, 6)
+    else:
+        with pytest.raises(CorpusRowError, match="more than once"):
+            _corpus(rows, 6)

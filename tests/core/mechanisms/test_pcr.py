@@ -1,6 +1,7 @@
 """PCR (Rogers 2024) and the bounded-counts baseline: budget accounting, the Gumbel step, counts."""
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -215,7 +216,8 @@ def test_pcr_runs_the_filter_on_the_zcdp_budget(monkeypatch):
     assert zcdp_to_dp_epsilon(kw["rho"], delta / 2) == pytest.approx(eps, rel=1e-12)
     assert kw["rho"] == rel.calibration.details["rho_zcdp"]
     assert kw["delta"] == rel.calibration.details["delta_zcdp"]
-    assert (kw["eps_star"], kw["delta_star"], kw["kbar"], kw["rel_error"]) == (0.05, 1e-11, 10_000, 0.1)
+    assert (kw["eps_star"], kw["kbar"], kw["rel_error"]) == (0.05, 10_000, 0.1)
+    assert kw["delta_star"] == rel.calibration.details["delta_star"]  # derived from delta by default
 
 
 def test_pcr_stops_when_delta_binds():
@@ -233,6 +235,27 @@ def test_pcr_stops_when_delta_binds():
         # rho did not bind: the next step's worst case still fits
         eps_next = lg.eps[-1] * (1.0 if lg.position[-1] >= 0 else math.sqrt(2.0))
         assert lg.rho_spent + eps_next**2 / 4 < d["rho_zcdp"]
+
+
+def test_derived_delta_star_lets_rho_stop_the_filter_where_the_papers_default_stops_at_5_steps():
+    # delta = 1e-10: the paper's delta_* = 1e-11 allows delta_z / delta_* = 5 Gumbel steps, so at most 5
+    # items; derived, delta never binds and the zCDP budget decides.
+    corpus = _easy_corpus()
+    paper = get_mechanism("pcr", epsilon=1.0, delta=1e-10, delta_star=1e-11, eps_star=0.005)
+    derived = get_mechanism("pcr", epsilon=1.0, delta=1e-10, eps_star=0.005)
+    d = derived.calibrate().details
+    assert paper.calibrate().details["max_gumbel_steps"] == 5 and d["max_gumbel_steps"] > 5
+    assert "derived" in d["delta_star_rule"] and paper.calibrate().details["delta_star_rule"] == "given"
+    for seed in range(3):
+        lg_p = paper.release(corpus, seed=seed).diagnostics.extra["ledger"]
+        lg_d = derived.release(corpus, seed=seed).diagnostics.extra["ledger"]
+        assert lg_p.n_steps <= 5
+        assert lg_d.delta_spent <= d["delta_zcdp"] and lg_d.rho_spent <= d["rho_zcdp"]
+        if lg_d.stop_reason == "budget":  # stopped by rho, not by delta: one more step would overspend rho
+            eps_next = lg_d.eps[-1] * (1.0 if lg_d.position[-1] >= 0 else math.sqrt(2.0))
+            assert lg_d.rho_spent + eps_next**2 / 4 > d["rho_zcdp"] * (1 - 1e-9)
+            assert lg_d.delta_spent + d["delta_star"] <= d["delta_zcdp"] * (1 + 1e-12)
+        assert lg_d.n_steps > lg_p.n_steps
 
 
 def test_pcr_error_scales_with_reported_std():
@@ -257,10 +280,17 @@ def test_pcr_calibration_shows_budget_split():
     d = cal.details
     assert d["delta_zcdp"] + d["delta_conversion"] == pytest.approx(1e-6)
     assert zcdp_to_dp_epsilon(d["rho_zcdp"], d["delta_conversion"]) == pytest.approx(1.0, rel=1e-12)
-    assert d["max_gumbel_steps"] == 50_000  # 5e-7 / 1e-11
-    assert d["first_threshold"] == pytest.approx(1 + math.log(1e4 / 1e-11) / 0.0005)
-    assert d["first_count_sigma"] == pytest.approx(pcr_count_sigma(0.0005, 10_000, 1e-11, 0.1))
-    assert cal.params == {"kbar": 10_000, "rel_error": 0.1, "eps_star": 0.0005, "delta_star": 1e-11}
+    # delta_* derived: delta_zcdp / (largest number of steps rho_zcdp allows) = delta_zcdp / (8 rho/eps*^2 - 1)
+    steps = math.floor(8 * d["rho_zcdp"] / 0.0005**2) - 1
+    assert d["max_gumbel_steps"] == steps
+    assert d["delta_star"] == pytest.approx(d["delta_zcdp"] / steps, rel=1e-12)
+    assert Fraction(d["delta_star"]) * steps <= Fraction(d["delta_zcdp"])  # exactly
+    ds = d["delta_star"]
+    assert d["first_threshold"] == pytest.approx(1 + math.log(1e4 / ds) / 0.0005)
+    # the Gumbel scale and the count noise std under their own names
+    assert d["gumbel_scale"] == cal.scale == pytest.approx(1 / 0.0005)
+    assert d["count_noise_std_first"] == pytest.approx(pcr_count_sigma(0.0005, 10_000, ds, 0.1))
+    assert cal.params == {"kbar": 10_000, "rel_error": 0.1, "eps_star": 0.0005, "delta_star": 0.0}
     assert "zCDP" in cal.guarantee
     cal.as_dict()  # JSON-able
 

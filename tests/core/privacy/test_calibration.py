@@ -8,6 +8,7 @@ import json
 import math
 
 import dp_accounting
+import mpmath
 import numpy as np
 import pytest
 from scipy.stats import norm
@@ -17,16 +18,17 @@ from dpsu_core.mechanisms.registry import get_mechanism, mechanisms
 from dpsu_core.privacy import (
     analytic_gaussian_sigma,
     gaussian_delta,
+    gaussian_delta_exact,
     gaussian_scale,
     laplace_scale,
     rho_count_gaussian,
     rho_count_laplace,
     rho_greedy,
+    rho_greedy_published,
     rho_weighted_gaussian,
     rho_weighted_gaussian_sigma,
     rho_weighted_laplace,
 )
-from dpsu_core.privacy.gaussian import _log_delta
 
 EPS, DELTA = 3.0, math.exp(-10)
 SET_UNION = [
@@ -63,7 +65,9 @@ def test_scale_and_count_reference_values():
     assert rho_count_laplace(EPS, DELTA, 100) == pytest.approx(464.73, abs=1e-2)
     assert math.sqrt(100) * gaussian_scale(EPS, DELTA) == pytest.approx(13.3279, abs=1e-4)
     assert rho_count_gaussian(EPS, DELTA, 100) == pytest.approx(68.237, abs=1e-3)
-    assert rho_greedy(EPS, DELTA) == pytest.approx(4.1023, abs=1e-4)
+    assert rho_greedy_published(EPS, DELTA) == pytest.approx(4.1023, abs=1e-4)
+    assert rho_greedy(EPS, DELTA, 100) == pytest.approx(4.6956, abs=1e-4)  # capped GW (spec section 3a)
+    assert rho_greedy(EPS, DELTA, 30) == pytest.approx(4.4001, abs=1e-4)
 
 
 @pytest.mark.parametrize(
@@ -94,9 +98,9 @@ def test_analytic_sigma_matches_dp_accounting(eps, delta):
     ours = analytic_gaussian_sigma(eps, delta)
     ref = dp_accounting.get_sigma_gaussian(eps, delta)
     assert ours == pytest.approx(ref, rel=1e-9, abs=0)
-    # it is on the safe side of the root exactly (evaluated in log space, as the search is) ...
-    assert _log_delta(ours, eps) <= math.log(delta)
-    assert gaussian_delta(ours, eps) <= delta * (1 + 1e-14)  # the public function, up to exp's rounding
+    # it is on the safe side of the root in exact arithmetic (mpmath at 60 digits; the float log-space
+    # evaluation itself is off by up to ~2e-12 relative, on either side) ...
+    assert gaussian_delta_exact(ours, eps) <= mpmath.mpf(delta)
     # ... and it is the SMALLEST such sigma: 1e-9 less noise breaks it
     assert gaussian_delta(ours * (1 - 1e-9), eps) > delta
 
@@ -193,7 +197,9 @@ def test_thresholds_stable_at_tiny_delta():
         g = rho_weighted_gaussian(1.0, 1e-20, m)
         assert math.isfinite(g) and g > rho_weighted_gaussian(1.0, 1e-10, m)
     # t = 1 closed form with log1p: rho = 1 + ln(1/(2 delta)) / eps up to O(delta)
-    assert rho_weighted_laplace(1.0, 1e-20, 1) == pytest.approx(1 + math.log(1 / 2e-20), rel=1e-12)
+    # (rho is rounded up by the relative margin RHO_MARGIN = 1e-12)
+    assert rho_weighted_laplace(1.0, 1e-20, 1) == pytest.approx(1 + math.log(1 / 2e-20), rel=3e-12)
+    assert rho_weighted_laplace(1.0, 1e-20, 1) > 1 + math.log(1 / 2e-20)
 
 
 # --------------------------------------------------------------------------- validation
@@ -260,7 +266,8 @@ def test_valid_edge_parameters_accepted():
         (rho_count_laplace, (1.0, 1e-6, 0)),
         (rho_count_gaussian, (1.0, 2.0, 10)),
         (analytic_gaussian_sigma, (-1.0, 1e-6)),
-        (rho_greedy, (1.0, 1.0)),
+        (rho_greedy, (1.0, 1.0, 10)),
+        (rho_greedy, (1.0, 1e-6, 0)),
     ],
 )
 def test_privacy_functions_validate_too(fn, args):

@@ -1,0 +1,189 @@
+"""The Corpus page on the fixture files (tests/column_fixtures.py), through AppTest: the app asks when no
+column name fits, warns next to the pickers, shows the header decision and lets the user flip it, and
+keeps an upload across pages. Expected columns, header decisions, warnings and tokens per fixture."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from pages._state import STATE_KEY
+from tests.column_fixtures import FIXTURES, MAILBOXES
+
+REPO = Path(__file__).resolve().parents[2]
+APP = "../../app.py"
+PYTHON_NAMES = ("user_col", "text_col", "has_header", "row_is_user", "user_pattern", "load_corpus(", "⟦", "--")
+
+
+def _state(at: AppTest):
+    return at.session_state[STATE_KEY]
+
+
+def _upload(name: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.radio(key="corpus_source").set_value("upload")
+    at.run()
+    at.file_uploader(key="upload").upload(name, FIXTURES[name](), "text/csv")
+    at.run()
+    _ok(at)
+    return at
+
+
+def _ok(at: AppTest) -> None:
+    assert not at.exception, [e.message for e in at.exception]
+
+
+def _texts(at: AppTest) -> list[str]:
+    return [e.value for kind in (at.warning, at.info, at.error, at.caption) for e in kind]
+
+
+def _no_python_names(at: AppTest) -> None:
+    for t in _texts(at):
+        for bad in PYTHON_NAMES:
+            assert bad not in str(t), (bad, t)
+
+
+def _load(at: AppTest):
+    assert not at.button(key="load_corpus").disabled
+    before = _state(at).corpus_id
+    at.button(key="load_corpus").click()
+    at.run()
+    _ok(at)
+    assert _state(at).corpus_id == before + 1, _texts(at)
+    return _state(at).corpus
+
+
+def _vocab(corpus) -> set[str]:
+    return set(corpus.vocab[corpus.ngram_len == 1].tolist())
+
+
+def _warned(at: AppTest, text: str) -> bool:
+    return any(text in w.value for w in at.warning)
+
+
+def _column_warnings(at: AppTest) -> list[str]:
+    return [w.value for w in at.warning if "column '" in w.value]
+
+
+def test_index_column_first_picks_author_id_and_warns_on_the_index():
+    at = _upload("index_first.csv")
+    assert at.selectbox(key="user_col").value == "author_id"
+    assert at.selectbox(key="text_col").value == "text"
+    assert any("read as a header" in c.value for c in at.caption)
+    assert not _column_warnings(at)
+    at.selectbox(key="user_col").set_value("(unnamed column 0)")
+    at.run()
+    assert _warned(at, "each row will be a user: is that the privacy unit you mean?")
+    assert _warned(at, "looks like a row index") and _warned(at, "the 'User id column' picker")
+    _no_python_names(at)
+    at.selectbox(key="user_col").set_value("author_id")
+    at.run()
+    assert not _column_warnings(at)
+    corpus = _load(at)
+    assert corpus.n_users == 30 and corpus.source.user_column == "author_id"
+
+
+def test_no_user_column_asks_and_loads_nothing_until_chosen():
+    at = _upload("reviews.csv")
+    demo = _state(at).corpus
+    assert at.selectbox(key="user_col").value is None
+    assert at.selectbox(key="text_col").value == "review"
+    assert at.button(key="load_corpus").disabled
+    assert any("'Each row is its own user'" in i.value and "'review'" in i.value for i in at.info)
+    _no_python_names(at)
+    assert _state(at).corpus is demo
+    at.checkbox(key="row_is_user").check()
+    at.run()
+    corpus = _load(at)
+    assert corpus.source.row_is_user and corpus.n_users == 48
+    assert not ({"br", "amp", "quot", "mdash"} & _vocab(corpus))
+    at.radio(key="corpus_source").set_value("upload")
+    at.file_uploader(key="upload").upload("reviews.csv", FIXTURES["reviews.csv"](), "text/csv")
+    at.run()
+    at.checkbox(key="row_is_user").check()
+    at.selectbox(key="text_col").set_value("sentiment")
+    at.run()
+    assert _warned(at, "only 2 distinct values")
+
+
+def test_headerless_latin1_tweets_detected_and_flippable():
+    at = _upload("tweets_latin1.csv")
+    assert any(c.value.startswith("No header row") for c in at.caption)
+    assert any("decoded as cp1252" in c.value for c in at.caption)
+    assert at.selectbox(key="user_col").value is None and at.button(key="load_corpus").disabled
+    assert any("the file has no header row" in i.value for i in at.info)
+    _no_python_names(at)
+    at.selectbox(key="user_col").set_value("column 4")
+    at.selectbox(key="text_col").set_value("column 5")
+    at.run()
+    corpus = _load(at)
+    assert corpus.n_users == 12 and {"café", "naïve", "bientôt"} <= _vocab(corpus)
+    assert corpus.source.header.startswith("no header row")
+    at.radio(key="corpus_source").set_value("upload")
+    at.file_uploader(key="upload").upload("tweets_latin1.csv", FIXTURES["tweets_latin1.csv"](), "text/csv")
+    at.run()
+    at.button(key="flip_header").click()
+    at.run()
+    assert at.selectbox(key="has_header").value == "yes"
+    assert {"4", "user_00"} <= set(at.selectbox(key="user_col").options)  # the first tweet's cells now name columns
+
+
+def test_html_reviews_cleaned_and_switchable():
+    at = _upload("html_reviews.csv")
+    corpus = _load(at)
+    assert {"great", "stars"} <= _vocab(corpus) and not ({"br", "amp", "nbsp", "href", "p"} & _vocab(corpus))
+    at.file_uploader(key="upload").upload("html_reviews.csv", FIXTURES["html_reviews.csv"](), "text/csv")
+    at.run()
+    at.toggle(key="pp_strip_html").set_value(False)
+    at.run()
+    assert {"br", "amp"} <= _vocab(_load(at))
+
+
+def test_emails_user_from_the_path_and_headers_dropped():
+    at = _upload("emails.csv")
+    assert at.selectbox(key="user_col").value is None and at.selectbox(key="text_col").value == "message"
+    at.selectbox(key="user_col").set_value("file")
+    at.run()
+    assert _warned(at, "each row will be a user")
+    at.text_input(key="user_pattern").input("^([^/]+)/")
+    at.run()
+    assert not _column_warnings(at)
+    corpus = _load(at)
+    assert corpus.n_users == len(MAILBOXES) and corpus.source.user_pattern == "^([^/]+)/"
+    assert "forecast" in _vocab(corpus) and not ({"javamail", "enron", "charset"} & _vocab(corpus))
+    assert "first group of the pattern" in corpus.source.privacy_unit
+
+
+@pytest.mark.parametrize("strip_symbols", [True, False])
+def test_emoji_format_characters_never_in_a_token(strip_symbols):
+    at = _upload("emoji.csv")
+    at.toggle(key="pp_strip_symbols").set_value(strip_symbols)
+    at.run()
+    vocab = _vocab(_load(at))
+    assert {"love", "cooperate"} <= vocab
+    assert not any(ch in w for w in vocab for ch in "\ufe0f\u200d\u200b\u00ad\u200f")
+    assert ("\u2764" in vocab) is (not strip_symbols)
+
+
+def test_one_bad_byte_decodes_one_row():
+    at = _upload("one_bad_byte.csv")
+    assert any("1 row was not valid UTF-8" in c.value for c in at.caption)
+    corpus = _load(at)
+    assert {"café", "naïve", "résumé", "日本語"} <= _vocab(corpus) and corpus.source.encoding_fallback_rows == 1
+
+
+def test_upload_survives_a_visit_to_another_page():
+    at = _upload("index_first.csv")
+    at.switch_page(str(REPO / "pages" / "2_release.py"))
+    at.run()
+    at.switch_page(str(REPO / "pages" / "1_corpus.py"))
+    at.run()
+    _ok(at)
+    assert at.radio(key="corpus_source").value == "upload"
+    assert any("File kept from before: index_first.csv" in i.value for i in at.info)
+    assert at.selectbox(key="user_col").value == "author_id"
+    corpus = _load(at)
+    assert corpus.source.user_column == "author_id" and _state(at).pending_upload is None
