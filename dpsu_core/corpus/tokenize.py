@@ -288,7 +288,7 @@ class TokenStream:
         """All batches' tokens: ids merged into one vocabulary (worker 0's table)."""
         self._collect()
         vocab = self._vocabs[0]
-        remaps = [None] + [vocab.merge(v) if len(v) else None for v in self._vocabs[1:]]
+        remaps = {w: vocab.merge(v) for w, v in enumerate(self._vocabs) if w > 0 and len(v)}
         for w, part in self._codes:
             if w > 0 and part.size:
                 part[:] = remaps[w][part]
