@@ -114,7 +114,7 @@ def build_corpus(
     return Corpus(
         indptr=indptr,
         items=items,
-        counts=cnt.astype(np.int32),
+        counts=cnt.astype(np.int32, copy=False),  # already int32: no copy
         vocab=vocab,
         ngram_len=ngram_len,
         gram_tokens=gram_tokens,

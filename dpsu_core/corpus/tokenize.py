@@ -289,11 +289,14 @@ class TokenStream:
         self._collect()
         vocab = self._vocabs[0]
         remaps = {w: vocab.merge(v) for w, v in enumerate(self._vocabs) if w > 0 and len(v)}
-        for w, part in self._codes:
-            if w > 0 and part.size:
-                part[:] = remaps[w][part]
-        codes = np.concatenate([part for _, part in self._codes]) if self._codes else np.zeros(0, np.int32)
-        self._codes = []
+        codes = np.empty(sum(part.shape[0] for _, part in self._codes), dtype=np.int32)
+        pos = 0
+        self._codes.reverse()
+        while self._codes:  # each part is freed once copied: the ids are held about once, not twice
+            w, part = self._codes.pop()
+            codes[pos : pos + part.shape[0]] = remaps[w][part] if w > 0 and part.size else part
+            pos += part.shape[0]
+            del part
         per_post = np.concatenate(self._per_post) if self._per_post else np.zeros(0, np.int64)
         post_ptr = np.zeros(per_post.shape[0] + 1, dtype=np.int64)
         np.cumsum(per_post, out=post_ptr[1:])
