@@ -35,6 +35,7 @@ from ..corpus.model import Corpus
 from ..errors import ParameterError
 from ..privacy.thresholds import gaussian_scale, rho_weighted_gaussian_sigma
 from ..privacy.validate import check_choice, check_positive, check_positive_int
+from ..wording import opt
 from .base import Calibration, Diagnostics, Mechanism, ReleaseParts, progress_step
 from .dpsu_step import weighted_gaussian_step
 from .ngram_domain import match_rows, valid_domain
@@ -83,9 +84,9 @@ def level_threshold(sigma_k: float, eta: float, n_prev: int, n_valid: int) -> fl
 def _check_levels(corpus: Corpus, T: int, what: str) -> None:
     if corpus.max_n < T:
         raise ParameterError(
-            f"{what} needs n-grams up to length {T} but the corpus was built with max_n={corpus.max_n}; "
-            f"load the corpus with max_n >= {T} (e.g. load_corpus(..., max_n={T})) or lower max_n/only_n to "
-            f"{corpus.max_n}"
+            f"{what} needs n-grams up to length {T} but the corpus was loaded with n-grams up to length "
+            f"{corpus.max_n}; load it again with {opt('max_n')} at least {T}, or lower the mechanism's n-gram "
+            f"length to {corpus.max_n}"
         )
 
 

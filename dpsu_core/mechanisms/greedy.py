@@ -145,38 +145,66 @@ def _entry_key(j, items, counts, rank, by_count, tie):
 
 
 @numba.njit(cache=True, nogil=True)
-def _select_prefix(n, m, keys, pos, items, tie):
-    """Reorder keys[:n] / pos[:n] in place so that the first m are the m first in visiting order
-    (Hoare quickselect; the keys are keyed hashes, so the middle pivot is as good as a random one)."""
+def _kth_smallest(buf, n, k):
+    """The k-th smallest (0-based) of buf[:n], reordering buf: quickselect with a branchless Lomuto
+    partition (the keys are keyed hashes, so comparisons are unpredictable and branches would miss)."""
     lo = 0
     hi = n - 1
-    k = m - 1
     while lo < hi:
         mid = (lo + hi) // 2
-        pk = keys[mid]
-        pu = items[pos[mid]]
-        i = lo
-        j = hi
-        while i <= j:
-            while _before(keys[i], pk, items[pos[i]], pu, tie):
-                i += 1
-            while _before(pk, keys[j], pu, items[pos[j]], tie):
-                j -= 1
-            if i <= j:
-                kt = keys[i]
-                keys[i] = keys[j]
-                keys[j] = kt
-                pt = pos[i]
-                pos[i] = pos[j]
-                pos[j] = pt
-                i += 1
-                j -= 1
-        if k <= j:
-            hi = j
-        elif k >= i:
-            lo = i
+        p = buf[mid]
+        buf[mid] = buf[hi]
+        buf[hi] = p
+        store = lo
+        for i in range(lo, hi):
+            x = buf[i]
+            buf[i] = buf[store]
+            buf[store] = x
+            store += x < p
+        buf[hi] = buf[store]
+        buf[store] = p
+        if k == store:
+            return p
+        if k < store:
+            hi = store - 1
         else:
-            break
+            lo = store + 1
+    return buf[lo]
+
+
+@numba.njit(cache=True, nogil=True)
+def _select_prefix(n, m, keys, pos, items, tie, kbuf, pbuf):
+    """Move the m first of keys[:n] / pos[:n] in visiting order to the front (in row order, not sorted).
+
+    The m-th smallest 64-bit key kv splits them; entries whose key equals kv (same primary and same top
+    32 tie bits: astronomically rare) are decided by the full tie, so the selection is exact.
+    ``kbuf`` / ``pbuf`` are scratch buffers at least n long."""
+    for k in range(n):
+        kbuf[k] = keys[k]
+    kv = _kth_smallest(kbuf, n, m - 1)
+    w = 0
+    for k in range(n):  # branchless compaction of the entries below kv
+        kk = keys[k]
+        kbuf[w] = kk
+        pbuf[w] = pos[k]
+        w += kk < kv
+    e = w
+    for k in range(n):  # the entries equal to kv (usually exactly one)
+        if keys[k] == kv:
+            kbuf[e] = kv
+            pbuf[e] = pos[k]
+            e += 1
+    for i in range(w + 1, e):  # order the equal ones by the full tie (insertion sort; rare)
+        pp = pbuf[i]
+        t = tie[items[pp]]
+        j = i
+        while j > w and tie[items[pbuf[j - 1]]] > t:
+            pbuf[j] = pbuf[j - 1]
+            j -= 1
+        pbuf[j] = pp
+    for k in range(m):
+        keys[k] = kbuf[k]
+        pos[k] = pbuf[k]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -217,15 +245,15 @@ def _sort_tail(a, n, keys, pos, items, tie):
 
 
 @numba.njit(cache=True, nogil=True)
-def _user_candidates(s, e, items, counts, rank, by_count, tie, max_items, keys, pos):
+def _user_candidates(s, e, items, counts, rank, by_count, tie, max_items, keys, pos, kbuf, pbuf):
     """S_i of the user whose entries are s..e-1: the first ``max_items`` in visiting order, left in
-    keys[:m] / pos[:m] (not yet in order); returns m. Depends on the user's own data and the secret only."""
+    keys[:m] / pos[:m] (not yet in order; kbuf / pbuf are scratch); returns m. Depends on the user's own data and the secret only."""
     n = e - s
     for k in range(n):
         keys[k] = _entry_key(s + k, items, counts, rank, by_count, tie)
         pos[k] = s + k
     if n > max_items:
-        _select_prefix(n, max_items, keys, pos, items, tie)
+        _select_prefix(n, max_items, keys, pos, items, tie, kbuf, pbuf)
         return max_items
     return n
 
@@ -246,6 +274,8 @@ def _greedy_capped(indptr, items, counts, rank, by_count, order, tie, n_items, g
             longest = indptr[r + 1] - indptr[r]
     keys = np.empty(longest, dtype=np.uint64)
     pos = np.empty(longest, dtype=np.int64)
+    kbuf = np.empty(longest, dtype=np.uint64)
+    pbuf = np.empty(longest, dtype=np.int64)
     for i in range(order.shape[0]):
         r = order[i]
         s = indptr[r]
@@ -260,7 +290,7 @@ def _greedy_capped(indptr, items, counts, rank, by_count, order, tie, n_items, g
                     pos[n] = j
                     n += 1
         else:
-            m = _user_candidates(s, e, items, counts, rank, by_count, tie, max_items, keys, pos)
+            m = _user_candidates(s, e, items, counts, rank, by_count, tie, max_items, keys, pos, kbuf, pbuf)
             for k in range(m):  # keep those below Gamma, in place
                 u = items[pos[k]]
                 cand[u] = True
@@ -293,7 +323,9 @@ def _one_user_order(items, counts, rank, by_count, tie, max_items, lazy):
     n0 = items.shape[0]
     keys = np.empty(max(n0, 1), dtype=np.uint64)
     pos = np.empty(max(n0, 1), dtype=np.int64)
-    m = _user_candidates(0, n0, items, counts, rank, by_count, tie, max_items, keys, pos)
+    kbuf = np.empty(max(n0, 1), dtype=np.uint64)
+    pbuf = np.empty(max(n0, 1), dtype=np.int64)
+    m = _user_candidates(0, n0, items, counts, rank, by_count, tie, max_items, keys, pos, kbuf, pbuf)
     for k in range(min(lazy, m)):
         _select_first(k, m, keys, pos, items, tie)
     if lazy < m:

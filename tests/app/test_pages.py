@@ -236,7 +236,8 @@ def test_core_error_is_an_error_box_not_a_traceback():
     at.run()
     _ok(at)
     messages = [e.value.replace("\\", "") for e in at.error]  # error text is Markdown-escaped
-    assert any("max_n >= 3" in m for m in messages), messages
+    assert any("'Longest n-gram' at least 3" in m for m in messages), messages
+    assert not any("max_n" in m or "load_corpus" in m for m in messages), messages  # the app's words, not Python's
 
 
 def test_delta_warning_when_delta_not_well_below_one_over_n():

@@ -441,7 +441,7 @@ def test_corpus_too_short_for_T():
         DPSUEven(epsilon=1, delta=1e-6, max_n=3),
         DPSUSingle(epsilon=1, delta=1e-6, only_n=3),
     ]:
-        with pytest.raises(ParameterError, match="max_n >= 3"):
+        with pytest.raises(ParameterError, match="n-grams up to length 3.*at least 3"):
             mech.release(corpus, seed=0)
 
 
