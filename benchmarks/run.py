@@ -32,6 +32,8 @@ SECTIONS = {
     "pcr_metrics": "benchmarks.bench_pcr_metrics",
     "app": "benchmarks.bench_app",
     "kernels": "benchmarks.bench_kernels",
+    "hostile": "benchmarks.bench_hostile",
+    "sessions": "benchmarks.bench_sessions",
     "scale": "benchmarks.bench_scale",
     "scale_10m": "benchmarks.bench_scale_10m",
 }

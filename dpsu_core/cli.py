@@ -13,13 +13,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import DpsuError
+from .errors import DpsuError, InputError, ParameterError, cap_message, os_error_message
 from .wording import CLI_OPTIONS, speak
 
 if TYPE_CHECKING:
+    from .corpus.limits import ReadLimits
     from .corpus.load import LoadOptions
 
 EXIT_BAD_INPUT = 2
+MB = 1 << 20
+EXIT_INTERNAL = 3  # a bug: reported on one line too, and distinct from bad input so tests can tell them apart
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -45,7 +48,8 @@ def _add_mechanism_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("-e", "--epsilon", type=float, required=True, help="epsilon > 0")
     p.add_argument("-d", "--delta", type=float, required=True, help="0 < delta < 1, well below 1/users")
     for spec in PARAMS.values():
-        kw: dict[str, Any] = {"dest": spec.name, "default": None, "help": f"{spec.label}: {spec.help}"}
+        rng = f" (range {spec.range_text()})" if spec.range_text() else ""
+        kw: dict[str, Any] = {"dest": spec.name, "default": None, "help": f"{spec.label}: {spec.help}{rng}"}
         if spec.kind == "choice":
             kw["choices"] = list(spec.choices)
         else:
@@ -71,6 +75,7 @@ def _command_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argu
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .corpus.limits import DEFAULT_LIMITS
     from .corpus.readers import FORMATS
     from .corpus.tokenize import TOKENIZERS
 
@@ -121,10 +126,26 @@ def build_parser() -> argparse.ArgumentParser:
         help="GW-KT: a PUBLIC corpus file giving item frequencies (never the private input or a copy)",
     )
     rel.add_argument(
-        "--seed", type=int, default=None, help="fix the random seed (teaching only: NOT for real releases)"
+        "--seed",
+        type=_seed,
+        default=None,
+        help="fix the random seed, 0 to 2^128-1 (teaching only: NOT for real releases)",
     )
-    rel.add_argument("-o", "--output", required=True, help="output CSV of released items")
-    rel.add_argument("--report", default=None, help="write the release report (JSON) here")
+    rel.add_argument("-o", "--output", required=True, help="output CSV of released items (never the input)")
+    rel.add_argument("--report", default=None, help="write the release report (JSON, or Markdown for .md) here")
+    rel.add_argument(
+        "--max-file-mb",
+        type=float,
+        default=DEFAULT_LIMITS.max_file_bytes / MB,
+        help="refuse input files larger than this many MB (default %(default)g)",
+    )
+    rel.add_argument(
+        "--max-unpacked-mb",
+        type=float,
+        default=None,
+        help="a .zip/.gz input may unpack to at most this many MB (default: 20x its size, at least "
+        f"{DEFAULT_LIMITS.unpack_floor_bytes // MB} MB, at most {DEFAULT_LIMITS.unpack_max_bytes // MB} MB)",
+    )
 
     _add_mechanism_args(commands["calibrate"])
     return parser
@@ -161,10 +182,42 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid seed {text!r}: give a whole number from 0 to 2^128 - 1") from None
+    from .privacy.validate import check_seed
+
+    try:
+        return check_seed(value)  # type: ignore[return-value]
+    except ParameterError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _read_limits(args: argparse.Namespace) -> ReadLimits:
+    """The read limits from --max-file-mb and --max-unpacked-mb (an explicit cap replaces the 20x rule)."""
+    from .corpus.limits import ReadLimits
+
+    try:
+        if args.max_unpacked_mb is None:
+            return ReadLimits(max_file_bytes=int(args.max_file_mb * MB))
+        cap = int(args.max_unpacked_mb * MB)  # floor = ceiling = cap: the 20x rule no longer applies
+        return ReadLimits(max_file_bytes=int(args.max_file_mb * MB), unpack_floor_bytes=cap, unpack_max_bytes=cap)
+    except (ValueError, OverflowError, ParameterError):
+        raise ParameterError(
+            f"--max-file-mb and --max-unpacked-mb must be positive numbers of MB, got {args.max_file_mb!r} and "
+            f"{args.max_unpacked_mb!r}"
+        ) from None
+
+
 def _corpus_max_n(args: argparse.Namespace) -> int:
-    n = args.max_n or 1
-    if getattr(args, "only_n", None):
-        n = max(n, args.only_n)
+    """The longest n-gram the corpus needs: --max-n when given (validated: 0 is an error, not 'not given')."""
+    from .params import PARAMS
+
+    n = PARAMS["max_n"].check(args.max_n) if args.max_n is not None else 1
+    if getattr(args, "only_n", None) is not None:
+        n = max(n, PARAMS["only_n"].check(args.only_n))
     return n
 
 
@@ -194,7 +247,7 @@ def _load_options(args: argparse.Namespace) -> LoadOptions:
 
 def _cmd_release(args: argparse.Namespace) -> int:
     from .corpus import load_corpus
-    from .export import write_release
+    from .export import check_output_paths, write_release
     from .ledger import spent_line
     from .privacy.guidance import delta_guidance
 
@@ -209,7 +262,15 @@ def _cmd_release(args: argparse.Namespace) -> int:
             )
         public = args.public_corpus
     mech = _make_mechanism(args, public)  # validate parameters before reading a large file
-    corpus = load_corpus(args.input, _load_options(args))
+    options = _load_options(args)  # validates --max-n before anything is read
+    limits = _read_limits(args)
+    # Outputs must not overwrite an input or each other, and their folder must be writable: checked now,
+    # before the corpus is read, so a bad path costs nothing.
+    check_output_paths(
+        {"-o": args.output, "--report": args.report},
+        {"the input": args.input, "the public corpus": args.public_corpus},
+    )
+    corpus = load_corpus(args.input, options, limits=limits)
     _report_source(corpus.source, strict=args.strict)
     guidance = delta_guidance(args.delta, corpus.n_users)
     if guidance.level == "error":  # delta >= 1/n: one user's data could be published outright
@@ -260,12 +321,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         return {"release": _cmd_release, "calibrate": _cmd_calibrate, "list": _cmd_list}[args.command](args)
     except DpsuError as exc:
-        print(f"dpsu: error: {speak(str(exc), CLI_OPTIONS)}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except (OSError, MemoryError) as exc:
-        msg = f"{exc.strerror}: {exc.filename}" if isinstance(exc, OSError) and exc.filename else str(exc)
-        print(f"dpsu: error: {msg}; check the path and that the file is readable", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return _fail(speak(str(exc), CLI_OPTIONS))
+    except OSError as exc:
+        return _fail(f"{os_error_message(exc)}; check the path and that the file is readable")
+    except MemoryError:
+        return _fail(
+            "out of memory: the corpus or the parameters need more memory than this machine has; "
+            "use a smaller file, a smaller --max-n or --max-items"
+        )
+    except RecursionError:
+        return _fail(str(InputError("the input is nested too deeply to read; check the file's structure")))
+    except KeyboardInterrupt:
+        return _fail("interrupted (outputs are written whole or not at all)", 130)
+    except Exception as exc:  # a bug, not bad input: still one line, never a traceback
+        return _fail(
+            f"internal error ({type(exc).__name__}: {exc}); please report it with the command you ran",
+            EXIT_INTERNAL,
+        )
+
+
+def _fail(message: str, code: int = EXIT_BAD_INPUT) -> int:
+    print(f"dpsu: error: {cap_message(message)}", file=sys.stderr)
+    return code
 
 
 if __name__ == "__main__":  # pragma: no cover

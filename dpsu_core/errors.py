@@ -3,13 +3,63 @@
 The CLI prints ``str(error)`` on one line and exits with status 2; the app shows
 it in an error box. Nothing else in dpsu_core should raise bare exceptions for
 bad user input.
+
+Messages are capped here, in one place: a message is put on one line and cut to
+``MAX_MESSAGE_CHARS`` characters (``cap_message``), and lists in a message (zip
+members, columns) are shortened with ``shorten_list`` ("a, b, c … and 17 more"),
+so a file with 20,000 members or a 64 KB column name never yields a 200 KB line.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+MAX_MESSAGE_CHARS = 500  # a sentence of ~300 characters plus a short list (e.g. the columns, first values)
+MAX_LISTED = 8  # items of a list shown in a message before "… and N more"
+MAX_NAME_CHARS = 60  # one listed name (a column, a zip member) before it is cut with "…"
+
+
+def cap_message(message: object, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``message`` on one line (line breaks become spaces) and at most ``limit`` characters (cut with "…")."""
+    text = " ".join(str(message).split())
+    if len(text) <= limit:
+        return text
+    return text[: limit - 1].rstrip() + "…"
+
+
+def short_name(name: object, limit: int = MAX_NAME_CHARS) -> str:
+    """``repr`` of one user-supplied name, cut to ``limit`` characters."""
+    text = str(name)
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return repr(text)
+
+
+def shorten_list(items: Iterable[object], limit: int = MAX_LISTED, *, quote: bool = False, sep: str = ", ") -> str:
+    """The first ``limit`` items joined by ``sep``, then "… and N more"; "none" when empty.
+
+    Each item is cut to ``MAX_NAME_CHARS`` (and quoted with ``quote``)."""
+    shown: list[str] = []
+    n = 0
+    for item in items:
+        if n < limit:
+            if quote:
+                shown.append(short_name(item))
+            else:
+                text = str(item)
+                shown.append(text if len(text) <= MAX_NAME_CHARS else text[: MAX_NAME_CHARS - 1] + "…")
+        n += 1
+    if n == 0:
+        return "none"
+    more = f" … and {n - limit} more" if n > limit else ""
+    return sep.join(shown) + more
+
 
 class DpsuError(ValueError):
-    """Base class of every error caused by the user's input or parameters."""
+    """Base class of every error caused by the user's input or parameters. The message is capped (``cap_message``)."""
+
+    def __init__(self, message: object = "") -> None:
+        super().__init__(cap_message(message))
 
 
 class ParameterError(DpsuError):
@@ -30,3 +80,17 @@ class ColumnError(InputError):
 
 class EncodingError(InputError):
     """The file is binary or cannot be decoded as text."""
+
+
+class ResourceLimitError(InputError):
+    """Reading the input would pass a size limit (file size, decompressed size, nesting depth)."""
+
+
+class OutputError(ParameterError):
+    """An output path is unsafe (it would overwrite an input) or cannot be written."""
+
+
+def os_error_message(exc: OSError) -> str:
+    """One line for an OSError raised while reading or writing a user's file."""
+    what = exc.strerror or type(exc).__name__
+    return f"{what}: {exc.filename}" if exc.filename else f"{what} ({exc})"

@@ -26,8 +26,14 @@ class ParamSpec:
     help: str
     cli: str  # the CLI flag
     choices: tuple[str, ...] = ()
-    minimum: float | None = None
+    minimum: float | None = None  # every numeric parameter has both bounds (see ``range_text``)
     maximum: float | None = None
+
+    def range_text(self) -> str:
+        """The documented range, e.g. "1 to 1e+06" (empty for a choice)."""
+        if self.kind == "choice":
+            return ""
+        return f"{self.minimum:g} to {self.maximum:g}"
 
     def check(self, value: Any) -> Any:
         if self.kind == "choice":
@@ -40,6 +46,9 @@ class ParamSpec:
         return v
 
 
+# Delta0's upper bound: no corpus needs more distinct items per user, and memory for thresholds must stay small.
+MAX_ITEMS_LIMIT = 1_000_000
+
 PARAMS: dict[str, ParamSpec] = {
     p.name: p
     for p in [
@@ -51,6 +60,7 @@ PARAMS: dict[str, ParamSpec] = {
             "each user contributes at most this many distinct items; e.g. 100",
             "--max-items",
             minimum=1,
+            maximum=MAX_ITEMS_LIMIT,
         ),
         ParamSpec(
             "alpha",
@@ -60,6 +70,7 @@ PARAMS: dict[str, ParamSpec] = {
             "Gamma = rho + alpha * noise scale; 3 to 5 works best",
             "--alpha",
             minimum=0.0,
+            maximum=100.0,
         ),
         ParamSpec(
             "max_n", "longest n-gram T", "int", 1, "n-grams of length 1..T; e.g. 3", "--max-n", minimum=1, maximum=10
@@ -143,6 +154,7 @@ PARAMS: dict[str, ParamSpec] = {
             "PCR looks at the top k̄ counts in each step",
             "--kbar",
             minimum=1,
+            maximum=1e8,
         ),
         ParamSpec(
             "rel_error",
@@ -162,6 +174,7 @@ PARAMS: dict[str, ParamSpec] = {
             "initial epsilon of each Gumbel step",
             "--eps-star",
             minimum=1e-9,
+            maximum=100.0,
         ),
         ParamSpec(
             "delta_star",

@@ -1,17 +1,16 @@
 """Page 1: choose the corpus (bundled demo or an upload), preview it, pick the columns, clean, load; raw statistics."""
 
-import hashlib
-
 import pandas as pd
 import streamlit as st
 
-from dpsu_core.corpus import FORMATS, TOKENIZERS, LoadOptions, load_upload
+from dpsu_core.corpus import FORMATS, TOKENIZERS, LoadOptions
 from dpsu_core.corpus.clean import stop_word_languages
 from dpsu_core.corpus.preview import SHOWN_ROWS, Preview, preview
+from dpsu_core.corpus.readers import RawFile
 from dpsu_core.demo import load_canaries
 from dpsu_core.wording import speak
 from pages import _ui
-from pages._state import app_state, install_corpus
+from pages._state import app_state
 from pages._text import APP_OPTIONS
 
 _ui.require_app()
@@ -46,19 +45,17 @@ def _keep_upload() -> None:
     """The uploader's on_change: keep the file in the session state (the widget's own state is dropped when
     another page runs); a new file starts with fresh column choices."""
     up = st.session_state.get("upload")
+    state.upload = None  # the previous file's unpacked bytes go at once
     state.pending_upload = (up.name, up.getvalue()) if up is not None else None
     for k in PICKS:
         st.session_state.pop(k, None)
 
 
 @st.cache_data(scope="session", max_entries=16, show_spinner=False)
-def _preview(name: str, digest: str, _data: bytes, fmt, header, user, text, row_is_user, pattern) -> Preview:
-    import io
-
-    buf = io.BytesIO(_data)
-    buf.name = name
+def _preview(name: str, digest: str, _raw: RawFile, fmt, header, user, text, row_is_user, pattern) -> Preview:
+    """The preview of the upload (already unpacked once: ``_ui.upload_once``), cached per content and choices."""
     return preview(
-        buf, format=fmt, has_header=header, user_col=user, text_col=text, row_is_user=row_is_user, user_pattern=pattern
+        _raw, format=fmt, has_header=header, user_col=user, text_col=text, row_is_user=row_is_user, user_pattern=pattern
     )
 
 
@@ -97,12 +94,16 @@ if source == "upload":
             help="'auto' decides from the first rows whether the first row names the columns.",
         )
         ss = st.session_state
-        try:
-            digest = hashlib.blake2b(data, digest_size=16).hexdigest()
-            base = _preview(name, digest, data, fmt, HEADER[header], None, None, False, None)
+        try:  # unpacked once per upload (reruns and previews reuse it); hashed once for the preview cache
+            upload = _ui.upload_once(name, data)
+            digest, raw = upload.digest, upload.raw
+            base = _preview(name, digest, raw, fmt, HEADER[header], None, None, False, None)
         except Exception as exc:  # bad upload: say why, keep the previous corpus
             _ui.show_error(exc, "this file cannot be read")
-            base = None
+            _ui.free_failed_load(exc)
+            base = raw = None
+        if raw is not None and (warning := _ui.memory_warning(raw, int(ss.get("corpus_max_n", current.max_n)))):
+            st.warning(warning, icon=_ui.ICONS["warning"])
         if base is not None and base.columns:
             labels = base.labels
             pick = {lbl: i for i, lbl in enumerate(labels)}
@@ -112,7 +113,7 @@ if source == "upload":
             t_lbl = ss.get("text_col", labels[base.guess_text] if base.guess_text is not None else None)
             u = None if row_is_user or u_lbl not in pick else pick[u_lbl]
             t = pick.get(t_lbl) if t_lbl is not None else None
-            pv = _preview(name, digest, data, fmt, HEADER[header], u, t, row_is_user, pattern)
+            pv = _preview(name, digest, raw, fmt, HEADER[header], u, t, row_is_user, pattern)
             choice = {"user_col": u, "text_col": t, "row_is_user": row_is_user, "user_pattern": pattern}
             if base.has_header is not None and base.header_detected:
                 h1, h2 = st.columns([4, 1])
@@ -263,19 +264,26 @@ if submitted:
             _ui.load_demo_into_session(opts, message="Demo corpus loaded.")  # no column or format choices
         except Exception as exc:
             _ui.show_error(exc, "the demo corpus could not be loaded")
-    elif state.pending_upload is None:
+    elif state.pending_upload is None or state.upload is None:
         st.error("Upload a readable file first; the corpus in use stays loaded.")
+    elif _ui.memory_warning(state.upload.raw, opts.max_n) is not None:
+        state.pending_load = opts  # above the memory budget: load only once the user confirms below
     else:
-        name, data = state.pending_upload
-        try:
-            with st.status("Reading and tokenizing the file…", expanded=False) as status:
-                corpus = load_upload(data, name, opts)
-                status.update(label="Corpus loaded", state="complete")
-            state.pending_upload = None
-            # An upload starts without canaries (the demo's planted ones mean nothing here): type your own below.
-            install_corpus(corpus, name, opts, is_demo=False, canaries=[], message="Corpus loaded.")
-        except Exception as exc:  # bad upload: the previous corpus stays in place
-            _ui.show_error(exc, "the corpus could not be loaded (the previous corpus stays in use)")
+        state.pending_load = None
+        _ui.load_upload_into_session(opts)
+
+if state.pending_load is not None and state.upload is not None:
+    st.warning(
+        f"{_ui.memory_warning(state.upload.raw, state.pending_load.max_n) or ''} Load it anyway?",
+        icon=_ui.ICONS["warning"],
+    )
+    b1, b2 = st.columns(2)
+    if b1.button("Load anyway", key="load_over_budget"):
+        opts, state.pending_load = state.pending_load, None
+        _ui.load_upload_into_session(opts)
+    if b2.button("Cancel", key="cancel_over_budget"):
+        state.pending_load = None
+        st.rerun()
 
 _ui.show_flash()
 corpus = state.corpus

@@ -13,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from dpsu_core.corpus import Corpus, LoadOptions
+from dpsu_core.corpus.readers import RawFile
 from dpsu_core.export import ExportFile, export_files
 from dpsu_core.mechanisms import Release
 from dpsu_core.params import PARAMS
@@ -30,6 +31,21 @@ class Budget:
     delta: float = DEFAULT_DELTA
     max_items: int = PARAMS["max_items"].default
     alpha: float = PARAMS["alpha"].default
+
+
+@dataclass
+class UploadCache:
+    """The pending upload unpacked once (``read_upload``): reruns, previews and the load reuse it, so a compressed
+    upload is never unpacked twice; its content hash (the preview cache's key) is computed once too."""
+
+    source: bytes  # the uploaded bytes (``AppState.pending_upload``)
+    name: str
+    raw: RawFile
+    digest: str
+
+    def is_for(self, name: str, data: bytes) -> bool:
+        """Whether this is the upload ``(name, data)`` (the same object, or the widget's same bytes again)."""
+        return self.name == name and (self.source is data or self.source == data)
 
 
 @dataclass
@@ -58,6 +74,8 @@ class AppState:
     last_mechanism: str | None = None  # the mechanism of the last release
     comparison: pd.DataFrame | None = None  # the last table of compare_runs
     export_cache: tuple[Release, list[ExportFile]] | None = None
+    upload: UploadCache | None = None  # the pending upload, unpacked once (``read_upload``)
+    pending_load: LoadOptions | None = None  # a load above the memory budget, waiting for "Load anyway"
 
     def set_corpus(self, corpus: Corpus, name: str, options: LoadOptions, *, is_demo: bool, canaries: list[str]):
         """Install a newly loaded corpus with its own canaries; results of the previous one no longer apply."""

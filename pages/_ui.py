@@ -3,22 +3,27 @@ Layout only; the session's state is ``pages._state.AppState``, releases run thro
 
 from __future__ import annotations
 
+import gc
+import hashlib
 import runpy
 import threading
+import traceback
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
-from dpsu_core.corpus import Corpus, LoadOptions
+from dpsu_core.corpus import Corpus, LoadOptions, load_upload, read_upload
+from dpsu_core.corpus.limits import budget_warning, session_budget_bytes
+from dpsu_core.corpus.readers import RawFile
 from dpsu_core.demo import DEMO_NAME, load_canaries, load_demo
 from dpsu_core.errors import DpsuError
 from dpsu_core.params import PARAMS, ParamSpec
 from dpsu_core.privacy import delta_guidance
 from dpsu_core.wording import speak
 from pages._format import budget_summary, escape_markdown, parse_canaries
-from pages._state import CANARY_TEXT_KEY, Budget, app_state, ensure_canary_text, install_corpus
+from pages._state import CANARY_TEXT_KEY, Budget, UploadCache, app_state, ensure_canary_text, install_corpus
 from pages._text import APP_OPTIONS, DEFAULT_DELTA, DEFAULT_EPSILON, TEACHING_NOTE
 
 # Material Symbols (rendered from Streamlit's bundled icon font): emoji need an emoji font, often missing.
@@ -89,6 +94,53 @@ def load_demo_into_session(options: LoadOptions = LoadOptions(), message: str | 
     with st.spinner("Loading the demo corpus…"):
         corpus = _demo_corpus(options)
     install_corpus(corpus, DEMO_NAME, options, is_demo=True, canaries=load_canaries(), message=message)
+
+
+# ---- uploads: read once, loaded within the session's memory budget ----------------------------------------
+def upload_once(name: str, data: bytes) -> UploadCache:
+    """The pending upload unpacked once (``read_upload``) and hashed once, kept in the session: reruns reuse it."""
+    state = app_state()
+    if state.upload is None or not state.upload.is_for(name, data):
+        state.upload = None  # drop the previous upload's bytes before reading the new one
+        raw = read_upload(data, name)
+        state.upload = UploadCache(data, name, raw, hashlib.blake2b(data, digest_size=16).hexdigest())
+    return state.upload
+
+
+def memory_warning(raw: RawFile, max_n: int) -> str | None:
+    """The warning shown before loading an upload that would likely pass the session's memory budget."""
+    try:
+        budget = session_budget_bytes()
+    except DpsuError as exc:  # a bad DPSU_SESSION_MEMORY_MB: say so rather than load without a budget
+        return f"{exc}. Without a valid budget every load asks first."
+    return budget_warning(len(raw.data), max_n, budget)
+
+
+def free_failed_load(exc: BaseException) -> None:
+    """After a failed load: drop the frames the error holds (they reference the tables being built) and
+    collect, so the memory a failed load allocated goes back before the next attempt."""
+    traceback.clear_frames(exc.__traceback__)
+    exc.__traceback__ = None
+    gc.collect()
+
+
+def load_upload_into_session(options: LoadOptions) -> None:
+    """Tokenize the pending upload and install it (the script then reruns); on failure say why and keep the
+    previous corpus."""
+    state = app_state()
+    assert state.upload is not None
+    name = state.upload.name
+    try:
+        with st.status("Reading and tokenizing the file…", expanded=False) as status:
+            corpus = load_upload(state.upload.raw, name, options)
+            status.update(label="Corpus loaded", state="complete")
+    except Exception as exc:  # bad upload: the previous corpus stays in place
+        show_error(exc, "the corpus could not be loaded (the previous corpus stays in use)")
+        free_failed_load(exc)
+        return
+    state.pending_upload = None  # the uploader may still hold the file: its unpacked bytes stay in state.upload
+    # An upload starts without canaries (the demo's planted ones mean nothing here): type your own below.
+    install_corpus(corpus, name, options, is_demo=False, canaries=[], message="Corpus loaded.")
 
 
 def show_flash() -> None:
@@ -188,7 +240,13 @@ def sidebar() -> None:
         )
         spec_m, spec_a = PARAMS["max_items"], PARAMS["alpha"]
         max_items = st.number_input(
-            spec_m.label, min_value=1, value=int(spec_m.default), step=1, key="max_items", help=spec_m.help
+            spec_m.label,
+            min_value=int(spec_m.minimum or 1),
+            max_value=int(spec_m.maximum or 1),
+            value=int(spec_m.default),
+            step=1,
+            key="max_items",
+            help=f"{spec_m.help} (range {spec_m.range_text()})",
         )
         alpha = st.number_input(
             spec_a.label,

@@ -32,8 +32,9 @@ from .columns import (
     load_warnings,
 )
 from .intern import Interner
+from .limits import DEFAULT_LIMITS, ReadLimits
 from .model import Corpus, SourceInfo
-from .readers import Table, guess_columns, peek_columns, read_table
+from .readers import RawFile, Table, guess_columns, peek_columns, read_source, read_table
 from .tokenize import Preprocessing, Tokenized, TokenStream, blank_and_removed, check_tokenizer
 
 
@@ -86,13 +87,21 @@ class LoadOptions:
         )
 
 
-def load_corpus(source, options: LoadOptions | None = None, *, name: str | None = None, **overrides: Any) -> Corpus:
+def load_corpus(
+    source,
+    options: LoadOptions | None = None,
+    *,
+    name: str | None = None,
+    limits: ReadLimits = DEFAULT_LIMITS,
+    **overrides: Any,
+) -> Corpus:
     """Read a corpus file into a user x n-gram ``Corpus``.
 
     source     a path (str/Path), raw bytes, or a binary file object (an upload) with optional ``.name``.
     options    a ``LoadOptions`` (default: all defaults); keyword ``overrides`` replace single fields of it,
                e.g. ``load_corpus(path, max_n=2)``.
     name       a display name for the corpus (default: the file name).
+    limits     bounds on file size, decompressed size and JSON depth (``ReadLimits``; see limits.py).
 
     Raises a DpsuError subclass naming the problem and the fix for every bad input.
     """
@@ -118,6 +127,7 @@ def load_corpus(source, options: LoadOptions | None = None, *, name: str | None 
         text_col=opts.text_col,
         has_header=opts.has_header,
         row_is_user=opts.row_is_user,
+        limits=limits,
         stream=True,
     )
     has_users = table.user_column is not None
@@ -286,11 +296,18 @@ def _upload(data: bytes, name: str) -> io.BytesIO:
     return buf
 
 
+def read_upload(data: bytes, name: str, limits: ReadLimits = DEFAULT_LIMITS) -> RawFile:
+    """An upload's bytes, unpacked (zip/gzip) within ``limits``: do this once per upload and hand the RawFile
+    to ``peek_upload`` and ``load_upload`` on every rerun, so a compressed upload is never unpacked twice."""
+    return read_source(_upload(data, name), limits)
+
+
 def peek_upload(
-    data: bytes, name: str, has_header: bool | None = None, format: str = "auto"
+    data: bytes | RawFile, name: str, has_header: bool | None = None, format: str = "auto"
 ) -> tuple[list[str], str | None, str | None]:
-    """(columns, guessed user column, guessed text column) of an uploaded file; ([], None, None) if it has none."""
-    buf = _upload(data, name)
+    """(columns, guessed user column, guessed text column) of an uploaded file (its bytes, or the RawFile of
+    ``read_upload``); ([], None, None) if it has none."""
+    buf = data if isinstance(data, RawFile) else _upload(data, name)
     cols = [str(c) for c in (peek_columns(buf, format=format, has_header=has_header) or [])]
     if not cols:
         return [], None, None
@@ -301,6 +318,7 @@ def peek_upload(
     return cols, user, text
 
 
-def load_upload(data: bytes, name: str, options: LoadOptions | None = None) -> Corpus:
-    """Tokenize an uploaded file (bytes + its name) into a Corpus, in memory only (nothing is written to disk)."""
-    return load_corpus(_upload(data, name), options, name=name)
+def load_upload(data: bytes | RawFile, name: str, options: LoadOptions | None = None) -> Corpus:
+    """Tokenize an uploaded file (bytes + its name, or the RawFile of ``read_upload``) into a Corpus, in memory
+    only (nothing is written to disk)."""
+    return load_corpus(data if isinstance(data, RawFile) else _upload(data, name), options, name=name)

@@ -27,6 +27,7 @@ import io
 import json
 import re
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
@@ -35,7 +36,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import ColumnError, EmptyCorpusError, EncodingError, InputError, ParameterError
+from ..errors import (
+    ColumnError,
+    EmptyCorpusError,
+    EncodingError,
+    InputError,
+    ParameterError,
+    ResourceLimitError,
+    short_name,
+    shorten_list,
+)
 from ..wording import opt
 from .columns import (  # noqa: F401  (the names and guess_columns re-exported)
     TEXT_COLUMN_NAMES,
@@ -49,6 +59,7 @@ from .columns import (  # noqa: F401  (the names and guess_columns re-exported)
 )
 from .csvscan import UnterminatedQuote, scan_csv
 from .decode import Decoded, decode_rows
+from .limits import DEFAULT_LIMITS, ReadLimits, check_json_depth, read_capped, read_regular_file
 
 FORMATS: tuple[str, ...] = ("auto", "csv", "tsv", "jsonl", "parquet", "txt", "sequences")
 # Names also accepted for a format (mapped to the reader's own name; plain text is read as "text").
@@ -139,13 +150,15 @@ class Table:
 # ---- public helpers ----------------------------------------------------------
 
 
-def peek_columns(source, format: str = "auto", has_header: bool | None = None) -> list[str]:
+def peek_columns(
+    source, format: str = "auto", has_header: bool | None = None, limits: ReadLimits = DEFAULT_LIMITS
+) -> list[str]:
     """Column names of a tabular file, for pre-filling column pickers.
 
     Header-less files (``has_header=False``) give positions "0", "1", ...;
     plain-text and sequence files have no columns and give [].
     """
-    raw = read_source(source)
+    raw = read_source(source, limits)
     fmt, _ = detect_format(raw, format)
     if fmt == "parquet":
         return list(_parquet_schema(raw).names)
@@ -153,6 +166,7 @@ def peek_columns(source, format: str = "auto", has_header: bool | None = None) -
         return []
     data, _, _ = to_utf8(raw)
     if fmt == "jsonl":
+        check_json_depth(data, raw.name or "the file", limits)
         return _json_columns(data)
     delimiter = _delimiter(fmt, data)
     rows = first_rows(data, delimiter)
@@ -165,15 +179,15 @@ def peek_columns(source, format: str = "auto", has_header: bool | None = None) -
 # ---- source -> bytes ---------------------------------------------------------
 
 
-def read_source(source) -> RawFile:
-    """Bytes of ``source`` (path, bytes, or binary file-like with optional ``.name``), unpacked if zipped/gzipped."""
+def read_source(source, limits: ReadLimits = DEFAULT_LIMITS) -> RawFile:
+    """Bytes of ``source`` (path, bytes, binary file-like with optional ``.name``, or a RawFile already read),
+    unpacked if zipped/gzipped, within ``limits`` (see ``limits.py``: regular files only, size checked
+    first, decompression capped)."""
+    if isinstance(source, RawFile):
+        return source
     if isinstance(source, (str, PurePath)):
         path = Path(source)
-        if not path.exists():
-            raise InputError(f"file not found: {str(path)!r}; check the path")
-        if path.is_dir():
-            raise InputError(f"{str(path)!r} is a folder, not a file; give the path of one data file")
-        data, name = path.read_bytes(), path.name
+        data, name = read_regular_file(path, limits), path.name
     elif isinstance(source, (bytes, bytearray, memoryview)):
         data, name = bytes(source), ""
     elif hasattr(source, "read"):
@@ -182,7 +196,7 @@ def read_source(source) -> RawFile:
                 source.seek(0)
             except (OSError, ValueError):
                 pass
-        data = source.read()
+        data = source.read(limits.max_file_bytes + 1)
         if isinstance(data, str):
             raise InputError("the file object was opened in text mode; open it in binary mode ('rb') or pass its path")
         data = bytes(data)
@@ -191,45 +205,76 @@ def read_source(source) -> RawFile:
         raise InputError(
             f"cannot read a corpus from a {type(source).__name__}; give a file path, bytes, or a binary file object"
         )
+    if len(data) > limits.max_file_bytes:
+        raise ResourceLimitError(
+            f"{short_name(name or 'the file')} is larger than the {limits.max_file_bytes >> 20:,} MB limit on input "
+            "files; split it, or raise the limit"
+        )
     raw = RawFile(data=data, name=name)
     if data[:4] == b"PK\x03\x04" or name.lower().endswith(".zip"):
-        raw = _unzip(raw)
+        raw = _unzip(raw, limits)
     elif data[:2] == b"\x1f\x8b":
-        try:
-            inner = gzip.decompress(data)
-        except (OSError, EOFError) as e:
-            raise InputError(
-                f"{name or 'the file'} looks gzip-compressed but cannot be unpacked ({e}); upload it uncompressed"
-            ) from None
-        inner_name = name[:-3] if name.lower().endswith(".gz") else name
-        raw = RawFile(inner, inner_name, [f"unpacked gzip file {name or '(bytes)'}"])
+        raw = _gunzip(raw, limits)
     if not raw.data or raw.data.isspace():
         raise EmptyCorpusError(f"{raw.name or 'the file'} is empty; upload a file with one post (or sequence) per row")
     return raw
 
 
-def _unzip(raw: RawFile) -> RawFile:
+def _gunzip(raw: RawFile, limits: ReadLimits) -> RawFile:
+    name = raw.name
+    label = short_name(name) if name else "the gzip data"
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(raw.data)) as gz:
+            inner = read_capped(gz, limits.unpack_limit(len(raw.data)), label)
+    except (OSError, EOFError, zlib.error) as e:
+        raise InputError(
+            f"{name or 'the file'} looks gzip-compressed but cannot be unpacked ({_short(e)}); upload it uncompressed"
+        ) from None
+    inner_name = name[:-3] if name.lower().endswith(".gz") else name
+    return RawFile(inner, inner_name, [f"unpacked gzip file {name or '(bytes)'}"])
+
+
+def _unzip(raw: RawFile, limits: ReadLimits) -> RawFile:
+    label = f"the zip archive {short_name(raw.name)}" if raw.name else "the zip archive"
     try:
         zf = zipfile.ZipFile(io.BytesIO(raw.data))
-    except zipfile.BadZipFile:
+        infos = zf.infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError):
         raise InputError(
-            f"{raw.name or 'the file'} is not a valid zip archive; re-create it or upload the data file itself"
+            f"{short_name(raw.name) if raw.name else 'the file'} is not a valid zip archive; re-create it or upload "
+            "the data file itself"
         ) from None
     members = [
         m
-        for m in zf.infolist()
+        for m in infos
         if not m.is_dir() and not m.filename.startswith("__MACOSX/") and not PurePath(m.filename).name.startswith("._")
     ]
     if len(members) != 1:
-        listed = ", ".join(m.filename for m in members) or "none"
+        listed = shorten_list(m.filename for m in members)
         raise InputError(
-            f"the zip archive {raw.name!r} must hold exactly one data file, found {len(members)} ({listed}); "
+            f"{label} must hold exactly one data file, found {len(members)} ({listed}); "
             "zip a single file or upload the data file itself"
         )
     member = members[0]
-    return RawFile(
-        zf.read(member), PurePath(member.filename).name, [f"read {member.filename!r} from zip archive {raw.name!r}"]
-    )
+    what = f"{short_name(member.filename)} in {label}"
+    if member.flag_bits & 0x1:
+        raise InputError(f"{what} is encrypted; unzip it with its password and upload the data file itself")
+    cap = limits.unpack_limit(len(raw.data))
+    if member.file_size > cap:
+        raise ResourceLimitError(
+            f"{what} claims {member.file_size >> 20:,} MB unpacked, more than the {cap >> 20:,} MB allowed for an "
+            "archive of its size (a zip bomb?); upload it uncompressed, or raise the limit (CLI: --max-unpacked-mb)"
+        )
+    try:
+        with zf.open(member) as fh:
+            data = read_capped(fh, cap, what)
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error, RuntimeError, NotImplementedError, ValueError) as e:
+        # BadZipFile: a bad CRC (found at the end of the member); RuntimeError: encrypted; NotImplementedError:
+        # a compression method Python cannot unpack
+        raise InputError(
+            f"{what} cannot be unpacked ({_short(e)}); re-create the archive or upload the file itself"
+        ) from None
+    return RawFile(data, PurePath(member.filename).name, [f"read {member.filename!r} from zip archive {raw.name!r}"])
 
 
 # ---- format detection --------------------------------------------------------
@@ -343,15 +388,17 @@ def read_table(
     text_col=None,
     has_header: bool | None = None,
     row_is_user: bool = False,
+    limits: ReadLimits = DEFAULT_LIMITS,
     stream: bool = False,
 ) -> Table:
-    """Read ``source`` into a Table of (user, text) rows (``users`` None when each row is its own user);
-    with ``stream`` a delimited file comes as batches (``Table.batches``)."""
-    raw = read_source(source)
+    """Read ``source`` into a Table of (user, text) rows (``users`` None when each row is its own user), within
+    ``limits`` (file size, decompressed size, JSON depth); with ``stream`` a delimited file comes as batches
+    (``Table.batches``)."""
+    raw = read_source(source, limits)
     fmt, note = detect_format(raw, format)
     notes = list(raw.notes) + ([note] if note else [])
     if fmt == "parquet":
-        table = _read_parquet(raw, user_col, text_col, row_is_user)
+        table = _read_parquet(raw, user_col, text_col, row_is_user, limits)
     else:
         decoded = decode(raw)
         data = decoded.data
@@ -362,6 +409,7 @@ def read_table(
             if not stream:
                 table.materialize()
         elif fmt == "jsonl":
+            check_json_depth(data, raw.name or "the file", limits)
             table = _read_jsonl(raw, data, user_col, text_col, row_is_user)
         elif fmt == "text":
             table = _read_text(data, user_col, text_col)
@@ -526,9 +574,16 @@ def _as_string(col, name: str, role: str) -> pa.Array:
 def _table_from_columns(tab: pa.Table, fmt: str, user_col, text_col, row_is_user: bool) -> Table:
     columns = [str(c) for c in tab.column_names]
     c = choose_columns(columns, user_col, text_col, True, row_is_user=row_is_user)
+    return _table_of_choice(tab, columns, c, fmt)
+
+
+def _table_of_choice(tab: pa.Table, columns: list[str], c: ColumnChoice, fmt: str, at: dict[int, int] | None = None):
+    """The Table of the chosen columns; ``at`` maps a position in ``columns`` to its column in ``tab`` (default:
+    the same position)."""
+    at = at if at is not None else {i: i for i in range(len(columns))}
     return Table(
-        texts=_as_string(tab.column(c.text), columns[c.text], "text"),
-        users=_as_string(tab.column(c.user), columns[c.user], "user") if c.user is not None else None,
+        texts=_as_string(tab.column(at[c.text]), columns[c.text], "text"),
+        users=_as_string(tab.column(at[c.user]), columns[c.user], "user") if c.user is not None else None,
         format=fmt,
         user_column=columns[c.user] if c.user is not None else None,
         text_column=columns[c.text],
@@ -552,16 +607,38 @@ def _bad_parquet(raw: RawFile, e: Exception) -> InputError:
     )
 
 
-def _read_parquet(raw: RawFile, user_col, text_col, row_is_user: bool = False) -> Table:
+def _read_parquet(
+    raw: RawFile, user_col, text_col, row_is_user: bool = False, limits: ReadLimits = DEFAULT_LIMITS
+) -> Table:
+    """Read the chosen columns only, batch by batch, refusing once the decoded data passes the unpack limit
+    (a Parquet file's pages are compressed and dictionary-encoded: a small file may decode huge)."""
     import pyarrow.parquet as pq
 
     columns = [str(c) for c in _parquet_schema(raw).names]
-    choose_columns(columns, user_col, text_col, True, row_is_user=row_is_user)  # fail early, before reading data
+    c = choose_columns(columns, user_col, text_col, True, row_is_user=row_is_user)  # fail early, before any data
+    picked = [i for i in (c.user, c.text) if i is not None]
+    cap = limits.unpack_limit(len(raw.data))
     try:
-        tab = pq.read_table(pa.BufferReader(raw.data))
+        pf = pq.ParquetFile(pa.BufferReader(raw.data))
+        unique = len(set(columns)) == len(columns)
+        wanted = [columns[i] for i in picked] if unique else None  # duplicate names: read all, pick by position
+        batches, size = [], 0
+        for batch in pf.iter_batches(columns=wanted):
+            size += batch.nbytes
+            if size > cap:
+                raise ResourceLimitError(
+                    f"{short_name(raw.name or 'the Parquet file')} decodes to more than {cap >> 20:,} MB, the limit "
+                    "for a file of its size; save it with fewer rows, or raise the limit (CLI: --max-unpacked-mb)"
+                )
+            batches.append(batch)
+        schema = pf.schema_arrow
+        if wanted is not None:
+            schema = pa.schema([schema.field(n) for n in wanted])
+        tab = pa.Table.from_batches(batches, schema=schema)
     except (pa.ArrowException, OSError) as e:
         raise _bad_parquet(raw, e) from None
-    return _table_from_columns(tab, "parquet", user_col, text_col, row_is_user)
+    at = {i: k for k, i in enumerate(picked)} if wanted is not None else None
+    return _table_of_choice(tab, columns, c, "parquet", at)
 
 
 def _json_columns(data: bytes) -> list[str]:

@@ -21,7 +21,7 @@ import numpy as np
 from ..corpus.model import Corpus
 from ..errors import ParameterError
 from ..params import PARAMS, ParamSpec, resolve_params
-from ..privacy.validate import check_delta, check_epsilon
+from ..privacy.validate import check_delta, check_epsilon, check_seed
 
 ProgressFn = Callable[[float, str], None]
 
@@ -253,7 +253,7 @@ def _describe(name: str) -> str:
 
 def make_rng(seed: int | None = None) -> np.random.Generator:
     """A numpy Generator seeded by the OS; a fixed seed only when the caller asks (teaching)."""
-    return np.random.default_rng(seed)
+    return np.random.default_rng(check_seed(seed))
 
 
 def canonical_order(items: np.ndarray, ngram_len: np.ndarray) -> np.ndarray:

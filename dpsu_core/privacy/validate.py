@@ -98,3 +98,14 @@ def check_fraction(value: float, name: str, *, open_low: bool = True, open_high:
             f"{name} must lie in {'(0' if open_low else '[0'}, {'1)' if open_high else '1]'}, got {value!r}"
         )
     return v
+
+
+def check_seed(seed) -> int | None:
+    """A random seed: None (the OS seeds the generator) or an integer 0 <= seed < 2**128 (teaching only)."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= int(seed) < 2**128:
+        raise ParameterError(
+            f"seed must be a whole number from 0 to 2^128 - 1, got {seed!r}; leave it out for a real release"
+        )
+    return int(seed)

@@ -100,12 +100,15 @@ def test_json_keeps_items_literal_and_only_allowed_keys(release):
     assert "warning" not in head and "differentially private" in head["guarantee"]
 
 
-def test_txt_one_item_per_line_literal(release):
+def test_txt_one_item_per_line_formulas_neutralised(release):
     lines = to_txt_bytes(release).decode("utf-8").split("\n")
     assert lines[-1] == ""
-    expected = [s.replace("\r", " ") for s in release.items.tolist()]  # a CR inside an item would split a line
-    assert lines[:-1] == expected
-    assert {'=HYPERLINK("x")', "+1", "-2", "@SUM(A1)", "\tcmd"} <= set(lines)
+    items = [s.replace("\r", " ") for s in release.items.tolist()]  # a CR inside an item would split a line
+    assert lines[:-1] == [neutralise_cell(s) for s in items]
+    # formula-like items get the same leading quote as in the CSV; every other item is written as is
+    assert {'\'=HYPERLINK("x")', "'+1", "'-2", "'@SUM(A1)", "'\tcmd"} <= set(lines)
+    assert not {'=HYPERLINK("x")', "+1", "-2", "@SUM(A1)", "\tcmd"} & set(lines)
+    assert {s for s in items if not s.startswith(("=", "+", "-", "@", "\t", "\r"))} <= set(lines)
 
 
 def _numbers(obj):

@@ -47,6 +47,13 @@ def _healthy(url: str) -> bool:
 @contextlib.contextmanager
 def streamlit_server(log_dir: Path):
     """Start ``streamlit run app.py`` on a free loopback port; yield its URL; stop the whole process group."""
+    with streamlit_server_process(log_dir) as (url, _proc):
+        yield url
+
+
+@contextlib.contextmanager
+def streamlit_server_process(log_dir: Path, env: dict[str, str] | None = None):
+    """``streamlit_server`` yielding (URL, the server's Popen) (its pid gives the server's memory)."""
     port = _free_port()
     log = log_dir / "server.log"
     cmd = [
@@ -67,7 +74,7 @@ def streamlit_server(log_dir: Path):
         "none",
     ]
     with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, cwd=REPO, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(cmd, cwd=REPO, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=env)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + START_TIMEOUT_S
@@ -80,7 +87,7 @@ def streamlit_server(log_dir: Path):
                     f"{log.read_text()[-3000:]}"
                 )
             time.sleep(0.25)
-        yield url
+        yield url, proc
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)
