@@ -172,12 +172,14 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         f"epsilon: {cal.epsilon:g}",
         f"delta: {cal.delta:.6g}",
         f"noise: {cal.noise}",
-        f"scale: {cal.scale:.6g}",
+        *(f"{name}: {v:.6g}" for name, v in cal.noise_quantities()),
         f"rho: {cal.rho:.6g}" if cal.rho is not None else "rho: n/a",
         f"Gamma: {cal.gamma:.6g}" if cal.gamma is not None else "Gamma: n/a",
     ]
     for k, v in cal.params.items():
         lines.append(f"{k}: {v}")
+    if "delta_star_rule" in cal.details:  # PCR: the delta_* actually used
+        lines.append(f"delta_star used: {cal.details['delta_star']:.6g} ({cal.details['delta_star_rule']})")
     print("\n".join(lines))
     return 0
 

@@ -8,7 +8,7 @@ from dpsu_core.mechanisms import mechanisms
 from dpsu_core.metrics import canaries_released
 from dpsu_core.privacy import delta_guidance
 from pages import _run, _ui
-from pages._format import calibration_rows, filter_items, mechanism_labels, noise_metrics
+from pages._format import calibration_rows, filter_items, mechanism_labels
 from pages._state import app_state
 from pages._text import BUDGET_PARAMS
 
@@ -73,7 +73,7 @@ try:
 except Exception as exc:
     _ui.show_error(exc, "these parameters are not valid")
     st.stop()
-shown = [(label, f"{v:.4g}") for label, v in noise_metrics(cal)]
+shown = [(label, f"{v:.4g}") for label, v in cal.noise_quantities()]
 shown += [("Threshold ρ", "—" if cal.rho is None else f"{cal.rho:.4g}")]
 shown += [("Cutoff Γ", "—" if cal.gamma is None else f"{cal.gamma:.4g}")]
 for col, (label, text) in zip(st.columns(len(shown)), shown):

@@ -16,23 +16,9 @@ def mechanism_labels(*kinds: str) -> dict[str, str]:
     return {name: f"{cls.label} ({cls.kind})" for name, cls in mechanisms(*kinds).items()}
 
 
-def noise_metrics(cal: Calibration) -> list[tuple[str, float]]:
-    """(name, value) of the calibration's noise, each under its own name: PCR's Gumbel scale 1/ε* is not a
-    standard deviation and its counts carry a separate Gaussian noise; bounded counts has two Gaussians."""
-    d = cal.details
-    if cal.noise == "gumbel+gaussian":
-        return [
-            ("Gumbel scale (1/ε*)", float(d["gumbel_scale"])),
-            ("Count noise std (1st step)", float(d["count_noise_std_first"])),
-        ]
-    if "count_sigma" in d:
-        return [("Selection noise std (σ)", float(cal.scale)), ("Count noise std", float(d["count_sigma"]))]
-    return [("Noise scale (λ)" if cal.noise == "laplace" else "Noise std (σ)", float(cal.scale))]
-
-
 def calibration_rows(cal: Calibration) -> list[tuple[str, str]]:
     """(quantity, value) rows for display: the public calibration, nothing from data."""
-    rows = [("noise", cal.noise)] + [(name, f"{v:.6g}") for name, v in noise_metrics(cal)]
+    rows = [("noise", cal.noise)] + [(name, f"{v:.6g}") for name, v in cal.noise_quantities()]
     if cal.rho is not None:
         rows.append(("ρ (threshold)", f"{cal.rho:.6g}"))
     if cal.gamma is not None:

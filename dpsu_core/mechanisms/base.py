@@ -45,6 +45,19 @@ class Calibration:
     def as_dict(self) -> dict[str, Any]:
         return _jsonable(asdict(self))
 
+    def noise_quantities(self) -> list[tuple[str, float]]:
+        """(name, value) of the noise, each under its own name: PCR's Gumbel scale 1/eps* is not a standard
+        deviation and its counts carry a separate Gaussian noise; bounded counts has two Gaussians."""
+        d = self.details
+        if self.noise == "gumbel+gaussian":
+            return [
+                ("Gumbel scale (1/ε*)", float(d["gumbel_scale"])),
+                ("Count noise std (1st step)", float(d["count_noise_std_first"])),
+            ]
+        if "count_sigma" in d:
+            return [("Selection noise std (σ)", float(self.scale)), ("Count noise std", float(d["count_sigma"]))]
+        return [("Noise scale (λ)" if self.noise == "laplace" else "Noise std (σ)", float(self.scale))]
+
 
 @dataclass(frozen=True)
 class Diagnostics:

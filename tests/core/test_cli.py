@@ -43,9 +43,22 @@ def test_calibrate_prints_closed_forms(capsys):
     vals = dict(line.split(": ", 1) for line in out.strip().splitlines())
     sigma = gaussian_scale(3, d)
     rho = rho_weighted_gaussian(3, d, 100)
-    assert float(vals["scale"]) == pytest.approx(sigma, rel=1e-5)
+    assert float(vals["Noise std (σ)"]) == pytest.approx(sigma, rel=1e-5)
     assert float(vals["rho"]) == pytest.approx(rho, rel=1e-5)
     assert float(vals["Gamma"]) == pytest.approx(rho + 5 * sigma, rel=1e-5)
+
+
+def test_calibrate_names_pcr_noise_and_the_delta_star_used(capsys):
+    code, out, err = _run(["calibrate", "-m", "pcr", "-e", "1", "-d", "1e-10"], capsys)
+    assert code == 0 and err == ""
+    vals = dict(line.split(": ", 1) for line in out.strip().splitlines())
+    assert float(vals["Gumbel scale (1/ε*)"]) == pytest.approx(2000)
+    assert float(vals["Count noise std (1st step)"]) > 18  # its own quantity, not the Gumbel scale
+    assert "Noise std (σ)" not in vals and "scale" not in vals
+    assert "derived" in vals["delta_star used"] and float(vals["delta_star used"].split()[0]) < 1e-11
+    code, out, _ = _run(["calibrate", "-m", "pcr", "-e", "1", "-d", "1e-10", "--delta-star", "1e-11"], capsys)
+    vals = dict(line.split(": ", 1) for line in out.strip().splitlines())
+    assert code == 0 and vals["delta_star used"] == "1e-11 (given)"
 
 
 def test_release_end_to_end(tmp_path, capsys):
