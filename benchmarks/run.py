@@ -1,8 +1,9 @@
 """Run every benchmark section, each in its own process (so peak memory is per section), and
 write benchmarks/results.json and benchmarks/RESULTS.md.
 
-    python -m benchmarks.run                 # all sections
+    python -m benchmarks.run                 # all sections but the opt-in ones
     python -m benchmarks.run setunion msnbc  # some
+    python -m benchmarks.run scale_10m       # an opt-in section (named only)
 
 A section whose data is missing (``benchmarks.data``: ../shared/data or $DPSU_SHARED_DATA) is refused
 before anything runs: exit status 2 and one line naming the file. A section that fails leaves its
@@ -34,7 +35,11 @@ SECTIONS = {
     "hostile": "benchmarks.bench_hostile",
     "sessions": "benchmarks.bench_sessions",
     "spark": "benchmarks.bench_spark",  # Spark local[2] on 1M users (Java 17 + pyspark; about 8 GB)
+    "scale": "benchmarks.bench_scale",
+    "scale_10m": "benchmarks.bench_scale_10m",
 }
+# sections run only when named: scale_10m needs about 12 GB, spark about 8 GB (and Java 17)
+OPT_IN = {"scale_10m", "spark"}
 # data files a section needs: the runner refuses the section without them rather than replace committed
 # MSNBC figures with a "skipped" (the other sections run without the shared folder)
 NEEDS: dict[str, list[Path]] = {name: [MSNBC] for name in ("msnbc", "ingest", "pcr_metrics", "kernels")}
@@ -80,7 +85,7 @@ def main(
 ) -> int:
     sections = SECTIONS if sections is None else sections
     needs = NEEDS if needs is None else needs
-    names = (argv if argv is not None else sys.argv[1:]) or list(sections)
+    names = (argv if argv is not None else sys.argv[1:]) or [n for n in sections if n not in OPT_IN]
     unknown = [n for n in names if n not in sections]
     if unknown:
         print(f"unknown section(s) {unknown}; choose from {list(sections)}", file=sys.stderr)

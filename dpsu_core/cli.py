@@ -1,6 +1,8 @@
 """The ``dpsu`` command line: release, calibrate, list.
 
-Bad input prints one line on stderr and exits with status 2.
+Bad input prints one line on stderr and exits with status 2. The heavy modules (readers, tokenizer,
+mechanisms) are imported where a command needs them, and ``dpsu --help`` builds only the list of
+commands, so it answers without loading numba, Arrow or scipy.
 """
 
 from __future__ import annotations
@@ -9,19 +11,14 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .corpus.limits import DEFAULT_LIMITS, ReadLimits
-from .corpus.load import LoadOptions
-from .corpus.readers import FORMATS
-from .corpus.tokenize import TOKENIZERS
 from .errors import DpsuError, InputError, ParameterError, cap_message, os_error_message
-from .ledger import spent_line
-from .mechanisms.registry import get_mechanism, mechanisms
-from .params import PARAMS
-from .privacy.guidance import delta_guidance
-from .privacy.validate import check_seed
 from .wording import CLI_OPTIONS, speak
+
+if TYPE_CHECKING:
+    from .corpus.limits import ReadLimits
+    from .corpus.load import LoadOptions
 
 EXIT_BAD_INPUT = 2
 MB = 1 << 20
@@ -44,6 +41,9 @@ def _param_type(spec):
 
 
 def _add_mechanism_args(p: argparse.ArgumentParser) -> None:
+    from .mechanisms.registry import mechanisms
+    from .params import PARAMS
+
     p.add_argument("-m", "--mechanism", required=True, help=f"one of: {', '.join(mechanisms())}")
     p.add_argument("-e", "--epsilon", type=float, required=True, help="epsilon > 0")
     p.add_argument("-d", "--delta", type=float, required=True, help="0 < delta < 1, well below 1/users")
@@ -57,15 +57,30 @@ def _add_mechanism_args(p: argparse.ArgumentParser) -> None:
         p.add_argument(spec.cli, **kw)
 
 
-def build_parser() -> argparse.ArgumentParser:
+_COMMANDS = {
+    "release": "release a private vocabulary / n-gram set from a corpus file",
+    "calibrate": "print the noise scale, rho and Gamma of a mechanism",
+    "list": "list the mechanisms",
+}
+
+
+def _command_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     parser = _OneLineParser(
         prog="dpsu",
         description="Differentially private set union: release vocabularies "
         "and n-grams under user-level (epsilon, delta)-DP.",
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
+    return parser, {name: sub.add_parser(name, help=text) for name, text in _COMMANDS.items()}
 
-    rel = sub.add_parser("release", help="release a private vocabulary / n-gram set from a corpus file")
+
+def build_parser() -> argparse.ArgumentParser:
+    from .corpus.limits import DEFAULT_LIMITS
+    from .corpus.readers import FORMATS
+    from .corpus.tokenize import TOKENIZERS
+
+    parser, commands = _command_parsers()
+    rel = commands["release"]
     rel.add_argument("input", help="corpus file: csv, tsv, jsonl, parquet, txt or pre-tokenized sequences (.zip ok)")
     _add_mechanism_args(rel)
     rel.add_argument(
@@ -139,16 +154,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rel.add_argument("--spark-master", default=None, help="Spark master URL for --engine spark (default local[2])")
 
-    cal = sub.add_parser("calibrate", help="print the noise scale, rho and Gamma of a mechanism")
-    _add_mechanism_args(cal)
-
-    sub.add_parser("list", help="list the mechanisms")
+    _add_mechanism_args(commands["calibrate"])
     return parser
 
 
 def _make_mechanism(args: argparse.Namespace, public_source: Any = None):
     """The mechanism of ``-m`` with the flags it takes; a flag it would ignore is an error (``--max-n`` aside:
     it also sets the corpus's n-gram length)."""
+    from .mechanisms.registry import get_mechanism, mechanisms
+    from .params import PARAMS
+
     cls = mechanisms().get(args.mechanism)
     if cls is None:
         raise DpsuError(f"unknown mechanism {args.mechanism!r}; choose one of: {', '.join(mechanisms())}")
@@ -184,6 +199,8 @@ def _seed(text: str) -> int:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"invalid seed {text!r}: give a whole number from 0 to 2^128 - 1") from None
+    from .privacy.validate import check_seed
+
     try:
         return check_seed(value)  # type: ignore[return-value]
     except ParameterError as exc:
@@ -192,6 +209,8 @@ def _seed(text: str) -> int:
 
 def _read_limits(args: argparse.Namespace) -> ReadLimits:
     """The read limits from --max-file-mb and --max-unpacked-mb (an explicit cap replaces the 20x rule)."""
+    from .corpus.limits import ReadLimits
+
     try:
         if args.max_unpacked_mb is None:
             return ReadLimits(max_file_bytes=int(args.max_file_mb * MB))
@@ -206,6 +225,8 @@ def _read_limits(args: argparse.Namespace) -> ReadLimits:
 
 def _corpus_max_n(args: argparse.Namespace) -> int:
     """The longest n-gram the corpus needs: --max-n when given (validated: 0 is an error, not 'not given')."""
+    from .params import PARAMS
+
     n = PARAMS["max_n"].check(args.max_n) if args.max_n is not None else 1
     if getattr(args, "only_n", None) is not None:
         n = max(n, PARAMS["only_n"].check(args.only_n))
@@ -214,6 +235,8 @@ def _corpus_max_n(args: argparse.Namespace) -> int:
 
 def _load_options(args: argparse.Namespace) -> LoadOptions:
     """How ``release`` reads and tokenizes its input (``command.release_argv`` writes the inverse)."""
+    from .corpus.load import LoadOptions
+
     return LoadOptions(
         format=args.format,
         user_col=args.user_col,
@@ -237,6 +260,8 @@ def _load_options(args: argparse.Namespace) -> LoadOptions:
 def _cmd_release(args: argparse.Namespace) -> int:
     from .corpus import load_corpus
     from .export import check_output_paths, write_release
+    from .ledger import spent_line
+    from .privacy.guidance import delta_guidance
 
     public = None
     if args.public_corpus:
@@ -310,13 +335,18 @@ def _report_source(src, *, strict: bool) -> None:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
+    from .mechanisms.registry import mechanisms
+
     for name, cls in mechanisms().items():
         print(f"{name:20s} {cls.label:20s} {cls.summary}")
     return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
+        if not argv or argv[0] in ("-h", "--help"):  # the overview: the commands only, nothing heavy loaded
+            _command_parsers()[0].parse_args(argv)
         args = build_parser().parse_args(argv)
         return {"release": _cmd_release, "calibrate": _cmd_calibrate, "list": _cmd_list}[args.command](args)
     except DpsuError as exc:

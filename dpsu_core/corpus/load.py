@@ -1,8 +1,10 @@
 """``load_corpus``: the one entry point from a file to a ``Corpus``.
 
-file -> readers.read_table (user, text rows) -> the user pattern, if any -> facts and checks of the
-chosen columns (columns.column_warnings) -> drop rows without user/text and removal placeholders
-(counted) -> tokenize.tokenize -> token filters (clean) -> checks after tokenizing -> build.build_corpus.
+file -> readers.read_table (user, text rows, in batches for delimited files) -> per batch: the user
+pattern, if any; drop rows without user/text and removal placeholders (counted); user ids interned;
+the text handed to tokenize.TokenStream (tokenized in worker threads while the next batch is parsed,
+then dropped) -> facts and checks of the chosen columns (columns.column_warnings, on the first batch)
+-> token filters (clean) -> checks after tokenizing -> build.build_corpus.
 """
 
 from __future__ import annotations
@@ -29,10 +31,11 @@ from .columns import (
     column_warnings,
     load_warnings,
 )
+from .intern import Interner
 from .limits import DEFAULT_LIMITS, ReadLimits
 from .model import Corpus, SourceInfo
-from .readers import RawFile, guess_columns, peek_columns, read_source, read_table
-from .tokenize import Preprocessing, blank_mask, check_tokenizer, removed_mask, tokenize
+from .readers import RawFile, Table, guess_columns, peek_columns, read_source, read_table
+from .tokenize import Preprocessing, Tokenized, TokenStream, blank_and_removed, check_tokenizer
 
 
 @dataclass(frozen=True)
@@ -125,38 +128,27 @@ def load_corpus(
         has_header=opts.has_header,
         row_is_user=opts.row_is_user,
         limits=limits,
+        stream=True,
     )
-    rows_read = table.n_rows
-    texts, users = table.texts, table.users
-    pattern_notes = []
-    if opts.user_pattern and users is not None:
-        users, unmatched = apply_user_pattern(users, opts.user_pattern)
-        pattern_notes.append(
-            f"user = first group of {opts.user_pattern!r} in column {table.user_column!r}"
-            + (f"; {unmatched:,} rows where it does not match have no user" if unmatched else "")
-        )
-    elif opts.user_pattern:
+    has_users = table.user_column is not None
+    if opts.user_pattern and not has_users:
         raise ParameterError(
             f"{opt('user_pattern')} needs a user column, and this {table.format} file has none; drop the pattern"
         )
+    rows = _tokenize_rows(table, tokenizer, prep, opts.user_pattern)
+    tok, post_user, n_users, rows_read, dropped = rows.tok, rows.post_user, rows.n_users, rows.read, rows.dropped
+    pattern_notes = []
+    if opts.user_pattern:
+        pattern_notes.append(
+            f"user = first group of {opts.user_pattern!r} in column {table.user_column!r}"
+            + (f"; {rows.unmatched:,} rows where it does not match have no user" if rows.unmatched else "")
+        )
     facts: list[ColumnFacts] = []
     warns: list[SanityWarning] = []
-    if not table.pretokenized and (users is not None or opts.row_is_user):
-        facts, warns = column_warnings(users, texts, table.user_column, table.text_column)
-
-    # ---- row filtering (counted, never silent) ----
-    no_user = blank_mask(users) if users is not None else np.zeros(rows_read, dtype=bool)
-    no_text = blank_mask(texts) & ~no_user
-    removed = np.zeros(rows_read, dtype=bool)
-    if prep.drop_removed and not table.pretokenized:
-        removed = removed_mask(texts) & ~no_user & ~no_text
-    keep = ~(no_user | no_text | removed)
-    dropped = {"no_user": int(no_user.sum()), "no_text": int(no_text.sum()), "removed": int(removed.sum())}
-    if not keep.all():
-        mask = pa.array(keep)
-        texts = texts.filter(mask)
-        users = users.filter(mask) if users is not None else None
-    n_posts = len(texts)
+    if not table.pretokenized and (has_users or opts.row_is_user) and rows.first is not None:
+        sample = f"(in the first {len(rows.first[1]):,} rows)" if rows.batches > 1 else ""
+        facts, warns = column_warnings(*rows.first, table.user_column, table.text_column, sample_note=sample)
+    n_posts = int(post_user.shape[0])
     if n_posts == 0:
         raise EmptyCorpusError(
             f"no usable rows: {rows_read} rows read, {dropped['no_user']} without a user id, "
@@ -164,16 +156,6 @@ def load_corpus(
             "check the user and text columns"
         )
 
-    # ---- users in order of first appearance ----
-    if users is None:
-        post_user = np.arange(n_posts, dtype=np.int64)
-        n_users = n_posts
-    else:
-        enc = pc.utf8_trim_whitespace(users).dictionary_encode()
-        post_user = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
-        n_users = len(enc.dictionary)
-
-    tok = tokenize(texts, tokenizer="whitespace" if table.pretokenized else tokenizer, prep=prep)
     drop = (
         None
         if table.pretokenized
@@ -232,6 +214,63 @@ def load_corpus(
             "user id?) or add more users"
         )
     return corpus
+
+
+@dataclass
+class _Rows:
+    tok: Tokenized
+    post_user: np.ndarray  # int32 user of each post kept
+    n_users: int
+    read: int  # rows read
+    dropped: dict[str, int]
+    unmatched: int  # rows where the user pattern did not match
+    batches: int
+    first: tuple[pa.Array | None, pa.Array] | None  # the first batch (users after the pattern, texts)
+
+
+def _tokenize_rows(table: Table, tokenizer: str, prep: Preprocessing, user_pattern: str | None) -> _Rows:
+    """Tokenize the table's batches as they are parsed, dropping rows without a user or text and removal
+    placeholders (counted). Users get ids in order of first appearance (white space trimmed); without a
+    user column every post is its own user. The table is consumed: its bytes are freed at the end."""
+    dropped = {"no_user": 0, "no_text": 0, "removed": 0}
+    read = unmatched = n_posts = batches = 0
+    first = None
+    users_seen = Interner(1 << 16)
+    post_users: list[np.ndarray] = []
+    with TokenStream("whitespace" if table.pretokenized else tokenizer, prep) as stream:
+        for users, texts in table.batches():
+            batches += 1
+            rows = len(texts)
+            read += rows
+            if user_pattern and users is not None:
+                users, miss = apply_user_pattern(users, user_pattern)
+                unmatched += miss
+            if first is None:
+                first = (users, texts)
+            no_user = blank_and_removed(users, removed=False)[0] if users is not None else np.zeros(rows, bool)
+            no_text, removed = blank_and_removed(texts, removed=prep.drop_removed and not table.pretokenized)
+            no_text &= ~no_user
+            removed &= ~no_user
+            keep = ~(no_user | no_text | removed)
+            dropped["no_user"] += int(no_user.sum())
+            dropped["no_text"] += int(no_text.sum())
+            dropped["removed"] += int(removed.sum())
+            if not keep.all():
+                mask = pa.array(keep)
+                texts = texts.filter(mask)
+                users = users.filter(mask) if users is not None else None
+            if users is not None:
+                post_users.append(users_seen.add_strings(pc.utf8_trim_whitespace(users)))
+            n_posts += len(texts)
+            stream.submit(texts)  # tokenized in the workers while the next batch is parsed
+        tok = stream.finish()
+    table.stream = table.texts = table.users = None  # read once: let the file's bytes go before the build
+    if table.user_column is None:  # every post is its own user
+        post_user, n_users = np.arange(n_posts, dtype=np.int32), n_posts
+    else:
+        post_user = np.concatenate(post_users) if post_users else np.zeros(0, np.int32)
+        n_users = len(users_seen)
+    return _Rows(tok, post_user, n_users, read, dropped, unmatched, batches, first)
 
 
 def _source_name(source) -> str:

@@ -28,6 +28,7 @@ import json
 import re
 import zipfile
 import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
@@ -56,6 +57,7 @@ from .columns import (  # noqa: F401  (the names and guess_columns re-exported)
     guess_columns,
     label,
 )
+from .csvscan import UnterminatedQuote, scan_csv
 from .decode import Decoded, decode_rows
 from .limits import DEFAULT_LIMITS, ReadLimits, check_json_depth, read_capped, read_regular_file
 
@@ -77,6 +79,10 @@ _EXTENSIONS = {
     ".seq": "sequences",
 }
 _SNIFF = 65536
+# Arrow parses a delimited file in blocks of this many bytes (more when a row is longer: a block must
+# hold a whole row); a block is also the unit the loader tokenizes and frees.
+_BLOCK_BYTES = 32 << 20
+_MAX_BLOCK_BYTES = 2**31 - 1  # Arrow's block size is a 32-bit number
 _SEQ_MARKER = re.compile(r"^%\s*sequences\b", re.IGNORECASE)
 
 
@@ -91,9 +97,15 @@ class RawFile:
 
 @dataclass
 class Table:
-    """What a reader hands to the tokenizer: one row per post."""
+    """What a reader hands to the tokenizer: one row per post.
 
-    texts: pa.Array  # string; may hold nulls (dropped later, counted)
+    Either whole columns (``texts``, ``users``), or, from ``read_table(stream=True)`` on a delimited
+    file, a ``stream`` of (users, texts) batches parsed one at a time (``texts``/``users`` are then
+    None until ``materialize``): the loader tokenizes a batch and drops its text while Arrow parses the
+    next. ``batches()`` reads either form the same way.
+    """
+
+    texts: pa.Array | None  # string or large_string; may hold nulls (dropped later, counted)
     users: pa.Array | None  # string; None: every row is its own user
     format: str
     encoding: str = "utf-8"
@@ -105,10 +117,34 @@ class Table:
     columns_guessed: bool = False
     pretokenized: bool = False
     notes: list[str] = field(default_factory=list)
+    stream: Callable[[], Iterator[tuple[pa.Array, pa.Array]]] | None = field(default=None, repr=False)
 
     @property
     def n_rows(self) -> int:
+        if self.texts is None:
+            raise ValueError("a streamed table has no row count before it is read; use batches() or materialize()")
         return len(self.texts)
+
+    def batches(self) -> Iterator[tuple[pa.Array | None, pa.Array]]:
+        """(users, texts) pairs in file order: one pair, or one per parsed block of a streamed file."""
+        if self.stream is None:
+            assert self.texts is not None
+            yield self.users, self.texts
+        else:
+            yield from self.stream()
+
+    def materialize(self) -> Table:
+        """This table with whole columns (a streamed one is read to the end here)."""
+        if self.stream is None:
+            return self
+        users, texts = [], []
+        for u, t in self.stream():
+            users.append(u)
+            texts.append(t)
+        self.users = pa.concat_arrays(users) if users else pa.array([], pa.string())
+        self.texts = pa.concat_arrays(texts) if texts else pa.array([], pa.large_string())
+        self.stream = None
+        return self
 
 
 # ---- public helpers ----------------------------------------------------------
@@ -353,9 +389,11 @@ def read_table(
     has_header: bool | None = None,
     row_is_user: bool = False,
     limits: ReadLimits = DEFAULT_LIMITS,
+    stream: bool = False,
 ) -> Table:
     """Read ``source`` into a Table of (user, text) rows (``users`` None when each row is its own user), within
-    ``limits`` (file size, decompressed size, JSON depth)."""
+    ``limits`` (file size, decompressed size, JSON depth); with ``stream`` a delimited file comes as batches
+    (``Table.batches``)."""
     raw = read_source(source, limits)
     fmt, note = detect_format(raw, format)
     notes = list(raw.notes) + ([note] if note else [])
@@ -368,6 +406,8 @@ def read_table(
             notes.append(decoded.note)
         if fmt in ("csv", "tsv"):
             table = _read_delimited(raw, data, fmt, user_col, text_col, has_header, row_is_user)
+            if not stream:
+                table.materialize()
         elif fmt == "jsonl":
             check_json_depth(data, raw.name or "the file", limits)
             table = _read_jsonl(raw, data, user_col, text_col, row_is_user)
@@ -417,8 +457,14 @@ def header_decision(rows: list[list[str]], has_header: bool | None) -> HeaderDec
 
 
 def _read_delimited(raw: RawFile, data: bytes, fmt: str, user_col, text_col, has_header, row_is_user=False) -> Table:
+    """A streamed Table of the user and text columns (text as large_string: a column may pass 2 GiB).
+
+    The quoting is checked first (``csvscan``): an unterminated quote is an error naming its line,
+    where Arrow alone would swallow the following rows into one field.
+    """
     import pyarrow.csv as pacsv
 
+    name = raw.name or "the file"
     delimiter = _delimiter(fmt, data)
     notes = [] if delimiter != ";" else ["fields separated by ';' (detected from the first line)"]
     rows = first_rows(data, delimiter)
@@ -430,36 +476,36 @@ def _read_delimited(raw: RawFile, data: bytes, fmt: str, user_col, text_col, has
     choice = choose_columns(columns, user_col, text_col, header, row_is_user=row_is_user, first_row=first)
     u, t = choice.user, choice.text
     notes += choice.notes
-    wanted = [i for i in (u, t) if i is not None]
-    bad_rows = [0]
-
-    def skip(row) -> str:
-        bad_rows[0] += 1
-        return "skip"
-
-    internal = [f"c{i}" for i in range(len(columns))]
     try:
-        tab = pacsv.read_csv(
-            pa.BufferReader(data),
-            read_options=pacsv.ReadOptions(column_names=internal, skip_rows=1 if header else 0, block_size=8 << 20),
-            parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True, invalid_row_handler=skip),
-            convert_options=pacsv.ConvertOptions(
-                include_columns=[internal[i] for i in wanted],
-                column_types={internal[i]: pa.string() for i in wanted},
-                strings_can_be_null=False,
-                quoted_strings_can_be_null=False,
-            ),
-        )
-    except pa.ArrowException as e:
+        shape = scan_csv(data, delimiter)
+    except UnterminatedQuote as e:
         raise InputError(
-            f"{raw.name or 'the file'} cannot be parsed as {fmt.upper()} ({_short(e)}); check its quoting and "
-            "delimiter, or choose another format"
+            f'{name}: line {e.line}: {e}; close that quote (a quote inside a quoted field is written twice: "")'
         ) from None
-    if bad_rows[0]:
-        notes.append(f"{bad_rows[0]} malformed rows (wrong number of fields) were skipped")
-    return Table(
-        texts=tab.column(internal[t]).combine_chunks(),
-        users=tab.column(internal[u]).combine_chunks() if u is not None else None,
+    if shape.stray_quotes:
+        notes.append(
+            f"{shape.stray_quotes} quoted fields hold a quote that is not doubled (first on line "
+            f'{shape.first_stray_line}); their text was read as far as the quoting allows: write "" for a quote '
+            "inside a quoted field"
+        )
+    if shape.longest_span > 100:
+        notes.append(
+            f"a quoted field opening on line {shape.longest_span_line} spans {shape.longest_span} lines; "
+            "if that is not one long post, a quote there is misplaced"
+        )
+    block = max(_BLOCK_BYTES, 2 * shape.longest_row)  # a block must hold a whole row
+    if block > _MAX_BLOCK_BYTES:
+        raise InputError(
+            f"{name} has a row of {shape.longest_row >> 20:,} MB; rows up to 2 GB can be read: split that row "
+            "or check its quoting"
+        )
+    internal = [f"c{i}" for i in range(len(columns))]
+    text_key = internal[t]
+    user_key = internal[u] if u is not None else None
+    wanted = [k for k in (user_key, text_key) if k is not None]
+    table = Table(
+        texts=None,
+        users=None,
         format=fmt,
         header=decision.reason,
         user_column=label(columns, u) if u is not None else None,
@@ -467,6 +513,42 @@ def _read_delimited(raw: RawFile, data: bytes, fmt: str, user_col, text_col, has
         columns_guessed=choice.guessed,
         notes=notes,
     )
+
+    def batches() -> Iterator[tuple[pa.Array | None, pa.Array]]:
+        bad_rows = [0]
+
+        def skip(row) -> str:
+            bad_rows[0] += 1
+            return "skip"
+
+        try:
+            reader = pacsv.open_csv(
+                pa.BufferReader(data),
+                read_options=pacsv.ReadOptions(
+                    column_names=internal, skip_rows=1 if header else 0, block_size=block, use_threads=False
+                ),
+                parse_options=pacsv.ParseOptions(
+                    delimiter=delimiter, newlines_in_values=shape.multiline_fields > 0, invalid_row_handler=skip
+                ),
+                convert_options=pacsv.ConvertOptions(
+                    include_columns=wanted,
+                    column_types={k: pa.large_string() if k == text_key else pa.string() for k in wanted},
+                    strings_can_be_null=False,
+                    quoted_strings_can_be_null=False,
+                ),
+            )
+            for batch in reader:
+                yield (batch.column(user_key) if user_key is not None else None), batch.column(text_key)
+        except pa.ArrowException as e:
+            raise InputError(
+                f"{name} cannot be parsed as {fmt.upper()} ({_short(e)}); check its quoting and delimiter, "
+                "or choose another format"
+            ) from None
+        if bad_rows[0]:
+            table.notes.append(f"{bad_rows[0]} malformed rows (wrong number of fields) were skipped")
+
+    table.stream = batches
+    return table
 
 
 def _short(e: Exception) -> str:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 import re
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numba
@@ -34,6 +34,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import ParameterError
+from .charclass import char_classes, lower_table
+from .intern import Interner, find, has_room, insert, key_of, string_buffers
 
 TOKENIZERS: tuple[str, ...] = ("fast", "treebank")
 _ALL_TOKENIZERS = TOKENIZERS + ("whitespace",)
@@ -103,19 +105,109 @@ def blank_mask(values: pa.Array) -> np.ndarray:
     return pc.fill_null(empty, True).to_numpy(zero_copy_only=False)
 
 
+def blank_and_removed(values: pa.Array, *, removed: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """``blank_mask(values)`` and (with ``removed``) ``removed_mask(values)``, without copying the column:
+    one compiled pass finds the few rows that could be either (only white space before a '[', a non-ASCII
+    character, or the end) and the exact Arrow checks run on those rows alone."""
+    data, offsets = string_buffers(values)
+    maybe_blank = np.zeros(len(values), dtype=np.bool_)
+    maybe_removed = np.zeros(len(values), dtype=np.bool_)
+    _blank_or_removed_rows(data, offsets, maybe_blank, maybe_removed)
+    if values.null_count:
+        maybe_blank |= values.is_null().to_numpy(zero_copy_only=False)
+    blank = _exact_on(values, maybe_blank, blank_mask)
+    gone = _exact_on(values, maybe_removed, removed_mask) & ~blank if removed else np.zeros(len(values), np.bool_)
+    return blank, gone
+
+
+def _exact_on(values: pa.Array, rows: np.ndarray, check) -> np.ndarray:
+    out = np.zeros(len(values), dtype=np.bool_)
+    idx = np.flatnonzero(rows)
+    if idx.size:
+        out[idx] = check(values.take(pa.array(idx)))
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _blank_or_removed_rows(data, offsets, maybe_blank, maybe_removed):  # pragma: no cover - compiled
+    for j in range(offsets.shape[0] - 1):
+        i, end = offsets[j], offsets[j + 1]
+        while i < end and (data[i] == 32 or 9 <= data[i] <= 13):
+            i += 1
+        if i == end or data[i] >= 0x80:  # empty, or a character that may be Unicode white space
+            maybe_blank[j] = True
+            maybe_removed[j] = True
+        elif data[i] == 91:  # '['
+            maybe_removed[j] = True
+
+
 def preprocess(texts: pa.Array, prep: Preprocessing) -> pa.Array:
-    """E-mail headers, HTML, URLs, case: column-wise (row filtering is the caller's job)."""
+    """Text clean-up before cutting tokens: e-mail headers, HTML, URLs, column-wise (row filtering is
+    the caller's job). Each step runs only on the posts it can change (found by a compiled byte scan:
+    a header block needs a line break, HTML a '<' or '&', a link "://" or "www."), so its regular
+    expressions do not read the whole text. Case folding is not done here: the fast tokenizer folds
+    case inside its kernel (``charclass.lower_table``), the treebank path with Arrow."""
     from . import clean
 
     if prep.email_headers:
-        texts, _ = clean.drop_email_headers(texts)
+        texts = _on_rows(texts, rows_with_bytes(texts, b"\n"), lambda t: clean.drop_email_headers(t)[0])
     if prep.strip_html:
-        texts = clean.strip_html(texts)
+        texts = _on_rows(texts, rows_with_bytes(texts, b"<&"), clean.strip_html)
     if prep.strip_urls:
-        texts = pc.replace_substring_regex(texts, pattern=_URL, replacement=" ")
-    if prep.lowercase:
-        texts = pc.utf8_lower(texts)
+        texts = _on_rows(
+            texts, _may_hold_url(texts), lambda t: pc.replace_substring_regex(t, pattern=_URL, replacement=" ")
+        )
     return texts
+
+
+def _on_rows(texts: pa.Array, mask: np.ndarray, fn) -> pa.Array:
+    """``fn`` (a row-wise column function) applied only to the rows where ``mask`` is True."""
+    if not mask.any():
+        return texts
+    sel = pa.array(mask)
+    return pc.replace_with_mask(texts, sel, pc.cast(fn(texts.filter(sel)), texts.type))
+
+
+def rows_with_bytes(texts: pa.Array, chars: bytes) -> np.ndarray:
+    """True for every post holding at least one of the (ASCII) bytes ``chars``."""
+    data, offsets = string_buffers(texts)
+    wanted = np.zeros(256, dtype=np.bool_)
+    wanted[np.frombuffer(chars, dtype=np.uint8)] = True
+    mask = np.zeros(len(texts), dtype=np.bool_)
+    _rows_with(data, offsets, wanted, mask)
+    return mask
+
+
+@numba.njit(cache=True, nogil=True)
+def _rows_with(data, offsets, wanted, mask):  # pragma: no cover - compiled
+    for j in range(offsets.shape[0] - 1):
+        for i in range(offsets[j], offsets[j + 1]):
+            if wanted[data[i]]:
+                mask[j] = True
+                break
+
+
+def _may_hold_url(texts: pa.Array) -> np.ndarray:
+    """True for every post holding "://" or "www." (any case): a superset of the posts ``_URL`` matches,
+    found in one compiled pass over the bytes, so the regex (a few hundred MB/s) only runs on those."""
+    data, offsets = string_buffers(texts)
+    mask = np.zeros(len(texts), dtype=np.bool_)
+    _url_rows(data, offsets, mask)
+    return mask
+
+
+@numba.njit(cache=True, nogil=True)
+def _url_rows(data, offsets, mask):  # pragma: no cover - compiled
+    for j in range(offsets.shape[0] - 1):
+        for i in range(offsets[j], offsets[j + 1] - 2):
+            b = data[i]
+            if b == 58 and data[i + 1] == 47 and data[i + 2] == 47:  # "://"
+                mask[j] = True
+                break
+            if (b | 32) == 119 and (data[i + 1] | 32) == 119 and (data[i + 2] | 32) == 119:  # "www"
+                if i + 3 < offsets[j + 1] and data[i + 3] == 46:
+                    mask[j] = True
+                    break
 
 
 def tokenize(
@@ -125,25 +217,151 @@ def tokenize(
     prep: Preprocessing = Preprocessing(),
     workers: int | None = None,
 ) -> Tokenized:
-    """Preprocess and tokenize every post of ``texts`` (non-null strings).
+    """Preprocess and tokenize every post of ``texts`` (non-null strings); see ``TokenStream`` for many batches.
 
     ``tokenizer="whitespace"`` takes tokens as given and ignores ``prep``.
     Posts may end up with no tokens; they keep their (empty) slot in ``post_ptr``.
     """
-    if tokenizer not in _ALL_TOKENIZERS:
-        check_tokenizer(tokenizer)
-    if isinstance(texts, pa.ChunkedArray):
-        texts = texts.combine_chunks()
-    if not pa.types.is_string(texts.type) and not pa.types.is_large_string(texts.type):
-        texts = pc.cast(texts, pa.string())
-    n_workers = workers if workers is not None else min(2, os.cpu_count() or 1)
-    parts = _split_balanced(texts, n_workers) if tokenizer != "treebank" else [texts]
-    if len(parts) == 1:
-        results = [_tokenize_part(parts[0], tokenizer, prep)]
-    else:
-        with ThreadPoolExecutor(max_workers=len(parts)) as pool:
-            results = list(pool.map(lambda a: _tokenize_part(a, tokenizer, prep), parts))
-    return _merge(results)
+    with TokenStream(tokenizer, prep, workers=workers) as stream:
+        stream.submit(texts)
+        return stream.finish()
+
+
+class TokenStream:
+    """Tokenizes posts batch by batch into one flat array of token ids.
+
+    ``submit(texts)`` hands a batch to the worker threads and returns at once (so the caller can read
+    the next batch meanwhile; it waits for the previous batch first); ``finish()`` returns the
+    ``Tokenized`` of all batches in order. The text of a batch is not kept: only its int32 token
+    ids (written straight from the kernel, no token strings in between) and per-post counts.
+
+    Each worker interns its tokens in its own table (no locks); ``finish`` merges the tables, so a
+    token's id is its order of first sight in worker 0's share of the posts, then worker 1's.
+    Use as a context manager (the threads stop on exit).
+    """
+
+    def __init__(
+        self,
+        tokenizer: str = "fast",
+        prep: Preprocessing = Preprocessing(),
+        *,
+        workers: int | None = None,
+    ) -> None:
+        if tokenizer not in _ALL_TOKENIZERS:
+            check_tokenizer(tokenizer)
+        self.tokenizer, self.prep = tokenizer, prep
+        self._n_workers = max(1, workers if workers is not None else min(2, os.cpu_count() or 1))
+        self._lower = _NO_LOWER
+        self._arrow_lower = False
+        if tokenizer == "fast" and prep.lowercase:
+            try:
+                self._lower = lower_table()
+            except RuntimeError:  # pragma: no cover - an Arrow whose lower case is not one code point to one
+                self._arrow_lower = True
+        self._vocabs = [Interner(1 << 14) for _ in range(self._n_workers)]
+        self._codes: list[tuple[int, np.ndarray]] = []  # (worker, its token ids) per part, in order
+        self._per_post: list[np.ndarray] = []
+        self._pool = ThreadPoolExecutor(max_workers=self._n_workers)
+        self._pending: list[Future] = []
+
+    def __enter__(self) -> TokenStream:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._pending = []
+
+    def submit(self, texts: pa.Array) -> None:
+        """Queue one batch of posts (non-null strings); blocks only until the previous batch is done."""
+        self._collect()
+        if isinstance(texts, pa.ChunkedArray):
+            texts = texts.combine_chunks()
+        if not pa.types.is_string(texts.type) and not pa.types.is_large_string(texts.type):
+            texts = pc.cast(texts, pa.string())
+        parts = _split_balanced(texts, self._n_workers) if self.tokenizer != "treebank" else [texts]
+        self._pending = [self._pool.submit(self._work, w, part) for w, part in enumerate(parts)]
+
+    def finish(self) -> Tokenized:
+        """All batches' tokens: ids merged into one vocabulary (worker 0's table)."""
+        self._collect()
+        vocab = self._vocabs[0]
+        remaps = {w: vocab.merge(v) for w, v in enumerate(self._vocabs) if w > 0 and len(v)}
+        codes = np.empty(sum(part.shape[0] for _, part in self._codes), dtype=np.int32)
+        pos = 0
+        self._codes.reverse()
+        while self._codes:  # each part is freed once copied: the ids are held about once, not twice
+            w, part = self._codes.pop()
+            codes[pos : pos + part.shape[0]] = remaps[w][part] if w > 0 and part.size else part
+            pos += part.shape[0]
+            del part
+        per_post = np.concatenate(self._per_post) if self._per_post else np.zeros(0, np.int64)
+        post_ptr = np.zeros(per_post.shape[0] + 1, dtype=np.int64)
+        np.cumsum(per_post, out=post_ptr[1:])
+        unigrams = vocab.strings().to_numpy(zero_copy_only=False).astype(object, copy=False)
+        return Tokenized(codes=codes, post_ptr=post_ptr, unigrams=unigrams)
+
+    def _collect(self) -> None:
+        pending, self._pending = self._pending, []
+        for w, f in enumerate(pending):
+            codes, per_post = f.result()
+            self._codes.append((w, codes))
+            self._per_post.append(per_post)
+
+    def _work(self, w: int, texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+        """Worker ``w``: one slice of posts -> (its token ids in ``self._vocabs[w]``, tokens per post)."""
+        fold = False
+        if self.tokenizer == "whitespace":
+            mode = _MODE_WHITESPACE
+        else:
+            texts = preprocess(texts, self.prep)
+            if self.tokenizer == "treebank":
+                if self.prep.lowercase:
+                    texts = pc.utf8_lower(texts)
+                texts = _treebank_join(texts)  # tokens separated by single spaces
+                mode = _MODE_WORDS if self.prep.strip_symbols else _MODE_WHITESPACE
+            else:
+                if self._arrow_lower:  # pragma: no cover - see __init__
+                    texts = pc.utf8_lower(texts)
+                fold = self._lower is not _NO_LOWER
+                mode = _MODE_WORDS if self.prep.strip_symbols else _MODE_WORDS_SYMBOLS
+        data, offsets = string_buffers(texts)
+        n_posts = len(texts)
+        n_bytes = int(offsets[-1] - offsets[0]) if n_posts else 0
+        longest = int(np.max(np.diff(offsets))) if n_posts else 0
+        # at most one token per byte, and with words (modes 0, 2) at most one per two bytes plus one per post
+        bound = n_bytes + 1 if mode == _MODE_WORDS_SYMBOLS else (n_bytes + n_posts) // 2 + 1
+        codes = np.empty(bound, dtype=np.int32)
+        per_post = np.empty(n_posts, dtype=np.int64)
+        vocab = self._vocabs[w]
+        # a token's bytes after case folding: at most 3/2 of its source bytes (2-byte letters with 3-byte lower case)
+        scratch = np.empty(2 * longest + 8, dtype=np.uint8)
+        tok_end = np.empty(longest + 2, dtype=np.int64)
+        table = char_classes()
+        j = t = 0
+        while True:
+            j, t, vocab.n = _tokenize_posts(
+                data,
+                offsets,
+                j,
+                t,
+                table,
+                self._lower,
+                fold,
+                mode,
+                scratch,
+                tok_end,
+                codes,
+                per_post,
+                *vocab.tables,
+                vocab.n,
+            )
+            if j == n_posts:
+                return codes[:t].copy(), per_post
+            size = int(offsets[j + 1] - offsets[j])
+            vocab.reserve(max(size + 1, len(vocab)), max(2 * size + 8, int(vocab.offsets[vocab.n])))
 
 
 # ---- internals ---------------------------------------------------------------
@@ -156,15 +374,21 @@ def _split_balanced(texts: pa.Array, n: int) -> list[pa.Array]:
         return [texts]
     if _byte_size(texts) < _PARALLEL_MIN_BYTES:
         return [texts]
-    lengths = pc.binary_length(texts).to_numpy(zero_copy_only=False)
-    cum = np.cumsum(np.nan_to_num(lengths.astype(np.float64)))
-    cuts = np.searchsorted(cum, cum[-1] * np.arange(1, n) / n)
-    bounds = np.unique(np.concatenate([[0], cuts, [n_rows]]))
+    _, offsets = string_buffers(texts)
+    cuts = np.searchsorted(offsets, offsets[0] + (offsets[-1] - offsets[0]) * np.arange(1, n) / n)
+    bounds = np.unique(np.concatenate([[0], np.minimum(cuts, n_rows), [n_rows]]))
     return [texts.slice(int(a), int(b - a)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
 
 
 def _byte_size(texts: pa.Array) -> int:
-    return int(pc.sum(pc.binary_length(texts)).as_py() or 0)
+    if len(texts) == 0:
+        return 0
+    if isinstance(texts, pa.ChunkedArray):
+        return sum(_byte_size(c) for c in texts.chunks)
+    if not pa.types.is_string(texts.type) and not pa.types.is_large_string(texts.type):
+        return int(pc.sum(pc.binary_length(pc.cast(texts, pa.string()))).as_py() or 0)
+    _, offsets = string_buffers(texts)
+    return int(offsets[-1] - offsets[0])
 
 
 def _treebank_join(texts: pa.Array) -> pa.Array:
@@ -179,130 +403,84 @@ def _treebank_join(texts: pa.Array) -> pa.Array:
     return pa.array(out, type=pa.string())
 
 
-def _tokenize_part(texts: pa.Array, tokenizer: str, prep: Preprocessing) -> tuple[pa.DictionaryArray, np.ndarray]:
-    """One slice of posts -> (dictionary-encoded tokens, tokens per post)."""
-    if tokenizer == "whitespace":
-        mode = _MODE_WHITESPACE
-    else:
-        texts = preprocess(texts, prep)
-        if tokenizer == "treebank":
-            texts = _treebank_join(texts)  # tokens separated by single spaces
-            mode = _MODE_WORDS if prep.strip_symbols else _MODE_WHITESPACE
-        else:
-            mode = _MODE_WORDS if prep.strip_symbols else _MODE_WORDS_SYMBOLS
-    if isinstance(texts, pa.ChunkedArray):
-        texts = texts.combine_chunks()
-    if pa.types.is_large_string(texts.type):
-        offsets = np.frombuffer(texts.buffers()[1], dtype=np.int64)
-    else:
-        offsets = np.frombuffer(texts.buffers()[1], dtype=np.int32).astype(np.int64)
-    offsets = offsets[texts.offset : texts.offset + len(texts) + 1]
-    data_buf = texts.buffers()[2]
-    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
-    table = char_classes()
-    n_tok, n_bytes = _scan(
-        data, offsets, table, mode, np.zeros(0, np.uint8), np.zeros(1, np.int64), np.zeros(len(texts), np.int64), False
-    )
-    out = np.empty(n_bytes, dtype=np.uint8)
-    large = n_bytes >= 2**31 - 1  # more than 2 GB of tokens in one slice: 64-bit offsets
-    tok_off = np.empty(n_tok + 1, dtype=np.int64 if large else np.int32)
-    per_post = np.zeros(len(texts), dtype=np.int64)
-    _scan(data, offsets, table, mode, out, tok_off, per_post, True)
-    kind = pa.LargeStringArray if large else pa.StringArray
-    tokens = kind.from_buffers(n_tok, pa.py_buffer(tok_off), pa.py_buffer(out))
-    return tokens.dictionary_encode(), per_post
-
-
 # ---- the scanning kernel -------------------------------------------------------
-# Character classes, indexed by code point. IGNORED characters (format characters, category Cf, and
-# variation selectors) are skipped: never part of a token, never a token, and no break inside a word
-# (as in Unicode's word segmentation, where Format and Extend characters do not break a word).
-# Control characters (Cc) separate like spaces.
-_SPACE, _WORD, _SYMBOL_CH, _APOS, _IGNORED = 0, 1, 2, 3, 4
 _MODE_WORDS, _MODE_WORDS_SYMBOLS, _MODE_WHITESPACE = 0, 1, 2
-_VARIATION_SELECTORS = ((0x180B, 0x1810), (0xFE00, 0xFE10), (0xE0100, 0xE01F0))
-_classes: np.ndarray | None = None
-
-
-def char_classes() -> np.ndarray:
-    """uint8 class of every code point: word (letters, digits, marks), space, apostrophe, ignored, other symbol."""
-    global _classes
-    if _classes is None:
-        import unicodedata
-
-        every = "".join(map(chr, range(0x110000)))
-        cls = np.full(0x110000, _SYMBOL_CH, dtype=np.uint8)
-        for m in re.finditer(r"[^\W_]+", every):  # str.isalnum(): letters and numbers
-            cls[m.start() : m.end()] = _WORD
-        for cp in range(0x20000):  # marks, format and control characters (all below U+20000 but plane 14's)
-            if cls[cp] == _SYMBOL_CH:
-                cat = unicodedata.category(every[cp])
-                if cat[0] == "M":
-                    cls[cp] = _WORD
-                elif cat == "Cf":
-                    cls[cp] = _IGNORED
-                elif cat == "Cc":
-                    cls[cp] = _SPACE
-        cls[0xE0000:0xE0080] = _IGNORED  # plane 14 tag characters (Cf)
-        for lo, hi in _VARIATION_SELECTORS:
-            cls[lo:hi] = _IGNORED
-        for m in re.finditer(r"\s+", every):
-            cls[m.start() : m.end()] = _SPACE
-        cls[0x200B] = _SPACE  # zero width space (Cf) is a word break
-        cls[[ord("'"), 0x2019, 0x02BC]] = _APOS
-        _classes = cls
-    return _classes
+_NO_LOWER = np.zeros(1, dtype=np.int32)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _close_word(out, tok_off, pos, n_tok, pending, mode, write):
+def _put(out, pos, cp):  # pragma: no cover - compiled
+    """Write code point ``cp`` as UTF-8 at ``out[pos]``; returns the position after it."""
+    if cp < 0x80:
+        out[pos] = cp
+        return pos + 1
+    if cp < 0x800:
+        out[pos] = 0xC0 | (cp >> 6)
+        out[pos + 1] = 0x80 | (cp & 0x3F)
+        return pos + 2
+    if cp < 0x10000:
+        out[pos] = 0xE0 | (cp >> 12)
+        out[pos + 1] = 0x80 | ((cp >> 6) & 0x3F)
+        out[pos + 2] = 0x80 | (cp & 0x3F)
+        return pos + 3
+    out[pos] = 0xF0 | (cp >> 18)
+    out[pos + 1] = 0x80 | ((cp >> 12) & 0x3F)
+    out[pos + 2] = 0x80 | ((cp >> 6) & 0x3F)
+    out[pos + 3] = 0x80 | (cp & 0x3F)
+    return pos + 4
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _close_word(out, tok_end, pos, m, pending, mode):  # pragma: no cover - compiled
     """End the current word at ``pos``; with symbols kept (mode 1) its ``pending`` trailing apostrophes
-    follow as tokens of their own. Returns the new (pos, n_tok)."""
-    n_tok += 1
-    if write:
-        tok_off[n_tok] = pos
+    follow as tokens of their own. Returns the new (pos, m)."""
+    tok_end[m] = pos
+    m += 1
     if mode == 1:
         for _ in range(pending):
-            if write:
-                out[pos] = 39
+            out[pos] = 39
             pos += 1
-            n_tok += 1
-            if write:
-                tok_off[n_tok] = pos
-    return pos, n_tok
+            tok_end[m] = pos
+            m += 1
+    return pos, m
 
 
 @numba.njit(cache=True, nogil=True)
-def _scan(data, offsets, table, mode, out, tok_off, per_post, write):  # pragma: no cover - compiled
-    """Tokenize posts of UTF-8 ``data`` (post j = data[offsets[j]:offsets[j+1]]).
+def _tokenize_posts(
+    data, offsets, j, t, table, lower, fold, mode, scratch, tok_end, codes, per_post, slots, voff, arena, n
+):  # pragma: no cover - compiled
+    """Tokenize posts of UTF-8 ``data`` (post j = data[offsets[j]:offsets[j+1]]) and intern the tokens.
 
     mode 0: words = runs of word characters joined by inner apostrophes (apostrophes
     at a word's edge are dropped; typographic ones written as '); mode 1: the same,
     and every other non-space character (edge apostrophes included) is a token of its
-    own; mode 2: tokens are the runs of non-space characters, bytes unchanged.
-    Pass 1 (write=False) counts tokens and bytes; pass 2 fills ``out``, ``tok_off``, ``per_post``.
+    own; mode 2: tokens are the runs of non-space characters, unchanged.
+    With ``fold`` every code point is first mapped through ``lower``. A post's tokens are cut into
+    ``scratch`` (ending at ``tok_end``), then looked up in the intern table (slots ... n) and their ids
+    written to ``codes``; ``per_post[j]`` is post j's number of tokens.
+    Starts at post ``j`` with ``t`` tokens written; stops before a post whose new tokens might not fit
+    in the intern table (the caller grows it and calls again). Returns (next post, tokens written, n).
     """
-    n_tok = 0
-    pos = 0
-    if write:
-        tok_off[0] = 0
-    for j in range(offsets.shape[0] - 1):
+    while j < offsets.shape[0] - 1:
         i = offsets[j]
         end = offsets[j + 1]
+        if not has_room(slots, voff, arena, n, end - i + 1, 2 * (end - i) + 8):
+            break
+        pos = 0  # bytes of this post's tokens in scratch
+        m = 0  # tokens of this post
         in_tok = False
         pending = 0  # apostrophes seen after a word character, not yet written
-        start_tok = n_tok
         while i < end:
             b = data[i]
             if b < 0x80:
                 cp = np.int64(b)
-                n = 1
+                nb = 1
             elif b < 0xE0:
                 cp = (np.int64(b & 0x1F) << 6) | np.int64(data[i + 1] & 0x3F)
-                n = 2
+                nb = 2
             elif b < 0xF0:
                 cp = (np.int64(b & 0x0F) << 12) | (np.int64(data[i + 1] & 0x3F) << 6) | np.int64(data[i + 2] & 0x3F)
-                n = 3
+                nb = 3
             else:
                 cp = (
                     (np.int64(b & 0x07) << 18)
@@ -310,76 +488,62 @@ def _scan(data, offsets, table, mode, out, tok_off, per_post, write):  # pragma:
                     | (np.int64(data[i + 2] & 0x3F) << 6)
                     | np.int64(data[i + 3] & 0x3F)
                 )
-                n = 4
+                nb = 4
+            i += nb
+            if fold:
+                cp = np.int64(lower[cp])
             c = table[cp]
             if c == 4:  # ignored: format character or variation selector
-                i += n
                 continue
             if mode == 2:
                 if c == 0:
                     if in_tok:
                         in_tok = False
-                        n_tok += 1
-                        if write:
-                            tok_off[n_tok] = pos
+                        tok_end[m] = pos
+                        m += 1
                 else:
                     in_tok = True
-                    for k in range(n):
-                        if write:
-                            out[pos] = data[i + k]
-                        pos += 1
+                    pos = _put(scratch, pos, cp)
             elif c == 1:
                 if in_tok:
                     for _k in range(pending):
-                        if write:
-                            out[pos] = 39
+                        scratch[pos] = 39
                         pos += 1
                 in_tok = True
                 pending = 0
-                for k in range(n):
-                    if write:
-                        out[pos] = data[i + k]
-                    pos += 1
+                pos = _put(scratch, pos, cp)
             elif c == 3 and in_tok:
                 pending += 1
             else:
                 if in_tok:  # close the word; its trailing apostrophes are edge apostrophes
                     in_tok = False
-                    pos, n_tok = _close_word(out, tok_off, pos, n_tok, pending, mode, write)
+                    pos, m = _close_word(scratch, tok_end, pos, m, pending, mode)
                     pending = 0
                 if mode == 1 and c != 0:  # a symbol (or an apostrophe outside a word) on its own
                     if c == 3:
-                        if write:
-                            out[pos] = 39
+                        scratch[pos] = 39
                         pos += 1
                     else:
-                        for k in range(n):
-                            if write:
-                                out[pos] = data[i + k]
-                            pos += 1
-                    n_tok += 1
-                    if write:
-                        tok_off[n_tok] = pos
-            i += n
+                        pos = _put(scratch, pos, cp)
+                    tok_end[m] = pos
+                    m += 1
         if in_tok:
-            pos, n_tok = _close_word(out, tok_off, pos, n_tok, pending, mode, write)
-        if write:
-            per_post[j] = n_tok - start_tok
-    return n_tok, pos
-
-
-def _merge(results: list[tuple[pa.DictionaryArray, np.ndarray]]) -> Tokenized:
-    per_post = np.concatenate([r[1] for r in results])
-    post_ptr = np.zeros(per_post.shape[0] + 1, dtype=np.int64)
-    np.cumsum(per_post, out=post_ptr[1:])
-    if len(results) == 1:
-        chunks = [results[0][0]]
-    else:
-        chunks = pa.chunked_array([r[0] for r in results]).unify_dictionaries().chunks
-    if chunks:
-        dictionary = chunks[0].dictionary
-        codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in chunks]).astype(np.int32, copy=False)
-    else:  # pragma: no cover - there is always at least one part
-        dictionary, codes = pa.array([], pa.string()), np.zeros(0, np.int32)
-    unigrams = np.asarray(dictionary.to_pylist(), dtype=object)
-    return Tokenized(codes=codes, post_ptr=post_ptr, unigrams=unigrams)
+            if mode == 2:
+                tok_end[m] = pos
+                m += 1
+            else:
+                pos, m = _close_word(scratch, tok_end, pos, m, pending, mode)
+        a = 0
+        for q in range(m):
+            e = tok_end[q]
+            key = key_of(scratch, a, e)
+            s, k = find(scratch, a, e, key, slots, voff, arena)
+            if k < 0:  # a new token
+                k = insert(scratch, a, e, key, s, slots, voff, arena, n)
+                n += 1
+            codes[t] = k
+            a = e
+            t += 1
+        per_post[j] = m
+        j += 1
+    return j, t, n
