@@ -82,7 +82,7 @@ def _filter_sample_and_add(indptr, items, keep, max_items, longest, n_items, pow
     added. No filtered corpus and no gathered copy is built."""
     h = np.zeros(n_items, dtype=np.float64)
     sel = np.empty(longest, dtype=np.int64)
-    u = np.empty(max(max_items, 1), dtype=np.float64)
+    u = np.empty(max(min(max_items, longest), 1), dtype=np.float64)  # never more than the longest row needs
     for r in range(indptr.shape[0] - 1):
         n = 0
         for j in range(indptr[r], indptr[r + 1]):
