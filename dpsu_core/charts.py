@@ -66,18 +66,48 @@ def _check_bins(bins) -> int:
     return check_positive_int(bins, "bins", "e.g. 60", maximum=1000)
 
 
-def histogram_frame(values: np.ndarray, bins: int, upper: float | None = None) -> pd.DataFrame:
-    """Bins [start, end) with their counts (numpy aggregation; the last bin is closed)."""
+def histogram_frame(
+    values: np.ndarray, bins: int, upper: float | None = None, lower: float | None = None
+) -> pd.DataFrame:
+    """Bins [start, end) with their counts (numpy aggregation; the last bin is closed). The range runs from
+    ``lower`` (default: min(0, smallest value)) to ``upper`` (default: the largest value)."""
     if values.size == 0:
         return pd.DataFrame({"start": [], "end": [], "items": []}).astype(
             {"start": float, "end": float, "items": np.int64}
         )
     hi = float(values.max()) if upper is None else float(upper)
-    lo = min(0.0, float(values.min()))
+    lo = min(0.0, float(values.min())) if lower is None else float(lower)
     if hi <= lo:
         hi = lo + 1.0
     counts, edges = np.histogram(values, bins=bins, range=(lo, hi))
     return pd.DataFrame({"start": edges[:-1], "end": edges[1:], "items": counts.astype(np.int64)})
+
+
+def _binned_bars(hist: pd.DataFrame, x_title: str, count: str, y_title: str, scale=alt.Undefined) -> alt.Chart:
+    """Bars over the [start, end) bins of ``histogram_frame`` with their counts in column ``count``."""
+    return (
+        alt.Chart(hist)
+        .mark_bar(opacity=0.8)
+        .encode(
+            x=alt.X("start:Q", title=x_title, scale=scale),
+            x2="end:Q",
+            y=alt.Y(f"{count}:Q", title=y_title),
+            tooltip=[
+                alt.Tooltip("start:Q", title="from", format=".3g"),
+                alt.Tooltip("end:Q", title="to", format=".3g"),
+                alt.Tooltip(f"{count}:Q", title=count),
+            ],
+        )
+    )
+
+
+def _labelled_rule(label: str, value: float, color: str) -> alt.Chart:
+    """A dashed vertical rule at ``value`` whose tooltip names it."""
+    return (
+        alt.Chart(pd.DataFrame({"line": [label], "value": [value]}))
+        .mark_rule(strokeWidth=2, strokeDash=[6, 3], color=color)
+        .encode(x="value:Q", tooltip=[alt.Tooltip("line:N", title="line")])
+    )
 
 
 def _length_label(n) -> str:
@@ -448,25 +478,8 @@ def relative_error_chart(df: pd.DataFrame, r: float = 0.1, bins: int = 40) -> al
     finite = err[np.isfinite(err)]
     hist = histogram_frame(finite, _check_bins(bins), upper=max(float(finite.max()) if finite.size else 0.0, r))
     within = float(np.mean(finite <= r)) if finite.size else float("nan")
-    bars = (
-        alt.Chart(hist)
-        .mark_bar(opacity=0.8)
-        .encode(
-            x=alt.X("start:Q", title="|relative error| of the released count"),
-            x2="end:Q",
-            y=alt.Y("items:Q", title="released items"),
-            tooltip=[
-                alt.Tooltip("start:Q", title="from", format=".3g"),
-                alt.Tooltip("end:Q", title="to", format=".3g"),
-                alt.Tooltip("items:Q", title="items"),
-            ],
-        )
-    )
-    rule = (
-        alt.Chart(pd.DataFrame({"line": [f"target r = {r:g}"], "value": [r]}))
-        .mark_rule(strokeWidth=2, strokeDash=[6, 3], color="firebrick")
-        .encode(x="value:Q", tooltip=[alt.Tooltip("line:N", title="line")])
-    )
+    bars = _binned_bars(hist, "|relative error| of the released count", "items", "released items")
+    rule = _labelled_rule(f"target r = {r:g}", r, "firebrick")
     share = f"{within:.1%} of {finite.size} released counts within r." if finite.size else "no released counts."
     dropped = err.size - finite.size
     note = f" {dropped} item(s) without a finite relative error (true count 0) left out." if dropped else ""
@@ -634,28 +647,11 @@ def privacy_loss_chart(loss, epsilon: float, bins: int = 40) -> alt.LayerChart:
     x = x[np.isfinite(x)]
     lo = min(float(x.min()) if x.size else 0.0, -eps)
     hi = max(float(x.max()) if x.size else 0.0, eps) * 1.05
-    counts, edges = np.histogram(x, bins=_check_bins(bins), range=(lo, hi))
-    hist = pd.DataFrame({"start": edges[:-1], "end": edges[1:], "runs": counts.astype(np.int64)})
+    hist = histogram_frame(x, _check_bins(bins), upper=hi, lower=lo).rename(columns={"items": "runs"})
     hist = hist[hist["runs"] > 0]
-    bars = (
-        alt.Chart(hist)
-        .mark_bar(opacity=0.8)
-        .encode(
-            x=alt.X("start:Q", title="privacy loss ln(P_with(o) / P_without(o))", scale=alt.Scale(domain=[lo, hi])),
-            x2="end:Q",
-            y=alt.Y("runs:Q", title="runs"),
-            tooltip=[
-                alt.Tooltip("start:Q", title="from", format=".3g"),
-                alt.Tooltip("end:Q", title="to", format=".3g"),
-                alt.Tooltip("runs:Q", title="runs"),
-            ],
-        )
-    )
-    rule = (
-        alt.Chart(pd.DataFrame({"line": [f"ε = {eps:g}"], "value": [eps]}))
-        .mark_rule(strokeWidth=2, strokeDash=[6, 3], color="#d62728")
-        .encode(x="value:Q", tooltip=[alt.Tooltip("line:N", title="line")])
-    )
+    title = "privacy loss ln(P_with(o) / P_without(o))"
+    bars = _binned_bars(hist, title, "runs", "runs", scale=alt.Scale(domain=[lo, hi]))
+    rule = _labelled_rule(f"ε = {eps:g}", eps, "#d62728")
     above = float(np.mean(x > eps)) if x.size else 0.0
     return alt.LayerChart(layer=[bars, rule]).properties(
         title=_title(
