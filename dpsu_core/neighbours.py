@@ -61,23 +61,7 @@ def remove_user(corpus: Corpus, row: int) -> Neighbour:
     items = user_items(corpus, row)
     if corpus.n_users < 2:
         raise ParameterError("the corpus has one user; removing it leaves nothing to release from")
-    s, e = int(corpus.indptr[row]), int(corpus.indptr[row + 1])
-    keep = np.ones(corpus.nnz, dtype=bool)
-    keep[s:e] = False
-    lens = np.delete(np.diff(corpus.indptr), row)
-    indptr = np.zeros(corpus.n_users, dtype=np.int64)
-    np.cumsum(lens, out=indptr[1:])
-    d2 = Corpus(
-        indptr=indptr,
-        items=corpus.items[keep],
-        counts=corpus.counts[keep],
-        vocab=corpus.vocab,
-        ngram_len=corpus.ngram_len,
-        gram_tokens=corpus.gram_tokens,
-        n_posts=corpus.n_posts,
-        n_tokens=corpus.n_tokens,
-        source=corpus.source,
-    )
+    d2 = corpus.without_user(row)
     return Neighbour(d2, items, False, f"D′ = D without user #{row} ({items.size} distinct items)")
 
 

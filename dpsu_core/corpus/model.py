@@ -203,6 +203,18 @@ class Corpus:
         indptr = np.zeros(self.n_users + 1, dtype=np.int64)
         kept_before = np.concatenate([[0], np.cumsum(entry_keep, dtype=np.int64)])
         indptr[:] = kept_before[self.indptr]
+        return self._with_entries(indptr, entry_keep)
+
+    def without_user(self, row: int) -> Corpus:
+        """The neighbouring corpus without user ``row`` (same vocabulary and metadata)."""
+        entry_keep = np.ones(self.nnz, dtype=bool)
+        entry_keep[self.indptr[row] : self.indptr[row + 1]] = False
+        indptr = np.zeros(self.n_users, dtype=np.int64)
+        np.cumsum(np.delete(np.diff(self.indptr), row), out=indptr[1:])
+        return self._with_entries(indptr, entry_keep)
+
+    def _with_entries(self, indptr: np.ndarray, entry_keep: np.ndarray) -> Corpus:
+        """A corpus over the same vocabulary holding the entries where ``entry_keep`` is True, rows by ``indptr``."""
         return Corpus(
             indptr=indptr,
             items=self.items[entry_keep],
