@@ -33,10 +33,18 @@ def user_sizes(rng: np.random.Generator, n_users: int, distribution: str, size: 
 
 
 def _zipf_rows(
-    rng: np.random.Generator, sizes: np.ndarray, n_words: int, s: float, name: str, fmt: str = "synthetic"
+    rng: np.random.Generator,
+    sizes: np.ndarray,
+    n_words: int,
+    s: float,
+    name: str,
+    fmt: str = "synthetic",
+    *,
+    keep_counts: bool = True,
 ) -> Corpus:
-    """Draw each user's ``sizes[i]`` words i.i.d. from Zipf(s) over ``n_words`` words, de-duplicated per user
-    (multiplicities kept as per-user counts). Words are named ``w<rank>`` (rank 0 = most frequent)."""
+    """Draw each user's ``sizes[i]`` words i.i.d. from Zipf(s) over ``n_words`` words, de-duplicated per user.
+    ``keep_counts``: the multiplicities become the per-user counts C_i[u] (text-like); otherwise each user
+    holds a plain set (every C_i[u] = 1). Words are named ``w<rank>`` (rank 0 = most frequent)."""
     n_users = int(sizes.shape[0])
     p = 1.0 / np.power(np.arange(1, n_words + 1, dtype=np.float64), s)
     cdf = np.cumsum(p)
@@ -57,7 +65,7 @@ def _zipf_rows(
     return Corpus(
         indptr=indptr,
         items=items.astype(np.int32),
-        counts=counts.astype(np.int32),
+        counts=(counts if keep_counts else np.ones_like(counts)).astype(np.int32),
         vocab=vocab,
         ngram_len=np.ones(used.shape[0], dtype=np.int8),
         gram_tokens=np.arange(used.shape[0], dtype=np.int32).reshape(-1, 1),
@@ -67,12 +75,21 @@ def _zipf_rows(
     )
 
 
-def zipf_corpus(n_users: int, n_words: int, max_size: int, *, s: float = 1.0, seed: int | None = None) -> Corpus:
+def zipf_corpus(
+    n_users: int,
+    n_words: int,
+    max_size: int,
+    *,
+    s: float = 1.0,
+    seed: int | None = None,
+    keep_counts: bool = True,
+) -> Corpus:
     """Each user's target size is log-uniform on 1..max_size (``user_sizes``); words are drawn i.i.d. from
-    Zipf(s) over ``n_words`` words and de-duplicated per user. Words are named ``w<rank>``."""
+    Zipf(s) over ``n_words`` words and de-duplicated per user (``keep_counts``: see ``_zipf_rows``).
+    Words are named ``w<rank>``."""
     rng = np.random.default_rng(seed)
     sizes = user_sizes(rng, n_users, "log-uniform", max_size)
-    return _zipf_rows(rng, sizes, n_words, s, f"synthetic zipf({s}) {n_users} users")
+    return _zipf_rows(rng, sizes, n_words, s, f"synthetic zipf({s}) {n_users} users", keep_counts=keep_counts)
 
 
 @dataclass(frozen=True)
@@ -118,6 +135,10 @@ def simulated_corpus(spec: SimulationSpec, seed: int | None = None) -> Corpus:
     return _zipf_rows(rng, sizes, vocab, float(z), spec.describe(), fmt="simulated")
 
 
-def synthetic_200k(seed: int = 12345) -> Corpus:
-    """The issue's benchmark corpus: 200,000 users, sizes 1..300, Zipf(1.0) over 100,000 words, seed 12345."""
-    return zipf_corpus(200_000, 100_000, 300, s=1.0, seed=seed)
+def synthetic_200k(seed: int = 12345, *, keep_counts: bool = False) -> Corpus:
+    """The benchmark corpus as issue 2 defines it: 200,000 users; each user's target size
+    floor(exp(U(0, ln 301))) clipped to 1..300; words drawn i.i.d. from Zipf(1.0) over 100,000 words,
+    de-duplicated per user; seed 12345. De-duplicated means each user holds a set: every C_i[u] = 1, so
+    GW's own-count order is its keyed tie-break alone (the spec's GW figures were measured so, section 3a).
+    ``keep_counts=True`` keeps the draws' multiplicities as C_i[u] instead (a variant, not the benchmark)."""
+    return zipf_corpus(200_000, 100_000, 300, s=1.0, seed=seed, keep_counts=keep_counts)

@@ -50,3 +50,16 @@ def test_simulated_corpus_shape_and_zipf():
 def test_bad_numbers_are_named(spec, needle):
     with pytest.raises(ParameterError, match=needle):
         simulated_corpus(spec)
+
+
+def test_sets_variant_has_the_same_rows_with_unit_counts():
+    """``keep_counts=False`` (synthetic-200k's definition: users hold sets) changes only C_i[u]."""
+    from dpsu_core.synthetic import zipf_corpus
+
+    texty = zipf_corpus(2000, 500, 60, seed=9)
+    sets = zipf_corpus(2000, 500, 60, seed=9, keep_counts=False)
+    assert (texty.counts > 1).any()  # Zipf draws repeat the head words
+    assert (sets.counts == 1).all()
+    np.testing.assert_array_equal(sets.indptr, texty.indptr)
+    np.testing.assert_array_equal(sets.items, texty.items)
+    assert list(sets.vocab) == list(texty.vocab)
