@@ -58,7 +58,7 @@ def _runs(name: str, n_runs: int, corpus, **params) -> tuple[list, float]:
     return rels, (time.perf_counter() - t) / n_runs
 
 
-def run(n_runs: int = 3, corpus=None) -> dict:
+def run(n_runs: int = 5, corpus=None) -> dict:
     """Measure; ``corpus`` may be passed pre-loaded (then loading is not timed)."""
     t0 = time.perf_counter()
     if corpus is None:
