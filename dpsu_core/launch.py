@@ -1,8 +1,9 @@
-"""The ``dpsu-app`` console script: ``streamlit run <repo>/app.py`` through Streamlit's own CLI.
+"""The ``dpsu-app`` console script: ``python -m streamlit run <repo>/app.py`` in place of this process.
 
 Extra arguments are passed on to ``streamlit run`` (e.g. ``dpsu-app --server.port 8600``).
 The app's settings (upload limit, no error details, no usage statistics) live in
 ``<repo>/.streamlit/config.toml``; Streamlit reads it from the working directory, so we run there.
+The launcher execs Streamlit rather than importing it: ``dpsu_core`` never imports Streamlit.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ APP = REPO / "app.py"
 
 
 def streamlit_argv(extra: list[str]) -> list[str]:
-    return ["streamlit", "run", str(APP), *extra]
+    return [sys.executable, "-m", "streamlit", "run", str(APP), *extra]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,15 +28,9 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    from streamlit.web import cli as stcli
-
     os.chdir(REPO)  # so .streamlit/config.toml applies
-    sys.argv = streamlit_argv(list(sys.argv[1:] if argv is None else argv))
-    try:
-        stcli.main()
-    except SystemExit as e:  # click exits; hand its status back
-        return int(e.code or 0) if not isinstance(e.code, str) else 1
-    return 0
+    cmd = streamlit_argv(list(sys.argv[1:] if argv is None else argv))
+    os.execv(cmd[0], cmd)  # Streamlit takes over this process (signals, exit status); never returns
 
 
 if __name__ == "__main__":

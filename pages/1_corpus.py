@@ -13,7 +13,7 @@ from dpsu_core.synthetic import SIZE_DISTRIBUTIONS, SimulationSpec, simulated_co
 from dpsu_core.wording import speak
 from pages import _ui
 from pages._format import escape_markdown
-from pages._state import app_state
+from pages._state import app_state, forget_widgets, set_widget, widget_value
 from pages._text import APP_OPTIONS, TEACHING_SEED
 
 _ui.require_app()
@@ -129,11 +129,10 @@ def _say(message: str) -> str:
 def _keep_upload() -> None:
     """The uploader's on_change: keep the file in the session state (the widget's own state is dropped when
     another page runs); a new file starts with fresh column choices."""
-    up = st.session_state.get("upload")
+    up = widget_value("upload")
     state.upload = None  # the previous file's unpacked bytes go at once
     state.pending_upload = (up.name, up.getvalue()) if up is not None else None
-    for k in PICKS:
-        st.session_state.pop(k, None)
+    forget_widgets(PICKS)
 
 
 @st.cache_data(scope="session", max_entries=16, show_spinner=False)
@@ -145,7 +144,7 @@ def _preview(name: str, digest: str, _raw: RawFile, fmt, header, user, text, row
 
 
 def _flip_header(has_header: bool) -> None:
-    st.session_state["has_header"] = "no" if has_header else "yes"
+    set_widget("has_header", "no" if has_header else "yes")
 
 
 pv: Preview | None = None
@@ -178,7 +177,6 @@ if source == "upload":
             key="has_header",
             help="'auto' decides from the first rows whether the first row names the columns.",
         )
-        ss = st.session_state
         try:  # unpacked once per upload (reruns and previews reuse it); hashed once for the preview cache
             upload = _ui.upload_once(name, data)
             digest, raw = upload.digest, upload.raw
@@ -187,15 +185,15 @@ if source == "upload":
             _ui.show_error(exc, "this file cannot be read")
             _ui.free_failed_load(exc)
             base = raw = None
-        if raw is not None and (warning := _ui.memory_warning(raw, int(ss.get("corpus_max_n", current.max_n)))):
+        if raw is not None and (warning := _ui.memory_warning(raw, int(widget_value("corpus_max_n", current.max_n)))):
             st.warning(warning, icon=_ui.ICONS["warning"])
         if base is not None and base.columns:
             labels = base.labels
             pick = {lbl: i for i, lbl in enumerate(labels)}
-            row_is_user = bool(ss.get("row_is_user", False))
-            pattern = (ss.get("user_pattern") or "").strip() or None
-            u_lbl = ss.get("user_col", labels[base.guess_user] if base.guess_user is not None else None)
-            t_lbl = ss.get("text_col", labels[base.guess_text] if base.guess_text is not None else None)
+            row_is_user = bool(widget_value("row_is_user", False))
+            pattern = (widget_value("user_pattern") or "").strip() or None
+            u_lbl = widget_value("user_col", labels[base.guess_user] if base.guess_user is not None else None)
+            t_lbl = widget_value("text_col", labels[base.guess_text] if base.guess_text is not None else None)
             u = None if row_is_user or u_lbl not in pick else pick[u_lbl]
             t = pick.get(t_lbl) if t_lbl is not None else None
             pv = _preview(name, digest, raw, fmt, HEADER[header], u, t, row_is_user, pattern)

@@ -1,7 +1,9 @@
 """The app's session state: one typed object per browser session, and every invalidation in one place.
 
-Pages and tests read and change it through ``app_state()``; nothing else indexes ``st.session_state``
-except for the few widget keys this module resets (see ``install_corpus``). Nothing is written to disk.
+Pages and tests read and change it through ``app_state()``; nothing else indexes ``st.session_state``:
+the widget values a page needs before drawing the widget go through ``widget_value`` / ``set_widget`` /
+``forget_widgets``, and the few widget keys this module resets are in ``install_corpus``. Nothing is
+written to disk.
 """
 
 from __future__ import annotations
@@ -240,6 +242,23 @@ def install_corpus(
     if message is not None:
         state.flash = message
         st.rerun()
+
+
+def widget_value(key: str, default: Any = None) -> Any:
+    """A widget's value under its ``key`` (``default`` before it was first drawn): for a page that needs a
+    choice before drawing the widget that makes it (the Corpus page previews with the chosen columns)."""
+    return st.session_state.get(key, default)
+
+
+def set_widget(key: str, value: Any) -> None:
+    """Set a widget's value from a callback (e.g. the Corpus page's "Flip header" button)."""
+    st.session_state[key] = value
+
+
+def forget_widgets(keys: tuple[str, ...]) -> None:
+    """Drop these widgets' values, so they are drawn with their defaults again (a new upload's columns)."""
+    for k in keys:
+        st.session_state.pop(k, None)
 
 
 def ensure_canary_text() -> None:
