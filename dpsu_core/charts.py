@@ -123,6 +123,21 @@ def _drop_redundant_all(df: pd.DataFrame) -> pd.DataFrame:
 
 
 # --------------------------------------------------------------------------- calibration (public)
+NOISE_DASH = {"gaussian": [1, 0], "laplace": [6, 3]}  # noise family -> line dash
+NOISE_NOTE = "Solid lines: Gaussian noise; dashed: Laplace noise."
+
+
+def _mechanism_lines() -> dict:
+    """Colour per mechanism; a fixed dash per noise family, named in the subtitle (``NOISE_NOTE``) rather
+    than in a second legend, which did not fit under ten mechanisms."""
+    return {
+        "color": alt.Color("label:N", title="mechanism", legend=alt.Legend(labelLimit=LABEL_LIMIT)),
+        "strokeDash": alt.StrokeDash(
+            "family:N", scale=alt.Scale(domain=list(NOISE_DASH), range=list(NOISE_DASH.values())), legend=None
+        ),
+    }
+
+
 def thresholds_chart(df: pd.DataFrame, y: str = "rho", log_y: bool = True) -> alt.Chart:
     """rho (or gamma, or scale) against epsilon, one line per mechanism, from ``thresholds_vs_epsilon``."""
     check_choice(y, "y", tuple(_Y_LABELS))
@@ -142,17 +157,17 @@ def thresholds_chart(df: pd.DataFrame, y: str = "rho", log_y: bool = True) -> al
             x=alt.X(
                 "epsilon:Q",
                 title="ε (epsilon)",
-                scale=alt.Scale(type="log") if (data["epsilon"] > 0).all() else alt.Scale(),
+                scale=alt.Scale(type="log", nice=False) if (data["epsilon"] > 0).all() else alt.Scale(),
             ),
             y=alt.Y(f"{y}:Q", title=_Y_LABELS[y], scale=_positive_scale(data[y], log_y)),
-            color=alt.Color("label:N", title="mechanism", legend=alt.Legend(labelLimit=LABEL_LIMIT)),
-            strokeDash=alt.StrokeDash("family:N", title="noise", legend=alt.Legend(labelLimit=LABEL_LIMIT)),
+            **_mechanism_lines(),
             tooltip=tips,
         )
         .properties(
             title=_title(
                 f"{_Y_LABELS[y][:1].upper()}{_Y_LABELS[y][1:]} against ε",  # keeps Γ (capitalize() -> γ)
                 "Public calibration: depends on the parameters only, never on the data.",
+                NOISE_NOTE,
             )
         )
     )
@@ -176,8 +191,7 @@ def rho_vs_max_items_chart(df: pd.DataFrame, log_y: bool = True) -> alt.Chart:
         .encode(
             x=alt.X("max_items:Q", title="Δ0 (max items per user)", scale=alt.Scale(type="log")),
             y=alt.Y("rho:Q", title=_Y_LABELS["rho"], scale=_positive_scale(data["rho"], log_y)),
-            color=alt.Color("label:N", title="mechanism", legend=alt.Legend(labelLimit=LABEL_LIMIT)),
-            strokeDash=alt.StrokeDash("family:N", title="noise", legend=alt.Legend(labelLimit=LABEL_LIMIT)),
+            **_mechanism_lines(),
             tooltip=[
                 alt.Tooltip("label:N", title="mechanism"),
                 alt.Tooltip("max_items:Q", title="Δ0"),
@@ -186,7 +200,9 @@ def rho_vs_max_items_chart(df: pd.DataFrame, log_y: bool = True) -> alt.Chart:
         )
         .properties(
             title=_title(
-                "Threshold ρ against Δ0", f"{sub}public calibration: depends on the parameters only, never on the data."
+                "Threshold ρ against Δ0",
+                f"{sub}public calibration: depends on the parameters only, never on the data.",
+                NOISE_NOTE,
             )
         )
     )

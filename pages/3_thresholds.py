@@ -28,15 +28,13 @@ except Exception as exc:
     _ui.show_error(exc, "the thresholds cannot be computed")
     st.stop()
 
-CHART_HEIGHT = 460  # tall enough for the legends (up to 8 mechanisms and 2 noise kinds) not to be clipped
-c1, c2 = st.columns(2)
-with c1:
-    st.altair_chart(thresholds_chart(df_eps, y="rho", log_y=log_y).properties(height=CHART_HEIGHT), width="stretch")
-with c2:
-    st.altair_chart(
-        thresholds_chart(df_eps[np.isfinite(df_eps["gamma"])], y="gamma", log_y=log_y).properties(height=CHART_HEIGHT),
-        width="stretch",
-    )
+CHART_HEIGHT = 460  # tall enough for the mechanisms' legend (ten lines) beside the plot
+# One chart per row: beside a ten-line legend, a half-width plot was too narrow to read.
+st.altair_chart(thresholds_chart(df_eps, y="rho", log_y=log_y).properties(height=CHART_HEIGHT), width="stretch")
+st.altair_chart(
+    thresholds_chart(df_eps[np.isfinite(df_eps["gamma"])], y="gamma", log_y=log_y).properties(height=CHART_HEIGHT),
+    width="stretch",
+)
 st.altair_chart(rho_vs_max_items_chart(df_m, log_y=log_y).properties(height=CHART_HEIGHT), width="stretch")
 st.caption(
     "GW / GW-KT use the capped threshold ρ = ln((e^ε + Δ0 − 1)/(2δ))/ε, which grows with ln Δ0. "

@@ -328,3 +328,17 @@ def test_neighbours_and_loss_charts():
     loss = charts.privacy_loss_chart(np.array([0.0, 0.1, 0.2, 4.0]), 3.0).to_dict()
     assert sum(r["runs"] for r in rows(loss, loss["layer"][0])) == 4
     assert "25.0% of 4 runs above ε" in title_text(loss)
+
+
+@pytest.mark.parametrize("make", ["eps", "max_items"])
+def test_threshold_charts_have_one_legend_and_a_fixed_dash_per_noise(eps_table, make):
+    """One legend (the mechanisms): the noise family is a fixed dash named in the subtitle. A second legend
+    for it did not fit beside ten mechanisms and was cut off in the browser."""
+    df = eps_table if make == "eps" else thresholds_vs_max_items([1, 10, 100], 2.0, 1e-6, 4.0)
+    chart = charts.thresholds_chart(df) if make == "eps" else charts.rho_vs_max_items_chart(df)
+    spec = chart.to_dict()
+    dash = spec["encoding"]["strokeDash"]
+    assert dash["legend"] is None
+    assert dict(zip(dash["scale"]["domain"], dash["scale"]["range"])) == {"gaussian": [1, 0], "laplace": [6, 3]}
+    assert "dashed: Laplace" in " ".join(spec["title"]["subtitle"])
+    assert set(df["family"]) <= set(dash["scale"]["domain"])  # every family in the tables gets its dash
