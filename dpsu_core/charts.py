@@ -84,7 +84,8 @@ def histogram_frame(
 
 
 def _binned_bars(hist: pd.DataFrame, x_title: str, count: str, y_title: str, scale=alt.Undefined) -> alt.Chart:
-    """Bars over the [start, end) bins of ``histogram_frame`` with their counts in column ``count``."""
+    """Bars over the [start, end) bins of ``histogram_frame`` with their counts in column ``count``, rising
+    from 0 (``y2``: with ``x2`` set and no ``y2``, Vega-Lite draws each bin as a thin bar at its count)."""
     return (
         alt.Chart(hist)
         .mark_bar(opacity=0.8)
@@ -92,6 +93,7 @@ def _binned_bars(hist: pd.DataFrame, x_title: str, count: str, y_title: str, sca
             x=alt.X("start:Q", title=x_title, scale=scale),
             x2="end:Q",
             y=alt.Y(f"{count}:Q", title=y_title),
+            y2=alt.datum(0),
             tooltip=[
                 alt.Tooltip("start:Q", title="from", format=".3g"),
                 alt.Tooltip("end:Q", title="to", format=".3g"),
@@ -223,7 +225,6 @@ def _weight_layers(weights: np.ndarray, rho: float, gamma: float | None, bins: i
     upper = max([float(pos.max()) if pos.size else 0.0, rho] + ([gamma] if gamma is not None else []))
     hist = histogram_frame(pos, bins)
     hist = hist[hist["items"] > 0].reset_index(drop=True)  # empty bins are not drawn (no bars of height 0)
-    hist["base"] = 0
     x_scale = alt.Scale(domain=[0.0, upper * 1.05 if upper > 0 else 1.0])
     top = max(int(hist["items"].max()) if len(hist) else 1, 1)
     # symlog (log-like for counts >= 1, defined at 0): bars rise from 0, the axis never goes below 0
@@ -240,7 +241,7 @@ def _weight_layers(weights: np.ndarray, rho: float, gamma: float | None, bins: i
                 scale=y_scale,
                 axis=alt.Axis(values=_count_ticks(top)) if log_y else alt.Axis(),
             ),
-            y2="base:Q",
+            y2=alt.datum(0),
             tooltip=[
                 alt.Tooltip("start:Q", title="from", format=".4g"),
                 alt.Tooltip("end:Q", title="to", format=".4g"),
@@ -573,6 +574,7 @@ def item_user_distribution_chart(user_counts, users_needed: Mapping[float, int |
             x=alt.X("start:Q", title="users holding the item (log scale)", scale=alt.Scale(type="log")),
             x2="end:Q",
             y=alt.Y("items:Q", title="items"),
+            y2=alt.datum(0),  # bars rise from 0 (see _binned_bars)
             tooltip=[
                 alt.Tooltip("start:Q", title="from (users)", format=","),
                 alt.Tooltip("end:Q", title="to (users, excl.)", format=","),
