@@ -92,7 +92,7 @@ else:
         }
         command = release_command(cal, state.input_name, state.corpus_options, **kw)
         script = release_script(cal, state.input_name, state.corpus_options, **kw)
-        st.code(command, language="bash")
+        st.code(command, language="bash", wrap_lines=True)  # the whole command visible, no side scrolling
         c1, c2 = st.columns(2)
         c1.download_button(
             "Command line (.sh)",
