@@ -567,13 +567,20 @@ def item_user_distribution_chart(user_counts, users_needed: Mapping[float, int |
     NON-private: the users per item come from the raw data."""
     counts = np.asarray(user_counts, dtype=np.int64)
     hist = _log2_bins(counts)
+    top = max(int(hist["items"].max()) if len(hist) else 1, 1)
     bars = (
         alt.Chart(hist)
         .mark_bar(opacity=0.8)
         .encode(
             x=alt.X("start:Q", title="users holding the item (log scale)", scale=alt.Scale(type="log")),
             x2="end:Q",
-            y=alt.Y("items:Q", title="items"),
+            # symlog: the few items held by many users (where the preview's rules sit) stay visible
+            y=alt.Y(
+                "items:Q",
+                title="items (symlog scale)",
+                scale=alt.Scale(type="symlog", domain=[0, top], nice=False),
+                axis=alt.Axis(values=_count_ticks(top)),
+            ),
             y2=alt.datum(0),  # bars rise from 0 (see _binned_bars)
             tooltip=[
                 alt.Tooltip("start:Q", title="from (users)", format=","),

@@ -304,6 +304,8 @@ def test_utility_charts():
     dist = charts.item_user_distribution_chart(counts, {0.5: 100, 0.9: 150}).to_dict()
     bins = rows(dist, dist["layer"][0])
     assert sum(r["items"] for r in bins) == counts.size
+    y = dist["layer"][0]["encoding"]["y"]  # symlog from 0: the 4 items held by 200 users stay visible
+    assert y["scale"]["type"] == "symlog" and y["scale"]["domain"] == [0, 50] and y["axis"]["values"][:3] == [0, 1, 2]
     assert "NON-PRIVATE" in title_text(dist) and "4 items have at least the users for a 50% chance" in title_text(dist)
 
 
