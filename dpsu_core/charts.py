@@ -83,24 +83,45 @@ def histogram_frame(
     return pd.DataFrame({"start": edges[:-1], "end": edges[1:], "items": counts.astype(np.int64)})
 
 
-def _binned_bars(hist: pd.DataFrame, x_title: str, count: str, y_title: str, scale=alt.Undefined) -> alt.Chart:
-    """Bars over the [start, end) bins of ``histogram_frame`` with their counts in column ``count``, rising
-    from 0 (``y2``: with ``x2`` set and no ``y2``, Vega-Lite draws each bin as a thin bar at its count)."""
+def _binned_bars(
+    hist: pd.DataFrame,
+    x_title: str,
+    count: str,
+    y_title: str,
+    x_scale=alt.Undefined,
+    *,
+    y_scale=alt.Undefined,
+    y_axis=alt.Undefined,
+    edge_format: str = ".3g",
+    edge_titles: tuple[str, str] = ("from", "to"),
+    count_format=alt.Undefined,
+) -> alt.Chart:
+    """Bars over the [start, end) bins of ``hist`` with their counts in column ``count``, rising from 0
+    (``y2``: with ``x2`` set and no ``y2``, Vega-Lite draws each bin as a thin bar at its count)."""
     return (
         alt.Chart(hist)
         .mark_bar(opacity=0.8)
         .encode(
-            x=alt.X("start:Q", title=x_title, scale=scale),
+            x=alt.X("start:Q", title=x_title, scale=x_scale),
             x2="end:Q",
-            y=alt.Y(f"{count}:Q", title=y_title),
+            y=alt.Y(f"{count}:Q", title=y_title, scale=y_scale, axis=y_axis),
             y2=alt.datum(0),
             tooltip=[
-                alt.Tooltip("start:Q", title="from", format=".3g"),
-                alt.Tooltip("end:Q", title="to", format=".3g"),
-                alt.Tooltip(f"{count}:Q", title=count),
+                alt.Tooltip("start:Q", title=edge_titles[0], format=edge_format),
+                alt.Tooltip("end:Q", title=edge_titles[1], format=edge_format),
+                alt.Tooltip(f"{count}:Q", title=count, format=count_format),
             ],
         )
     )
+
+
+def _symlog_counts(top: int) -> dict:
+    """``y_scale`` / ``y_axis`` of a count axis from 0 to ``top`` on a symlog scale (log-like for counts
+    >= 1, defined at 0, so bars still rise from 0), labelled 0, 1, 2, 5, 10, ..."""
+    return {
+        "y_scale": alt.Scale(type="symlog", domain=[0, top], nice=False),
+        "y_axis": alt.Axis(values=_count_ticks(top)),
+    }
 
 
 def _labelled_rule(label: str, value: float, color: str) -> alt.Chart:
@@ -227,27 +248,15 @@ def _weight_layers(weights: np.ndarray, rho: float, gamma: float | None, bins: i
     hist = hist[hist["items"] > 0].reset_index(drop=True)  # empty bins are not drawn (no bars of height 0)
     x_scale = alt.Scale(domain=[0.0, upper * 1.05 if upper > 0 else 1.0])
     top = max(int(hist["items"].max()) if len(hist) else 1, 1)
-    # symlog (log-like for counts >= 1, defined at 0): bars rise from 0, the axis never goes below 0
-    y_scale = alt.Scale(type="symlog", domain=[0, top], nice=False) if log_y else alt.Scale(domain=[0, top], nice=True)
-    bars = (
-        alt.Chart(hist)
-        .mark_bar(opacity=0.8)
-        .encode(
-            x=alt.X("start:Q", title="weight H (before noise)", scale=x_scale),
-            x2="end:Q",
-            y=alt.Y(
-                "items:Q",
-                title="items (symlog scale)" if log_y else "items",
-                scale=y_scale,
-                axis=alt.Axis(values=_count_ticks(top)) if log_y else alt.Axis(),
-            ),
-            y2=alt.datum(0),
-            tooltip=[
-                alt.Tooltip("start:Q", title="from", format=".4g"),
-                alt.Tooltip("end:Q", title="to", format=".4g"),
-                alt.Tooltip("items:Q", title="items"),
-            ],
-        )
+    linear = {"y_scale": alt.Scale(domain=[0, top], nice=True), "y_axis": alt.Axis()}
+    bars = _binned_bars(
+        hist,
+        "weight H (before noise)",
+        "items",
+        "items (symlog scale)" if log_y else "items",
+        x_scale,
+        edge_format=".4g",
+        **(_symlog_counts(top) if log_y else linear),
     )
     marks = [{"line": "ρ (release threshold)", "value": rho}]
     if gamma is not None:
@@ -568,26 +577,17 @@ def item_user_distribution_chart(user_counts, users_needed: Mapping[float, int |
     counts = np.asarray(user_counts, dtype=np.int64)
     hist = _log2_bins(counts)
     top = max(int(hist["items"].max()) if len(hist) else 1, 1)
-    bars = (
-        alt.Chart(hist)
-        .mark_bar(opacity=0.8)
-        .encode(
-            x=alt.X("start:Q", title="users holding the item (log scale)", scale=alt.Scale(type="log")),
-            x2="end:Q",
-            # symlog: the few items held by many users (where the preview's rules sit) stay visible
-            y=alt.Y(
-                "items:Q",
-                title="items (symlog scale)",
-                scale=alt.Scale(type="symlog", domain=[0, top], nice=False),
-                axis=alt.Axis(values=_count_ticks(top)),
-            ),
-            y2=alt.datum(0),  # bars rise from 0 (see _binned_bars)
-            tooltip=[
-                alt.Tooltip("start:Q", title="from (users)", format=","),
-                alt.Tooltip("end:Q", title="to (users, excl.)", format=","),
-                alt.Tooltip("items:Q", title="items", format=","),
-            ],
-        )
+    # symlog: the few items held by many users (where the preview's rules sit) stay visible
+    bars = _binned_bars(
+        hist,
+        "users holding the item (log scale)",
+        "items",
+        "items (symlog scale)",
+        alt.Scale(type="log"),
+        edge_format=",",
+        edge_titles=("from (users)", "to (users, excl.)"),
+        count_format=",",
+        **_symlog_counts(top),
     )
     marks = pd.DataFrame(
         [{"line": f"{t:.0%} chance", "users": int(k)} for t, k in users_needed.items() if k is not None]
@@ -675,7 +675,7 @@ def privacy_loss_chart(loss, epsilon: float, bins: int = 40) -> alt.LayerChart:
     hist = histogram_frame(x, _check_bins(bins), upper=hi, lower=lo).rename(columns={"items": "runs"})
     hist = hist[hist["runs"] > 0]
     title = "privacy loss ln(P_with(o) / P_without(o))"
-    bars = _binned_bars(hist, title, "runs", "runs", scale=alt.Scale(domain=[lo, hi]))
+    bars = _binned_bars(hist, title, "runs", "runs", x_scale=alt.Scale(domain=[lo, hi]))
     rule = _labelled_rule(f"ε = {eps:g}", eps, "#d62728")
     above = float(np.mean(x > eps)) if x.size else 0.0
     return alt.LayerChart(layer=[bars, rule]).properties(
