@@ -75,8 +75,9 @@ def release_argv(
         if name not in PARAMS or value is None:
             continue
         argv += [PARAMS[name].cli, repr(value) if isinstance(value, float) else str(value)]
-    if "max_n" not in cal.params and _corpus_max_n(cal, opts) > 1:
-        argv += ["--max-n", str(_corpus_max_n(cal, opts))]
+    max_n = _corpus_max_n(cal, opts)
+    if "max_n" not in cal.params and max_n > 1:
+        argv += ["--max-n", str(max_n)]
     for key, (flag, default) in _VALUE_FLAGS.items():
         if opts.get(key, default) != default:
             argv += [flag, str(opts[key])]
