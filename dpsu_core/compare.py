@@ -18,16 +18,18 @@ from .corpus.model import Corpus
 from .errors import ParameterError
 from .ledger import LedgerEntry, LedgerTotal
 from .ledger import total as ledger_total
-from .mechanisms import Mechanism, Release, get_mechanism, mechanisms
+from .mechanisms import Calibration, Mechanism, get_mechanism, mechanisms
 from .mechanisms.base import ProgressFn
 from .metrics import missing_mass
 from .privacy.validate import check_positive_int
 
 SUMMARY_COLUMNS = ["mechanism", "label", "mean", "sd", "runs", "mean_seconds", "recovered_mass"]
-CSV_COLUMNS = ["mechanism", "label", "runs", "mean", "sd", "recovered_mass"]
-CSV_NOTE = (
-    "# dpsu comparison. mean and sd: items released per run (private outputs). recovered_mass: share of all "
-    "(user, item) pairs whose item was released, mean over runs: computed from the raw data, NOT private."
+CSV_COLUMNS = ["mechanism", "label", "runs", "mean", "sd"]  # private outputs only
+RAW_CSV_COLUMNS = ["recovered_mass"]  # computed from the raw data: only when asked for
+CSV_NOTE = "# dpsu comparison. mean and sd: items released per run (private outputs)."
+RAW_CSV_NOTE = (
+    " recovered_mass: share of all (user, item) pairs whose item was released, mean over runs: computed from the "
+    "raw data, NOT private."
 )
 
 
@@ -93,7 +95,7 @@ def compare_runs(
     runs: int,
     seed: int | None = None,
     progress: ProgressFn | None = None,
-    record: Callable[[Release], None] | None = None,
+    record: Callable[[Calibration], None] | None = None,
 ) -> pd.DataFrame:
     """Release with every mechanism in ``names`` ``runs`` times; one row per (mechanism, run).
 
@@ -102,7 +104,8 @@ def compare_runs(
     section 6, ``metrics.missing_mass``) compares the release with the raw data: NOT private. Each mechanism
     gets only the parameters it takes. With ``seed`` set, every (mechanism, run) draws from its own
     Generator spawned from that seed (teaching: reproducible); otherwise each release is OS-seeded.
-    ``record`` is called with every release as soon as it is made (a privacy ledger: each one spends).
+    ``record`` is called with each run's calibration just before the run starts (a privacy ledger: an attempt
+    spends, even if it fails part-way).
     """
     mechs = _mechanisms(names, epsilon, delta, params)
     runs = check_positive_int(runs, "runs", "give the number of repetitions per mechanism, e.g. 5")
@@ -117,9 +120,9 @@ def compare_runs(
                 progress(i / total, f"{mech.label}: run {r + 1} of {runs}")
             # a seed per (mechanism, run), spawned from the user's seed: the release records it (teaching flag)
             run_seed = int(children[i].generate_state(1, np.uint64)[0]) if children is not None else None
-            rel = mech.release(corpus, seed=run_seed)
             if record is not None:
-                record(rel)
+                record(mech.calibrate())
+            rel = mech.release(corpus, seed=run_seed)
             mass = missing_mass(corpus, rel)
             row = {
                 "mechanism": mech.name,
@@ -169,15 +172,17 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     return out[SUMMARY_COLUMNS]
 
 
-def summary_csv(summary: pd.DataFrame) -> bytes:
-    """The comparison table as CSV (mean, sd, recovered mass per mechanism), one note line first saying which
-    columns are private outputs and which are NOT. Numbers in one format: 4 significant digits."""
+def summary_csv(summary: pd.DataFrame, *, include_raw: bool = False) -> bytes:
+    """The comparison table as CSV (runs, mean and sd of released items per mechanism: private outputs), one note
+    line first. The recovered mass (computed from the raw data, NOT private) only with ``include_raw``; timings
+    never. Numbers in one format: 4 significant digits."""
     import csv
     import io
 
     if not isinstance(summary, pd.DataFrame) or not set(CSV_COLUMNS) <= set(summary.columns):
         raise ParameterError("summary_csv needs the table from summarize(compare_runs(...))")
     buf = io.StringIO()
-    buf.write(CSV_NOTE + "\n")
-    summary[CSV_COLUMNS].to_csv(buf, index=False, float_format="%.4g", lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
+    cols = CSV_COLUMNS + (RAW_CSV_COLUMNS if include_raw else [])
+    buf.write(CSV_NOTE + (RAW_CSV_NOTE if include_raw else "") + "\n")
+    summary[cols].to_csv(buf, index=False, float_format="%.4g", lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
     return buf.getvalue().encode("utf-8")

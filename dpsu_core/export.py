@@ -50,6 +50,7 @@ REPORT_KEYS = (
     "privacy_unit",
     "warning",
     "session_spent",
+    "release",
 )
 CALIBRATION_KEYS = ("noise", "scale", "rho", "gamma", "details")
 
@@ -169,9 +170,12 @@ def _finite_or_none(x: Any) -> Any:
     return x
 
 
-def report_dict(release: Release, session_spent: dict[str, Any] | None = None) -> dict[str, Any]:
+def report_dict(
+    release: Release, session_spent: dict[str, Any] | None = None, release_name: str | None = None
+) -> dict[str, Any]:
     """What was run and what it guarantees. Keys: ``REPORT_KEYS`` (``warning`` only in teaching mode;
-    ``session_spent`` only when the caller passes what the session has spent on the corpus, ``ledger_summary``)."""
+    ``session_spent`` only when the caller passes what the session has spent on the corpus, ``ledger_summary``;
+    ``release`` only when the caller names which release of its session this is, ``ReleaseRecord.title``)."""
     from . import __version__
 
     release = _check_release(release)
@@ -195,11 +199,15 @@ def report_dict(release: Release, session_spent: dict[str, Any] | None = None) -
         rep["warning"] = TEACHING_WARNING
     if session_spent is not None:
         rep["session_spent"] = session_spent
+    if release_name is not None:
+        rep["release"] = release_name
     return rep
 
 
-def report_json(release: Release, session_spent: dict[str, Any] | None = None) -> bytes:
-    return _dumps(report_dict(release, session_spent))
+def report_json(
+    release: Release, session_spent: dict[str, Any] | None = None, release_name: str | None = None
+) -> bytes:
+    return _dumps(report_dict(release, session_spent, release_name))
 
 
 def format_value(v: Any) -> str:
@@ -221,11 +229,15 @@ def _fmt(v: Any) -> str:
     return format_value(v).replace("|", "\\|").replace("\n", " ")
 
 
-def report_markdown(release: Release, session_spent: dict[str, Any] | None = None) -> str:
+def report_markdown(
+    release: Release, session_spent: dict[str, Any] | None = None, release_name: str | None = None
+) -> str:
     """The report as readable Markdown (no released items in it; those are in the CSV/JSON/TXT)."""
-    rep = report_dict(release, session_spent)
+    rep = report_dict(release, session_spent, release_name)
     cal = rep["calibration"]
     lines = [f"# dpsu release report: {rep['label']}", ""]
+    if "release" in rep:
+        lines += [f"Release {_fmt(rep['release'])}", ""]
     if rep["teaching_mode"]:
         lines += [f"> **WARNING — {rep['warning']}**", ""]
     lines += [
@@ -390,10 +402,12 @@ def export_basename(release: Release) -> str:
     return stem + ("_TEACHING" if release.seed is not None else "")
 
 
-def export_files(release: Release, session_spent: dict[str, Any] | None = None) -> list[ExportFile]:
+def export_files(
+    release: Release, session_spent: dict[str, Any] | None = None, release_name: str | None = None
+) -> list[ExportFile]:
     """Every download of a release. Build them once per release (the app caches them): the report's date is
     then the date the export was first built, so a file stays the same while the user clicks the buttons.
-    ``session_spent`` (``ledger.ledger_summary``) goes into the reports."""
+    ``session_spent`` (``ledger.ledger_summary``) and ``release_name`` go into the reports."""
     release = _check_release(release)
     base = export_basename(release)
     return [
@@ -406,7 +420,7 @@ def export_files(release: Release, session_spent: dict[str, Any] | None = None) 
             "report_json",
             "report",
             "Release report (JSON)",
-            report_json(release, session_spent),
+            report_json(release, session_spent, release_name),
             f"{base}_report.json",
             "application/json",
         ),
@@ -414,7 +428,7 @@ def export_files(release: Release, session_spent: dict[str, Any] | None = None) 
             "report_md",
             "report",
             "Release report (Markdown)",
-            report_markdown(release, session_spent).encode("utf-8"),
+            report_markdown(release, session_spent, release_name).encode("utf-8"),
             f"{base}_report.md",
             "text/markdown",
         ),

@@ -31,7 +31,8 @@ from typing import Any
 
 from .errors import ParameterError
 from .mechanisms.base import Calibration
-from .privacy.validate import check_delta, check_epsilon
+from .privacy.gaussian import gaussian_delta, gaussian_delta_exact, raise_until
+from .privacy.validate import check_delta, check_epsilon, check_positive
 from .privacy.zcdp import gaussian_zcdp, zcdp_to_dp_epsilon
 
 
@@ -41,20 +42,23 @@ class ZcdpCost:
 
     rho: float
     delta: float  # the approximate-zCDP delta (the part of the entry's delta not needed for a conversion)
+    # mu^2 of the Gaussian-DP part when the rho part is exactly a composition of Gaussian mechanisms
+    # (mu^2 = sum Delta^2 / sigma^2 = 2 rho); None when it is not (PCR's Gumbel steps)
+    gaussian_mu_sq: float | None = None
 
 
 def zcdp_cost(cal: Calibration) -> ZcdpCost | None:
     """The zCDP cost of one release with this calibration, or None if it is not zCDP-accounted (Laplace family)."""
     d = cal.details or {}
     if "rho_zcdp" in d and "delta_zcdp" in d:  # natively approximate zCDP (PCR, DP-SIPS)
-        return ZcdpCost(float(d["rho_zcdp"]), float(d["delta_zcdp"]))
+        rho = float(d["rho_zcdp"])
+        return ZcdpCost(rho, float(d["delta_zcdp"]), 2.0 * rho if cal.noise == "gaussian" else None)
     if "count_zcdp_rho" in d and "selection_sigma" in d:  # bounded counts: Gaussian selection + Gaussian counts
-        return ZcdpCost(
-            gaussian_zcdp(float(d["selection_sigma"])) + float(d["count_zcdp_rho"]),
-            float(d["selection_delta"]) / 2.0,
-        )
+        rho = gaussian_zcdp(float(d["selection_sigma"])) + float(d["count_zcdp_rho"])
+        return ZcdpCost(rho, float(d["selection_delta"]) / 2.0, 2.0 * rho)
     if cal.noise == "gaussian":
-        return ZcdpCost(gaussian_zcdp(cal.scale, float(d.get("l2_sensitivity", 1.0))), cal.delta / 2.0)
+        rho = gaussian_zcdp(cal.scale, float(d.get("l2_sensitivity", 1.0)))
+        return ZcdpCost(rho, cal.delta / 2.0, 2.0 * rho)
     return None
 
 
@@ -67,7 +71,7 @@ class LedgerEntry:
     epsilon: float
     delta: float
     noise: str
-    corpus_id: Any
+    corpus_id: str | int | None
     source: str  # the page or command that ran it
     releases: int = 1
     time_utc: str = field(default_factory=lambda: datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S"))
@@ -76,7 +80,7 @@ class LedgerEntry:
 
     @classmethod
     def from_calibration(
-        cls, cal: Calibration, *, corpus_id: Any, source: str, releases: int = 1, teaching: bool = False
+        cls, cal: Calibration, *, corpus_id: str | int | None, source: str, releases: int = 1, teaching: bool = False
     ) -> LedgerEntry:
         if isinstance(releases, bool) or not isinstance(releases, int) or releases < 1:
             raise ParameterError(f"releases must be a positive integer, got {releases!r}")
@@ -94,50 +98,127 @@ class LedgerEntry:
         )
 
 
+BASIC, ZCDP, GDP = "basic composition", "zCDP composition", "Gaussian-DP composition"
+NO_GUARANTEE = "no DP guarantee on this corpus"
+
+
+def gdp_epsilon(mu: float, delta: float) -> float:
+    """The smallest epsilon at which a mu-GDP mechanism is (epsilon, delta)-DP (Dong, Roth & Su 2019, Cor. 2.13):
+    delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2), the analytic-Gaussian curve at sensitivity mu
+    and noise 1. Bisection in floats, then raised until the 60-digit evaluation is <= delta (rounded up: safe)."""
+    mu, delta = check_positive(mu, "mu (Gaussian DP)"), check_delta(delta)
+    if gaussian_delta(1.0, 0.0, mu) <= delta:
+        return 0.0
+    lo, hi = 0.0, max(1.0, mu * mu / 2.0 + mu * math.sqrt(2.0 * -math.log(delta)))
+    while gaussian_delta(1.0, hi, mu) > delta:  # pragma: no cover - the bound above already holds
+        hi *= 2.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            break
+        lo, hi = (lo, mid) if gaussian_delta(1.0, mid, mu) <= delta else (mid, hi)
+    return raise_until(hi, lambda e: gaussian_delta_exact(1.0, e, mu) <= delta)
+
+
 @dataclass(frozen=True)
 class LedgerTotal:
-    """What a set of entries spent together. ``zcdp_epsilon`` is None unless every entry is zCDP-accounted."""
+    """What a set of entries spent together, by every composition that applies; all hold at ``basic_delta``.
+
+    ``zcdp_epsilon`` is None unless every entry is zCDP-accounted, ``gdp_epsilon`` unless every entry's zCDP part
+    is a composition of Gaussian mechanisms. ``seeded`` counts releases made with a fixed seed (teaching mode):
+    their noise can be recomputed from the seed, so a total holding one promises no guarantee at all."""
 
     releases: int
     basic_epsilon: float
     basic_delta: float
     zcdp_epsilon: float | None = None
     zcdp_rho: float | None = None
+    gdp_epsilon: float | None = None
+    gdp_mu: float | None = None
+    seeded: int = 0
+
+    @property
+    def bounds(self) -> dict[str, float]:
+        """Every valid epsilon bound at ``basic_delta``, by how it was obtained."""
+        out = {BASIC: self.basic_epsilon}
+        if self.zcdp_epsilon is not None:
+            out[ZCDP] = self.zcdp_epsilon
+        if self.gdp_epsilon is not None:
+            out[GDP] = self.gdp_epsilon
+        return out
+
+    @property
+    def guaranteed(self) -> bool:
+        """False once a fixed-seed (teaching) release is among the entries."""
+        return self.seeded == 0
+
+    @property
+    def method(self) -> str:
+        """How the headline was obtained: the composition giving the smallest epsilon."""
+        b = self.bounds
+        return min(b, key=lambda k: b[k])
+
+    @property
+    def epsilon(self) -> float:
+        """The headline: the smallest valid epsilon bound (at ``basic_delta``)."""
+        return self.bounds[self.method]
 
     @property
     def tightest_epsilon(self) -> float:
-        """The smaller of the two epsilons (both hold at ``basic_delta``)."""
-        if self.zcdp_epsilon is None:
-            return self.basic_epsilon
-        return min(self.basic_epsilon, self.zcdp_epsilon)
+        return self.epsilon
+
+    def headline(self) -> str:
+        """The figure every page quotes: "ε = 4.29, δ = 2e-06" or that there is no guarantee."""
+        if not self.guaranteed:
+            return NO_GUARANTEE
+        return f"ε = {self.epsilon:.4g}, δ = {self.basic_delta:.2g}"
+
+    def detail(self) -> str:
+        """How the headline was obtained, with the other bounds beside it."""
+        if self.releases == 0:
+            return "nothing spent yet"
+        if not self.guaranteed:
+            return (
+                f"{self.seeded} of the {self.releases} releases used a fixed seed (teaching mode): their noise can be "
+                "recomputed from the seed, so the session promises no differential privacy on this corpus"
+            )
+        others = ", ".join(f"{k}: ε = {v:.4g}" for k, v in self.bounds.items() if k != self.method)
+        return f"by {self.method} (the smallest valid bound)" + (f"; {others}" if others else "")
 
     def sentence(self) -> str:
         if self.releases == 0:
             return "nothing spent yet"
-        s = (
-            f"{self.releases} release{'s' if self.releases != 1 else ''}: "
-            f"ε = {self.basic_epsilon:.4g}, δ = {self.basic_delta:.2g} by basic composition"
-        )
-        if self.zcdp_epsilon is not None:
-            s += f"; ε = {self.zcdp_epsilon:.4g} at the same δ by zCDP composition"
-        return s
+        n = f"{self.releases} release{'s' if self.releases != 1 else ''}"
+        if not self.guaranteed:
+            return f"{n}: {NO_GUARANTEE} ({self.detail()})"
+        return f"{n}: {self.headline()} {self.detail()}"
 
 
 def total(entries: list[LedgerEntry]) -> LedgerTotal:
-    """Basic composition of the entries, and zCDP composition where every entry is zCDP-accounted."""
+    """Every composition that applies to the entries: basic always; zCDP where every entry is zCDP-accounted
+    (rho adds, the approximate deltas add, the rest of delta converts); Gaussian DP where every entry's zCDP part
+    is a composition of Gaussian mechanisms (mu^2 adds, exactly; the threshold deltas add; epsilon is read off
+    the analytic-Gaussian curve at the remaining delta). All three hold at the basic total's delta."""
     n = sum(e.releases for e in entries)
     if n == 0:
         return LedgerTotal(0, 0.0, 0.0)
     eps = math.fsum(e.epsilon * e.releases for e in entries)
     delta = math.fsum(e.delta * e.releases for e in entries)
-    if any(e.zcdp is None for e in entries):
-        return LedgerTotal(n, eps, delta)
-    rho = math.fsum(e.zcdp.rho * e.releases for e in entries if e.zcdp is not None)
-    delta_approx = math.fsum(e.zcdp.delta * e.releases for e in entries if e.zcdp is not None)
+    seeded = sum(e.releases for e in entries if e.teaching)
+    costs = [(e.zcdp, e.releases) for e in entries if e.zcdp is not None]
+    if len(costs) < len(entries):
+        return LedgerTotal(n, eps, delta, seeded=seeded)
+    delta_approx = math.fsum(z.delta * k for z, k in costs)
     delta_conv = delta - delta_approx
     if delta_conv <= 0:  # pragma: no cover - every cost keeps a positive share of delta for the conversion
-        return LedgerTotal(n, eps, delta)
-    return LedgerTotal(n, eps, delta, zcdp_to_dp_epsilon(rho, delta_conv), rho)
+        return LedgerTotal(n, eps, delta, seeded=seeded)
+    rho = math.fsum(z.rho * k for z, k in costs)
+    z_eps = zcdp_to_dp_epsilon(rho, delta_conv)
+    g_eps = g_mu = None
+    if all(z.gaussian_mu_sq is not None for z, _ in costs):
+        g_mu = math.sqrt(math.fsum((z.gaussian_mu_sq or 0.0) * k for z, k in costs))
+        g_eps = gdp_epsilon(g_mu, delta_conv)
+    return LedgerTotal(n, eps, delta, z_eps, rho, g_eps, g_mu, seeded)
 
 
 def cost_of(cal: Calibration, releases: int) -> LedgerTotal:
@@ -156,7 +237,7 @@ class Ledger:
         self,
         cal: Calibration,
         *,
-        corpus_id: Any,
+        corpus_id: str | int | None,
         source: str,
         releases: int = 1,
         teaching: bool = False,
@@ -167,15 +248,28 @@ class Ledger:
         self.entries.append(entry)
         return entry
 
-    def for_corpus(self, corpus_id: Any) -> list[LedgerEntry]:
+    def add(self, entries: tuple[LedgerEntry, ...] | list[LedgerEntry]) -> None:
+        """Enter planned entries (``spend.SpendPlan.entries``) as they are attempted."""
+        self.entries.extend(entries)
+
+    def for_corpus(self, corpus_id: str | int | None) -> list[LedgerEntry]:
         return [e for e in self.entries if e.corpus_id == corpus_id]
 
-    def total(self, corpus_id: Any) -> LedgerTotal:
+    def total(self, corpus_id: str | int | None) -> LedgerTotal:
         return total(self.for_corpus(corpus_id))
 
-    def frame(self, corpus_id: Any):
-        """The corpus's entries as a table (public: parameters, times and pages only)."""
+    def frame(self, corpus_id: str | int | None, *, compact: bool = False):
+        """The corpus's entries as a table (public: parameters, times and pages only); ``compact``: mechanism,
+        releases, ε and δ only (the sidebar)."""
         import pandas as pd
+
+        if compact:
+            return pd.DataFrame(
+                [
+                    {"mechanism": e.label, "×": e.releases, "ε": e.epsilon, "δ": e.delta}
+                    for e in self.for_corpus(corpus_id)
+                ]
+            )
 
         rows = [
             {
@@ -187,7 +281,7 @@ class Ledger:
                 "δ each": e.delta,
                 "noise": e.noise,
                 "zCDP ρ each": None if e.zcdp is None else e.zcdp.rho,
-                "teaching seed": e.teaching,
+                "fixed seed (teaching)": e.teaching,
             }
             for e in self.for_corpus(corpus_id)
         ]
@@ -206,11 +300,17 @@ def spent_line(cal: Calibration) -> str:
 
 
 def ledger_summary(t: LedgerTotal) -> dict[str, Any]:
-    """A ledger total for the release report (public: counts of releases and their budgets only)."""
+    """A ledger total for the release report (public: counts of releases and their budgets only). ``epsilon`` is
+    the headline (the smallest valid bound, None without a guarantee), ``method`` how it was obtained."""
     return {
         "releases": t.releases,
+        "epsilon": t.epsilon if t.guaranteed and t.releases else None,
+        "delta": t.basic_delta,
+        "method": (t.method if t.guaranteed else NO_GUARANTEE) if t.releases else None,
         "basic_epsilon": t.basic_epsilon,
         "basic_delta": t.basic_delta,
         "zcdp_epsilon": t.zcdp_epsilon,
+        "gdp_epsilon": t.gdp_epsilon,
+        "seeded_releases": t.seeded,
         "summary": t.sentence(),
     }

@@ -7,6 +7,7 @@ from dpsu_core.charts import item_user_distribution_chart, utility_curve_chart
 from dpsu_core.corpus import LoadOptions, load_upload
 from dpsu_core.errors import ParameterError
 from dpsu_core.export import guarantee_text
+from dpsu_core.history import RELEASE_PAGE
 from dpsu_core.mechanisms import mechanisms
 from dpsu_core.metrics import canaries_released
 from dpsu_core.privacy import delta_guidance
@@ -141,42 +142,51 @@ with st.expander("Full calibration"):
 
 preview = utility_section(cal, b.max_items)
 
+label = cls.label
 if state.exploring:
     st.caption(
         f"Exploring on {escape_markdown(state.corpus_name)}: **Run release** here spends nothing. When the "
-        f"configuration is right, **Release on the private corpus** runs it once on {escape_markdown(state.private_name)} "
-        f"and spends ε = {cal.epsilon:g}, δ = {cal.delta:.2g} there."
+        f"configuration is right, **Release on the private corpus** runs it once on {escape_markdown(state.private_name)}."
     )
+    explore_plan = state.plan(f"Release ({label})", [(cal, 1)], RELEASE_PAGE)
+    private_plan = state.plan_on(
+        f"Release ({label})", [(cal, 1)], RELEASE_PAGE, on_private=True, corpus_name=state.private_name
+    )
+    go = _ui.spend_gate(private_plan)
     c1, c2 = st.columns(2)
     if c1.button("Run release (exploration corpus)", key="run_release", width="stretch"):
-        _run.run_releases(corpus, [name], "Release")
-    if c2.button("Release on the private corpus", type="primary", key="release_private", width="stretch"):
-        if _run.release_on_private(name) is not None:
+        _run.run_releases(corpus, [name], explore_plan)
+    if (
+        c2.button(
+            "Release on the private corpus", type="primary", key="release_private", width="stretch", disabled=not go
+        )
+        and go
+    ):
+        if _run.release_on_private(name, private_plan) is not None:
             st.rerun()
 else:
-    after = state.spent()
-    st.caption(
-        f"Each release spends ε = {cal.epsilon:g}, δ = {cal.delta:.2g} of this corpus's users' privacy "
-        f"(so far this session: ε = {after.basic_epsilon:.4g} over {after.releases} release"
-        f"{'s' if after.releases != 1 else ''})."
-    )
-    if st.button("Run release", type="primary", key="run_release"):
-        _run.run_releases(corpus, [name], "Release")
+    plan = state.plan(f"Release ({label})", [(cal, 1)], RELEASE_PAGE)
+    go = _ui.spend_gate(plan)
+    if st.button("Run release", type="primary", key="run_release", disabled=not go) and go:
+        if len(_run.run_releases(corpus, [name], plan)) == 1:
+            st.rerun()  # the workflow line (drawn before the page) then shows the step reached
 
-rel = state.release
-if rel is None:
+record = state.history.last(state.corpus_id, RELEASE_PAGE)  # a release made on another page never replaces it
+if record is None:
     st.info("Press **Run release** to draw a private release.")
     st.stop()
 
+rel = record.release
 rcal = rel.calibration
-st.subheader("Released set (private)")
+st.subheader("Released set (private)" if record.corpus.private else "Released set (exploration corpus)")
 st.caption(
-    f"Last release: {rcal.label}, ε = {rcal.epsilon:g}, δ = {rcal.delta:.1e}"
-    + (f", seed {rel.seed} (teaching)" if rel.seed is not None else ", OS-seeded noise")
+    f"Showing release {escape_markdown(record.title())}: the last made on this page"
+    + (f" ({len(state.history)} in the session; Export lists them all)." if len(state.history) > 1 else ".")
+    + (" OS-seeded noise." if rel.seed is None else f" Seed {rel.seed} (teaching).")
 )
 canaries = state.canaries
 try:
-    leaked = canaries_released(rel, canaries)
+    leaked = canaries_released(rel, canaries) if record.corpus.id == state.corpus_id else []
 except Exception as exc:
     leaked = []
     _ui.show_error(exc, "could not check the canaries")
@@ -189,7 +199,10 @@ r[2].metric(
     help="Wall-clock time of the release. It depends on the corpus size: a raw-data diagnostic, not "
     "private, and never exported.",
 )
-(st.error if rel.seeded else st.info)(guarantee_text(rel), icon=_ui.ICONS["guarantee"])
+if rel.seeded:
+    st.error(guarantee_text(rel), icon=_ui.ICONS["warning"])
+else:
+    st.info(guarantee_text(rel), icon=_ui.ICONS["guarantee"])
 if preview is not None and rel.n_released < TINY_RELEASE and rcal.mechanism == cal.mechanism:
     explain_small_release(rel.n_released, preview, corpus)
 if leaked:

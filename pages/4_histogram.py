@@ -6,7 +6,7 @@ import streamlit as st
 from dpsu_core.charts import multi_weight_histogram_chart, weight_histogram_chart
 from dpsu_core.metrics import histogram_fill
 from pages import _run, _ui
-from pages._format import mechanism_labels
+from pages._format import escape_markdown, mechanism_labels
 from pages._state import app_state
 from pages._text import DEFAULT_MECHANISM
 
@@ -33,14 +33,26 @@ chosen = st.multiselect(
 )
 missing = [n for n in chosen if n not in have]
 if missing:
-    st.caption(
-        "Running them is a release each: nothing is spent on an exploration corpus."
-        if state.exploring
-        else f"Running them spends ε = {len(missing) * state.budget.epsilon:g} more on this corpus "
-        f"({len(missing)} release{'s' if len(missing) != 1 else ''} at ε = {state.budget.epsilon:g})."
+    try:
+        cals = [(_run.build_mechanism(n, state.budget, state.mechanism_values()).calibrate(), 1) for n in missing]
+    except Exception as exc:
+        _ui.show_error(exc, "these parameters are not valid")
+        st.stop()
+    plan = state.plan(
+        f"Histogram fill: {len(missing)} missing release{'s' if len(missing) != 1 else ''}", cals, "Histogram fill"
     )
-if missing and st.button(f"Run {len(missing)} missing release(s) at the sidebar budget", key="hist_run"):
-    _run.run_releases(corpus, missing, "Histogram fill")
+    go = _ui.spend_gate(plan)
+    st.caption("They join the session's release history; the Release page and Export keep showing their own.")
+    if (
+        st.button(
+            f"Run {len(missing)} missing release{'s' if len(missing) != 1 else ''} at the sidebar budget",
+            key="hist_run",
+            disabled=not go,
+        )
+        and go
+    ):
+        _run.run_releases(corpus, missing, plan)
+        have = state.releases
 
 shown = {n: have[n] for n in chosen if n in have and have[n].diagnostics.weights is not None}
 if not shown:
@@ -85,7 +97,14 @@ else:
         width="stretch",
     )
 NUM = st.column_config.NumberColumn(format="%.4g")
-PCT = st.column_config.NumberColumn(format="percent")
+st.caption(
+    "Releases shown: "
+    + "; ".join(
+        escape_markdown(r.title())
+        for r in state.history.latest_by_mechanism(state.corpus_id).values()
+        if r.mechanism in shown
+    )
+)
 st.dataframe(
     table,
     hide_index=True,
@@ -93,17 +112,17 @@ st.dataframe(
     column_config={
         "ρ": NUM,
         "Γ": NUM,
-        "n_positive": st.column_config.NumberColumn(format="localized"),
-        "share_above_rho": PCT,
-        "share_at_gamma": PCT,
-        "total_weight": NUM,
-        "weight_beyond_rho_need": NUM,
-        "gamma_tol": NUM,
+        "n_positive": st.column_config.NumberColumn("items with weight > 0", format="localized"),
+        "share_above_rho": st.column_config.NumberColumn("share above ρ", format="percent"),
+        "share_at_gamma": st.column_config.NumberColumn("share at Γ", format="percent"),
+        "total_weight": st.column_config.NumberColumn("total weight", format="%.4g"),
+        "weight_beyond_rho_need": st.column_config.NumberColumn("weight beyond ρ's need", format="%.4g"),
+        "gamma_tol": st.column_config.NumberColumn("Γ tolerance", format="%.4g"),
     },
 )
 st.caption(
     "Share above ρ: items whose weight alone clears the threshold. Share at Γ: items that reached the "
     "cutoff (policy mechanisms stop adding there); an item within 0.001 × the noise scale of Γ counts as "
-    "there (gamma_tol), since Policy Gaussian's l2 steps approach Γ without landing on it exactly. "
+    "there (Γ tolerance), since Policy Gaussian's l2 steps approach Γ without landing on it exactly. "
     "Weight beyond ρ's need: total weight above ρ, i.e. budget that could have lifted other items."
 )

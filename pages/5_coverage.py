@@ -5,6 +5,7 @@ import streamlit as st
 from dpsu_core.charts import coverage_chart
 from dpsu_core.metrics import coverage_table, matching_k, missing_mass
 from pages import _ui
+from pages._format import escape_markdown
 from pages._state import app_state
 from pages._text import K_GRID
 
@@ -18,10 +19,12 @@ st.warning(
 )
 
 corpus = _ui.get_corpus()
-rel = app_state().release
-if corpus is None or rel is None:
+record = app_state().release_record
+if corpus is None or record is None:
     _ui.need_release()
     st.stop()
+rel = record.release
+st.caption(f"Coverage of release {escape_markdown(record.title())} (the one Export offers by default).")
 
 ks = st.multiselect("k values", K_GRID, default=K_GRID, key="cov_ks")
 if not ks:
@@ -54,7 +57,23 @@ st.caption(
     "Size ratio |S| / |S_k| (can exceed 100%) and recall |S ∩ S_k| / |S_k| against k; n = 0 is all lengths. "
     "An empty (None) ratio means |S_k| = 0: no item has that many users, so the ratio is undefined."
 )
-PCT = st.column_config.NumberColumn(format="percent")
-st.dataframe(cov, hide_index=True, key="cov_table", column_config={"size_ratio": PCT, "recall": PCT})
+st.dataframe(
+    cov,
+    hide_index=True,
+    key="cov_table",
+    column_config={
+        "size_ratio": st.column_config.NumberColumn("size ratio |S| / |S_k|", format="percent"),
+        "recall": st.column_config.NumberColumn("recall", format="percent"),
+        "s_k": st.column_config.NumberColumn("|S_k|", format="localized"),
+    },
+)
 st.subheader("Missing mass per n-gram length")
-st.dataframe(mm, hide_index=True, key="mm_table", column_config={"recovered_mass": PCT, "missing_mass": PCT})
+st.dataframe(
+    mm,
+    hide_index=True,
+    key="mm_table",
+    column_config={
+        "recovered_mass": st.column_config.NumberColumn("recovered mass", format="percent"),
+        "missing_mass": st.column_config.NumberColumn("missing mass", format="percent"),
+    },
+)

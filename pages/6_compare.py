@@ -3,8 +3,7 @@
 import streamlit as st
 
 from dpsu_core.charts import compare_chart
-from dpsu_core.compare import planned_entries, summarize, summary_csv
-from dpsu_core.ledger import total as ledger_total
+from dpsu_core.compare import summarize, summary_csv
 from pages import _run, _ui
 from pages._format import budget_summary, compare_summary_display, escape_markdown, mechanism_labels
 from pages._state import app_state
@@ -32,36 +31,21 @@ st.caption(budget_summary(b.epsilon, b.delta, b.max_items, b.alpha))
 where = "exploration corpus (nothing is spent)" if state.exploring else "private corpus"
 st.markdown(f"Runs on the {where}: **{escape_markdown(state.corpus_name)}** ({corpus.n_users:,} users).")
 
-confirmed = True
+go, plan = False, None
 if chosen:
     try:
-        planned = planned_entries(
-            chosen, b.epsilon, b.delta, _run.compare_params(chosen, state.mechanism_values()), runs
+        plan = state.plan(
+            f"Compare: {len(chosen)} mechanism{'s' if len(chosen) != 1 else ''} × {runs} run{'s' if runs != 1 else ''}",
+            [(_run.build_mechanism(n, b, state.mechanism_values()).calibrate(), runs) for n in chosen],
+            "Compare",
         )
-        cost = ledger_total(planned)
-        st.info(f"Cost of this comparison: {cost.sentence()}.", icon=_ui.ICONS["ledger"])
-        if not state.exploring:
-            after = ledger_total(state.ledger.for_corpus(state.dataset_key) + planned)
-            limit = st.number_input(
-                "Ask before the session's total on this corpus passes ε =",
-                min_value=0.01,
-                value=float(b.epsilon),
-                step=1.0,
-                key="cmp_limit",
-                help="Defaults to the sidebar ε: the budget you meant to spend on this corpus.",
-            )
-            if after.tightest_epsilon > limit:
-                confirmed = st.checkbox(
-                    f"Spend it: the session's total on this corpus becomes ε = {after.tightest_epsilon:.4g} "
-                    f"(δ = {after.basic_delta:.2g}), above ε = {limit:g}",
-                    key="cmp_confirm",
-                )
+        go = _ui.spend_gate(plan)  # asks again for every run: its yes is cleared once the comparison ran
     except Exception as exc:
         _ui.show_error(exc, "these parameters are not valid")
-        confirmed = False
+        go = False
 
-if st.button("Run comparison", type="primary", key="cmp_run", disabled=not chosen or not confirmed):
-    _run.run_comparison(corpus, chosen, runs)
+if st.button("Run comparison", type="primary", key="cmp_run", disabled=not go) and go and plan is not None:
+    _run.run_comparison(corpus, chosen, runs, plan)
 
 df = state.comparison  # cleared when another corpus is loaded
 if df is None:
@@ -82,11 +66,15 @@ st.dataframe(
 )
 st.caption(
     "The counts of released items are private outputs. The recovered mass (share of all (user, item) pairs whose "
-    "item was released, spec §6) and the timings are computed on the raw data: NOT private."
+    "item was released, spec §6) and the timings are computed on the raw data: NOT private, and not in the download "
+    "unless you ask for it."
+)
+with_raw = st.checkbox(
+    "Add the recovered mass to the download (raw data, NOT private: never publish it)", key="cmp_csv_raw"
 )
 st.download_button(
     "Comparison table (CSV)",
-    data=summary_csv(summary),
+    data=summary_csv(summary, include_raw=with_raw),
     file_name="dpsu_comparison.csv",
     mime="text/csv",
     key="cmp_csv",

@@ -20,25 +20,41 @@ st.caption(
 )
 
 corpus = _ui.get_corpus()
-rel = state.release
-if corpus is None or rel is None:
+records = state.history.records
+default = state.release_record or (state.history.default() if records else None)
+if corpus is None or default is None:
     _ui.need_release()
     st.stop()
 
+numbers = [r.number for r in reversed(records)]  # newest first
+number = st.selectbox(
+    "Release to export",
+    numbers,
+    index=numbers.index(default.number),
+    format_func=lambda n: state.history.get(n).title(),
+    key="export_release",
+    help="Every release of this session. The default is the last one made on the Release page.",
+)
+record = state.history.get(int(number if number is not None else default.number))
+rel = record.release
 cal = rel.calibration
-if state.exploring:
+st.caption(f"Exporting release {escape_markdown(record.title())}.")
+if not record.corpus.private:
     st.warning(
-        f"This release was made on the exploration corpus ({escape_markdown(state.corpus_name)}), not on your "
+        f"This release was made on the exploration corpus ({escape_markdown(record.corpus.name)}), not on your "
         "private data. Use **Release on the private corpus** on the Release page for the real release.",
         icon=_ui.ICONS["explore"],
     )
-(st.error if rel.seeded else st.info)(guarantee_text(rel), icon=_ui.ICONS["guarantee"])
+if rel.seeded:
+    st.error(guarantee_text(rel), icon=_ui.ICONS["warning"])
+else:
+    st.info(guarantee_text(rel), icon=_ui.ICONS["guarantee"])
 if rel.seeded:
     st.caption(
         "Each export file says so once: a first comment line in the CSV and TXT, a field in the JSON and report."
     )
 try:
-    leaked = canaries_released(rel, state.canaries)
+    leaked = canaries_released(rel, state.canaries) if record.corpus.id == state.corpus_id else []
 except Exception as exc:
     leaked = []
     _ui.show_error(exc, "could not check the canaries")
@@ -50,7 +66,7 @@ if leaked:
     )
 
 try:
-    files = state.export_files(rel)  # built once per release: the report's date does not change between clicks
+    files = state.export_files(record)  # built once per release: the report's date does not change between clicks
 except Exception as exc:
     _ui.show_error(exc, "the export failed")
     st.stop()
@@ -75,7 +91,7 @@ for group, heading in (("items", "Released items"), ("report", "Release report")
             width="stretch",
         )
 st.markdown("**Redo this release in batch** (every parameter, no seed: each run draws fresh noise and spends again)")
-if state.exploring or not state.input_name:
+if not record.corpus.private or not record.corpus.input_name:
     st.info(
         "The command and script read the private corpus file: make the release on the private corpus first "
         "(a simulated or exploration corpus has no file to point at)."
@@ -83,15 +99,15 @@ if state.exploring or not state.input_name:
 else:
     try:
         stem = export_basename(rel).replace("_TEACHING", "")
-        kw = {
-            "output": f"{stem}.csv",
-            "report": f"{stem}_report.json",
-            "public_corpus": state.public_corpus_key[1]
+        public = (
+            state.public_corpus_key[1]
             if state.public_corpus_key and "public_source" in mechanisms()[cal.mechanism].accepted_params()
-            else None,
-        }
-        command = release_command(cal, state.input_name, state.corpus_options, **kw)
-        script = release_script(cal, state.input_name, state.corpus_options, **kw)
+            else None
+        )
+        where = record.corpus
+        out, rep = f"{stem}.csv", f"{stem}_report.json"
+        command = release_command(cal, where.input_name, where.options, output=out, report=rep, public_corpus=public)
+        script = release_script(cal, where.input_name, where.options, output=out, report=rep, public_corpus=public)
         st.code(command, language="bash", wrap_lines=True)  # the whole command visible, no side scrolling
         c1, c2 = st.columns(2)
         c1.download_button(

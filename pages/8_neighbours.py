@@ -1,17 +1,23 @@
 """Page 8 (teaching): neighbouring corpora D and D′, and the definition of differential privacy holding per item."""
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from dpsu_core.charts import neighbours_chart, privacy_loss_chart
-from dpsu_core.ledger import cost_of
+from dpsu_core.demo import DEMO_NAME, load_canaries
 from dpsu_core.mechanisms import mechanisms
 from dpsu_core.neighbours import MAX_RUNS, add_user, holders, remove_user, run_neighbours, user_items
 from pages import _run, _ui
 from pages._format import escape_markdown, mechanism_labels
-from pages._state import app_state
+from pages._state import NeighbourView, app_state
 from pages._text import TEACHING_SEED
 
 _ui.require_app()
+
+
+def _progress(bar: DeltaGenerator, fraction: float, message: str) -> None:
+    bar.progress(min(max(fraction, 0.0), 1.0), text=message)
+
 
 state = app_state()
 st.title("8 · Neighbouring corpora")
@@ -27,7 +33,28 @@ st.warning(
     icon=_ui.ICONS["warning"],
 )
 
-corpus = _ui.get_corpus()
+if _ui.get_corpus() is None:
+    st.stop()
+
+# Which corpus D is: a teaching view runs off the private budget unless the user picks the private corpus.
+TARGETS = {"in_use": "the exploration corpus in use", "demo": "the demo corpus (public, bundled)"}
+options = (["in_use"] if state.exploring else []) + ["demo", "private"]
+target = st.radio(
+    "D is",
+    options,
+    format_func=lambda t: TARGETS.get(t, f"your private corpus, {state.private_name} (spends its budget)"),
+    horizontal=True,
+    key="nb_target",
+    help="The demo or an exploration corpus costs nothing. On the private corpus every run is a release on its "
+    "users' data: one click makes hundreds of releases.",
+)
+if target == "demo":
+    corpus, corpus_name, canaries = _ui.demo_corpus(), DEMO_NAME, load_canaries()
+elif target == "in_use":
+    corpus, corpus_name, canaries = state.corpus, state.corpus_name, state.canaries
+else:
+    corpus, corpus_name = state.private_corpus, state.private_name
+    canaries = state.private.canaries if state.exploring and state.private is not None else state.canaries
 if corpus is None:
     st.stop()
 
@@ -70,8 +97,8 @@ try:
             key="nb_pick",
         )
         row = None
-        if pick == "canary" and state.canaries:
-            canary = st.selectbox("Canary", state.canaries, key="nb_canary")
+        if pick == "canary" and canaries:
+            canary = str(st.selectbox("Canary", canaries, key="nb_canary"))
             first = canary.split()[0] if canary.split() else canary
             rows = holders(corpus, first)
             if rows.size:
@@ -110,21 +137,31 @@ except Exception as exc:
     _ui.show_error(exc, "D′ cannot be built")
 
 b = state.budget
-mech = None
+mech, plan = None, None
 try:
     mech = _run.build_mechanism(mech_name, b, state.mechanism_values())
-    cost = cost_of(mech.calibrate(), 2 * runs)
-    if state.exploring:
-        st.caption(f"{2 * runs} releases on the exploration corpus: nothing is spent.")
-    else:
-        st.caption(
-            f"Every run is a release on data derived from the private corpus: {escape_markdown(cost.sentence())}. "
-            "For class use, explore on the demo or a simulated corpus (Corpus page) instead."
-        )
+    st.caption(f"One click makes {2 * runs:,} releases: {runs:,} on D and {runs:,} on D′.")
+    plan = state.plan_on(
+        f"Neighbouring corpora ({2 * runs:,} runs)",
+        [(mech.calibrate(), 2 * runs)],
+        "Neighbouring corpora",
+        on_private=target == "private",
+        corpus_name=corpus_name,
+    )
+    go = _ui.spend_gate(plan)
 except Exception as exc:
     _ui.show_error(exc, "these parameters are not valid")
+    go = False
 
-if st.button("Run on D and D′", type="primary", key="nb_run", disabled=neighbour is None or mech is None):
+if (
+    st.button("Run on D and D′", type="primary", key="nb_run", disabled=neighbour is None or not go)
+    and go
+    and mech is not None
+    and plan is not None
+    and neighbour is not None
+):
+    state.record_attempt(plan.entries, plan)  # every run spends, even if a later one fails
+    _ui.redraw_ledger()
     bar = st.progress(0.0, text="Starting…")
     try:
         res = run_neighbours(
@@ -133,23 +170,23 @@ if st.button("Run on D and D′", type="primary", key="nb_run", disabled=neighbo
             neighbour,
             runs,
             seed=TEACHING_SEED if state.teaching else None,
-            progress=lambda f, m: bar.progress(min(max(f, 0.0), 1.0), text=m),
+            progress=lambda f, m: _progress(bar, f, m),
         )
-        state.record_runs(mech.calibrate(), "Neighbouring corpora", 2 * runs, teaching=state.teaching)
-        state.neighbours = (neighbour.description, mechanisms()[mech_name].label, res)
-        bar.empty()
-        st.rerun()
+        state.neighbours = NeighbourView(neighbour.description, mechanisms()[mech_name].label, corpus_name, res)
     except Exception as exc:
-        bar.empty()
         _ui.show_error(exc, "the runs failed")
+    finally:
+        bar.empty()
+        _ui.spent_done(plan)
 
 if state.neighbours is None:
     st.info("Choose D′ and press **Run on D and D′**.")
     st.stop()
 
-description, label, res = state.neighbours
-t = res.table
-st.subheader(f"{label}: {escape_markdown(description)}")
+view = state.neighbours
+res, t = view.runs, view.runs.table
+st.subheader(f"{view.label}: {escape_markdown(view.description)}")
+st.caption(f"D = {escape_markdown(view.corpus_name)}.")
 inside = int(t["inside"].sum())
 loss = res.loss_summary()
 m = st.columns(4)

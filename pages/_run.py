@@ -3,20 +3,23 @@ stored in the session's state. The Release, Histogram and Compare pages all run 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from dpsu_core.compare import compare_runs
 from dpsu_core.corpus import Corpus
-from dpsu_core.mechanisms import Mechanism, Release, get_mechanism, mechanisms
+from dpsu_core.mechanisms import Calibration, Mechanism, Release, get_mechanism, mechanisms
 from dpsu_core.mechanisms.base import ProgressFn
+from dpsu_core.spend import SpendPlan
 from pages._state import Budget, app_state
 from pages._text import TEACHING_SEED
-from pages._ui import show_error
+from pages._ui import redraw_ledger, show_error, spent_done
 
 
-def build_mechanism(name: str, budget: Budget, values: dict[str, Any]) -> Mechanism:
+def build_mechanism(name: str, budget: Budget, values: Mapping[str, object]) -> Mechanism:
     """Mechanism ``name`` at the budget, with the parameters it takes from ``values`` (``params_for``)."""
     regs = mechanisms()
     params = regs[name].params_for(values) if name in regs else {}  # an unknown name: get_mechanism says so
@@ -27,7 +30,7 @@ def release(
     corpus: Corpus,
     name: str,
     budget: Budget,
-    values: dict[str, Any],
+    values: Mapping[str, object],
     *,
     teaching: bool,
     progress: ProgressFn | None = None,
@@ -37,7 +40,7 @@ def release(
     return mech.release(corpus, seed=TEACHING_SEED if teaching else None, progress=progress)
 
 
-def _bar_progress(bar, start: float = 0.0, share: float = 1.0) -> ProgressFn:
+def _bar_progress(bar: DeltaGenerator, start: float = 0.0, share: float = 1.0) -> ProgressFn:
     """A progress callback drawing the part [start, start + share] of the bar."""
 
     def fn(fraction: float, message: str = "") -> None:
@@ -47,51 +50,60 @@ def _bar_progress(bar, start: float = 0.0, share: float = 1.0) -> ProgressFn:
     return fn
 
 
-def run_releases(corpus: Corpus, names: list[str], source: str) -> list[Release]:
+def run_releases(corpus: Corpus, names: list[str], plan: SpendPlan) -> list[Release]:
     """Release with each mechanism at the sidebar budget and parameters, one after the other under one progress
-    bar; each release is stored in the session and entered into the ledger (on the private corpus) with the page
-    it came from, ``source``. A failure shows an error box and the others still run."""
+    bar, as ``plan`` (from ``AppState.plan``, passed through the spend gate) said: each release is entered into the
+    ledger (on the private corpus) when it is attempted, before its mechanism runs, then into the session's
+    history with the page it came from. A failure shows an error box (it still spent) and the others still run."""
     state = app_state()
     labels = {n: cls.label for n, cls in mechanisms().items()}
+    source = plan.entries[0].source if plan.entries else "Release"
     bar = st.progress(0.0, text="Starting…")
     done: list[Release] = []
     for i, name in enumerate(names):
+        values = state.mechanism_values()
+        state.record_attempt(plan.entries[i : i + 1], plan)
+        redraw_ledger()  # the sidebar shows the spend at once
         try:
             rel = release(
                 corpus,
                 name,
                 state.budget,
-                state.mechanism_values(),
+                values,
                 teaching=state.teaching,
                 progress=_bar_progress(bar, i / len(names), 1.0 / len(names)),
             )
         except Exception as exc:
-            show_error(exc, f"{labels.get(name, name)}: the release failed")
+            show_error(exc, f"{labels.get(name, name)}: the release failed (its budget is spent all the same)")
             continue
-        state.store_release(name, rel)
-        state.record(rel, source)
+        state.add_release(rel, source, mechanisms()[name].params_for(values))
         done.append(rel)
     bar.empty()
-    if done and len(done) == len(names) and not state.exploring:
-        st.rerun()  # the sidebar (drawn before the page) then shows what the ledger holds now
+    spent_done(plan)
     return done
 
 
-def release_on_private(name: str) -> Release | None:
+def release_on_private(name: str, plan: SpendPlan) -> Release | None:
     """The step after exploring: go back to the private corpus and release there once with the configuration
-    chosen while exploring (recorded in the ledger)."""
+    chosen while exploring (``plan`` was made for the private corpus; recorded in the ledger)."""
     state = app_state()
     state.back_to_private()
     if state.corpus is None:
         return None
-    done = run_releases(state.corpus, [name], "Release (after exploring)")
+    done = run_releases(state.corpus, [name], plan)
     return done[0] if done else None
 
 
-def run_comparison(corpus: Corpus, names: list[str], runs: int) -> None:
-    """``compare_runs`` at the sidebar budget under a progress bar; the table is stored in the session."""
+def run_comparison(corpus: Corpus, names: list[str], runs: int, plan: SpendPlan) -> None:
+    """``compare_runs`` at the sidebar budget under a progress bar; each run enters the ledger just before it
+    starts; the table is stored in the session."""
     state = app_state()
     bar = st.progress(0.0, text="Starting…")
+
+    def record(cal: Calibration) -> None:
+        state.record_run(cal, plan)
+        redraw_ledger()
+
     try:
         state.comparison = compare_runs(
             corpus,
@@ -102,18 +114,16 @@ def run_comparison(corpus: Corpus, names: list[str], runs: int) -> None:
             runs,
             seed=TEACHING_SEED if state.teaching else None,
             progress=_bar_progress(bar),
-            record=lambda rel: state.record(rel, "Compare"),  # each run spends, even if a later one fails
+            record=record,
         )
     except Exception as exc:
+        show_error(exc, "the comparison failed")  # the runs attempted before the failure are in the ledger
+    finally:
         bar.empty()
-        show_error(exc, "the comparison failed")  # the runs made before the failure are in the ledger
-        return
-    bar.empty()
-    if not state.exploring:
-        st.rerun()  # the sidebar then shows the comparison's cost
+        spent_done(plan)
 
 
-def compare_params(names: list[str], values: dict[str, Any]) -> dict[str, Any]:
+def compare_params(names: list[str], values: Mapping[str, object]) -> dict[str, Any]:
     """The parameters the chosen mechanisms take, from everything the app has set (compare_runs hands each its own)."""
     regs = mechanisms()
     out: dict[str, Any] = {}

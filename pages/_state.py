@@ -17,29 +17,15 @@ import streamlit as st
 from dpsu_core.corpus import Corpus, LoadOptions
 from dpsu_core.corpus.readers import RawFile
 from dpsu_core.export import ExportFile, export_files
-from dpsu_core.ledger import Ledger, LedgerTotal, ledger_summary
+from dpsu_core.history import CorpusRef, ReleaseHistory, ReleaseRecord
+from dpsu_core.ledger import Ledger, LedgerEntry, LedgerTotal, ledger_summary
 from dpsu_core.mechanisms import Calibration, Release
+from dpsu_core.neighbours import NeighbourRuns
 from dpsu_core.params import PARAMS
+from dpsu_core.spend import SpendPlan, plan_spend
 from pages._text import DEFAULT_DELTA, DEFAULT_EPSILON, DEFAULT_MECHANISM
 
 STATE_KEY = "dpsu_state"  # the one session-state entry of the app (AppTests read it too)
-# The fields that belong to one corpus (it and the results made on it): kept aside while an exploration
-# corpus is in use, put back when the session returns to the private corpus.
-WORKSPACE_FIELDS = (
-    "corpus",
-    "corpus_name",
-    "corpus_options",
-    "is_demo",
-    "corpus_id",
-    "dataset_key",
-    "input_name",
-    "canaries",
-    "releases",
-    "last_mechanism",
-    "comparison",
-    "neighbours",
-    "export_cache",
-)
 CANARY_TEXT_KEY = "canary_text"  # the Corpus page's canary text area: reset when a corpus is installed
 
 
@@ -68,6 +54,32 @@ class UploadCache:
         return self.name == name and (self.source is data or self.source == data)
 
 
+@dataclass(frozen=True)
+class NeighbourView:
+    """The last neighbouring-corpora experiment: which pair of corpora, which mechanism, the runs."""
+
+    description: str
+    label: str
+    corpus_name: str
+    runs: NeighbourRuns
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """The private corpus and what was made on it, kept aside while an exploration corpus is in use."""
+
+    corpus: Corpus | None
+    corpus_name: str
+    corpus_options: LoadOptions
+    is_demo: bool
+    corpus_id: int
+    dataset_key: str
+    input_name: str
+    canaries: list[str]
+    comparison: pd.DataFrame | None
+    neighbours: NeighbourView | None
+
+
 @dataclass
 class AppState:
     """Everything a session holds between reruns."""
@@ -88,26 +100,52 @@ class AppState:
     budget: Budget = field(default_factory=Budget)
     teaching: bool = False
     mechanism: str = DEFAULT_MECHANISM
-    param_values: dict[str, Any] = field(default_factory=dict)  # mechanism parameters beyond the sidebar's
+    param_values: dict[str, float | int | str | bool | None] = field(
+        default_factory=dict
+    )  # mechanism parameters beyond the sidebar's
     public_corpus: Corpus | None = None  # GW-KT's public frequencies (None: wordfreq)
     public_corpus_key: tuple[str, str] | None = None  # (file id, name) of the upload it was read from
+    # every release of the session, on every corpus (pages show the ones on the corpus in use)
+    history: ReleaseHistory = field(default_factory=ReleaseHistory)
     # results on the loaded corpus: cleared by ``set_corpus``
-    releases: dict[str, Release] = field(default_factory=dict)  # the last release per mechanism
-    last_mechanism: str | None = None  # the mechanism of the last release
     comparison: pd.DataFrame | None = None  # the last table of compare_runs
-    neighbours: Any = None  # the last neighbouring-corpora experiment (neighbours.NeighbourRuns)
-    export_cache: tuple[Any, list[ExportFile]] | None = None
+    neighbours: NeighbourView | None = None  # the last neighbouring-corpora experiment
+    export_cache: tuple[tuple[int, int], list[ExportFile]] | None = None  # ((release number, ledger size), files)
     upload: UploadCache | None = None  # the pending upload, unpacked once (``read_upload``)
     pending_load: LoadOptions | None = None  # a load above the memory budget, waiting for "Load anyway"
     # the privacy ledger of the session, and the exploration corpus (nothing run on it is recorded)
     ledger: Ledger = field(default_factory=Ledger)
     exploring: bool = False
-    private: dict[str, Any] | None = None  # the private corpus's WORKSPACE_FIELDS while exploring
+    private: Workspace | None = None  # the private corpus and its results while exploring
     ids_issued: int = 0
 
     def _clear_results(self) -> None:
-        self.releases, self.last_mechanism, self.comparison, self.export_cache = {}, None, None, None
-        self.neighbours = None
+        self.comparison, self.export_cache, self.neighbours = None, None, None
+
+    def _workspace(self) -> Workspace:
+        return Workspace(
+            self.corpus,
+            self.corpus_name,
+            self.corpus_options,
+            self.is_demo,
+            self.corpus_id,
+            self.dataset_key,
+            self.input_name,
+            list(self.canaries),
+            self.comparison,
+            self.neighbours,
+        )
+
+    def _restore(self, w: Workspace) -> None:
+        self.corpus, self.corpus_name, self.corpus_options, self.is_demo = (
+            w.corpus,
+            w.corpus_name,
+            w.corpus_options,
+            w.is_demo,
+        )
+        self.corpus_id, self.dataset_key, self.input_name = w.corpus_id, w.dataset_key, w.input_name
+        self.canaries, self.comparison, self.neighbours = list(w.canaries), w.comparison, w.neighbours
+        self.export_cache = None
 
     def set_corpus(
         self,
@@ -138,7 +176,7 @@ class AppState:
         """Work on ``corpus`` (the demo, a public file or a simulated corpus) instead of the private corpus.
         The private corpus and its results are kept aside untouched; nothing run now enters the ledger."""
         if not self.exploring:
-            self.private = {f: getattr(self, f) for f in WORKSPACE_FIELDS}
+            self.private = self._workspace()
         self.exploring = True
         self.corpus, self.corpus_name, self.corpus_options, self.is_demo = corpus, name, options or LoadOptions(), False
         self.ids_issued += 1
@@ -149,49 +187,95 @@ class AppState:
     def back_to_private(self) -> None:
         """Return to the private corpus and the results made on it before the exploration."""
         if self.exploring and self.private is not None:
-            for f, v in self.private.items():
-                setattr(self, f, v)
+            self._restore(self.private)
         self.exploring, self.private = False, None
 
     @property
     def private_corpus(self) -> Corpus | None:
-        return self.private["corpus"] if self.exploring and self.private is not None else self.corpus
+        return self.private.corpus if self.exploring and self.private is not None else self.corpus
 
     @property
     def private_name(self) -> str:
-        return self.private["corpus_name"] if self.exploring and self.private is not None else self.corpus_name
+        return self.private.corpus_name if self.exploring and self.private is not None else self.corpus_name
 
     @property
     def private_key(self) -> str:
-        return self.private["dataset_key"] if self.exploring and self.private is not None else self.dataset_key
+        return self.private.dataset_key if self.exploring and self.private is not None else self.dataset_key
 
-    # ---- the ledger -----------------------------------------------------------------------------
-    def record(self, release: Release, source: str) -> bool:
-        """Enter a release made on the corpus in use into the ledger, unless it is an exploration corpus.
-        Returns whether it was recorded."""
-        return self.record_runs(release.calibration, source, 1, teaching=release.seeded)
+    # ---- the ledger and the spend gate --------------------------------------------------------------
+    def plan(self, action: str, planned: list[tuple[Calibration, int]], source: str) -> SpendPlan:
+        """What ``action`` (``planned``: calibration and number of releases) costs on the corpus in use
+        (``dpsu_core.spend.plan_spend``: nothing on an exploration corpus)."""
+        return self.plan_on(action, planned, source, on_private=not self.exploring, corpus_name=self.corpus_name)
 
-    def record_runs(self, cal: Calibration, source: str, releases: int, *, teaching: bool) -> bool:
-        """``releases`` runs with one calibration (the neighbouring-corpora view runs hundreds)."""
-        if self.exploring:
-            return False
-        self.ledger.record(cal, corpus_id=self.dataset_key, source=source, releases=releases, teaching=teaching)
-        return True
+    def plan_on(
+        self, action: str, planned: list[tuple[Calibration, int]], source: str, *, on_private: bool, corpus_name: str
+    ) -> SpendPlan:
+        """``plan`` on a chosen corpus: the private one (``on_private``) or another, whose runs spend nothing."""
+        return plan_spend(
+            action,
+            planned,
+            self.ledger.for_corpus(self.private_key),
+            corpus_id=self.private_key,
+            corpus_name=self.private_name if on_private else corpus_name,
+            limit_epsilon=self.budget.epsilon,
+            on_private=on_private,
+            teaching=self.teaching,
+            public_demo=self.private.is_demo if self.exploring and self.private is not None else self.is_demo,
+            source=source,
+        )
+
+    def record_attempt(self, entries: tuple[LedgerEntry, ...] | list[LedgerEntry], plan: SpendPlan) -> None:
+        """Enter entries of ``plan`` into the ledger as they are attempted, before any mechanism runs (a failure
+        part-way still spent). Nothing is entered for a plan on an exploration corpus."""
+        if plan.on_private:
+            self.ledger.add(entries)
+
+    def record_run(self, cal: Calibration, plan: SpendPlan) -> None:
+        """One run of ``plan`` with this calibration, entered just before it starts (comparisons)."""
+        entry = LedgerEntry.from_calibration(
+            cal, corpus_id=self.private_key, source=plan.entries[0].source, teaching=self.teaching
+        )
+        self.record_attempt([entry], plan)
 
     def spent(self) -> LedgerTotal:
         """What the session has spent on the private corpus (all loads of the same data)."""
         return self.ledger.total(self.private_key)
 
+    # ---- the release history ------------------------------------------------------------------------
+    def corpus_ref(self) -> CorpusRef:
+        """The corpus in use, as a release names it."""
+        return CorpusRef(
+            self.corpus_id,
+            self.corpus_name,
+            self.dataset_key,
+            not self.exploring,
+            self.input_name if not self.exploring else "",
+            self.corpus_options,
+        )
+
+    def add_release(self, release: Release, page: str, params: dict[str, object] | None = None) -> ReleaseRecord:
+        """A release made on the corpus in use, from ``page``: into the history (the ledger entry was made when
+        it was attempted)."""
+        self.export_cache = None
+        return self.history.add(release, self.corpus_ref(), page, params)
+
+    @property
+    def release_record(self) -> ReleaseRecord | None:
+        """The release shown by default on the corpus in use: the last made on the Release page, else the last."""
+        return self.history.default(self.corpus_id)
+
     @property
     def release(self) -> Release | None:
-        """The last release (on the corpus now loaded: ``set_corpus`` clears them)."""
-        return self.releases.get(self.last_mechanism) if self.last_mechanism is not None else None
+        rec = self.release_record
+        return None if rec is None else rec.release
 
-    def store_release(self, name: str, release: Release) -> None:
-        self.releases[name] = release
-        self.last_mechanism = name
+    @property
+    def releases(self) -> dict[str, Release]:
+        """The newest release of each mechanism on the corpus in use."""
+        return {m: r.release for m, r in self.history.latest_by_mechanism(self.corpus_id).items()}
 
-    def mechanism_values(self) -> dict[str, Any]:
+    def mechanism_values(self) -> dict[str, object]:
         """Every mechanism parameter the app has set: the sidebar's Δ0 and α, the Release page's choices and
         GW-KT's public corpus. ``Mechanism.params_for`` takes from it what one mechanism uses."""
         return {
@@ -201,13 +285,14 @@ class AppState:
             "public_source": self.public_corpus,
         }
 
-    def export_files(self, release: Release) -> list[ExportFile]:
+    def export_files(self, rec: ReleaseRecord) -> list[ExportFile]:
         """The release's downloads, built once per release and ledger state (``dpsu_core.export.export_files``):
-        the report lists what the session has spent on the corpus when the files were built."""
+        the report names the release and lists what the session has spent on its corpus when the files were
+        built."""
         n = len(self.ledger.entries)
-        if self.export_cache is None or self.export_cache[0][0] is not release or self.export_cache[0][1] != n:
-            spent = None if self.exploring else ledger_summary(self.spent())
-            self.export_cache = ((release, n), export_files(release, spent))
+        if self.export_cache is None or self.export_cache[0] != (rec.number, n):
+            spent = ledger_summary(self.ledger.total(rec.corpus.digest)) if rec.corpus.private else None
+            self.export_cache = ((rec.number, n), export_files(rec.release, spent, rec.title()))
         return self.export_cache[1]
 
 

@@ -21,9 +21,17 @@ from dpsu_core.demo import DEMO_CSV, DEMO_NAME, load_canaries, load_demo
 from dpsu_core.errors import DpsuError
 from dpsu_core.params import PARAMS, ParamSpec
 from dpsu_core.privacy import delta_guidance
+from dpsu_core.spend import SpendPlan
 from dpsu_core.wording import speak
 from pages._format import budget_summary, escape_markdown, parse_canaries
-from pages._state import CANARY_TEXT_KEY, Budget, UploadCache, app_state, ensure_canary_text, install_corpus
+from pages._state import (
+    CANARY_TEXT_KEY,
+    Budget,
+    UploadCache,
+    app_state,
+    ensure_canary_text,
+    install_corpus,
+)
 from pages._text import APP_OPTIONS, DEFAULT_DELTA, DEFAULT_EPSILON, TEACHING_NOTE
 
 # Material Symbols (rendered from Streamlit's bundled icon font): emoji need an emoji font, often missing.
@@ -274,12 +282,12 @@ def sidebar() -> None:
         )
         alpha = st.number_input(
             spec_a.label,
-            min_value=0.0,
-            max_value=20.0,
+            min_value=float(spec_a.minimum if spec_a.minimum is not None else 0.0),
+            max_value=float(spec_a.maximum if spec_a.maximum is not None else 100.0),
             value=float(spec_a.default),
             step=0.5,
             key="alpha",
-            help=spec_a.help,
+            help=f"{spec_a.help} (range {spec_a.range_text()})",
         )
         b = state.budget = Budget(float(epsilon), float(delta), int(max_items), float(alpha))
         if corpus is not None:
@@ -300,7 +308,9 @@ def sidebar() -> None:
 
 
 def ledger_panel() -> None:
-    """What the session has spent on the private corpus (basic and, where it applies, zCDP composition)."""
+    """What the session has spent on the private corpus: the headline (the smallest valid bound) and how it was
+    obtained, the ledger's scope, and its entries. Drawn into a placeholder that ``redraw_ledger`` refills right
+    after a spend, so the sidebar never shows an old total."""
     state = app_state()
     st.subheader("Privacy spent")
     if state.exploring:
@@ -308,20 +318,78 @@ def ledger_panel() -> None:
         if st.button("Back to the private corpus", key="back_to_private", width="stretch"):
             state.back_to_private()
             st.rerun()
+    _local.ledger_slot = st.empty()
+    redraw_ledger()
+
+
+def redraw_ledger() -> None:
+    """(Re)draw the sidebar's totals from the ledger as it is now (called after every spend)."""
+    slot = getattr(_local, "ledger_slot", None)
+    if slot is None:
+        return
+    state = app_state()
     t = state.spent()
-    st.caption(f"On {escape_markdown(state.private_name) or 'the private corpus'}, this session:")
-    c = st.columns(2)
-    c[0].metric("ε (basic)", f"{t.basic_epsilon:.4g}", help="Sum of the ε of every release (basic composition).")
-    c[1].metric(
-        "ε (zCDP)",
-        "—" if t.zcdp_epsilon is None else f"{t.zcdp_epsilon:.4g}",
-        help="zCDP composition, tighter after a few releases; only when every release is Gaussian-family "
-        "(or PCR). Both totals hold at the same δ.",
-    )
-    st.caption(f"{t.releases} release{'s' if t.releases != 1 else ''}; δ = {t.basic_delta:.2g} in total")
-    if t.releases:
-        with st.expander("Ledger", icon=ICONS["ledger"]):
-            st.dataframe(state.ledger.frame(state.private_key), hide_index=True, key="ledger_table")
+    with slot.container():
+        st.caption(
+            f"Scope: this browser session and this exact file ({escape_markdown(state.private_name) or 'the private corpus'}"
+            + (
+                f", digest {state.private_key.split(':', 1)[-1][:12]}"
+                if state.private_key.startswith("upload:")
+                else ""
+            )
+            + "). Another file, or the same users in another file, is not counted here; a new session starts empty."
+        )
+        st.metric(
+            "ε spent (smallest valid bound)",
+            "no DP guarantee" if not t.guaranteed else f"{t.epsilon:.4g}",
+            help=t.detail(),
+        )
+        st.caption(
+            f"{t.releases} release{'s' if t.releases != 1 else ''}; δ = {t.basic_delta:.2g} in total"
+            + (f"; {t.detail()}" if t.releases else "")
+        )
+        if t.releases:
+            with st.expander("Ledger", icon=ICONS["ledger"]):
+                st.dataframe(
+                    state.ledger.frame(state.private_key, compact=True),
+                    hide_index=True,
+                    width="stretch",
+                    column_config={
+                        "mechanism": st.column_config.TextColumn("mechanism", width="medium"),
+                        "×": st.column_config.NumberColumn("×", help="releases", width="small"),
+                        "ε": st.column_config.NumberColumn("ε", format="%.3g", width="small"),
+                        "δ": st.column_config.NumberColumn("δ", format="%.1e", width="small"),
+                    },
+                )
+
+
+# ---- the spend gate -----------------------------------------------------------------------------------
+def spend_key(plan: SpendPlan) -> str:
+    return f"spend_yes_{plan.key}"
+
+
+def spend_gate(plan: SpendPlan) -> bool:
+    """State what ``plan`` costs and return whether its action may run: never when it is refused (teaching on
+    the private corpus); on the private corpus, past the sidebar's ε, only with an explicit yes naming the new
+    total, given for this action at this cost (its checkbox is keyed to both and cleared once the action ran)."""
+    if not plan.allowed:
+        st.error(escape_markdown(plan.refusal or ""), icon=ICONS["error"])
+        return False
+    if not plan.on_private:
+        st.caption(plan.cost_text(escape_markdown))
+        return True
+    st.info(plan.cost_text(escape_markdown), icon=ICONS["ledger"])
+    if plan.needs_yes:
+        return bool(st.checkbox(plan.question(escape_markdown), value=False, key=spend_key(plan)))
+    return True
+
+
+def spent_done(plan: SpendPlan) -> None:
+    """After a gated action: the sidebar shows the new total. Its yes is used up without touching the widget: the
+    yes is keyed to the session's total after the action (``SpendPlan.key``), which the action changed (its entries
+    were recorded before it ran), so the next action is asked again under a new key and Streamlit drops the old
+    one (a widget not drawn in a run loses its state)."""
+    redraw_ledger()
 
 
 STEPS = (
@@ -336,7 +404,8 @@ def workflow_steps() -> None:
     """The flow of a release, with the step the session is at."""
     state = app_state()
     at = 1 if state.exploring else (3 if state.release is not None else 0)
-    parts = [f"**{i + 1}. {s}**" if i == at else f"{i + 1}. {s}" for i, s in enumerate(STEPS)]
+    # "1\." so that Markdown does not read the line as a numbered list
+    parts = [f"**{i + 1}\\. {s}**" if i == at else f"{i + 1}\\. {s}" for i, s in enumerate(STEPS)]
     st.caption(" → ".join(parts))
 
 

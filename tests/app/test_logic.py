@@ -90,12 +90,13 @@ def test_a_new_corpus_clears_every_result_of_the_previous_one():
     state = AppState()
     state.set_corpus(c, "a.csv", LoadOptions(), is_demo=False, canaries=["x"])
     rel = _run.release(c, "weighted-laplace", Budget(10.0, 1e-3), {"max_items": 5}, teaching=False)
-    state.store_release("weighted-laplace", rel)
+    rec = state.add_release(rel, "Release")
     state.comparison = pd.DataFrame({"released": [1]})
-    files = state.export_files(rel)
-    assert state.release is rel and state.export_files(rel) is files  # built once per release
+    files = state.export_files(rec)
+    assert state.release is rel and state.export_files(rec) is files  # built once per release
     state.param_values = {"eta": 0.5}
     state.set_corpus(c, "b.csv", LoadOptions(max_n=2), is_demo=False, canaries=[])
     assert state.release is None and state.releases == {} and state.comparison is None
+    assert state.history.records == [rec] and rec.corpus.name == "a.csv"  # the history keeps it, named
     assert state.export_cache is None and state.canaries == [] and state.corpus_id == 2
     assert state.param_values == {"eta": 0.5}  # the user's choices stay

@@ -65,10 +65,21 @@ def _table(at: AppTest, *columns: str) -> pd.DataFrame:
     raise AssertionError(f"no table with columns {columns}: {[list(d.value.columns) for d in at.dataframe]}")
 
 
+def _confirm_spend(at: AppTest) -> bool:
+    """Tick the spend gate's explicit yes if the page asks for one (a spend past the sidebar's ε)."""
+    for cb in at.checkbox:
+        if cb.key and cb.key.startswith("spend_yes_"):
+            cb.check()
+            at.run()
+            return True
+    return False
+
+
 def _release(at: AppTest, mechanism: str = "policy-gaussian") -> AppTest:
     _go(at, "2_release")
     at.selectbox(key="mechanism").set_value(mechanism)
     at.run()
+    _confirm_spend(at)
     at.button(key="run_release").click()
     at.run()
     _ok(at)
@@ -173,9 +184,7 @@ def _compare(at: AppTest, names: list[str], runs: int) -> pd.DataFrame:
     at.multiselect(key="cmp_mechanisms").set_value(names)
     at.number_input(key="cmp_runs").set_value(runs)
     at.run()
-    if any(c.key == "cmp_confirm" for c in at.checkbox):  # past the session's limit: confirm the spending
-        at.checkbox(key="cmp_confirm").check()
-        at.run()
+    _confirm_spend(at)  # past the sidebar's ε: the explicit yes
     at.button(key="cmp_run").click()
     at.run()
     _ok(at)

@@ -29,9 +29,7 @@ def _sidebar_metric(at, label: str) -> str:
 def test_two_releases_and_a_comparison_add_up_and_zcdp_is_tighter_for_gaussian_only():
     at = _new()
     _release(at, "policy-gaussian")
-    at.button(key="run_release").click()  # the same configuration again: it spends again
-    at.run()
-    _ok(at)
+    _release(at, "policy-gaussian")  # the same configuration again: it spends again (past ε = 3: asked first)
     _compare(at, ["weighted-gaussian", "policy-gaussian"], 2)
     state = _state(at)
     t = state.spent()
@@ -39,18 +37,19 @@ def test_two_releases_and_a_comparison_add_up_and_zcdp_is_tighter_for_gaussian_o
     assert t.basic_epsilon == EPS * 6 and math.isclose(t.basic_delta, DELTA * 6)
     assert {e.source for e in state.ledger.entries} == {"Release", "Compare"}
     # all Gaussian-family: the zCDP total is there and below the basic one; the sidebar shows both
-    assert t.zcdp_epsilon is not None and t.zcdp_epsilon < t.basic_epsilon
-    assert _sidebar_metric(at, "ε (basic)") == "18"
-    assert _sidebar_metric(at, "ε (zCDP)") == f"{t.zcdp_epsilon:.4g}"
+    assert t.zcdp_epsilon is not None and t.gdp_epsilon is not None and t.gdp_epsilon < t.zcdp_epsilon < 18
+    assert _sidebar_metric(at, "ε spent (smallest valid bound)") == f"{t.gdp_epsilon:.4g}"
     # a Laplace release joins: only the basic total remains
     _release(at, "weighted-laplace")
     t = _state(at).spent()
-    assert t.releases == 7 and t.zcdp_epsilon is None and _sidebar_metric(at, "ε (zCDP)") == "—"
-    # the release report lists the session's total on the corpus
+    assert t.releases == 7 and t.zcdp_epsilon is None and _sidebar_metric(at, "ε spent (smallest valid bound)") == "21"
+    # the release report lists the session's total on the corpus and names the release
     _go(at, "7_export")
-    files = _state(at).export_files(_state(at).release)
+    rec = _state(at).release_record
+    files = _state(at).export_files(rec)
     rep = json.loads(next(f.data for f in files if f.kind == "report_json"))
     assert rep["session_spent"]["releases"] == 7 and rep["session_spent"]["basic_epsilon"] == EPS * 7
+    assert rep["session_spent"]["method"] == "basic composition" and rep["release"] == rec.title()
 
 
 def test_compare_shows_its_cost_and_asks_past_the_limit():
@@ -59,11 +58,13 @@ def test_compare_shows_its_cost_and_asks_past_the_limit():
     at.multiselect(key="cmp_mechanisms").set_value(["weighted-laplace", "policy-laplace", "gw"])
     at.number_input(key="cmp_runs").set_value(5)
     at.run()
-    assert any("15 releases: ε = 45" in i.value for i in at.info), [i.value for i in at.info]
+    assert any("15 releases on" in i.value and "ε = 45" in i.value for i in at.info), [i.value for i in at.info]
     assert "private corpus" in " ".join(m.value for m in at.markdown)
-    assert at.button(key="cmp_run").disabled  # ε = 45 is past the default limit, the sidebar's ε = 3
+    assert at.button(key="cmp_run").disabled  # ε = 45 is past the sidebar's ε = 3
     assert _state(at).spent().releases == 0
-    at.checkbox(key="cmp_confirm").check()
+    yes = [c for c in at.checkbox if c.key.startswith("spend_yes_")]
+    assert len(yes) == 1 and "becomes ε = 45" in yes[0].label and "above the sidebar's ε = 3" in yes[0].label
+    yes[0].check()
     at.run()
     at.button(key="cmp_run").click()
     at.run()

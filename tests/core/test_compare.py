@@ -5,7 +5,7 @@ import pytest
 from dpsu_core.compare import compare_runs, summarize
 from dpsu_core.corpus.build import corpus_from_token_lists
 from dpsu_core.errors import ParameterError
-from dpsu_core.mechanisms import mechanisms
+from dpsu_core.mechanisms import get_mechanism, mechanisms
 
 NAMES = ["weighted-gaussian", "policy-gaussian", "count-laplace", "policy-laplace"]
 PARAMS = {"max_items": 10, "alpha": 3.0}
@@ -133,15 +133,21 @@ def test_recovered_mass_ledger_callback_cost_and_csv(zipf_corpus):
     seen = []
     names = ["weighted-laplace", "policy-gaussian"]
     df = compare_runs(zipf_corpus, names, 1.0, 1e-5, {"max_items": 5}, runs=2, seed=3, record=seen.append)
-    assert len(seen) == 4 and [r.calibration.mechanism for r in seen] == [n for n in names for _ in range(2)]
-    for rel, mass in zip(seen, df["recovered_mass"]):  # each run's recovered mass is metrics.missing_mass's
+    assert len(seen) == 4 and [c.mechanism for c in seen] == [n for n in names for _ in range(2)]
+    # each run's recovered mass is metrics.missing_mass's (the runs redone with the same spawned seeds)
+    children = np.random.SeedSequence(3).spawn(4)
+    for i, mass in enumerate(df["recovered_mass"]):
+        mech = get_mechanism(names[i // 2], epsilon=1.0, delta=1e-5, max_items=5)
+        rel = mech.release(zipf_corpus, seed=int(children[i].generate_state(1, np.uint64)[0]))
         mm = missing_mass(zipf_corpus, rel)
         assert mass == pytest.approx(float(mm.loc[mm["n"] == 0, "recovered_mass"].iloc[0]))
     s = summarize(df)
     assert s["recovered_mass"].tolist() == pytest.approx(df.groupby("mechanism", sort=False)["recovered_mass"].mean())
     cost = planned_cost(names, 1.0, 1e-5, {"max_items": 5}, 2)
     assert cost.releases == 4 and cost.basic_epsilon == pytest.approx(4.0) and cost.zcdp_epsilon is None
-    raw = summary_csv(s).decode()
+    plain = pd.read_csv(io.StringIO(summary_csv(s).decode()), comment="#")  # by default: private outputs only
+    assert list(plain.columns) == ["mechanism", "label", "runs", "mean", "sd"]
+    raw = summary_csv(s, include_raw=True).decode()
     assert raw.startswith("# dpsu comparison") and "NOT private" in raw.splitlines()[0]
     back = pd.read_csv(io.StringIO(raw), comment="#")
     assert list(back.columns) == ["mechanism", "label", "runs", "mean", "sd", "recovered_mass"]

@@ -1,0 +1,124 @@
+"""The releases of one session, as first-class objects: every page reads and appends to one ``ReleaseHistory``.
+
+A ``ReleaseRecord`` is one private release with everything needed to name it, export it and redo it: the corpus
+it ran on (``CorpusRef``: id, name, the data's digest, the file a command export reads and how it was read), the
+mechanism, its parameters and calibration, what it cost, when, the page it came from, and its private output.
+A release made on one page never replaces another page's: the Release page, Export and the report default to the
+last release made on the Release page and name which release they show; any other can be picked by its number.
+
+Nothing here looks at data beyond the release itself; the history is held in memory for one session.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from .corpus import LoadOptions
+from .errors import ParameterError
+from .ledger import LedgerTotal, cost_of
+from .mechanisms import Calibration, Release
+
+RELEASE_PAGE = "Release"  # the page whose last release Export and the report show by default
+
+
+@dataclass(frozen=True)
+class CorpusRef:
+    """Which corpus a release ran on. ``digest`` is the data's identity in the ledger (the same file loaded twice is
+    the same users); ``private`` is False for an exploration corpus (nothing spent there)."""
+
+    id: int
+    name: str
+    digest: str
+    private: bool
+    input_name: str = ""  # the file a command export reads ("" for a simulated or exploration corpus)
+    options: LoadOptions = field(default_factory=LoadOptions)
+
+
+@dataclass(frozen=True)
+class ReleaseRecord:
+    """One release of the session (its number is its name: #1, #2, ...)."""
+
+    number: int
+    corpus: CorpusRef
+    page: str
+    release: Release  # the private output (with its calibration and seed)
+    params: dict[str, float | int | str | bool | None]  # the mechanism's parameters beyond ε and δ (scalars)
+    time_utc: str = field(default_factory=lambda: datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S"))
+
+    @property
+    def calibration(self) -> Calibration:
+        return self.release.calibration
+
+    @property
+    def mechanism(self) -> str:
+        return self.release.calibration.mechanism
+
+    @property
+    def cost(self) -> LedgerTotal:
+        """What this one release spent (nothing on an exploration corpus, where it is not recorded)."""
+        return cost_of(self.calibration, 1)
+
+    @property
+    def seeded(self) -> bool:
+        return self.release.seeded
+
+    def title(self) -> str:
+        """ "#2 · Policy Gaussian, ε = 3, δ = 1e-06 on posts.csv (Release page, 12:03:04 UTC)"."""
+        cal = self.calibration
+        where = self.corpus.name + ("" if self.corpus.private else " (exploration)")
+        seed = ", fixed seed" if self.seeded else ""
+        return (
+            f"#{self.number} · {cal.label}, ε = {cal.epsilon:g}, δ = {cal.delta:.2g}{seed} on {where} "
+            f"({self.page} page, {self.time_utc[11:]} UTC)"
+        )
+
+
+def scalar_params(params: dict[str, object]) -> dict[str, float | int | str | bool | None]:
+    """The parameters worth keeping with a release: numbers, strings and flags (a public corpus object is named
+    by the calibration's description instead)."""
+    return {k: v for k, v in params.items() if v is None or isinstance(v, (bool, int, float, str))}
+
+
+class ReleaseHistory:
+    """The session's releases, in the order they were made, on every corpus."""
+
+    def __init__(self) -> None:
+        self.records: list[ReleaseRecord] = []
+
+    def add(
+        self, release: Release, corpus: CorpusRef, page: str, params: dict[str, object] | None = None
+    ) -> ReleaseRecord:
+        rec = ReleaseRecord(len(self.records) + 1, corpus, page, release, scalar_params(dict(params or {})))
+        self.records.append(rec)
+        return rec
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def get(self, number: int) -> ReleaseRecord:
+        if not 1 <= number <= len(self.records):
+            raise ParameterError(f"no release #{number} in this session (it holds {len(self.records)})")
+        return self.records[number - 1]
+
+    def on_corpus(self, corpus_id: int) -> list[ReleaseRecord]:
+        return [r for r in self.records if r.corpus.id == corpus_id]
+
+    def last(self, corpus_id: int | None = None, page: str | None = None) -> ReleaseRecord | None:
+        """The newest release (on that corpus, from that page)."""
+        for r in reversed(self.records):
+            if (corpus_id is None or r.corpus.id == corpus_id) and (page is None or r.page == page):
+                return r
+        return None
+
+    def default(self, corpus_id: int | None = None) -> ReleaseRecord | None:
+        """The release shown and exported by default: the last made on the Release page (on that corpus), else the
+        last made anywhere (on that corpus)."""
+        return self.last(corpus_id, RELEASE_PAGE) or self.last(corpus_id)
+
+    def latest_by_mechanism(self, corpus_id: int) -> dict[str, ReleaseRecord]:
+        """The newest release of each mechanism on the corpus (the Histogram fill page shows them side by side)."""
+        out: dict[str, ReleaseRecord] = {}
+        for r in self.on_corpus(corpus_id):
+            out[r.mechanism] = r
+        return out
