@@ -168,8 +168,7 @@ else:
     plan = state.plan(f"Release ({label})", [(cal, 1)], RELEASE_PAGE)
     go = _ui.spend_gate(plan)
     if st.button("Run release", type="primary", key="run_release", disabled=not go) and go:
-        if len(_run.run_releases(corpus, [name], plan)) == 1:
-            st.rerun()  # the workflow line (drawn before the page) then shows the step reached
+        _run.run_releases(corpus, [name], plan)
 
 record = state.history.last(state.corpus_id, RELEASE_PAGE)  # a release made on another page never replaces it
 if record is None:

@@ -173,11 +173,12 @@ if (
             progress=lambda f, m: _progress(bar, f, m),
         )
         state.neighbours = NeighbourView(neighbour.description, mechanisms()[mech_name].label, corpus_name, res)
+        ok = True
     except Exception as exc:
         _ui.show_error(exc, "the runs failed")
-    finally:
-        bar.empty()
-        _ui.spent_done(plan)
+        ok = False
+    bar.empty()
+    _ui.spent_done(plan, ok)
 
 if state.neighbours is None:
     st.info("Choose D′ and press **Run on D and D′**.")

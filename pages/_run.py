@@ -79,7 +79,7 @@ def run_releases(corpus: Corpus, names: list[str], plan: SpendPlan) -> list[Rele
         state.add_release(rel, source, mechanisms()[name].params_for(values))
         done.append(rel)
     bar.empty()
-    spent_done(plan)
+    spent_done(plan, ok=len(done) == len(names))
     return done
 
 
@@ -104,6 +104,7 @@ def run_comparison(corpus: Corpus, names: list[str], runs: int, plan: SpendPlan)
         state.record_run(cal, plan)
         redraw_ledger()
 
+    ok = False
     try:
         state.comparison = compare_runs(
             corpus,
@@ -116,11 +117,11 @@ def run_comparison(corpus: Corpus, names: list[str], runs: int, plan: SpendPlan)
             progress=_bar_progress(bar),
             record=record,
         )
+        ok = True
     except Exception as exc:
         show_error(exc, "the comparison failed")  # the runs attempted before the failure are in the ledger
-    finally:
-        bar.empty()
-        spent_done(plan)
+    bar.empty()
+    spent_done(plan, ok)
 
 
 def compare_params(names: list[str], values: Mapping[str, object]) -> dict[str, Any]:

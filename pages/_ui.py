@@ -384,12 +384,15 @@ def spend_gate(plan: SpendPlan) -> bool:
     return True
 
 
-def spent_done(plan: SpendPlan) -> None:
-    """After a gated action: the sidebar shows the new total. Its yes is used up without touching the widget: the
-    yes is keyed to the session's total after the action (``SpendPlan.key``), which the action changed (its entries
-    were recorded before it ran), so the next action is asked again under a new key and Streamlit drops the old
-    one (a widget not drawn in a run loses its state)."""
+def spent_done(plan: SpendPlan, ok: bool) -> None:
+    """After a gated action: the sidebar shows the new total at once. Its yes is used up: the yes is keyed to the
+    session's total after the action (``SpendPlan.key``), which the action changed (its entries were recorded
+    before it ran), so the next action is asked again under a new key, and Streamlit drops the old one (a widget
+    not drawn in a run loses its state). After a success the page is drawn again at once (its results, the new
+    prompt, the workflow line); after a failure it stays, so its error box stays readable."""
     redraw_ledger()
+    if ok and plan.on_private:
+        st.rerun()
 
 
 STEPS = (
