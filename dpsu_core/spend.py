@@ -69,8 +69,8 @@ class SpendPlan:
         n = self.cost.releases
         if not self.on_private:
             return (
-                f"{self.action}: {n} release{'s' if n != 1 else ''} on the exploration corpus {name}: "
-                "nothing is spent on your private data."
+                f"{self.action}: {n} release{'s' if n != 1 else ''} on {name}, not your private corpus: "
+                "nothing is spent."
             )
         c = self.cost
         s = (

@@ -283,9 +283,9 @@ def _full_flow(page, dialogs, screenshots):
     runs.fill("1")
     runs.press("Enter")
     wait_idle(page)
-    expect(page.get_by_text(re.compile(r"Cost of this comparison: \d+ releases"))).to_be_visible()
-    confirm = page.locator(".st-key-cmp_confirm")
-    if confirm.count():  # past the session's limit (the sidebar ε): the page asks before spending
+    expect(page.get_by_text(re.compile(r"Compare: \d+ mechanisms × 1 run: \d+ releases on"))).to_be_visible()
+    confirm = page.locator('[class*="st-key-spend_yes_"]')
+    if confirm.count():  # past the sidebar's ε: the page asks before spending, naming the new total
         confirm.locator("label").click()
         wait_idle(page)
     page.get_by_role("button", name="Run comparison").click()

@@ -1,0 +1,129 @@
+"""End-to-end (issue 16): one session, many releases, in a real browser (Debian chromium via Playwright).
+
+Two releases on two pages with Export still offering the first and a choice of both; the sidebar's total right
+after a spend; Compare asking again after it spent; one click on Neighbouring corpora with its defaults spending
+nothing on the private corpus; teaching mode refused on the private corpus."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.e2e.corpus_files import good_csv
+from tests.e2e.test_browser import (
+    RUN_TIMEOUT_MS,
+    assert_no_traceback,
+    go,
+    metric,
+    new_page,
+    selectbox_value,
+    shot,
+    upload,
+    wait_idle,
+)
+
+pytestmark = pytest.mark.e2e
+expect = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed").expect
+
+HEADLINE = "ε spent (smallest valid bound)"
+
+
+def _spent(page) -> str:
+    return metric(page, HEADLINE, where="stSidebar")
+
+
+def _yes(page):
+    """The spend gate's explicit yes (a checkbox keyed to the action and its cost)."""
+    return page.locator('[data-testid="stMain"] [class*="st-key-spend_yes_"]')
+
+
+def test_two_releases_two_pages_export_keeps_the_first_and_every_spend_is_asked(browser, app_url, screenshots):
+    ctx, page, _ = new_page(browser, app_url)
+    try:
+        # 1. A release on the Release page (the demo corpus, ε = 3 from the sidebar): the sidebar shows it at once.
+        go(page, "Release", "2 · Release")
+        assert _spent(page) == "0"
+        page.get_by_role("button", name="Run release").click()
+        wait_idle(page)
+        page.get_by_role("heading", name="Released set (private)").wait_for(timeout=RUN_TIMEOUT_MS)
+        assert _spent(page) == "3"
+        first = page.get_by_text(re.compile(r"^Showing release #1 · Policy Gaussian")).inner_text()
+        # 2. Histogram fill runs a second mechanism: past the sidebar's ε, so it asks, naming the new total.
+        go(page, "Histogram fill", "4 · Histogram fill")
+        box = page.locator(".st-key-hist_mechanisms")
+        box.locator("input").click()
+        page.get_by_role("option", name=re.compile("^Weighted Gaussian")).click()
+        page.keyboard.press("Escape")
+        wait_idle(page)
+        run = page.get_by_role("button", name="Run 1 missing release at the sidebar budget")
+        expect(run).to_be_disabled()
+        yes = _yes(page)
+        expect(yes).to_contain_text("becomes ε = 4.286")
+        shot(page, screenshots, "session_histogram_prompt")
+        yes.locator("label").click()
+        wait_idle(page)
+        run.click()
+        wait_idle(page)
+        assert _spent(page) == "4.286"  # Gaussian-DP composition of the two Gaussian releases
+        # 3. The Release page still shows the first release; Export offers it by default, and both.
+        go(page, "Release", "2 · Release")
+        expect(page.get_by_text(re.compile(r"^Showing release #1 · Policy Gaussian"))).to_be_visible()
+        go(page, "Export", "7 · Export")
+        assert selectbox_value(page, "Release to export").startswith("#1 · Policy Gaussian")
+        page.get_by_role("combobox", name="Release to export", exact=True).click()
+        options = page.get_by_role("option").all_inner_texts()
+        assert len(options) == 2 and options[0].startswith("#2 · Weighted Gaussian"), options
+        page.keyboard.press("Escape")
+        wait_idle(page)
+        assert metric(page, "Mechanism") == "Policy Gaussian"
+        shot(page, screenshots, "session_export_choice")
+        assert first.startswith("Showing release #1")
+        # 4. Compare asks, spends, and asks again for the next run (the yes does not carry over).
+        go(page, "Compare", "6 · Compare")
+        cmp_run = page.get_by_role("button", name="Run comparison")
+        expect(cmp_run).to_be_disabled()
+        _yes(page).locator("label").click()
+        wait_idle(page)
+        cmp_run.click()
+        wait_idle(page)
+        page.get_by_role("heading", name=re.compile("Released items: mean")).wait_for(timeout=RUN_TIMEOUT_MS)
+        after_compare = _spent(page)
+        assert float(after_compare) > 4.286
+        expect(cmp_run).to_be_disabled()
+        expect(_yes(page).locator("input")).not_to_be_checked()
+        expect(_yes(page)).to_contain_text(re.compile(r"becomes ε = [\d.]+"))
+        shot(page, screenshots, "session_compare_asks_again")
+        # 5. Neighbouring corpora with its defaults: on the demo as a teaching corpus, nothing spent.
+        go(page, "Neighbouring corpora", "8 · Neighbouring corpora")
+        expect(page.get_by_text("One click makes 400 releases: 200 on D and 200 on D′.")).to_be_visible()
+        page.get_by_role("button", name="Run on D and D′").click()
+        wait_idle(page)
+        page.get_by_role("heading", name=re.compile("D′ = D without user")).wait_for(timeout=RUN_TIMEOUT_MS)
+        assert _spent(page) == after_compare
+        assert_no_traceback(page)
+        shot(page, screenshots, "session_neighbours_default")
+    finally:
+        ctx.close()
+
+
+def test_teaching_mode_cannot_spend_on_an_uploaded_private_corpus(browser, app_url, screenshots):
+    ctx, page, _ = new_page(browser, app_url)
+    try:
+        page.get_by_text("Upload a file", exact=True).click()
+        wait_idle(page)
+        upload(page, "posts.csv", good_csv())
+        page.get_by_role("button", name="Load corpus").click()
+        wait_idle(page)
+        page.get_by_text("Corpus loaded.", exact=True).wait_for(timeout=RUN_TIMEOUT_MS)
+        page.locator(".st-key-teaching label").click()
+        wait_idle(page)
+        go(page, "Release", "2 · Release")
+        expect(
+            page.get_by_text(re.compile("Teaching mode \\(fixed seed\\) runs on exploration corpora only"))
+        ).to_be_visible()
+        expect(page.get_by_role("button", name="Run release")).to_be_disabled()
+        assert _spent(page) == "0"
+        shot(page, screenshots, "session_teaching_refused")
+    finally:
+        ctx.close()
