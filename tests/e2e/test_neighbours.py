@@ -24,7 +24,10 @@ def test_teaching_view_shows_probabilities_and_dprime_inside_the_band(browser, a
         text.press("Control+Enter")
         wait_idle(page)
         expect(page.get_by_text(re.compile(r"D′ = D plus a new user with \d+ distinct items"))).to_be_visible()
-        expect(page.get_by_text(re.compile(r"400 releases: ε = 1200"))).to_be_visible()  # the cost, before running
+        expect(page.get_by_text("One click makes 400 releases: 200 on D and 200 on D′.")).to_be_visible()
+        expect(
+            page.get_by_text(re.compile(r"400 releases on demo corpus \(synthetic\), not your private corpus"))
+        ).to_be_visible()
         page.get_by_role("button", name="Run on D and D′").click()
         wait_idle(page)
         page.get_by_role("heading", name=re.compile("Policy Gaussian: D′ = D plus")).wait_for(timeout=RUN_TIMEOUT_MS)
@@ -41,8 +44,8 @@ def test_teaching_view_shows_probabilities_and_dprime_inside_the_band(browser, a
         assert charts.count() >= 2
         expect(page.get_by_text(re.compile(r"Release probability under D \(black\) and D′ \(red\)"))).to_be_visible()
         page.locator('[data-testid="stMain"] [data-testid="stDataFrame"]').first.wait_for(timeout=RUN_TIMEOUT_MS)
-        # the runs were releases on the (demo stand-in for the) private corpus: the sidebar ledger counts them
-        assert metric(page, "ε (basic)", where="stSidebar") == "1200"
+        # by default D is the demo as a teaching corpus: the runs spend nothing on the private corpus
+        assert metric(page, "ε spent (smallest valid bound)", where="stSidebar") == "0"
         shot(page, screenshots, "neighbours")
     finally:
         ctx.close()
