@@ -177,6 +177,8 @@ if source == "upload":
             key="has_header",
             help="'auto' decides from the first rows whether the first row names the columns.",
         )
+        base: Preview | None
+        raw: RawFile | None
         try:  # unpacked once per upload (reruns and previews reuse it); hashed once for the preview cache
             upload = _ui.upload_once(name, data)
             digest, raw = upload.digest, upload.raw
@@ -187,7 +189,7 @@ if source == "upload":
             base = raw = None
         if raw is not None and (warning := _ui.memory_warning(raw, int(widget_value("corpus_max_n", current.max_n)))):
             st.warning(warning, icon=_ui.ICONS["warning"])
-        if base is not None and base.columns:
+        if base is not None and raw is not None and base.columns:
             labels = base.labels
             pick = {lbl: i for i, lbl in enumerate(labels)}
             row_is_user = bool(widget_value("row_is_user", False))

@@ -86,8 +86,14 @@ regs = mechanisms()
 labels = mechanism_labels()
 names = list(regs)
 prev = state.mechanism
-name = st.selectbox(
-    "Mechanism", names, index=names.index(prev) if prev in names else 0, format_func=labels.get, key="mechanism"
+name = str(
+    st.selectbox(
+        "Mechanism",
+        names,
+        index=names.index(prev) if prev in names else 0,
+        format_func=lambda n: labels[n],
+        key="mechanism",
+    )
 )
 state.mechanism = name
 cls = regs[name]

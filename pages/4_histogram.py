@@ -29,7 +29,11 @@ available = list(labels)
 have = state.releases
 default = [n for n in have if n in available] or ([DEFAULT_MECHANISM] if DEFAULT_MECHANISM in available else [])
 chosen = st.multiselect(
-    "Mechanisms to show side by side", available, default=default, format_func=labels.get, key="hist_mechanisms"
+    "Mechanisms to show side by side",
+    available,
+    default=default,
+    format_func=lambda n: labels[n],
+    key="hist_mechanisms",
 )
 missing = [n for n in chosen if n not in have]
 if missing:
@@ -54,7 +58,12 @@ if missing:
         _run.run_releases(corpus, missing, plan)
         have = state.releases
 
-shown = {n: have[n] for n in chosen if n in have and have[n].diagnostics.weights is not None}
+# the releases with a weight histogram and a threshold (set-union and n-gram mechanisms), with both
+shown = {
+    n: (have[n], w, rho)
+    for n in chosen
+    if n in have and (w := have[n].diagnostics.weights) is not None and (rho := have[n].calibration.rho) is not None
+}
 if not shown:
     last = state.release
     if last is not None and last.diagnostics.weights is None:
@@ -70,14 +79,14 @@ if not shown:
     st.stop()
 
 rows = []
-for rel in shown.values():
+for rel, weights, rho in shown.values():
     cal = rel.calibration
-    fill = histogram_fill(rel.diagnostics.weights, cal.rho, cal.gamma, scale=cal.scale)
+    fill = histogram_fill(weights, rho, cal.gamma, scale=cal.scale)
     rows.append({"mechanism": cal.label, "ρ": cal.rho, "Γ": cal.gamma, **fill.as_dict()})
 table = pd.DataFrame(rows)
 
 if len(shown) == 1:
-    ((n, rel),) = shown.items()
+    ((rel, weights, rho),) = shown.values()
     cal = rel.calibration
     f = rows[0]
     m = st.columns(4)
@@ -85,14 +94,11 @@ if len(shown) == 1:
     m[1].metric("Share above ρ", f"{f['share_above_rho']:.1%}")
     m[2].metric("Share at Γ", "—" if cal.gamma is None else f"{f['share_at_gamma']:.1%}")
     m[3].metric("Weight beyond ρ's need", f"{f['weight_beyond_rho_need']:.4g}")
-    st.altair_chart(weight_histogram_chart(rel.diagnostics.weights, cal.rho, cal.gamma), width="stretch")
+    st.altair_chart(weight_histogram_chart(weights, rho, cal.gamma), width="stretch")
 else:
     st.altair_chart(
         multi_weight_histogram_chart(
-            {
-                r.calibration.label: (r.diagnostics.weights, r.calibration.rho, r.calibration.gamma)
-                for r in shown.values()
-            }
+            {r.calibration.label: (w, rho, r.calibration.gamma) for r, w, rho in shown.values()}
         ),
         width="stretch",
     )

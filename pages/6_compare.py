@@ -24,7 +24,7 @@ if corpus is None:
 labels = mechanism_labels()
 names = list(labels)
 default = [n for n in COMPARE_DEFAULT if n in names]
-chosen = st.multiselect("Mechanisms", names, default=default, format_func=labels.get, key="cmp_mechanisms")
+chosen = st.multiselect("Mechanisms", names, default=default, format_func=lambda n: labels[n], key="cmp_mechanisms")
 runs = int(st.number_input("Runs per mechanism", min_value=1, max_value=50, value=3, step=1, key="cmp_runs"))
 b = state.budget
 st.caption(budget_summary(b.epsilon, b.delta, b.max_items, b.alpha))

@@ -4,6 +4,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from dpsu_core.charts import neighbours_chart, privacy_loss_chart
+from dpsu_core.corpus import Corpus
 from dpsu_core.demo import DEMO_NAME, load_canaries
 from dpsu_core.mechanisms import mechanisms
 from dpsu_core.neighbours import MAX_RUNS, add_user, holders, remove_user, run_neighbours, user_items
@@ -48,6 +49,7 @@ target = st.radio(
     help="The demo or an exploration corpus costs nothing. On the private corpus every run is a release on its "
     "users' data: one click makes hundreds of releases.",
 )
+corpus: Corpus | None
 if target == "demo":
     corpus, corpus_name, canaries = _ui.demo_corpus(), DEMO_NAME, load_canaries()
 elif target == "in_use":
@@ -60,12 +62,14 @@ if corpus is None:
 
 labels = mechanism_labels("set-union", "ngram", "count")
 names = list(labels)
-mech_name = st.selectbox(
-    "Mechanism",
-    names,
-    index=names.index(state.mechanism) if state.mechanism in names else 0,
-    format_func=labels.get,
-    key="nb_mechanism",
+mech_name = str(
+    st.selectbox(
+        "Mechanism",
+        names,
+        index=names.index(state.mechanism) if state.mechanism in names else 0,
+        format_func=lambda n: labels[n],
+        key="nb_mechanism",
+    )
 )
 runs = int(
     st.number_input(

@@ -292,7 +292,7 @@ def sidebar() -> None:
         b = state.budget = Budget(float(epsilon), float(delta), int(max_items), float(alpha))
         if corpus is not None:
             g = delta_guidance(b.delta, corpus.n_users)
-            {"ok": st.caption, "warning": st.warning, "error": st.error}[g.level](g.message)
+            show_guidance(g.level, g.message)
         st.caption(budget_summary(b.epsilon, b.delta, b.max_items, b.alpha))
         st.divider()
         state.teaching = st.toggle(
@@ -305,6 +305,16 @@ def sidebar() -> None:
             st.text(f"{state.corpus_name}\n{corpus.n_users:,} users")
         st.divider()
         ledger_panel()
+
+
+def show_guidance(level: str, message: str) -> None:
+    """δ guidance in the box its level calls for."""
+    if level == "error":
+        st.error(message)
+    elif level == "warning":
+        st.warning(message)
+    else:
+        st.caption(message)
 
 
 def ledger_panel() -> None:
