@@ -150,15 +150,57 @@ NOISE_DASH = {"gaussian": [1, 0], "laplace": [6, 3]}  # noise family -> line das
 NOISE_NOTE = "Solid lines: Gaussian noise; dashed: Laplace noise."
 
 
-def _mechanism_lines() -> dict:
-    """Colour per mechanism; a fixed dash per noise family, named in the subtitle (``NOISE_NOTE``) rather
-    than in a second legend, which did not fit under ten mechanisms."""
-    return {
-        "color": alt.Color("label:N", title="mechanism", legend=alt.Legend(labelLimit=LABEL_LIMIT)),
+# One colour per mechanism on every chart (tableau20, in registry order, the unproven GW reference last).
+PALETTE = (
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+    "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5",
+)  # fmt: skip
+
+
+def mechanism_colours() -> dict[str, str]:
+    """label -> colour, the same on every chart: the registry's mechanisms in order, then GW as published."""
+    from .mechanisms import mechanisms
+    from .threshold_tables import PUBLISHED_GW_LABEL
+
+    labels = [cls.label for cls in mechanisms().values()] + [PUBLISHED_GW_LABEL]
+    return {label: PALETTE[i % len(PALETTE)] for i, label in enumerate(labels)}
+
+
+def _coinciding(data: pd.DataFrame, x: str, y: str) -> list[list[str]]:
+    """Groups of mechanisms whose lines are the same (equal y at every x, to 9 significant digits)."""
+    series: dict[tuple, list[str]] = {}
+    for label, part in data.groupby("label", sort=False):
+        key = tuple((float(a), float(f"{b:.9g}")) for a, b in sorted(zip(part[x], part[y].astype(float))))
+        series.setdefault(key, []).append(str(label))
+    return [g for g in series.values() if len(g) > 1]
+
+
+def _mechanism_lines(data: pd.DataFrame, x: str, y: str) -> tuple[pd.DataFrame, dict, str]:
+    """Colour per mechanism (fixed across charts, ``mechanism_colours``); a fixed dash per noise family, named in
+    the subtitle (``NOISE_NOTE``) rather than in a second legend, which did not fit under ten mechanisms. Lines
+    that coincide are drawn wider underneath, so each stays visible; the subtitle names them."""
+    colours = mechanism_colours()
+    labels = list(dict.fromkeys(data["label"].astype(str)))
+    groups = _coinciding(data, x, y)
+    width = {label: 2.0 for label in labels}
+    for g in groups:
+        for i, label in enumerate(g):
+            width[label] = 2.0 + 3.0 * (len(g) - 1 - i)
+    data = data.assign(width=data["label"].map(width)).sort_values("width", ascending=False, kind="stable")
+    enc = {
+        "color": alt.Color(
+            "label:N",
+            title="mechanism",
+            legend=alt.Legend(labelLimit=LABEL_LIMIT),
+            scale=alt.Scale(domain=labels, range=[colours.get(lb, "#000000") for lb in labels]),
+        ),
         "strokeDash": alt.StrokeDash(
             "family:N", scale=alt.Scale(domain=list(NOISE_DASH), range=list(NOISE_DASH.values())), legend=None
         ),
+        "strokeWidth": alt.StrokeWidth("width:Q", scale=None, legend=None),
     }
+    note = "; ".join(" = ".join(g) for g in groups)
+    return data, enc, (f"Same line (drawn wider underneath): {note}." if note else "")
 
 
 def thresholds_chart(df: pd.DataFrame, y: str = "rho", log_y: bool = True) -> alt.Chart:
@@ -173,6 +215,7 @@ def thresholds_chart(df: pd.DataFrame, y: str = "rho", log_y: bool = True) -> al
     tips += [
         alt.Tooltip(f"{c}:Q", title=_Y_LABELS[c], format=".4g") for c in ("rho", "gamma", "scale") if c in data.columns
     ]
+    data, lines, same = _mechanism_lines(data, "epsilon", y)
     return (
         alt.Chart(data)
         .mark_line(point=True)
@@ -183,7 +226,7 @@ def thresholds_chart(df: pd.DataFrame, y: str = "rho", log_y: bool = True) -> al
                 scale=alt.Scale(type="log", nice=False) if (data["epsilon"] > 0).all() else alt.Scale(),
             ),
             y=alt.Y(f"{y}:Q", title=_Y_LABELS[y], scale=_positive_scale(data[y], log_y)),
-            **_mechanism_lines(),
+            **lines,
             tooltip=tips,
         )
         .properties(
@@ -191,6 +234,7 @@ def thresholds_chart(df: pd.DataFrame, y: str = "rho", log_y: bool = True) -> al
                 f"{_Y_LABELS[y][:1].upper()}{_Y_LABELS[y][1:]} against ε",  # keeps Γ (capitalize() -> γ)
                 "Public calibration: depends on the parameters only, never on the data.",
                 NOISE_NOTE,
+                same,
             )
         )
     )
@@ -208,13 +252,14 @@ def rho_vs_max_items_chart(df: pd.DataFrame, log_y: bool = True) -> alt.Chart:
     data = data[np.isfinite(data["rho"].astype(float))]
     eps = sorted(set(data["epsilon"])) if "epsilon" in data.columns else []
     sub = f"at ε = {eps[0]:g}; " if len(eps) == 1 else ""
+    data, lines, same = _mechanism_lines(data, "max_items", "rho")
     return (
         alt.Chart(data)
         .mark_line(point=True)
         .encode(
             x=alt.X("max_items:Q", title="Δ0 (max items per user)", scale=alt.Scale(type="log")),
             y=alt.Y("rho:Q", title=_Y_LABELS["rho"], scale=_positive_scale(data["rho"], log_y)),
-            **_mechanism_lines(),
+            **lines,
             tooltip=[
                 alt.Tooltip("label:N", title="mechanism"),
                 alt.Tooltip("max_items:Q", title="Δ0"),
@@ -226,6 +271,7 @@ def rho_vs_max_items_chart(df: pd.DataFrame, log_y: bool = True) -> alt.Chart:
                 "Threshold ρ against Δ0",
                 f"{sub}public calibration: depends on the parameters only, never on the data.",
                 NOISE_NOTE,
+                same,
             )
         )
     )
@@ -239,6 +285,9 @@ def _count_ticks(top: int) -> list[int]:
         ticks += [v for v in (m, 2 * m, 5 * m) if v <= top]
         m *= 10
     return ticks
+
+
+RULES = ("ρ (release threshold)", "Γ (policy cutoff)")  # the two rules of a weight histogram
 
 
 def _weight_layers(weights: np.ndarray, rho: float, gamma: float | None, bins: int, log_y: bool):
@@ -258,20 +307,18 @@ def _weight_layers(weights: np.ndarray, rho: float, gamma: float | None, bins: i
         edge_format=".4g",
         **(_symlog_counts(top) if log_y else linear),
     )
-    marks = [{"line": "ρ (release threshold)", "value": rho}]
+    marks = [{"line": RULES[0], "value": rho}]
     if gamma is not None:
-        marks.append({"line": "Γ (policy cutoff)", "value": gamma})
+        marks.append({"line": RULES[1], "value": gamma})
     rules = (
         alt.Chart(pd.DataFrame(marks))
-        .mark_rule(strokeWidth=2, strokeDash=[6, 3])
+        .mark_rule(strokeWidth=2)
         .encode(
             x=alt.X("value:Q", scale=x_scale),
-            # dark ρ, red Γ: both stay visible next to the blue bars (the tallest bar often ends right at Γ)
-            color=alt.Color(
-                "line:N",
-                title="marks",
-                scale=alt.Scale(domain=[str(m["line"]) for m in marks], range=["#333333", "#d62728"][: len(marks)]),
-            ),
+            # dark dashed ρ, red dotted Γ on every panel (one scale for both, whether a panel has Γ or not): both
+            # stay visible next to the blue bars (the tallest bar often ends right at Γ)
+            color=alt.Color("line:N", title="marks", scale=alt.Scale(domain=list(RULES), range=["#333333", "#d62728"])),
+            strokeDash=alt.StrokeDash("line:N", scale=alt.Scale(domain=list(RULES), range=[[6, 3], [2, 2]])),
             tooltip=[alt.Tooltip("line:N", title="line"), alt.Tooltip("value:Q", title="value", format=".4g")],
         )
     )
@@ -634,7 +681,7 @@ def neighbours_chart(table: pd.DataFrame, epsilon: float, delta: float, max_item
         "item:N",
         title="item of the differing user",
         sort=list(data["item"]),
-        axis=alt.Axis(labelAngle=-45, labelLimit=160),
+        axis=alt.Axis(labelAngle=-45, labelLimit=160, labelOverlap=False),  # every item named
     )
     tips = [
         alt.Tooltip("item:N", title="item"),
@@ -656,12 +703,14 @@ def neighbours_chart(table: pd.DataFrame, epsilon: float, delta: float, max_item
     err = base.mark_rule(color="#d62728").encode(y="p_D2_low:Q", y2="p_D2_high:Q")
     p_d2 = base.mark_point(color="#d62728", filled=True, size=50).encode(y="p_D2:Q")
     return alt.LayerChart(layer=[band, p_d, err, p_d2]).properties(
+        width=alt.Step(24),  # room for every item's label
         title=_title(
-            f"Release probability under D (black) and D′ (red) — {NON_PRIVATE}",
+            f"Release probability per item — {NON_PRIVATE}",
+            "D: black ticks; D′: red points.",
             f"Grey: the band (P_D − δ)·e^−ε … e^ε·P_D + δ that ({eps:g}, {delta:.2g})-DP allows for D′; "
             "red bars: 99% intervals of the estimate.",
             f"{len(data)} of {len(table)} items shown (those whose rates differ most first).",
-        )
+        ),
     )
 
 

@@ -216,7 +216,7 @@ else:
         "behave as (ε, δ)-DP on this pair.",
         icon=_ui.ICONS["warning"],
     )
-st.altair_chart(neighbours_chart(t, res.epsilon, res.delta), width="stretch")
+st.altair_chart(neighbours_chart(t, res.epsilon, res.delta), width="content")  # a fixed step per item
 st.altair_chart(privacy_loss_chart(res.loss, res.epsilon), width="stretch")
 st.caption(
     "Privacy loss of a run with the user: ln(P_with(o) / P_without(o)), o = which of the user's items it released, "

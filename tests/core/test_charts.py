@@ -375,3 +375,61 @@ def test_histogram_bars_rise_from_zero(make):
     assert bars, "no binned bar layer found"
     for enc in bars:
         assert enc.get("y2") == {"datum": 0}
+
+
+def test_a_mechanism_has_one_colour_on_every_chart_and_coinciding_lines_stay_visible():
+    """Issue 16: the same mechanism had different colours from chart to chart, and lines hid under identical ones."""
+    eps = thresholds_vs_epsilon([0.5, 1, 2, 4], 1e-6, 100, 4.0, include_published_gw=True)
+    specs = [
+        charts.thresholds_chart(eps, y="rho").to_dict(),
+        charts.thresholds_chart(eps[np.isfinite(eps["gamma"])], y="gamma").to_dict(),
+        charts.rho_vs_max_items_chart(thresholds_vs_max_items([1, 10, 100], 2.0, 1e-6, 4.0)).to_dict(),
+    ]
+    colour_of: dict[str, str] = {}
+    for spec in specs:
+        scale = spec["encoding"]["color"]["scale"]
+        for label, colour in zip(scale["domain"], scale["range"]):
+            assert colour_of.setdefault(label, colour) == colour, label
+        assert len(set(scale["range"])) == len(scale["domain"])  # no two mechanisms share a colour on a chart
+    # lines that coincide (e.g. GW and GW-KT's rho) are named and the one underneath is wider
+    rho = specs[0]
+    data = rows(rho, rho)
+    width = {r["label"]: r["width"] for r in data}
+    by_label: dict[str, list] = {}
+    for r in data:
+        by_label.setdefault(r["label"], []).append((r["epsilon"], round(r["rho"], 9)))
+    same = [(a, b) for a in by_label for b in by_label if a < b and sorted(by_label[a]) == sorted(by_label[b])]
+    assert same, "the ρ table has mechanisms with identical thresholds (GW and GW-KT)"
+    for a, b in same:
+        assert width[a] != width[b]
+        assert f"{a} = {b}" in title_text(rho) or f"{b} = {a}" in title_text(rho)
+
+
+def test_two_mechanism_histogram_draws_rho_and_gamma_differently(weights):
+    named = {"Policy Gaussian": (weights, 6.5, 12.0), "Weighted Gaussian": (weights * 0.5, 6.5, None)}
+    spec = charts.multi_weight_histogram_chart(named, bins=30).to_dict()
+    for panel in spec["concat"]:
+        enc = panel["layer"][1]["encoding"]
+        assert enc["color"]["scale"]["domain"] == list(charts.RULES)
+        colours, dashes = enc["color"]["scale"]["range"], enc["strokeDash"]["scale"]["range"]
+        assert len(set(colours)) == 2 and dashes[0] != dashes[1]
+
+
+def test_neighbours_chart_labels_every_item():
+    table = pd.DataFrame(
+        {
+            "item": [f"w{i}" for i in range(30)],
+            "users_in_D": range(30),
+            "p_D": 0.5,
+            "p_D2": 0.4,
+            "p_D2_low": 0.3,
+            "p_D2_high": 0.5,
+            "band_low": 0.1,
+            "band_high": 0.9,
+            "inside": True,
+        }
+    )
+    spec = charts.neighbours_chart(table, 3.0, 1e-6).to_dict()
+    x = spec["layer"][0]["encoding"]["x"] if "encoding" in spec["layer"][0] else spec["encoding"]["x"]
+    assert x["axis"]["labelOverlap"] is False and spec["width"] == {"step": 24}
+    assert len(spec["title"]["text"]) < 60  # short enough not to be clipped

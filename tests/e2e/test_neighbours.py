@@ -42,7 +42,7 @@ def test_teaching_view_shows_probabilities_and_dprime_inside_the_band(browser, a
         charts = page.locator('[data-testid="stVegaLiteChart"]')
         charts.nth(1).wait_for(timeout=RUN_TIMEOUT_MS)
         assert charts.count() >= 2
-        expect(page.get_by_text(re.compile(r"Release probability under D \(black\) and D′ \(red\)"))).to_be_visible()
+        expect(page.get_by_text(re.compile(r"Release probability per item"))).to_be_visible()
         page.locator('[data-testid="stMain"] [data-testid="stDataFrame"]').first.wait_for(timeout=RUN_TIMEOUT_MS)
         # by default D is the demo as a teaching corpus: the runs spend nothing on the private corpus
         assert metric(page, "ε spent (smallest valid bound)", where="stSidebar") == "0"
