@@ -20,11 +20,16 @@ MAX_NAME_CHARS = 60  # one listed name (a column, a zip member) before it is cut
 
 
 def cap_message(message: object, limit: int = MAX_MESSAGE_CHARS) -> str:
-    """``message`` on one line (line breaks become spaces) and at most ``limit`` characters (cut with "…")."""
+    """``message`` on one line (line breaks become spaces) and at most ``limit`` characters, cut with "…" between
+    words (a word of ``MAX_NAME_CHARS`` or more, e.g. a huge column name, is cut inside)."""
     text = " ".join(str(message).split())
     if len(text) <= limit:
         return text
-    return text[: limit - 1].rstrip() + "…"
+    head = text[: limit - 1]
+    before, _, part = head.rpartition(" ")
+    if text[limit - 1] != " " and before and len(part) < MAX_NAME_CHARS:
+        head = before  # the word the cap falls in is dropped whole
+    return head.rstrip() + "…"
 
 
 def short_name(name: object, limit: int = MAX_NAME_CHARS) -> str:

@@ -9,6 +9,7 @@ from dpsu_core.corpus.preview import SHOWN_ROWS, Preview, preview
 from dpsu_core.corpus.readers import RawFile
 from dpsu_core.demo import DEMO_NAME, load_canaries
 from dpsu_core.errors import InputError
+from dpsu_core.params import PARAMS
 from dpsu_core.synthetic import SIZE_DISTRIBUTIONS, SimulationSpec, simulated_corpus
 from dpsu_core.wording import speak
 from pages import _ui
@@ -312,8 +313,8 @@ tokenizer = t1.selectbox(
 )
 max_n = t2.number_input(
     "Longest n-gram",
-    min_value=1,
-    max_value=6,
+    min_value=int(PARAMS["max_n"].minimum or 1),
+    max_value=int(PARAMS["max_n"].maximum or 1),  # the bounds the loader checks (dpsu_core.params)
     value=int(current.max_n),
     step=1,
     key="corpus_max_n",

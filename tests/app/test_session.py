@@ -189,3 +189,11 @@ def test_sidebar_states_the_ledger_scope_and_alpha_follows_its_spec():
     scope = [c.value for c in at.sidebar.caption if c.value.startswith("Scope")]
     assert scope and "this browser session" in scope[0] and "this exact file" in scope[0]
     assert at.sidebar.number_input(key="alpha").max == PARAMS["alpha"].maximum
+
+
+def test_longest_ngram_widget_follows_the_parameter_spec():
+    from dpsu_core.params import PARAMS
+
+    at = _new()
+    w = at.number_input(key="corpus_max_n")
+    assert (w.min, w.max) == (PARAMS["max_n"].minimum, PARAMS["max_n"].maximum)

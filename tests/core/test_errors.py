@@ -18,11 +18,20 @@ from dpsu_core.errors import (
 )
 
 
+def test_cap_message_cuts_between_words():
+    words = " ".join(f"word{i:03d}" for i in range(200))  # 7 characters + a space each
+    capped = cap_message(words, limit=50)
+    assert capped.endswith("…") and len(capped) <= 50
+    kept = capped[:-1].split()
+    assert kept == words.split()[: len(kept)]  # whole words only, in order
+    assert cap_message("x" * 80, limit=50) == "x" * 49 + "…"  # one word longer than the line: cut inside it
+
+
 def test_cap_message_one_line_and_capped():
     assert cap_message("a\nb\r\n  c\td") == "a b c d"
     long = "word " * 1000
     capped = cap_message(long)
-    assert len(capped) == MAX_MESSAGE_CHARS and capped.endswith("…")
+    assert len(capped) <= MAX_MESSAGE_CHARS and capped.endswith("…")
     assert cap_message("x" * MAX_MESSAGE_CHARS) == "x" * MAX_MESSAGE_CHARS  # exactly at the cap: unchanged
 
 
