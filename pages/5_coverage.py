@@ -73,6 +73,7 @@ st.dataframe(
     hide_index=True,
     key="mm_table",
     column_config={
+        "recovered_pairs": st.column_config.NumberColumn("recovered (user, item) pairs", format="localized"),
         "recovered_mass": st.column_config.NumberColumn("recovered mass", format="percent"),
         "missing_mass": st.column_config.NumberColumn("missing mass", format="percent"),
     },

@@ -5,7 +5,14 @@ import streamlit as st
 from dpsu_core.charts import compare_chart
 from dpsu_core.compare import summarize, summary_csv
 from pages import _run, _ui
-from pages._format import budget_summary, compare_summary_display, escape_markdown, mechanism_labels
+from pages._format import (
+    RUN_HEADERS,
+    budget_summary,
+    compare_summary_display,
+    escape_markdown,
+    headers,
+    mechanism_labels,
+)
 from pages._state import app_state
 from pages._text import COMPARE_DEFAULT, SD_UNDEFINED
 
@@ -86,4 +93,4 @@ if (summary["runs"] < 2).any():
 st.subheader("Chart")
 st.altair_chart(compare_chart(summary), width="stretch")
 with st.expander("Every run"):
-    st.dataframe(df, hide_index=True, key="cmp_runs_table")
+    st.dataframe(headers(df, RUN_HEADERS), hide_index=True, key="cmp_runs_table")

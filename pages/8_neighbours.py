@@ -9,7 +9,7 @@ from dpsu_core.demo import DEMO_NAME, load_canaries
 from dpsu_core.mechanisms import mechanisms
 from dpsu_core.neighbours import MAX_RUNS, add_user, holders, remove_user, run_neighbours, user_items
 from pages import _run, _ui
-from pages._format import escape_markdown, mechanism_labels
+from pages._format import NEIGHBOUR_HEADERS, escape_markdown, headers, mechanism_labels
 from pages._state import NeighbourView, app_state
 from pages._text import TEACHING_SEED
 
@@ -224,13 +224,12 @@ st.caption(
     "with probability about δ."
 )
 PCT = st.column_config.NumberColumn(format="%.3f")
-shown = t.rename(columns={"p_D2": "p_D′", "p_D2_low": "p_D′_low", "p_D2_high": "p_D′_high"})
 st.dataframe(
-    shown,
+    headers(t, NEIGHBOUR_HEADERS),
     hide_index=True,
     key="nb_table",
-    column_config={c: PCT for c in shown.columns if c.startswith(("p_", "band"))}
-    | {"users_in_D": st.column_config.NumberColumn("users in D (raw)", format="%d")},
+    column_config={NEIGHBOUR_HEADERS[c]: PCT for c in t.columns if c.startswith(("p_", "band"))}
+    | {NEIGHBOUR_HEADERS["users_in_D"]: st.column_config.NumberColumn(format="%d")},
 )
 st.caption(
     f"Release rates over {res.runs:,} runs on each corpus; band = [(P_D − δ)·e^−ε, e^ε·P_D + δ] clipped to [0, 1]. "

@@ -60,3 +60,38 @@ def compare_summary_display(summary: pd.DataFrame) -> pd.DataFrame:
     sd = out["sd"].astype(float)
     out["sd"] = [f"{v:.1f}" if np.isfinite(v) else SD_UNDEFINED for v in sd]
     return out
+
+
+# Column headers in words for the diagnostics and parameter tables (the frames keep their field names).
+NEIGHBOUR_HEADERS = {
+    "users_in_D": "users in D (raw)",
+    "p_D": "P(released | D)",
+    "p_D_low": "P(D) 99% low",
+    "p_D_high": "P(D) 99% high",
+    "p_D2": "P(released | D′)",
+    "p_D2_low": "P(D′) 99% low",
+    "p_D2_high": "P(D′) 99% high",
+    "band_low": "band low",
+    "band_high": "band high",
+    "inside": "inside the band",
+}
+RUN_HEADERS = {
+    "released": "items released",
+    "seconds": "seconds (not private)",
+    "recovered_mass": "recovered mass (NOT private)",
+}
+THRESHOLD_HEADERS = {
+    "family": "noise",
+    "epsilon": "ε",
+    "scale": "noise scale",
+    "rho": "threshold ρ",
+    "gamma": "cutoff Γ",
+    "max_items": "Δ0",
+}
+
+
+def headers(frame: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
+    """``frame`` with its columns named in words (``released_n2`` -> "released 2-grams")."""
+    out = {c: names[c] for c in frame.columns if c in names}
+    out |= {c: f"released {c[len('released_n') :]}-grams" for c in frame.columns if c.startswith("released_n")}
+    return frame.rename(columns=out)

@@ -4,6 +4,7 @@ total right after a spend, releases that fail after they were attempted."""
 from __future__ import annotations
 
 import json
+import re
 
 from dpsu_core.ledger import LedgerEntry
 from dpsu_core.ledger import total as ledger_total
@@ -197,3 +198,35 @@ def test_longest_ngram_widget_follows_the_parameter_spec():
     at = _new()
     w = at.number_input(key="corpus_max_n")
     assert (w.min, w.max) == (PARAMS["max_n"].minimum, PARAMS["max_n"].maximum)
+
+
+def _shown_headers(frame_element) -> list[str]:
+    """The headers a table shows: its column config's label where one is set, else the frame's column name."""
+    config = json.loads(frame_element.proto.columns or "{}")
+    return [config.get(str(c), {}).get("label", str(c)) for c in frame_element.value.columns]
+
+
+SNAKE = re.compile(r"^[a-z]+(_[a-z0-9]+)+$")
+
+
+def test_diagnostics_tables_show_headers_in_words():
+    at = _new()
+    _release(at, "policy-gaussian")
+    seen = {}
+    for page in ("4_histogram", "5_coverage", "3_thresholds"):
+        _go(at, page)
+        seen[page] = [h for d in at.dataframe for h in _shown_headers(d)]
+    _go(at, "8_neighbours")
+    at.button(key="nb_run").click()
+    at.run()
+    seen["8_neighbours"] = [h for d in at.dataframe for h in _shown_headers(d)]
+    _go(at, "6_compare")
+    at.multiselect(key="cmp_mechanisms").set_value(["weighted-laplace"])
+    at.run()
+    _confirm_spend(at)
+    at.button(key="cmp_run").click()
+    at.run()
+    seen["6_compare"] = [h for d in at.dataframe for h in _shown_headers(d)]
+    for page, heads in seen.items():
+        assert heads, page
+        assert not [h for h in heads if SNAKE.match(h)], (page, heads)
