@@ -6,7 +6,7 @@ import streamlit as st
 from dpsu_core.charts import rho_vs_max_items_chart, thresholds_chart
 from dpsu_core.threshold_tables import thresholds_vs_epsilon, thresholds_vs_max_items
 from pages import _ui
-from pages._format import THRESHOLD_HEADERS, headers
+from pages._format import THRESHOLD_HEADERS
 from pages._state import app_state
 from pages._text import EPSILON_GRID, MAX_ITEMS_GRID, THRESHOLDS_EXPLANATION
 
@@ -45,6 +45,6 @@ st.caption(
 
 st.markdown(THRESHOLDS_EXPLANATION)
 with st.expander("Table: thresholds against ε"):
-    st.dataframe(headers(df_eps, THRESHOLD_HEADERS), hide_index=True, key="thr_table_eps")
+    st.dataframe(df_eps, hide_index=True, key="thr_table_eps", column_config=_ui.labelled(df_eps, THRESHOLD_HEADERS))
 with st.expander("Table: thresholds against Δ0"):
-    st.dataframe(headers(df_m, THRESHOLD_HEADERS), hide_index=True, key="thr_table_m")
+    st.dataframe(df_m, hide_index=True, key="thr_table_m", column_config=_ui.labelled(df_m, THRESHOLD_HEADERS))

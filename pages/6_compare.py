@@ -10,7 +10,6 @@ from pages._format import (
     budget_summary,
     compare_summary_display,
     escape_markdown,
-    headers,
     mechanism_labels,
 )
 from pages._state import app_state
@@ -93,4 +92,4 @@ if (summary["runs"] < 2).any():
 st.subheader("Chart")
 st.altair_chart(compare_chart(summary), width="stretch")
 with st.expander("Every run"):
-    st.dataframe(headers(df, RUN_HEADERS), hide_index=True, key="cmp_runs_table")
+    st.dataframe(df, hide_index=True, key="cmp_runs_table", column_config=_ui.labelled(df, RUN_HEADERS))

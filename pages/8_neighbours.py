@@ -9,7 +9,7 @@ from dpsu_core.demo import DEMO_NAME, load_canaries
 from dpsu_core.mechanisms import mechanisms
 from dpsu_core.neighbours import MAX_RUNS, add_user, holders, remove_user, run_neighbours, user_items
 from pages import _run, _ui
-from pages._format import NEIGHBOUR_HEADERS, escape_markdown, headers, mechanism_labels
+from pages._format import NEIGHBOUR_HEADERS, escape_markdown, header_labels, mechanism_labels
 from pages._state import NeighbourView, app_state
 from pages._text import TEACHING_SEED
 
@@ -223,13 +223,17 @@ st.caption(
     "summed item by item from the release rates (add-½ estimates). Most runs sit near 0; DP bounds it by ε except "
     "with probability about δ."
 )
-PCT = st.column_config.NumberColumn(format="%.3f")
+heads = header_labels(t, NEIGHBOUR_HEADERS)
 st.dataframe(
-    headers(t, NEIGHBOUR_HEADERS),
+    t,
     hide_index=True,
     key="nb_table",
-    column_config={NEIGHBOUR_HEADERS[c]: PCT for c in t.columns if c.startswith(("p_", "band"))}
-    | {NEIGHBOUR_HEADERS["users_in_D"]: st.column_config.NumberColumn(format="%d")},
+    column_config={
+        c: st.column_config.NumberColumn(heads[c], format="%.3f" if c != "users_in_D" else "%d")
+        for c in t.columns
+        if c.startswith(("p_", "band")) or c == "users_in_D"
+    }
+    | {"inside": st.column_config.CheckboxColumn(heads["inside"])},
 )
 st.caption(
     f"Release rates over {res.runs:,} runs on each corpus; band = [(P_D − δ)·e^−ε, e^ε·P_D + δ] clipped to [0, 1]. "

@@ -90,8 +90,9 @@ THRESHOLD_HEADERS = {
 }
 
 
-def headers(frame: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
-    """``frame`` with its columns named in words (``released_n2`` -> "released 2-grams")."""
-    out = {c: names[c] for c in frame.columns if c in names}
-    out |= {c: f"released {c[len('released_n') :]}-grams" for c in frame.columns if c.startswith("released_n")}
-    return frame.rename(columns=out)
+def header_labels(frame: pd.DataFrame, names: dict[str, str]) -> dict[str, str]:
+    """column -> its header in words (``released_n2`` -> "released 2-grams"); the frame keeps its field names."""
+    cols = [str(c) for c in frame.columns]
+    out = {c: names[c] for c in cols if c in names}
+    out |= {c: f"released {c.removeprefix('released_n')}-grams" for c in cols if c.startswith("released_n")}
+    return out

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 
 from dpsu_core.corpus import Corpus, LoadOptions, load_upload, read_upload
@@ -23,7 +24,7 @@ from dpsu_core.params import PARAMS, ParamSpec
 from dpsu_core.privacy import delta_guidance
 from dpsu_core.spend import SpendPlan
 from dpsu_core.wording import speak
-from pages._format import budget_summary, escape_markdown, parse_canaries
+from pages._format import budget_summary, escape_markdown, header_labels, parse_canaries
 from pages._state import (
     CANARY_TEXT_KEY,
     Budget,
@@ -425,6 +426,11 @@ def workflow_steps() -> None:
 def teaching_banner() -> None:
     if app_state().teaching:
         st.warning(TEACHING_NOTE, icon=ICONS["teaching"])
+
+
+def labelled(frame: pd.DataFrame, names: dict[str, str]) -> dict[str, Any]:
+    """A dataframe's column config naming its columns in words (``_format.header_labels``)."""
+    return {c: st.column_config.Column(label) for c, label in header_labels(frame, names).items()}
 
 
 def need_release() -> None:
