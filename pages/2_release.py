@@ -205,9 +205,9 @@ r[2].metric(
     "private, and never exported.",
 )
 if rel.seeded:
-    st.error(guarantee_text(rel), icon=_ui.ICONS["warning"])
+    st.error(escape_markdown(guarantee_text(rel)), icon=_ui.ICONS["warning"])
 else:
-    st.info(guarantee_text(rel), icon=_ui.ICONS["guarantee"])
+    st.info(escape_markdown(guarantee_text(rel)), icon=_ui.ICONS["guarantee"])
 if preview is not None and rel.n_released < TINY_RELEASE and rcal.mechanism == cal.mechanism:
     explain_small_release(rel.n_released, preview, corpus)
 if leaked:

@@ -46,9 +46,9 @@ if not record.corpus.private:
         icon=_ui.ICONS["explore"],
     )
 if rel.seeded:
-    st.error(guarantee_text(rel), icon=_ui.ICONS["warning"])
+    st.error(escape_markdown(guarantee_text(rel)), icon=_ui.ICONS["warning"])
 else:
-    st.info(guarantee_text(rel), icon=_ui.ICONS["guarantee"])
+    st.info(escape_markdown(guarantee_text(rel)), icon=_ui.ICONS["guarantee"])
 if rel.seeded:
     st.caption(
         "Each export file says so once: a first comment line in the CSV and TXT, a field in the JSON and report."
