@@ -163,10 +163,6 @@ class LedgerTotal:
         """The headline: the smallest valid epsilon bound (at ``basic_delta``)."""
         return self.bounds[self.method]
 
-    @property
-    def tightest_epsilon(self) -> float:
-        return self.epsilon
-
     def headline(self) -> str:
         """The figure every page quotes: "ε = 4.29, δ = 2e-06" or that there is no guarantee."""
         if not self.guaranteed:

@@ -29,7 +29,7 @@ def test_basic_composition_adds_epsilon_and_delta_per_corpus():
     assert t.basic_epsilon == pytest.approx(3.0 + 1.0 + 3 * 2.0)
     assert t.basic_delta == pytest.approx(1e-6 + 1e-6 + 3e-7)
     assert t.zcdp_epsilon is None  # Laplace entries: no zCDP total
-    assert t.tightest_epsilon == t.basic_epsilon
+    assert t.epsilon == t.basic_epsilon and t.method == "basic composition"
     assert led.total(2).basic_epsilon == pytest.approx(3.0)
     assert led.total(3).releases == 0 and led.total(3).sentence() == "nothing spent yet"
     assert len(led.frame(1)) == 3

@@ -1,0 +1,88 @@
+"""The spend gate (dpsu_core.spend) and the release history (dpsu_core.history)."""
+
+from __future__ import annotations
+
+import pytest
+
+from dpsu_core.corpus.build import corpus_from_token_lists
+from dpsu_core.errors import ParameterError
+from dpsu_core.history import CorpusRef, ReleaseHistory
+from dpsu_core.ledger import Ledger
+from dpsu_core.mechanisms import get_mechanism
+from dpsu_core.spend import TEACHING_REFUSED, plan_spend
+
+EPS, DELTA = 3.0, 1e-6
+
+
+def _cal(name="weighted-gaussian", eps=EPS):
+    return get_mechanism(name, epsilon=eps, delta=DELTA).calibrate()
+
+
+def _plan(spent, planned, *, on_private=True, teaching=False, public_demo=False, limit=EPS, action="Release"):
+    return plan_spend(
+        action,
+        planned,
+        spent,
+        corpus_id="upload:abc",
+        corpus_name="posts.csv",
+        limit_epsilon=limit,
+        on_private=on_private,
+        teaching=teaching,
+        public_demo=public_demo,
+    )
+
+
+def test_a_spend_within_the_sidebar_epsilon_needs_no_extra_yes_and_one_past_it_does():
+    led = Ledger()
+    first = _plan(led.entries, [(_cal(), 1)])
+    assert first.allowed and not first.needs_yes and first.after.epsilon == pytest.approx(3.0)
+    assert "1 release on posts.csv, ε = 3, δ = 1e-06 by basic composition" in first.cost_text()
+    led.add(first.entries)
+    second = _plan(led.entries, [(_cal(), 1)])
+    assert second.needs_yes and round(second.after.epsilon, 2) == 4.29
+    assert "becomes ε = 4.286" in second.question() and "above the sidebar's ε = 3" in second.question()
+    # the yes is for this action at this cost: another action, another cost or a later total is another key
+    assert second.key != first.key
+    assert second.key != _plan(led.entries, [(_cal(), 2)]).key
+    assert second.key != _plan(led.entries, [(_cal(), 1)], action="Compare").key
+    led.add(second.entries)
+    assert _plan(led.entries, [(_cal(), 1)]).key != second.key
+
+
+def test_entries_carry_the_corpus_and_the_teaching_flag():
+    plan = _plan([], [(_cal(), 4), (_cal("weighted-laplace"), 1)], teaching=True, public_demo=True)
+    assert [(e.corpus_id, e.releases, e.teaching) for e in plan.entries] == [
+        ("upload:abc", 4, True),
+        ("upload:abc", 1, True),
+    ]
+    assert plan.cost.releases == 5 and not plan.after.guaranteed and plan.needs_yes
+    assert "no DP guarantee" in plan.question()
+
+
+def test_teaching_is_refused_on_an_uploaded_private_corpus_and_free_elsewhere():
+    refused = _plan([], [(_cal(), 1)], teaching=True)
+    assert not refused.allowed and refused.refusal == TEACHING_REFUSED and not refused.needs_yes
+    assert _plan([], [(_cal(), 1)], teaching=True, public_demo=True).allowed
+    explore = _plan([], [(_cal(), 400)], teaching=True, on_private=False)
+    assert explore.allowed and not explore.needs_yes and explore.after.releases == 0
+    assert "not your private corpus: nothing is spent" in explore.cost_text()
+
+
+def test_release_history_keeps_every_release_and_defaults_to_the_release_page():
+    corpus = corpus_from_token_lists([["a", "b"], ["a"], ["a", "c"]] * 20)
+    mech = get_mechanism("weighted-laplace", epsilon=5.0, delta=1e-3, max_items=2)
+    ref = CorpusRef(1, "posts.csv", "upload:abc", True, "posts.csv")
+    other = CorpusRef(2, "demo", "demo", False)
+    h = ReleaseHistory()
+    assert h.default() is None
+    r1 = h.add(mech.release(corpus), ref, "Release", {"max_items": 2, "public_source": corpus})
+    r2 = h.add(mech.release(corpus), ref, "Histogram fill")
+    r3 = h.add(mech.release(corpus), other, "Release")
+    assert [r.number for r in h.records] == [1, 2, 3] and r1.params == {"max_items": 2}  # scalars only
+    assert h.default(1) is r1 and h.last(1) is r2 and h.default() is r3
+    assert h.latest_by_mechanism(1) == {"weighted-laplace": r2}
+    assert r1.title().startswith("#1 · Weighted Laplace, ε = 5, δ = 0.001 on posts.csv (Release page, ")
+    assert "(exploration)" in r3.title()
+    assert r1.cost.epsilon == 5.0
+    with pytest.raises(ParameterError, match="no release #4"):
+        h.get(4)
