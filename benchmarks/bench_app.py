@@ -27,7 +27,8 @@ def run(n_users: int = 250_000, repeats: int = 3) -> dict:
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300)
     at.run()
     state = at.session_state[STATE_KEY]  # the session's typed state, as the pages see it
-    state.set_corpus(corpus, f"synthetic {n_users} users", LoadOptions(), is_demo=False, canaries=[])
+    # an exploration corpus: the repeated releases spend nothing, so the spend gate never asks in between
+    state.explore(corpus, f"synthetic {n_users} users", LoadOptions())
     at.switch_page(str(REPO / "pages" / "2_release.py"))
     at.run()
     out = {"users": corpus.n_users, "nnz": corpus.nnz, "mechanisms": {}}
