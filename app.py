@@ -28,7 +28,8 @@ PAGES = [
 page = st.navigation(PAGES)
 _ui.get_corpus()
 # The sidebar is drawn before the page: a corpus load on the Corpus page reruns the script at once
-# (``_ui.set_corpus``), so the sidebar never shows the previous corpus.
+# (``_ui.set_corpus``), so the sidebar never shows the previous corpus; its privacy totals sit in a placeholder
+# that every spend refills at once (``_ui.redraw_ledger``), so they never show the total before a spend.
 _ui.sidebar()
 _ui.teaching_banner()
 _ui.workflow_steps()
