@@ -57,6 +57,8 @@ def test_two_releases_two_pages_export_keeps_the_first_and_every_spend_is_asked(
         page.keyboard.press("Escape")
         wait_idle(page)
         run = page.get_by_role("button", name="Run 1 missing release at the sidebar budget")
+        run.wait_for(timeout=RUN_TIMEOUT_MS)  # the multiselect's change reruns the page
+        wait_idle(page)
         expect(run).to_be_disabled()
         yes = _yes(page)
         expect(yes).to_contain_text("becomes ε = 4.286")
