@@ -27,7 +27,9 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-CACHE = Path(__file__).resolve().parent / "_cache"
+CACHE = Path(
+    os.environ.get("DPSU_BENCH_CACHE") or Path(__file__).resolve().parent / "_cache"
+)  # big files: point it at /tmp
 RELEASE = ["-m", "policy-gaussian", "-e", "3", "-d", "1e-6"]  # delta well below 1/users at every size
 SIZES = (1_000_000, 3_000_000)
 USERS_PER_GB = 4_250_000  # about 0.99e9 bytes of CSV

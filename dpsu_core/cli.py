@@ -153,6 +153,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="spark: read, tokenize and build histograms with Spark (pip install 'dpsu[spark]', Java 17)",
     )
     rel.add_argument("--spark-master", default=None, help="Spark master URL for --engine spark (default local[2])")
+    rel.add_argument(
+        "--timings",
+        action="store_true",
+        help="print where the time went on stderr: start-up, read, tokenize, build, calibrate, release, write "
+        "(seconds; also DPSU_TIMINGS=1)",
+    )
 
     _add_mechanism_args(commands["calibrate"])
     return parser
@@ -258,6 +264,9 @@ def _load_options(args: argparse.Namespace) -> LoadOptions:
 
 
 def _cmd_release(args: argparse.Namespace) -> int:
+    from . import timings
+
+    timings.start(args.timings)
     from .corpus import load_corpus
     from .export import check_output_paths, write_release
     from .ledger import spent_line
@@ -304,8 +313,12 @@ def _cmd_release(args: argparse.Namespace) -> int:
         release = spark_release(mech, corpus, seed=args.seed)
         print(f"note: {release.calibration.details['engine']}", file=sys.stderr)
     else:
-        release = mech.release(corpus, seed=args.seed)
-    write_release(release, args.output, args.report)
+        with timings.phase("calibrate"):
+            mech.calibrate()  # kept (lru and on-disk cache): the release below reuses it
+        with timings.phase("release"):
+            release = mech.release(corpus, seed=args.seed)
+    with timings.phase("write"):
+        write_release(release, args.output, args.report)
     per = ", ".join(f"{n}-grams: {c}" for n, c in release.per_length().items())
     print(
         f"released {release.n_released} items ({per}) with {release.calibration.label} "
@@ -314,6 +327,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
     print(spent_line(release.calibration), file=sys.stderr)
     if args.seed is not None:
         print("warning: fixed seed (teaching mode): this release is NOT for real use", file=sys.stderr)
+    timings.report()
     return 0
 
 
