@@ -8,6 +8,7 @@ commands, so it answers without loading numba, Arrow or scipy.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -319,6 +320,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
             release = mech.release(corpus, seed=args.seed)
     with timings.phase("write"):
         write_release(release, args.output, args.report)
+    _FAST_EXIT["ok"] = args.engine == "local"  # Spark's JVM is stopped by the interpreter's exit hooks
     per = ", ".join(f"{n}-grams: {c}" for n, c in release.per_length().items())
     print(
         f"released {release.n_released} items ({per}) with {release.calibration.label} "
@@ -357,7 +359,21 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """Run one command; ``argv`` None: this process's arguments, and the process ends with the command
+    (without the interpreter's tear-down, which frees a large corpus object by object: a third of a
+    second at 200k users). Given ``argv`` (tests, scripts), it returns the exit status."""
+    code = _main(list(sys.argv[1:] if argv is None else argv))
+    if argv is None and _FAST_EXIT["ok"]:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)  # every output is already written and closed (export writes whole files)
+    return code
+
+
+_FAST_EXIT = {"ok": False}  # set by a local release: no threads or child processes outlive it
+
+
+def _main(argv: list[str]) -> int:
     try:
         if not argv or argv[0] in ("-h", "--help"):  # the overview: the commands only, nothing heavy loaded
             _command_parsers()[0].parse_args(argv)
