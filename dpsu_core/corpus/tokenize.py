@@ -290,13 +290,16 @@ class TokenStream:
         vocab = self._vocabs[0]
         remaps = {w: vocab.merge(v) for w, v in enumerate(self._vocabs) if w > 0 and len(v)}
         codes = np.empty(sum(part.shape[0] for _, part in self._codes), dtype=np.int32)
+        # every part is copied (worker 0) or remapped (the others) into place by the worker threads, each
+        # thread taking every n-th part and dropping it once placed: the ids are held about once, not twice
+        jobs: list[list[tuple[np.ndarray, np.ndarray | None, int]]] = [[] for _ in range(self._n_workers)]
         pos = 0
-        self._codes.reverse()
-        while self._codes:  # each part is freed once copied: the ids are held about once, not twice
-            w, part = self._codes.pop()
-            codes[pos : pos + part.shape[0]] = remaps[w][part] if w > 0 and part.size else part
+        for i, (w, part) in enumerate(self._codes):
+            jobs[i % self._n_workers].append((part, remaps.get(w), pos))
             pos += part.shape[0]
-            del part
+        self._codes = []
+        for done in [self._pool.submit(_place_parts, job, codes) for job in jobs]:
+            done.result()
         per_post = np.concatenate(self._per_post) if self._per_post else np.zeros(0, np.int64)
         post_ptr = np.zeros(per_post.shape[0] + 1, dtype=np.int64)
         np.cumsum(per_post, out=post_ptr[1:])
@@ -359,7 +362,7 @@ class TokenStream:
                 vocab.n,
             )
             if j == n_posts:
-                return codes[:t].copy(), per_post
+                return codes[:t], per_post  # a view: the buffer's pages past t were never touched
             size = int(offsets[j + 1] - offsets[j])
             vocab.reserve(max(size + 1, len(vocab)), max(2 * size + 8, int(vocab.offsets[vocab.n])))
 
@@ -401,6 +404,30 @@ def _treebank_join(texts: pa.Array) -> pa.Array:
         for t in texts.to_pylist()
     ]
     return pa.array(out, type=pa.string())
+
+
+def _place_parts(jobs: list[tuple[np.ndarray, np.ndarray | None, int]], codes: np.ndarray) -> None:
+    """Write each (part, remap or None, position) into ``codes``, last first, dropping each part once placed."""
+    while jobs:
+        part, remap, pos = jobs.pop()
+        out = codes[pos : pos + part.shape[0]]
+        if remap is None:
+            _copy_into(part, out)
+        else:
+            _remap_into(part, remap, out)
+        del part, out
+
+
+@numba.njit(cache=True, nogil=True)
+def _remap_into(part, remap, out):  # pragma: no cover - compiled
+    for i in range(part.shape[0]):
+        out[i] = remap[part[i]]
+
+
+@numba.njit(cache=True, nogil=True)
+def _copy_into(part, out):  # pragma: no cover - compiled
+    for i in range(part.shape[0]):
+        out[i] = part[i]
 
 
 # ---- the scanning kernel -------------------------------------------------------
