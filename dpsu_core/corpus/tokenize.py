@@ -143,21 +143,76 @@ def _blank_or_removed_rows(data, offsets, maybe_blank, maybe_removed):  # pragma
 
 def preprocess(texts: pa.Array, prep: Preprocessing) -> pa.Array:
     """Text clean-up before cutting tokens: e-mail headers, HTML, URLs, column-wise (row filtering is
-    the caller's job). Each step runs only on the posts it can change (found by a compiled byte scan:
-    a header block needs a line break, HTML a '<' or '&', a link "://" or "www."), so its regular
-    expressions do not read the whole text. Case folding is not done here: the fast tokenizer folds
+    the caller's job). Each step runs only on the posts it can change (a header block needs a line break,
+    HTML a '<' or '&', a link "://" or "www."), found for all three steps in one compiled pass over the
+    bytes (``row_flags``), so the regular expressions do not read the whole text; the posts a step rewrote
+    are scanned again before the next step. Case folding is not done here: the fast tokenizer folds
     case inside its kernel (``charclass.lower_table``), the treebank path with Arrow."""
     from . import clean
 
+    steps = []
     if prep.email_headers:
-        texts = _on_rows(texts, rows_with_bytes(texts, b"\n"), lambda t: clean.drop_email_headers(t)[0])
+        steps.append((_FLAG_LINE_BREAK, lambda t: clean.drop_email_headers(t)[0]))
     if prep.strip_html:
-        texts = _on_rows(texts, rows_with_bytes(texts, b"<&"), clean.strip_html)
+        steps.append((_FLAG_HTML, clean.strip_html))
     if prep.strip_urls:
-        texts = _on_rows(
-            texts, _may_hold_url(texts), lambda t: pc.replace_substring_regex(t, pattern=_URL, replacement=" ")
-        )
+        steps.append((_FLAG_URL, lambda t: pc.replace_substring_regex(t, pattern=_URL, replacement=" ")))
+    if not steps:
+        return texts
+    flags = row_flags(texts)
+    rewritten = np.zeros(0, dtype=np.int64)  # rows an earlier step rewrote: their flags are stale
+    for flag, fn in steps:
+        if rewritten.size:
+            flags[:, rewritten] = row_flags(texts.take(pa.array(rewritten)))
+        mask = flags[flag]
+        if mask.any():
+            texts = _on_rows(texts, mask, fn)
+            rewritten = np.union1d(rewritten, np.flatnonzero(mask))
     return texts
+
+
+_FLAG_LINE_BREAK, _FLAG_HTML, _FLAG_URL = 0, 1, 2
+
+
+def row_flags(texts: pa.Array) -> np.ndarray:
+    """bool (3, n): per post, whether it holds a line break, whether it holds '<' or '&', and whether it
+    holds "://" or "www." (any case; a superset of the posts ``_URL`` matches): one compiled pass."""
+    data, offsets = string_buffers(texts)
+    flags = np.zeros((3, len(texts)), dtype=np.bool_)
+    _row_flags(data, offsets, flags)
+    return flags
+
+
+@numba.njit(cache=True, nogil=True)
+def _row_flags(data, offsets, flags):  # pragma: no cover - compiled
+    kind = np.zeros(256, dtype=np.uint8)  # 1 line break, 2 '<' or '&', 3 ':', 4 'w' or 'W'
+    kind[10] = 1
+    kind[60] = 2
+    kind[38] = 2
+    kind[58] = 3
+    kind[119] = 4
+    kind[87] = 4
+    for j in range(offsets.shape[0] - 1):
+        end = offsets[j + 1]
+        nl = html = url = False
+        for i in range(offsets[j], end):
+            k = kind[data[i]]
+            if k == 0:
+                continue
+            if k == 1:
+                nl = True
+            elif k == 2:
+                html = True
+            elif not url and i + 2 < end:
+                if k == 3:
+                    url = data[i + 1] == 47 and data[i + 2] == 47  # "://"
+                elif (data[i + 1] | 32) == 119 and (data[i + 2] | 32) == 119:  # "www."
+                    url = i + 3 < end and data[i + 3] == 46
+            if nl and html and url:
+                break
+        flags[0, j] = nl
+        flags[1, j] = html
+        flags[2, j] = url
 
 
 def _on_rows(texts: pa.Array, mask: np.ndarray, fn) -> pa.Array:
