@@ -291,6 +291,9 @@ def _cmd_release(args: argparse.Namespace) -> int:
             "drop --strict, or check a sample with the local engine first"
         )
     mech = _make_mechanism(args, public)  # validate parameters before reading a large file
+    if args.engine == "local":
+        with timings.phase("calibrate"):
+            mech.calibrate()  # before the read, and kept (lru and on-disk cache): the release reuses it
     options = _load_options(args)  # validates --max-n before anything is read
     limits = _read_limits(args)
     # Outputs must not overwrite an input or each other, and their folder must be writable: checked now,
@@ -314,8 +317,6 @@ def _cmd_release(args: argparse.Namespace) -> int:
         release = spark_release(mech, corpus, seed=args.seed)
         print(f"note: {release.calibration.details['engine']}", file=sys.stderr)
     else:
-        with timings.phase("calibrate"):
-            mech.calibrate()  # kept (lru and on-disk cache): the release below reuses it
         with timings.phase("release"):
             release = mech.release(corpus, seed=args.seed)
     with timings.phase("write"):
