@@ -375,6 +375,7 @@ _FAST_EXIT = {"ok": False}  # set by a local release: no threads or child proces
 
 
 def _main(argv: list[str]) -> int:
+    _FAST_EXIT["ok"] = False
     try:
         if not argv or argv[0] in ("-h", "--help"):  # the overview: the commands only, nothing heavy loaded
             _command_parsers()[0].parse_args(argv)

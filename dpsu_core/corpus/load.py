@@ -10,6 +10,7 @@ then dropped) -> facts and checks of the chosen columns (columns.column_warnings
 from __future__ import annotations
 
 import io
+import time
 from dataclasses import dataclass, replace
 from pathlib import PurePath
 from typing import Any
@@ -20,7 +21,7 @@ import pyarrow.compute as pc
 
 from ..errors import EmptyCorpusError, InputError, ParameterError
 from ..params import PARAMS
-from ..timings import phase
+from ..timings import add, phase
 from ..wording import opt
 from .build import build_corpus
 from .clean import drop_tokens, token_drop_mask
@@ -246,9 +247,10 @@ def _tokenize_rows(table: Table, tokenizer: str, prep: Preprocessing, user_patte
     parsed = iter(table.batches())
     with TokenStream("whitespace" if table.pretokenized else tokenizer, prep) as stream:
         while True:
-            with phase("read"):
-                batch = next(parsed, None)
+            started = time.perf_counter()  # "read": parsing the batch and sorting out its rows and users
+            batch = next(parsed, None)
             if batch is None:
+                add("read", time.perf_counter() - started)
                 break
             users, texts = batch
             batches += 1
@@ -274,6 +276,7 @@ def _tokenize_rows(table: Table, tokenizer: str, prep: Preprocessing, user_patte
             if users is not None:
                 post_users.append(users_seen.add_strings(pc.utf8_trim_whitespace(users)))
             n_posts += len(texts)
+            add("read", time.perf_counter() - started)
             with phase("tokenize"):
                 stream.submit(texts)  # tokenized in the workers while the next batch is parsed
         with phase("tokenize"):
