@@ -321,7 +321,6 @@ def _cmd_release(args: argparse.Namespace) -> int:
             release = mech.release(corpus, seed=args.seed)
     with timings.phase("write"):
         write_release(release, args.output, args.report)
-    _FAST_EXIT["ok"] = args.engine == "local"  # Spark's JVM is stopped by the interpreter's exit hooks
     per = ", ".join(f"{n}-grams: {c}" for n, c in release.per_length().items())
     print(
         f"released {release.n_released} items ({per}) with {release.calibration.label} "
@@ -365,13 +364,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     second at 200k users). Given ``argv`` (tests, scripts), it returns the exit status."""
     code = _main(list(sys.argv[1:] if argv is None else argv))
     if argv is None and _FAST_EXIT["ok"]:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # a closed pipe (dpsu list | head): nothing more to say
+                pass
         os._exit(code)  # every output is already written and closed (export writes whole files)
     return code
 
 
-_FAST_EXIT = {"ok": False}  # set by a local release: no threads or child processes outlive it
+_FAST_EXIT = {"ok": False}  # set when a command without Spark succeeded: no thread or child outlives it
 
 
 def _main(argv: list[str]) -> int:
@@ -380,7 +382,9 @@ def _main(argv: list[str]) -> int:
         if not argv or argv[0] in ("-h", "--help"):  # the overview: the commands only, nothing heavy loaded
             _command_parsers()[0].parse_args(argv)
         args = build_parser().parse_args(argv)
-        return {"release": _cmd_release, "calibrate": _cmd_calibrate, "list": _cmd_list}[args.command](args)
+        code = {"release": _cmd_release, "calibrate": _cmd_calibrate, "list": _cmd_list}[args.command](args)
+        _FAST_EXIT["ok"] = getattr(args, "engine", "local") == "local"  # Spark's JVM stops in the exit hooks
+        return code
     except DpsuError as exc:
         return _fail(speak(str(exc), CLI_OPTIONS))
     except OSError as exc:
