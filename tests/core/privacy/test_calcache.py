@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import threading
 
 import mpmath as mp
 import pytest
@@ -96,21 +95,20 @@ def test_an_unwritable_cache_folder_only_costs_time(tmp_path, monkeypatch):
     assert calcache.gaussian_sigma(EPS, DELTA, SENS, _search) == _search()
 
 
-def test_concurrent_writers_leave_one_whole_entry(cache):
-    results, errors = [], []
+def _sigma_in_a_process(folder: str) -> float:
+    import os
 
-    def run():
-        try:
-            results.append(calcache.gaussian_sigma(EPS, DELTA, SENS, _search))
-        except Exception as exc:  # pragma: no cover - reported below
-            errors.append(exc)
+    os.environ["DPSU_CACHE_DIR"] = folder
+    return calcache.gaussian_sigma(EPS, DELTA, SENS, _search)
 
-    threads = [threading.Thread(target=run) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors and len(set(results)) == 1
+
+def test_concurrent_runs_leave_one_whole_entry(cache):
+    """Processes (not threads: mpmath's precision is process-wide) searching and writing the same entry."""
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(4) as pool:
+        results = pool.map(_sigma_in_a_process, [str(cache.parent)] * 4)
+    assert len(set(results)) == 1
     assert [p.name for p in cache.iterdir()] == [_entry(cache).name]  # no temporary file left
     assert calcache.gaussian_sigma(EPS, DELTA, SENS, _no_search) == results[0]
 
