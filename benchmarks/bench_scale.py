@@ -27,7 +27,9 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-CACHE = Path(__file__).resolve().parent / "_cache"
+CACHE = Path(
+    os.environ.get("DPSU_BENCH_CACHE") or Path(__file__).resolve().parent / "_cache"
+)  # big files: point it at /tmp
 RELEASE = ["-m", "policy-gaussian", "-e", "3", "-d", "1e-6"]  # delta well below 1/users at every size
 SIZES = (1_000_000, 3_000_000)
 USERS_PER_GB = 4_250_000  # about 0.99e9 bytes of CSV
@@ -85,8 +87,9 @@ def corpus_file(n_users: int) -> Path:
     return make_csv(n_users, path)
 
 
-def measure(argv: list[str]) -> dict:
-    """Run ``argv`` as a child process: wall seconds, CPU seconds (user + sys) and peak RSS (MB)."""
+def measure(argv: list[str], *, keep_stderr: bool = False) -> dict:
+    """Run ``argv`` as a child process: wall seconds, CPU seconds (user + sys) and peak RSS (MB)
+    (with ``keep_stderr``, what it printed on stderr too)."""
     env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     load_before = os.getloadavg()[0]
     t0 = time.perf_counter()
@@ -97,13 +100,14 @@ def measure(argv: list[str]) -> dict:
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
         raise RuntimeError(f"{' '.join(argv)} exited {code}: {err[-1000:]}")
-    return {
-        "wall_s": round(wall, 2),
+    res = {
+        "wall_s": round(wall, 3),
         "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
         "peak_rss_mb": round(usage.ru_maxrss / 1024.0, 1),
         "load_avg_before": round(load_before, 1),
         "load_avg_after": round(os.getloadavg()[0], 1),
     }
+    return {**res, "stderr": err} if keep_stderr else res
 
 
 def release_run(n_users: int) -> dict:

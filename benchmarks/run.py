@@ -4,6 +4,7 @@ write benchmarks/results.json and benchmarks/RESULTS.md.
     python -m benchmarks.run                 # all sections but the opt-in ones
     python -m benchmarks.run setunion msnbc  # some
     python -m benchmarks.run scale_10m       # an opt-in section (named only)
+    python -m benchmarks.run floor           # dpsu end to end against the floor (Arrow read + split)
 
 A section whose data is missing (``benchmarks.data``: ../shared/data or $DPSU_SHARED_DATA) is refused
 before anything runs: exit status 2 and one line naming the file. A section that fails leaves its
@@ -37,9 +38,11 @@ SECTIONS = {
     "spark": "benchmarks.bench_spark",  # Spark local[2] on 1M users (Java 17 + pyspark; about 8 GB)
     "scale": "benchmarks.bench_scale",
     "scale_10m": "benchmarks.bench_scale_10m",
+    "floor": "benchmarks.bench_floor",  # dpsu end to end as a multiple of an Arrow read + split (issue 20)
+    "floor_10m": "benchmarks.bench_floor_10m",
 }
 # sections run only when named: scale_10m needs about 12 GB, spark about 8 GB (and Java 17)
-OPT_IN = {"scale_10m", "spark"}
+OPT_IN = {"scale_10m", "floor_10m", "spark"}
 # data files a section needs: the runner refuses the section without them rather than replace committed
 # MSNBC figures with a "skipped" (the other sections run without the shared folder)
 NEEDS: dict[str, list[Path]] = {name: [MSNBC] for name in ("msnbc", "ingest", "pcr_metrics", "kernels")}

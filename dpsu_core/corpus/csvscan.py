@@ -51,11 +51,68 @@ class UnterminatedQuote(ValueError):
         super().__init__(f"the quoted field that opens on line {line} is never closed: {where}")
 
 
+PARALLEL_MIN_BYTES = 16 << 20  # below this one thread scans the whole file
+
+
 def scan_csv(data, delimiter: str, quote: str = '"') -> CsvShape:
-    """Check the quoting of delimited ``data`` (bytes-like); raises ``UnterminatedQuote``."""
+    """Check the quoting of delimited ``data`` (bytes-like); raises ``UnterminatedQuote``.
+
+    A large file is scanned as two halves in two threads, split just after a line break: the second half
+    is scanned as if a row started there, which holds when the first half ends outside quotes (then the
+    figures combine, line numbers shifted by the first half's lines); when the split falls inside a
+    quoted field one thread scans the whole file again, so the result is always the single pass's."""
     buf = np.frombuffer(data, dtype=np.uint8)
-    out = np.zeros(8, dtype=np.int64)
-    _scan(buf, ord(delimiter), ord(quote), out)
+    d, q = ord(delimiter), ord(quote)
+    cut = _split_point(data) if buf.shape[0] >= PARALLEL_MIN_BYTES and isinstance(data, (bytes, bytearray)) else -1
+    if cut > 0:
+        from concurrent.futures import ThreadPoolExecutor
+
+        outs = [np.zeros(_OUT, dtype=np.int64) for _ in range(2)]
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            for f in [pool.submit(_scan, part, d, q, out) for part, out in zip((buf[:cut], buf[cut:]), outs)]:
+                f.result()
+        out = _combined(*outs) if outs[0][0] != _OPEN_AT_END else None  # a quoted field spans the cut
+        if out is not None:
+            return _shape(out)
+    out = np.zeros(_OUT, dtype=np.int64)
+    _scan(buf, d, q, out)
+    return _shape(out)
+
+
+_OUT = 9  # status, open line, closing line, longest row, multi-line fields, longest span, its line, stray, lines
+
+
+def _split_point(data) -> int:
+    """Just after the first line break at or past the middle of ``data``; -1 when there is none."""
+    nl = data.find(b"\n", len(data) // 2)
+    return nl + 1 if 0 <= nl < len(data) - 1 else -1
+
+
+def _combined(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The single pass's ``out`` from the two halves' (the first ended outside quotes, at a row's start)."""
+    if a[0] != _OK:  # the first error in the file is in the first half
+        return a
+    shift = a[8] - 1  # lines of the first half: the second half's line 1 is the file's line a[8]
+    out = b.copy()
+    if b[0] != _OK:
+        out[1] = b[1] + shift
+        out[2] = b[2] + shift if b[0] == _CLOSED_BADLY else b[2]
+        return out
+    out[3] = max(a[3], b[3])
+    out[4] = a[4] + b[4]
+    if b[5] > a[5]:
+        out[6] = b[6] + shift
+    else:
+        out[5], out[6] = a[5], a[6]
+    stray_a, first_a = a[7] >> 32, a[7] & 0xFFFFFFFF
+    stray_b, first_b = b[7] >> 32, b[7] & 0xFFFFFFFF
+    first = first_a if stray_a else (first_b + shift if stray_b else 0)
+    out[7] = ((stray_a + stray_b) << 32) | first
+    out[8] = b[8] + shift
+    return out
+
+
+def _shape(out: np.ndarray) -> CsvShape:
     status = int(out[0])
     if status == _OPEN_AT_END:
         raise UnterminatedQuote(int(out[1]), None)
@@ -75,7 +132,7 @@ def scan_csv(data, delimiter: str, quote: str = '"') -> CsvShape:
 def _scan(data, delim, quote, out):  # pragma: no cover - compiled
     """States: 0 at a field's start, 1 in an unquoted field, 2 in a quoted field, 3 just after a quote in a
     quoted field. ``out``: status, open line, closing line, longest row, multi-line fields, longest span,
-    its line, (stray quotes << 32 | first stray line). Ordinary bytes are skipped by tight inner loops
+    its line, (stray quotes << 32 | first stray line), the line at the end. Ordinary bytes are skipped by tight inner loops
     (one table look-up each)."""
     special = np.zeros(256, dtype=np.uint8)  # 1 delimiter, 2 quote, 3 line break
     special[delim] = 1
@@ -173,3 +230,4 @@ def _scan(data, delim, quote, out):  # pragma: no cover - compiled
     out[5] = span
     out[6] = span_line
     out[7] = (np.int64(stray) << 32) | first_stray
+    out[8] = line

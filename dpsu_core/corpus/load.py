@@ -10,6 +10,7 @@ then dropped) -> facts and checks of the chosen columns (columns.column_warnings
 from __future__ import annotations
 
 import io
+import time
 from dataclasses import dataclass, replace
 from pathlib import PurePath
 from typing import Any
@@ -20,6 +21,7 @@ import pyarrow.compute as pc
 
 from ..errors import EmptyCorpusError, InputError, ParameterError
 from ..params import PARAMS
+from ..timings import add, phase
 from ..wording import opt
 from .build import build_corpus
 from .clean import drop_tokens, token_drop_mask
@@ -120,16 +122,17 @@ def load_corpus(
             raise ParameterError(
                 f"{opt('user_pattern')} needs a user column; drop {opt('row_is_user')} to use a pattern"
             )
-    table = read_table(
-        source,
-        format=opts.format,
-        user_col=opts.user_col,
-        text_col=opts.text_col,
-        has_header=opts.has_header,
-        row_is_user=opts.row_is_user,
-        limits=limits,
-        stream=True,
-    )
+    with phase("read"):
+        table = read_table(
+            source,
+            format=opts.format,
+            user_col=opts.user_col,
+            text_col=opts.text_col,
+            has_header=opts.has_header,
+            row_is_user=opts.row_is_user,
+            limits=limits,
+            stream=True,
+        )
     has_users = table.user_column is not None
     if opts.user_pattern and not has_users:
         raise ParameterError(
@@ -147,7 +150,8 @@ def load_corpus(
     warns: list[SanityWarning] = []
     if not table.pretokenized and (has_users or opts.row_is_user) and rows.first is not None:
         sample = f"(in the first {len(rows.first[1]):,} rows)" if rows.batches > 1 else ""
-        facts, warns = column_warnings(*rows.first, table.user_column, table.text_column, sample_note=sample)
+        with phase("checks"):
+            facts, warns = column_warnings(*rows.first, table.user_column, table.text_column, sample_note=sample)
     n_posts = int(post_user.shape[0])
     if n_posts == 0:
         raise EmptyCorpusError(
@@ -202,7 +206,10 @@ def load_corpus(
         column_facts=tuple(facts),
         warnings=tuple(warns),
     )
-    corpus = build_corpus(tok.codes, tok.post_ptr, post_user, tok.unigrams, max_n=max_n, n_users=n_users, source=info)
+    with phase("build"):
+        corpus = build_corpus(
+            tok.codes, tok.post_ptr, post_user, tok.unigrams, max_n=max_n, n_users=n_users, source=info
+        )
     empty_users = n_users - corpus.n_users
     if empty_users:
         info = _with_note(info, f"{empty_users} users had no tokens after preprocessing and are not in the corpus")
@@ -237,8 +244,15 @@ def _tokenize_rows(table: Table, tokenizer: str, prep: Preprocessing, user_patte
     first = None
     users_seen = Interner(1 << 16)
     post_users: list[np.ndarray] = []
+    parsed = iter(table.batches())
     with TokenStream("whitespace" if table.pretokenized else tokenizer, prep) as stream:
-        for users, texts in table.batches():
+        while True:
+            started = time.perf_counter()  # "read": parsing the batch and sorting out its rows and users
+            batch = next(parsed, None)
+            if batch is None:
+                add("read", time.perf_counter() - started)
+                break
+            users, texts = batch
             batches += 1
             rows = len(texts)
             read += rows
@@ -262,8 +276,11 @@ def _tokenize_rows(table: Table, tokenizer: str, prep: Preprocessing, user_patte
             if users is not None:
                 post_users.append(users_seen.add_strings(pc.utf8_trim_whitespace(users)))
             n_posts += len(texts)
-            stream.submit(texts)  # tokenized in the workers while the next batch is parsed
-        tok = stream.finish()
+            add("read", time.perf_counter() - started)
+            with phase("tokenize"):
+                stream.submit(texts)  # tokenized in the workers while the next batch is parsed
+        with phase("tokenize"):
+            tok = stream.finish()
     table.stream = table.texts = table.users = None  # read once: let the file's bytes go before the build
     if table.user_column is None:  # every post is its own user
         post_user, n_users = np.arange(n_posts, dtype=np.int32), n_posts

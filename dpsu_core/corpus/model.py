@@ -24,17 +24,6 @@ class CorpusRowError(InputError):
     """A hand-built Corpus breaks the CSR contract (a repeated item in a row, an id out of range, ...)."""
 
 
-def _rows_sorted_strictly(indptr: np.ndarray, items: np.ndarray) -> bool:
-    """True when every row is strictly increasing (then its items are distinct): one vectorised pass."""
-    if items.shape[0] < 2:
-        return True
-    up = np.diff(items) > 0
-    starts = indptr[1:-1]
-    starts = starts[(starts > 0) & (starts < items.shape[0])]
-    up[starts - 1] = True  # the step from one row's last item to the next row's first is not compared
-    return bool(up.all())
-
-
 def _first_repeated_row(indptr: np.ndarray, items: np.ndarray, n_items: int) -> int:
     """Index of the first row holding an item twice, or -1 (numba kernel; for rows not in sorted order)."""
     from ._row_checks import first_repeated_row
@@ -48,6 +37,8 @@ def validate_csr(indptr: np.ndarray, items: np.ndarray, counts: np.ndarray, n_it
     Every row's items must be distinct: the weighted policies give each user weight 1/|W| or 1/sqrt(|W|)
     per item, so a repeated item would break the l1/l2 norm bound of 1 that the noise is calibrated for.
     """
+    from ._row_checks import csr_summary  # one compiled pass for every check below
+
     n_users = indptr.shape[0] - 1
     if indptr.ndim != 1 or n_users < 0 or indptr[0] != 0 or indptr[-1] != items.shape[0]:
         raise CorpusRowError(
@@ -60,14 +51,16 @@ def validate_csr(indptr: np.ndarray, items: np.ndarray, counts: np.ndarray, n_it
         raise CorpusRowError(f"Corpus.counts must have one entry per item entry ({items.shape[0]}), got {counts.shape}")
     if items.shape[0] == 0:
         return
-    if int(items.min()) < 0 or int(items.max()) >= n_items:
+    if items.dtype.kind not in "iu" or counts.dtype.kind not in "iu":
         raise CorpusRowError(
-            f"Corpus.items must be vocabulary ids in [0, {n_items}); got values from {int(items.min())} to "
-            f"{int(items.max())}"
+            f"Corpus.items and Corpus.counts must be integer arrays, got {items.dtype} and {counts.dtype}"
         )
-    if int(counts.min()) < 1:
+    lo, hi, c_lo, increasing = csr_summary(indptr, items, counts)
+    if lo < 0 or hi >= n_items:
+        raise CorpusRowError(f"Corpus.items must be vocabulary ids in [0, {n_items}); got values from {lo} to {hi}")
+    if c_lo < 1:
         raise CorpusRowError("Corpus.counts must be >= 1 (how often the user used the item)")
-    if _rows_sorted_strictly(indptr, items):
+    if increasing:  # every row strictly increasing: its items are distinct
         return
     row = _first_repeated_row(indptr, items, n_items)
     if row >= 0:

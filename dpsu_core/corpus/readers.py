@@ -82,6 +82,9 @@ _SNIFF = 65536
 # Arrow parses a delimited file in blocks of this many bytes (more when a row is longer: a block must
 # hold a whole row); a block is also the unit the loader tokenizes and frees.
 _BLOCK_BYTES = 32 << 20
+# an eighth of the file, within these bounds: on a small file the first block, parsed while the tokenizer
+# threads wait, stays short (8 MB blocks: 16% faster end to end at 200k users, 9% slower at 1M, measured)
+_MIN_BLOCK_BYTES = 8 << 20
 _MAX_BLOCK_BYTES = 2**31 - 1  # Arrow's block size is a 32-bit number
 _SEQ_MARKER = re.compile(r"^%\s*sequences\b", re.IGNORECASE)
 
@@ -493,7 +496,7 @@ def _read_delimited(raw: RawFile, data: bytes, fmt: str, user_col, text_col, has
             f"a quoted field opening on line {shape.longest_span_line} spans {shape.longest_span} lines; "
             "if that is not one long post, a quote there is misplaced"
         )
-    block = max(_BLOCK_BYTES, 2 * shape.longest_row)  # a block must hold a whole row
+    block = max(min(_BLOCK_BYTES, max(_MIN_BLOCK_BYTES, len(data) // 8)), 2 * shape.longest_row)  # a whole row
     if block > _MAX_BLOCK_BYTES:
         raise InputError(
             f"{name} has a row of {shape.longest_row >> 20:,} MB; rows up to 2 GB can be read: split that row "

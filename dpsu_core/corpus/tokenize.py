@@ -143,21 +143,76 @@ def _blank_or_removed_rows(data, offsets, maybe_blank, maybe_removed):  # pragma
 
 def preprocess(texts: pa.Array, prep: Preprocessing) -> pa.Array:
     """Text clean-up before cutting tokens: e-mail headers, HTML, URLs, column-wise (row filtering is
-    the caller's job). Each step runs only on the posts it can change (found by a compiled byte scan:
-    a header block needs a line break, HTML a '<' or '&', a link "://" or "www."), so its regular
-    expressions do not read the whole text. Case folding is not done here: the fast tokenizer folds
+    the caller's job). Each step runs only on the posts it can change (a header block needs a line break,
+    HTML a '<' or '&', a link "://" or "www."), found for all three steps in one compiled pass over the
+    bytes (``row_flags``), so the regular expressions do not read the whole text; the posts a step rewrote
+    are scanned again before the next step. Case folding is not done here: the fast tokenizer folds
     case inside its kernel (``charclass.lower_table``), the treebank path with Arrow."""
     from . import clean
 
+    steps = []
     if prep.email_headers:
-        texts = _on_rows(texts, rows_with_bytes(texts, b"\n"), lambda t: clean.drop_email_headers(t)[0])
+        steps.append((_FLAG_LINE_BREAK, lambda t: clean.drop_email_headers(t)[0]))
     if prep.strip_html:
-        texts = _on_rows(texts, rows_with_bytes(texts, b"<&"), clean.strip_html)
+        steps.append((_FLAG_HTML, clean.strip_html))
     if prep.strip_urls:
-        texts = _on_rows(
-            texts, _may_hold_url(texts), lambda t: pc.replace_substring_regex(t, pattern=_URL, replacement=" ")
-        )
+        steps.append((_FLAG_URL, lambda t: pc.replace_substring_regex(t, pattern=_URL, replacement=" ")))
+    if not steps:
+        return texts
+    flags = row_flags(texts)
+    rewritten = np.zeros(0, dtype=np.int64)  # rows an earlier step rewrote: their flags are stale
+    for flag, fn in steps:
+        if rewritten.size:
+            flags[:, rewritten] = row_flags(texts.take(pa.array(rewritten)))
+        mask = flags[flag]
+        if mask.any():
+            texts = _on_rows(texts, mask, fn)
+            rewritten = np.union1d(rewritten, np.flatnonzero(mask))
     return texts
+
+
+_FLAG_LINE_BREAK, _FLAG_HTML, _FLAG_URL = 0, 1, 2
+
+
+def row_flags(texts: pa.Array) -> np.ndarray:
+    """bool (3, n): per post, whether it holds a line break, whether it holds '<' or '&', and whether it
+    holds "://" or "www." (any case; a superset of the posts ``_URL`` matches): one compiled pass."""
+    data, offsets = string_buffers(texts)
+    flags = np.zeros((3, len(texts)), dtype=np.bool_)
+    _row_flags(data, offsets, flags)
+    return flags
+
+
+@numba.njit(cache=True, nogil=True)
+def _row_flags(data, offsets, flags):  # pragma: no cover - compiled
+    kind = np.zeros(256, dtype=np.uint8)  # 1 line break, 2 '<' or '&', 3 ':', 4 'w' or 'W'
+    kind[10] = 1
+    kind[60] = 2
+    kind[38] = 2
+    kind[58] = 3
+    kind[119] = 4
+    kind[87] = 4
+    for j in range(offsets.shape[0] - 1):
+        end = offsets[j + 1]
+        nl = html = url = False
+        for i in range(offsets[j], end):
+            k = kind[data[i]]
+            if k == 0:
+                continue
+            if k == 1:
+                nl = True
+            elif k == 2:
+                html = True
+            elif not url and i + 2 < end:
+                if k == 3:
+                    url = data[i + 1] == 47 and data[i + 2] == 47  # "://"
+                elif (data[i + 1] | 32) == 119 and (data[i + 2] | 32) == 119:  # "www."
+                    url = i + 3 < end and data[i + 3] == 46
+            if nl and html and url:
+                break
+        flags[0, j] = nl
+        flags[1, j] = html
+        flags[2, j] = url
 
 
 def _on_rows(texts: pa.Array, mask: np.ndarray, fn) -> pa.Array:
@@ -290,13 +345,16 @@ class TokenStream:
         vocab = self._vocabs[0]
         remaps = {w: vocab.merge(v) for w, v in enumerate(self._vocabs) if w > 0 and len(v)}
         codes = np.empty(sum(part.shape[0] for _, part in self._codes), dtype=np.int32)
+        # every part is copied (worker 0) or remapped (the others) into place by the worker threads, each
+        # thread taking every n-th part and dropping it once placed: the ids are held about once, not twice
+        jobs: list[list[tuple[np.ndarray, np.ndarray | None, int]]] = [[] for _ in range(self._n_workers)]
         pos = 0
-        self._codes.reverse()
-        while self._codes:  # each part is freed once copied: the ids are held about once, not twice
-            w, part = self._codes.pop()
-            codes[pos : pos + part.shape[0]] = remaps[w][part] if w > 0 and part.size else part
+        for i, (w, part) in enumerate(self._codes):
+            jobs[i % self._n_workers].append((part, remaps.get(w), pos))
             pos += part.shape[0]
-            del part
+        self._codes = []
+        for done in [self._pool.submit(_place_parts, job, codes) for job in jobs]:
+            done.result()
         per_post = np.concatenate(self._per_post) if self._per_post else np.zeros(0, np.int64)
         post_ptr = np.zeros(per_post.shape[0] + 1, dtype=np.int64)
         np.cumsum(per_post, out=post_ptr[1:])
@@ -359,7 +417,7 @@ class TokenStream:
                 vocab.n,
             )
             if j == n_posts:
-                return codes[:t].copy(), per_post
+                return codes[:t], per_post  # a view: the buffer's pages past t were never touched
             size = int(offsets[j + 1] - offsets[j])
             vocab.reserve(max(size + 1, len(vocab)), max(2 * size + 8, int(vocab.offsets[vocab.n])))
 
@@ -401,6 +459,30 @@ def _treebank_join(texts: pa.Array) -> pa.Array:
         for t in texts.to_pylist()
     ]
     return pa.array(out, type=pa.string())
+
+
+def _place_parts(jobs: list[tuple[np.ndarray, np.ndarray | None, int]], codes: np.ndarray) -> None:
+    """Write each (part, remap or None, position) into ``codes``, last first, dropping each part once placed."""
+    while jobs:
+        part, remap, pos = jobs.pop()
+        out = codes[pos : pos + part.shape[0]]
+        if remap is None:
+            _copy_into(part, out)
+        else:
+            _remap_into(part, remap, out)
+        del part, out
+
+
+@numba.njit(cache=True, nogil=True)
+def _remap_into(part, remap, out):  # pragma: no cover - compiled
+    for i in range(part.shape[0]):
+        out[i] = remap[part[i]]
+
+
+@numba.njit(cache=True, nogil=True)
+def _copy_into(part, out):  # pragma: no cover - compiled
+    for i in range(part.shape[0]):
+        out[i] = part[i]
 
 
 # ---- the scanning kernel -------------------------------------------------------

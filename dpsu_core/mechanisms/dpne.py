@@ -30,7 +30,6 @@ import math
 from fractions import Fraction
 
 import numpy as np
-from scipy.special import ndtr, ndtri
 
 from ..corpus.model import Corpus
 from ..errors import ParameterError
@@ -88,6 +87,8 @@ def level_threshold(sigma_k: float, eta: float, n_prev: int, n_valid: int) -> fl
     """rho_k = sigma_k Phi^-1(1 - eta min(1, |S_(k-1)| / |V_k|)) for a level k >= 2 (spurious control only)."""
     if n_valid <= 0:
         return math.inf
+    from scipy.special import ndtri  # loads on first use (start-up time)
+
     q = eta * min(1.0, n_prev / n_valid)
     return float(-sigma_k * ndtri(q))  # Phi^-1(1 - q) = -Phi^-1(q), accurate for tiny q
 
@@ -209,6 +210,8 @@ class DPNE(_NgramMechanism):
             if n_valid == 0:
                 s_prev = np.zeros((0, k), dtype=np.int32)
                 continue
+            from scipy.special import ndtr  # loads on first use (start-up time)
+
             q = float(ndtr(-rho_k / sigma_k))  # 1 - Phi(rho_k / sigma_k)
             if n_valid * q > MAX_SPURIOUS:
                 raise ParameterError(

@@ -33,7 +33,6 @@ from typing import Any
 
 import numba
 import numpy as np
-from pandas.util import hash_array
 
 from ..corpus.model import Corpus
 from ..errors import ParameterError
@@ -63,6 +62,8 @@ def _mix64(z):
 
 def item_hash_keys(vocab: np.ndarray) -> np.ndarray:
     """A fixed 64-bit hash of each item string (uint64, aligned with ``vocab``); keyed per release later."""
+    from pandas.util import hash_array  # loads on first use (start-up time)
+
     return hash_array(np.asarray(vocab, dtype=object), categorize=False)
 
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from ..privacy.validate import check_choice
 
@@ -41,6 +40,8 @@ def row_codes(*blocks: np.ndarray) -> list[np.ndarray]:
     Two rows (in the same or in different blocks) get the same code iff they are equal.
     Rows of zero columns all get code 0. Vectorised: one ``pd.factorize`` per column.
     """
+    import pandas as pd  # loads on first use (start-up time)
+
     arrays = [np.asarray(b) for b in blocks]
     ncols = {a.shape[1] for a in arrays}
     if len(ncols) != 1:  # pragma: no cover - programming error

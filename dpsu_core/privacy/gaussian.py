@@ -100,6 +100,12 @@ def _float_sigma_unit(epsilon: float, delta: float) -> float:
 
 @functools.lru_cache(maxsize=4096)
 def _safe_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
+    from .calcache import gaussian_sigma  # kept on disk, re-verified at 60 digits when read back
+
+    return gaussian_sigma(epsilon, delta, sensitivity, lambda: _search_sigma(epsilon, delta, sensitivity))
+
+
+def _search_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
     import mpmath as mp
 
     target = mp.mpf(delta)  # exact value of the float delta

@@ -90,3 +90,23 @@ def test_validation_accepts_exactly_the_rows_without_repeats(rows):
     else:
         with pytest.raises(CorpusRowError, match="more than once"):
             _corpus(rows, 6)
+
+
+def test_validate_csr_reports_each_problem_from_its_one_compiled_pass():
+    """The checks of validate_csr come from one kernel pass; each problem is still named (issue 20)."""
+    from dpsu_core.corpus.model import CorpusRowError, validate_csr
+
+    ip = np.array([0, 2, 4], dtype=np.int64)
+    ok_items, ok_counts = np.array([0, 3, 1, 2], dtype=np.int32), np.ones(4, dtype=np.int32)
+    validate_csr(ip, ok_items, ok_counts, 4)
+    cases = [
+        (np.array([0, 3, 1, 4], dtype=np.int32), ok_counts, "vocabulary ids in \\[0, 4\\); got values from 0 to 4"),
+        (np.array([-1, 3, 1, 2], dtype=np.int32), ok_counts, "got values from -1 to 3"),
+        (ok_items, np.array([1, 1, 0, 1], dtype=np.int32), "counts must be >= 1"),
+        (np.array([0, 3, 2, 2], dtype=np.int32), ok_counts, "user row 1 .* more than once"),
+        (ok_items.astype(np.float64), ok_counts, "must be integer arrays"),
+    ]
+    for items, counts, message in cases:
+        with pytest.raises(CorpusRowError, match=message):
+            validate_csr(ip, items, counts, 4)
+    validate_csr(ip, np.array([3, 0, 2, 1], dtype=np.int64), ok_counts.astype(np.int64), 4)  # unsorted, distinct

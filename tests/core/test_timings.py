@@ -1,0 +1,55 @@
+"""``dpsu release --timings`` (or DPSU_TIMINGS=1): one stderr line naming every phase; nothing without it."""
+
+from __future__ import annotations
+
+import re
+
+from dpsu_core import timings
+from dpsu_core.cli import main
+
+PHASES = ("start-up", "read", "tokenize", "checks", "build", "calibrate", "release", "write")
+
+
+def _corpus(path):
+    rows = ["user,text"] + [f"u{u},word{u % 7} word{u % 5} shared text" for u in range(300)]
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+def _release(tmp_path, capsys, *extra):
+    argv = ["release", str(_corpus(tmp_path / "c.csv")), "-m", "policy-gaussian", "-e", "3", "-d", "1e-6"]
+    code = main([*argv, "-o", str(tmp_path / "o.csv"), *extra])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    return [line for line in err.splitlines() if line.startswith("timings (s):")]
+
+
+def test_timings_flag_prints_every_phase_once(tmp_path, capsys):
+    (line,) = _release(tmp_path, capsys, "--timings")
+    figures = dict(re.findall(r"([a-z-]+) (\d+\.\d+)", line))
+    assert set(PHASES) <= set(figures)
+    total = float(line.rsplit("total ", 1)[1])
+    assert sum(float(figures[p]) for p in PHASES) <= total + 0.05  # /proc times are in 10 ms ticks
+
+
+def test_no_timings_without_the_flag_or_the_variable(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("DPSU_TIMINGS", raising=False)
+    assert _release(tmp_path, capsys) == []
+    monkeypatch.setenv("DPSU_TIMINGS", "1")
+    assert len(_release(tmp_path, capsys)) == 1
+    monkeypatch.setenv("DPSU_TIMINGS", "0")
+    assert _release(tmp_path, capsys) == []
+
+
+def test_phase_adds_up_only_when_on():
+    timings.start(False)
+    with timings.phase("x"):
+        pass
+    assert timings.spent() == {}
+    timings.start(True)
+    with timings.phase("x"):
+        pass
+    with timings.phase("x"):
+        pass
+    assert set(timings.spent()) == {"start-up", "x"} and timings.spent()["x"] >= 0
+    timings.start(False)
