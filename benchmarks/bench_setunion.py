@@ -22,7 +22,7 @@ import statistics
 import time
 
 from benchmarks.bench_kernels import floor_seconds
-from dpsu_core.mechanisms import get_mechanism, mechanisms
+from dpsu_core.mechanisms import get_mechanism, list_mechanisms
 from dpsu_core.metrics import missing_mass
 from dpsu_core.synthetic import synthetic_200k
 
@@ -72,7 +72,7 @@ def run(runs: int = RUNS) -> dict:
     }
     floor = floor_seconds(corpus, runs)
     out["floor_seconds"] = round(floor, 4)
-    for name, cls in mechanisms().items():
+    for name, cls in list_mechanisms().items():
         params = {k: v for k, v in SHARED.items() if k in cls.param_names}
         mech = get_mechanism(name, epsilon=EPSILON, delta=DELTA, **params)
         t = time.perf_counter()

@@ -42,10 +42,10 @@ def _param_type(spec):
 
 
 def _add_mechanism_args(p: argparse.ArgumentParser) -> None:
-    from .mechanisms.registry import mechanisms
+    from .mechanisms.registry import list_mechanisms
     from .params import PARAMS
 
-    p.add_argument("-m", "--mechanism", required=True, help=f"one of: {', '.join(mechanisms())}")
+    p.add_argument("-m", "--mechanism", required=True, help=f"one of: {', '.join(list_mechanisms())}")
     p.add_argument("-e", "--epsilon", type=float, required=True, help="epsilon > 0")
     p.add_argument("-d", "--delta", type=float, required=True, help="0 < delta < 1, well below 1/users")
     for spec in PARAMS.values():
@@ -168,25 +168,27 @@ def build_parser() -> argparse.ArgumentParser:
 def _make_mechanism(args: argparse.Namespace, public_source: Any = None):
     """The mechanism of ``-m`` with the flags it takes; a flag it would ignore is an error (``--max-n`` aside:
     it also sets the corpus's n-gram length)."""
-    from .mechanisms.registry import get_mechanism, mechanisms
+    from .mechanisms.registry import get_mechanism, list_mechanisms
     from .params import PARAMS
 
-    cls = mechanisms().get(args.mechanism)
+    cls = list_mechanisms().get(args.mechanism)
     if cls is None:
-        raise DpsuError(f"unknown mechanism {args.mechanism!r}; choose one of: {', '.join(mechanisms())}")
+        raise DpsuError(f"unknown mechanism {args.mechanism!r}; choose one of: {', '.join(list_mechanisms())}")
     given = {k: getattr(args, k, None) for k in PARAMS if k != "max_n" or k in cls.param_names}
     params = cls.params_for({**given, "public_source": public_source}, strict=True)
     return get_mechanism(args.mechanism, epsilon=args.epsilon, delta=args.delta, **params)
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
+    from .mechanisms.registry import mechanism_class
+
     cal = _make_mechanism(args).calibrate()
     lines = [
         f"mechanism: {cal.label} ({cal.mechanism})",
         f"epsilon: {cal.epsilon:g}",
         f"delta: {cal.delta:.6g}",
         f"noise: {cal.noise}",
-        *(f"{name}: {v:.6g}" for name, v in cal.noise_quantities()),
+        *(f"{name}: {v:.6g}" for name, v in mechanism_class(cal.mechanism).noise_quantities(cal)),
         f"rho: {cal.rho:.6g}" if cal.rho is not None else "rho: n/a",
         f"Gamma: {cal.gamma:.6g}" if cal.gamma is not None else "Gamma: n/a",
     ]
@@ -195,8 +197,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     for k, v in cal.details.items():  # per-level / per-round values (DPNE sigma_k, DP-SIPS sigma_i, T_i, ...)
         if isinstance(v, list) and v and all(isinstance(x, (int, float)) for x in v):
             lines.append(f"{k}: {', '.join(f'{x:.6g}' for x in v)}")
-    if "delta_star_rule" in cal.details:  # PCR: the delta_* actually used
-        lines.append(f"delta_star used: {cal.details['delta_star']:.6g} ({cal.details['delta_star_rule']})")
+    lines += [f"{name}: {text}" for name, text in mechanism_class(cal.mechanism).calibration_notes(cal)]
     print("\n".join(lines))
     return 0
 
@@ -275,8 +276,13 @@ def _cmd_release(args: argparse.Namespace) -> int:
 
     public = None
     if args.public_corpus:
-        if args.mechanism != "gw-kt":
-            raise DpsuError("--public-corpus is only used by gw-kt; drop it or choose -m gw-kt")
+        from .mechanisms.registry import list_mechanisms
+
+        takers = [n for n, c in list_mechanisms().items() if "public_source" in c.accepted_params()]
+        if args.mechanism not in takers:
+            raise DpsuError(
+                f"--public-corpus is only used by {', '.join(takers)}; drop it or choose -m {' or -m '.join(takers)}"
+            )
         if Path(args.public_corpus).resolve() == Path(args.input).resolve():
             raise DpsuError(
                 "--public-corpus is the private input itself; GW-KT's frequencies must come from PUBLIC "
@@ -351,9 +357,9 @@ def _report_source(src, *, strict: bool) -> None:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    from .mechanisms.registry import mechanisms
+    from .mechanisms.registry import list_mechanisms
 
-    for name, cls in mechanisms().items():
+    for name, cls in list_mechanisms().items():
         print(f"{name:20s} {cls.label:20s} {cls.summary}")
     return 0
 

@@ -622,22 +622,6 @@ def _collect_vocabulary(vocab: DataFrame, max_n: int, n_users: int) -> Corpus:
 
 
 # --------------------------------------------------------------------------- releases
-#: Mechanisms whose only pass over the users is ``dpsu_step.weighted_histogram`` (order-free DPSU steps):
-#: they run as the core runs them, with that pass on the executors. Every other mechanism is sequential
-#: or needs the rows on the driver, and runs there on the collected corpus.
-PARALLEL_MECHANISMS = (
-    "count-laplace",
-    "count-gaussian",
-    "weighted-laplace",
-    "weighted-gaussian",
-    "dp-sips",
-    "dpne",
-    "dpsu-all",
-    "dpsu-even",
-    "dpsu-single",
-)
-
-
 @dataclass(frozen=True, eq=False)
 class SparkRows(Corpus):
     """The vocabulary on the driver, the rows on the executors: a core ``Corpus`` for the parallel mechanisms,
@@ -652,8 +636,9 @@ class SparkRows(Corpus):
 
 
 def is_parallel(mech: Mechanism) -> bool:
-    """Whether ``mech`` builds its histogram on the executors (else it runs on the driver)."""
-    return mech.name in PARALLEL_MECHANISMS
+    """Whether ``mech`` builds its histogram on the executors (else it runs on the driver): its class's
+    ``order_free`` trait, True when its only pass over the users is ``dpsu_step.weighted_histogram``."""
+    return type(mech).order_free
 
 
 def spark_release(mech: Mechanism, sc: SparkCorpus, *, seed: int | None = None) -> Release:

@@ -2,7 +2,7 @@
 
 Both release items together with noisy distinct-user counts (kind = "count").
 
-PCR (spec section 5; the paper's Algorithms 1 and 2)
+PCR (docs/algorithms.md §6; the paper's Algorithms 1 and 2)
     Counts are distinct-user counts: a user adds at most 1 to an item (l_inf = 1) and may touch any number
     of items (l0 unbounded); nothing is bounded or sampled. A privacy filter runs Unknown Domain Gumbel
     top-1 from top-(kbar+1) repeatedly: with beta = 1/eps_i and T = 1 + beta ln(kbar/delta_*), the step is
@@ -37,13 +37,14 @@ import numba
 import numpy as np
 
 from ..errors import ParameterError
+from ..privacy.cost import ZcdpCost, gaussian_costs_sum
 from ..privacy.gaussian import analytic_gaussian_sigma, lower_until
 from ..privacy.thresholds import count_l2_sensitivity, gaussian_scale, rho_weighted_gaussian
 from ..privacy.validate import check_fraction, check_max_items
 from ..privacy.zcdp import approx_zcdp_budget, check_rho, gaussian_zcdp
 from .base import Calibration, Diagnostics, Mechanism, ReleaseParts, guarantee_sentence, progress_step
 from .dpsu_step import COUNT, weighted_gaussian_step, weighted_histogram
-from .registry import register
+from .traits import Stage, Stages
 
 RHO_LOOP_MARGIN = 1.0 - 2.0**-30
 
@@ -277,7 +278,6 @@ class _CountMechanism(Mechanism):
     output_noun = "set of released items with their noisy counts"
 
 
-@register
 class PrivateCountRelease(_CountMechanism):
     name, label, family = "pcr", "PCR (Private Count Release)", "gumbel"
     summary = (
@@ -285,6 +285,34 @@ class PrivateCountRelease(_CountMechanism):
         "no bound on items per user."
     )
     param_names = ("kbar", "rel_error", "eps_star", "delta_star")
+    order_free = False  # the privacy filter is one sequential loop on the driver
+    no_preview_reason = (
+        "PCR ranks items against each other, so an item's chance depends on the other items' counts, "
+        "not on the parameters alone"
+    )
+
+    @classmethod
+    def privacy_cost(cls, cal: Calibration) -> ZcdpCost:
+        """delta_zcdp-approximate rho_zcdp-zCDP by construction (its filter never spends more); the Gumbel steps
+        are not Gaussian mechanisms, so no Gaussian-DP part."""
+        return ZcdpCost(float(cal.details["rho_zcdp"]), float(cal.details["delta_zcdp"]), None)
+
+    @classmethod
+    def preview_stages(cls, cal: Calibration, m_kept: int) -> None:
+        return None
+
+    @classmethod
+    def calibration_notes(cls, cal: Calibration) -> list[tuple[str, str]]:
+        """The delta_* the filter uses, and whether it was derived or given."""
+        return [("delta_star used", f"{cal.details['delta_star']:.6g} ({cal.details['delta_star_rule']})")]
+
+    @classmethod
+    def noise_quantities(cls, cal: Calibration) -> list[tuple[str, float]]:
+        d = cal.details
+        return [
+            ("Gumbel scale (1/ε*)", float(d["gumbel_scale"])),
+            ("Count noise std (1st step)", float(d["count_noise_std_first"])),
+        ]
 
     def calibrate(self) -> Calibration:
         p = self.params
@@ -368,7 +396,6 @@ class PrivateCountRelease(_CountMechanism):
         return ReleaseParts(res.positions, diag, noisy_counts=round_counts(res.noisy_counts), count_std=res.sigma)
 
 
-@register
 class BoundedCounts(_CountMechanism):
     name, label, family = "bounded-counts", "Bounded counts (Plume-style baseline)", "gaussian"
     summary = (
@@ -377,6 +404,28 @@ class BoundedCounts(_CountMechanism):
     )
     param_names = ("max_items", "rel_error", "use_threshold")
     selection_share = 0.5  # the paper's alpha: share of (epsilon, delta) spent on partition selection
+    # both passes are weighted histograms, but the count pass is not wired to the Spark engine: runs on the driver
+    order_free = False
+
+    @classmethod
+    def privacy_cost(cls, cal: Calibration) -> ZcdpCost:
+        """Gaussian partition selection (its threshold event: half of the selection's delta) composed with the
+        Gaussian counts (l2-sensitivity sqrt(Delta0), no delta): both Gaussian mechanisms."""
+        d = cal.details
+        sel = gaussian_zcdp(float(d["selection_sigma"]))
+        return gaussian_costs_sum([sel, float(d["count_zcdp_rho"])], float(d["selection_delta"]) / 2.0)
+
+    @classmethod
+    def preview_stages(cls, cal: Calibration, m_kept: int) -> Stages:
+        d = cal.details
+        stages = [Stage("gaussian", float(d["selection_sigma"]), float(d["selection_rho"]), 1.0 / math.sqrt(m_kept))]
+        if d.get("count_threshold") is not None:
+            stages.append(Stage("gaussian", float(d["count_sigma"]), float(d["count_threshold"]), 1.0))
+        return Stages(tuple(stages), "selection +1/√m per kept holder, then the noisy count (+1 per holder) past T")
+
+    @classmethod
+    def noise_quantities(cls, cal: Calibration) -> list[tuple[str, float]]:
+        return [("Selection noise std (σ)", float(cal.scale)), ("Count noise std", float(cal.details["count_sigma"]))]
 
     def calibrate(self) -> Calibration:
         p = self.params

@@ -1,6 +1,6 @@
-"""Noise scales and thresholds rho of the set-union mechanisms (spec section 2), rounded toward safety.
+"""Noise scales and thresholds rho of the set-union mechanisms (docs/algorithms.md §2), rounded toward safety.
 
-Each function is the closed form of the paper it cites; tests check them against the spec's reference
+Each function is the closed form of the paper it cites; tests check them against the reference
 values, against dp-accounting, and in exact arithmetic (mpmath) over a grid of (epsilon, delta).
 
 Rounding (every value errs on the private side):
@@ -97,22 +97,25 @@ def rho_count_gaussian(epsilon: float, delta: float, max_items: int) -> float:
     return round_up(float(1.0 + sigma_count * _upper_quantile_of_root(d / 2.0, np.float64(m))))
 
 
-def rho_weighted_gaussian_sigma(sigma: float, delta: float, max_items: int) -> float:
-    """rho = max_{1<=t<=Delta0} [1/sqrt(t) + sigma Phi^-1((1 - delta/2)^(1/t))] for a given sigma.
+def rho_weighted_gaussian_sigma(sigma: float, max_items: int, *, delta_threshold: float) -> float:
+    """rho = max_{1<=t<=Delta0} [1/sqrt(t) + sigma Phi^-1((1 - delta_threshold)^(1/t))] for a given sigma.
 
-    Split out so DPNE can reuse it with its level-1 sigma_1.
+    ``delta_threshold`` is the threshold's OWN delta, taken as given (nothing is halved here): the bound on the
+    probability that an item only the extra user holds crosses rho (docs/algorithms.md §2). Weighted and Policy
+    Gaussian pass delta/2; DPNE's level 1 passes delta/2 with its sigma_1; DP-SIPS passes each round's delta_i.
     """
-    d, m = check_delta(delta), check_max_items(max_items)
-    return round_up(_max_over_t(lambda t: 1.0 / np.sqrt(t) + sigma * _upper_quantile_of_root(d / 2.0, t), m))
+    d, m = check_delta(delta_threshold), check_max_items(max_items)
+    return round_up(_max_over_t(lambda t: 1.0 / np.sqrt(t) + sigma * _upper_quantile_of_root(d, t), m))
 
 
 def rho_weighted_gaussian(epsilon: float, delta: float, max_items: int) -> float:
-    """Weighted and Policy Gaussian threshold with sigma from (epsilon, delta/2)."""
-    return rho_weighted_gaussian_sigma(gaussian_scale(epsilon, delta), delta, max_items)
+    """Weighted and Policy Gaussian threshold: sigma from (epsilon, delta/2), the other delta/2 to the threshold."""
+    d = check_delta(delta)
+    return rho_weighted_gaussian_sigma(gaussian_scale(epsilon, d), max_items, delta_threshold=d / 2.0)
 
 
 def rho_greedy(epsilon: float, delta: float, max_items: int) -> float:
-    """GW / GW-KT threshold in the capped form (spec section 3a): rho = lambda ln((e^eps + Delta0 - 1) / (2 delta)).
+    """GW / GW-KT threshold in the capped form (docs/algorithms.md §4): rho = lambda ln((e^eps + Delta0 - 1) / (2 delta)).
 
     lambda = 1/eps rounded up (``laplace_scale``). Each user's greedy update runs on its first Delta0
     items in its own order and every such item is a candidate (weight 0 included). Between neighbours
@@ -128,7 +131,7 @@ def rho_greedy(epsilon: float, delta: float, max_items: int) -> float:
 
 
 def rho_greedy_published(epsilon: float, delta: float) -> float:
-    """Carvalho et al.'s published GW threshold rho = 1 - ln(2 delta)/eps: NOT proven (spec section 3a).
+    """Carvalho et al.'s published GW threshold rho = 1 - ln(2 delta)/eps: NOT proven (docs/algorithms.md §4).
 
     Its Lemma 2 ("only the added user can lift an item from weight 0") fails under the greedy update:
     other users' leftover budget spills onto items nobody touched without u. Shown for reference only;

@@ -11,10 +11,10 @@ import pytest
 
 from dpsu_core.cli import main
 from dpsu_core.engines.keyed import SaltSource, sample_rows
-from dpsu_core.engines.spark import PARALLEL_MECHANISMS, load_spark_corpus, spark_release
+from dpsu_core.engines.spark import load_spark_corpus, spark_release
 from dpsu_core.mechanisms.base import make_rng, noisy_threshold
 from dpsu_core.mechanisms.dpsu_step import weighted_update
-from dpsu_core.mechanisms.registry import get_mechanism, mechanisms
+from dpsu_core.mechanisms.registry import get_mechanism, list_mechanisms
 from dpsu_core.mechanisms.sampling import OrderedRows
 
 from .conftest import corpus_rows, write_csv
@@ -41,7 +41,7 @@ _PARAMS = {
 }
 
 
-@pytest.mark.parametrize("name", [n for n in PARALLEL_MECHANISMS if n in mechanisms()])
+@pytest.mark.parametrize("name", [n for n, c in list_mechanisms().items() if c.order_free])
 def test_parallel_release_identical_to_local(spark_corpus3, local_corpus3, name):
     """No row is longer than Delta0, so neither engine samples: same H (up to the order of float sums), and
     with the same noise stream the same release, item for item."""

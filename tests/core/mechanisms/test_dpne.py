@@ -20,7 +20,7 @@ from dpsu_core.mechanisms import dpne as dpne_mod
 from dpsu_core.mechanisms import dpsu_step
 from dpsu_core.mechanisms.base import noisy_threshold as base_noisy_threshold
 from dpsu_core.mechanisms.dpne import DPNE, DPSUAll, DPSUEven, DPSUSingle, level_threshold, noise_schedule
-from dpsu_core.mechanisms.registry import get_mechanism, mechanisms
+from dpsu_core.mechanisms.registry import get_mechanism, list_mechanisms
 from dpsu_core.privacy.thresholds import gaussian_scale
 
 
@@ -410,7 +410,7 @@ def test_eta_too_large_is_a_parameter_error(monkeypatch):
 
 # --------------------------------------------------------------------------- baselines
 def test_baselines_registered_with_their_parameters():
-    regs = mechanisms()
+    regs = list_mechanisms()
     want = {
         "dpne": ("max_items", "max_n", "eta", "pruning", "schedule", "schedule_ratio"),
         "dpsu-all": ("max_items", "max_n"),

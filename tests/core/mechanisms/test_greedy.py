@@ -24,7 +24,7 @@ from dpsu_core.mechanisms.greedy import (
     public_rank,
     user_visit_order,
 )
-from dpsu_core.mechanisms.registry import get_mechanism, mechanisms
+from dpsu_core.mechanisms.registry import get_mechanism, list_mechanisms
 from dpsu_core.mechanisms.sampling import rows_from_lists
 from dpsu_core.privacy import rho_greedy, rho_greedy_published
 from tests.helpers import exceed_probability, lone_user_release_rate, neighbouring_rows
@@ -35,7 +35,7 @@ KEYS = item_hash_keys(np.array([f"item{i}" for i in range(N_ITEMS)], dtype=objec
 
 # --------------------------------------------------------------------------- calibration
 def test_registered_names_and_labels():
-    regs = mechanisms()
+    regs = list_mechanisms()
     assert regs["gw"].label == "GW" and regs["gw-kt"].label == "GW-KT"
     assert regs["gw"].param_names == ("max_items", "alpha") and regs["gw-kt"].param_names == ("max_items", "alpha")
 

@@ -11,7 +11,7 @@ from scipy.stats import norm
 
 from dpsu_core.corpus.build import corpus_from_token_lists
 from dpsu_core.errors import ParameterError
-from dpsu_core.mechanisms import dpsu_step, get_mechanism, mechanisms
+from dpsu_core.mechanisms import dpsu_step, get_mechanism, list_mechanisms
 from dpsu_core.mechanisms import pcr as pcr_mod
 from dpsu_core.mechanisms.base import noisy_threshold as base_noisy_threshold
 from dpsu_core.mechanisms.pcr import (
@@ -179,7 +179,7 @@ def _easy_corpus():
 
 
 def test_pcr_registered_and_counts_close_to_truth():
-    assert mechanisms()["pcr"].kind == "count"
+    assert list_mechanisms()["pcr"].kind == "count"
     corpus = _easy_corpus()
     m = get_mechanism("pcr", epsilon=4.0, delta=1e-6, eps_star=0.05)
     truth = {"a": 600, "b": 450, "c": 300}
@@ -345,7 +345,7 @@ def test_pcr_ignores_items_nobody_uses():
 def test_bounded_counts_calibration():
     m = get_mechanism("bounded-counts", epsilon=2.0, delta=1e-6, max_items=16)
     d = m.calibrate().details
-    assert mechanisms()["bounded-counts"].kind == "count"
+    assert list_mechanisms()["bounded-counts"].kind == "count"
     # Gaussian counts at (eps/2, delta/2) with l2-sensitivity sqrt(Delta0)
     assert gaussian_delta(d["count_sigma"], 1.0, math.sqrt(16)) == pytest.approx(5e-7, rel=1e-6)
     assert d["count_epsilon"] + d["selection_epsilon"] == pytest.approx(2.0)

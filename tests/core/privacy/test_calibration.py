@@ -14,7 +14,7 @@ import pytest
 from scipy.stats import norm
 
 from dpsu_core.errors import DpsuError, ParameterError
-from dpsu_core.mechanisms.registry import get_mechanism, mechanisms
+from dpsu_core.mechanisms.registry import get_mechanism, list_mechanisms
 from dpsu_core.privacy import (
     analytic_gaussian_sigma,
     gaussian_delta,
@@ -185,8 +185,11 @@ def test_calibration_does_not_depend_on_data_or_calls():
 
 def test_rho_weighted_gaussian_sigma_is_the_general_form():
     sigma = gaussian_scale(1.0, 1e-6)
-    assert rho_weighted_gaussian_sigma(sigma, 1e-6, 30) == rho_weighted_gaussian(1.0, 1e-6, 30)
-    assert rho_weighted_gaussian_sigma(2 * sigma, 1e-6, 30) > rho_weighted_gaussian(1.0, 1e-6, 30)
+    # the threshold's own delta is passed as is: delta/2 of the (1.0, 1e-6) budget
+    assert rho_weighted_gaussian_sigma(sigma, 30, delta_threshold=0.5e-6) == rho_weighted_gaussian(1.0, 1e-6, 30)
+    assert rho_weighted_gaussian_sigma(2 * sigma, 30, delta_threshold=0.5e-6) > rho_weighted_gaussian(1.0, 1e-6, 30)
+    # a larger threshold delta gives a lower threshold: nothing is halved behind the caller's back
+    assert rho_weighted_gaussian_sigma(sigma, 30, delta_threshold=1e-6) < rho_weighted_gaussian(1.0, 1e-6, 30)
 
 
 def test_thresholds_stable_at_tiny_delta():
@@ -255,7 +258,7 @@ def test_valid_edge_parameters_accepted():
     get_mechanism(
         "policy-gaussian", epsilon=np.float64(2.0), delta=np.float32(1e-3), max_items=np.int64(5), alpha=3
     ).calibrate()
-    assert set(SET_UNION) <= set(mechanisms())
+    assert set(SET_UNION) <= set(list_mechanisms())
 
 
 @pytest.mark.parametrize(
