@@ -27,13 +27,13 @@ strings the corpus never contained; those are released with item id -1.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 import numpy as np
 
 from ..corpus.model import Corpus
 from ..errors import ParameterError
 from ..privacy.cost import ZcdpCost, gaussian_cost
+from ..privacy.gaussian import round_up_composition
 from ..privacy.thresholds import gaussian_scale, rho_weighted_gaussian_sigma
 from ..privacy.validate import check_choice, check_positive, check_positive_int
 from ..wording import opt
@@ -72,16 +72,7 @@ def noise_schedule(
         c = check_positive(ratio, "schedule_ratio c", f"e.g. --schedule-ratio {BEST_SCHEDULE_RATIO}")
         powers = np.power(c, np.arange(levels, dtype=np.float64))  # c^(k-1)
         sig = sigma * math.sqrt(float(np.sum(powers**-2.0))) * powers
-    return _round_up_composition(sig, sigma)
-
-
-def _round_up_composition(sig: np.ndarray, sigma: float) -> np.ndarray:
-    """Raise every sigma_k by whole ulps until sum_k 1/sigma_k^2 <= 1/sigma^2 holds in exact arithmetic,
-    so float rounding never spends more than the (epsilon, delta/2) budget that sigma was calibrated for."""
-    target = 1 / Fraction(sigma) ** 2
-    while sum(1 / Fraction(float(s)) ** 2 for s in sig) > target:
-        sig = np.nextafter(sig, np.inf)
-    return sig
+    return round_up_composition(sig, sigma)
 
 
 def level_threshold(sigma_k: float, eta: float, n_prev: int, n_valid: int) -> float:

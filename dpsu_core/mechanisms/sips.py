@@ -11,6 +11,8 @@ the Gaussian-DP curve at mu = 1/sigma, i.e. rho_z = mu^2 / 2 = 1/(2 sigma^2) wit
 conversion. Round i gets the share f_i = r^(I-i) / sum_j r^(I-j) (the last round the most):
 rho_i = f_i rho_z, sigma_i = 1/sqrt(2 rho_i) = sigma / sqrt(f_i), delta_i = f_i delta_thr with
 delta_thr = delta/2, and T_i = max_{t <= Delta0} [1/sqrt(t) + sigma_i Phi^-1((1 - delta_i)^(1/t))].
+In floats sigma_i is rounded up and delta_i down until sum_i 1/sigma_i^2 <= 1/sigma^2 and sum_i delta_i <= delta_thr
+hold exactly (``fractions.Fraction``), so the rounds never spend more than their shares.
 
 Why it is private. Round i depends on the corpus only through the public outputs of rounds < i (which
 items to remove) and its own pass. For neighbours D, D+u it is Gopi et al.'s weighted-Gaussian DPSU:
@@ -30,6 +32,7 @@ import numpy as np
 
 from ..corpus.model import Corpus
 from ..privacy.cost import ZcdpCost, gaussian_costs_sum
+from ..privacy.gaussian import round_down_shares, round_up_composition
 from ..privacy.thresholds import gaussian_scale, rho_weighted_gaussian_sigma
 from ..privacy.validate import check_fraction, check_positive_int
 from ..privacy.zcdp import gaussian_zcdp
@@ -52,8 +55,10 @@ def round_calibration(epsilon: float, delta: float, max_items: int, rounds: int,
     rho_z = 1.0 / (2.0 * sigma * sigma)
     delta_thr = delta / 2.0
     f = round_fractions(rounds, ratio)
-    sig = sigma / np.sqrt(f)
-    delta_i = f * delta_thr
+    # rounded to the private side, checked in exact arithmetic: sum_i 1/sigma_i^2 <= 1/sigma^2 (sigma_i up) and
+    # sum_i delta_i <= delta_thr (delta_i down), whatever the float rounding of the shares f_i
+    sig = round_up_composition(sigma / np.sqrt(f), sigma)
+    delta_i = round_down_shares(delta_thr, f)
     thr = [rho_weighted_gaussian_sigma(float(s), max_items, delta_threshold=float(d)) for s, d in zip(sig, delta_i)]
     return {
         "sigma": sigma,

@@ -176,3 +176,36 @@ def test_lone_user_items_released_with_probability_at_most_delta(n_unique):
     exact = 1 - miss
     assert exact <= DELTA_MC / 2 * (1 + 1e-9)  # the thresholds' share delta/2
     assert est.contains(exact), (est, exact)
+
+
+def test_round_budgets_are_rounded_to_the_private_side_exactly():
+    """Over 400 parameter sets the per-round shares, summed in exact arithmetic (Fractions of the floats), never
+    exceed what they split: sum_i delta_i <= delta/2 and sum_i 1/sigma_i^2 <= 1/sigma^2 (the plain products
+    f_i * delta/2 overshoot in a good share of such sets: ``over`` counts them, so the check is not vacuous)."""
+    from fractions import Fraction
+
+    from dpsu_core.privacy.gaussian import round_down_shares, round_up_composition
+    from dpsu_core.privacy.thresholds import gaussian_scale
+
+    rng = np.random.default_rng()
+    checked = over = 0
+    for eps in (0.3, 1.0, 3.0, 8.0):
+        for delta in (1e-5, 1e-7, math.exp(-10), 3.7e-9, 1e-12):
+            for rounds in (2, 3, 4, 7, 11):
+                for r in rng.uniform(0.05, 1.0, size=4):
+                    f = sips_mod.round_fractions(rounds, float(r))
+                    sigma = gaussian_scale(eps, delta)
+                    sig = round_up_composition(sigma / np.sqrt(f), sigma)
+                    dlt = round_down_shares(delta / 2, f)
+                    over += sum(Fraction(float(d)) for d in f * (delta / 2)) > Fraction(delta / 2)
+                    assert sum(Fraction(float(d)) for d in dlt) <= Fraction(delta / 2)
+                    assert sum(1 / Fraction(float(s)) ** 2 for s in sig) <= 1 / Fraction(sigma) ** 2
+                    # and by at most a few ulps: the shares are still the shares
+                    np.testing.assert_allclose(dlt, f * delta / 2, rtol=1e-14)
+                    np.testing.assert_allclose(sig, sigma / np.sqrt(f), rtol=1e-14)
+                    checked += 1
+    assert checked == 400 and over > 0
+    # the calibration uses exactly these roundings
+    d = sips(3.0, math.exp(-10), max_items=50, rounds=7, ratio=0.37).calibrate().details
+    assert sum(Fraction(x) for x in d["delta_i"]) <= Fraction(d["delta_thresholds"])
+    assert sum(1 / Fraction(s) ** 2 for s in d["sigma_i"]) <= 1 / Fraction(gaussian_scale(3.0, math.exp(-10))) ** 2
