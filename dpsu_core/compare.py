@@ -100,8 +100,8 @@ def compare_runs(
     """Release with every mechanism in ``names`` ``runs`` times; one row per (mechanism, run).
 
     Columns: mechanism, label, run (1-based), released, seconds, recovered_mass, then ``released_n<k>`` for
-    every n-gram length k of the corpus (and any other length a release contains). ``recovered_mass`` (spec
-    section 6, ``metrics.missing_mass``) compares the release with the raw data: NOT private. Each mechanism
+    every n-gram length k of the corpus (and any other length a release contains). ``recovered_mass``
+    (docs/algorithms.md §9, ``metrics.missing_mass``) compares the release with the raw data: NOT private. Each mechanism
     gets only the parameters it takes. With ``seed`` set, every (mechanism, run) draws from its own
     Generator spawned from that seed (teaching: reproducible); otherwise each release is OS-seeded.
     ``record`` is called with each run's calibration just before the run starts (a privacy ledger: an attempt

@@ -28,7 +28,7 @@ def test_columns_and_one_row_per_mechanism_and_epsilon():
 
 
 def test_spec_reference_values_eps3_delta_e10():
-    # algorithms.md section 2, epsilon = 3, delta = e^-10, Delta0 = 100.
+    # docs/algorithms.md §2, epsilon = 3, delta = e^-10, Delta0 = 100.
     df = thresholds_vs_epsilon([3.0], DELTA_REF, 100, 5.0).set_index("mechanism")
     assert df.loc["weighted-laplace", "rho"] == pytest.approx(4.6473, abs=1e-4)
     assert df.loc["policy-laplace", "rho"] == pytest.approx(4.6473, abs=1e-4)

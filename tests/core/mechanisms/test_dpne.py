@@ -132,7 +132,7 @@ def noise_schedule_unrounded(sigma, T, schedule, ratio):
 
 @pytest.mark.parametrize("T, c", [(6, 0.8), (3, 0.8), (4, 1.25)])
 def test_geometric_schedule_closed_form(T, c):
-    # written out from spec section 4: sigma_k = c^(k-1) sigma_1 and sum_k 1/sigma_k^2 = 1/sigma^2
+    # written out from docs/algorithms.md §5: sigma_k = c^(k-1) sigma_1 and sum_k 1/sigma_k^2 = 1/sigma^2
     sigma = 4.2
     sigma1 = sigma * math.sqrt(sum(c ** (-2 * j) for j in range(T)))
     expect = [sigma1 * c ** (k - 1) for k in range(1, T + 1)]

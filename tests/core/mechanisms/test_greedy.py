@@ -1,4 +1,4 @@
-"""GW and GW-KT (Carvalho et al. 2022) in the capped form of spec section 3a: calibration, the capped GU
+"""GW and GW-KT (Carvalho et al. 2022) in the capped form of docs/algorithms.md §4: calibration, the capped GU
 update against Algorithm 2 on each user's first Delta0 items, the candidate set and l1-sensitivity on
 coupled neighbouring corpora, the tie-breaking rule, weight-0 candidates, and the lone-user Monte Carlo."""
 
@@ -45,7 +45,7 @@ def test_registered_names_and_labels():
 def test_calibration_matches_spec(name, max_items, rho_ref):
     eps, delta, alpha = 3.0, math.exp(-10), 3.0
     cal = get_mechanism(name, epsilon=eps, delta=delta, alpha=alpha, max_items=max_items).calibrate()
-    assert cal.rho == pytest.approx(rho_ref, abs=5e-5)  # spec section 2 reference values
+    assert cal.rho == pytest.approx(rho_ref, abs=5e-5)  # docs/algorithms.md §2 reference values
     assert cal.rho == pytest.approx(math.log((math.exp(eps) + max_items - 1) / (2 * delta)) / eps, rel=1e-11)
     assert cal.noise == "laplace"
     assert cal.scale == pytest.approx(1 / 3) and cal.scale >= 1 / 3

@@ -1,4 +1,4 @@
-"""DP-SIPS (spec section 8): per-round calibration, composition, rounds never re-release, lone-user bound."""
+"""DP-SIPS (docs/algorithms.md §7): per-round calibration, composition, rounds never re-release, lone-user bound."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def sips(epsilon=1.0, delta=1e-5, **params):
 
 
 def independent_rounds(eps, delta, m, rounds, r):
-    """Spec section 8 written out from scratch: mu from the Gaussian-DP curve at delta' = delta/2, shares
+    """docs/algorithms.md §7 written out from scratch: mu from the Gaussian-DP curve at delta' = delta/2, shares
     f_i ~ r^(I-i), rho_i = f_i mu^2/2, sigma_i = 1/sqrt(2 rho_i), delta_i = f_i delta/2, T_i by its max over t."""
 
     def gdp_delta(mu):
@@ -43,11 +43,11 @@ def independent_rounds(eps, delta, m, rounds, r):
 
 # --------------------------------------------------------------------------- calibration
 def test_spec_reference_values():
-    # spec section 8: eps 1, delta 1e-5 (5e-6 / 5e-6), I = 3, r = 0.3, Delta0 = 100
+    # docs/algorithms.md §7: eps 1, delta 1e-5 (5e-6 / 5e-6), I = 3, r = 0.3, Delta0 = 100
     d = sips(max_items=100).calibrate().details
     assert d["mu_gdp"] == pytest.approx(0.2575, abs=5e-5)
     np.testing.assert_allclose(d["sigma_i"], [15.264, 8.361, 4.579], atol=5e-4)
-    # recomputed: 88.695 / 46.910 / 24.765 (the spec prints T_1 rounded up to 88.70)
+    # recomputed: 88.695 / 46.910 / 24.765 (older notes printed T_1 rounded up to 88.70)
     np.testing.assert_allclose(d["threshold_i"], [88.70, 46.91, 24.77], atol=6e-3)
     assert d["delta_thresholds"] == d["delta_conversion"] == 5e-6
 

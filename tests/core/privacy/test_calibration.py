@@ -1,4 +1,4 @@
-"""Calibration of the set-union mechanisms: spec section 2 reference values, the analytic
+"""Calibration of the set-union mechanisms: docs/algorithms.md §2 reference values, the analytic
 Gaussian mechanism against dp-accounting, each mechanism's calibrate() against the closed
 forms, and parameter validation."""
 
@@ -41,7 +41,7 @@ SET_UNION = [
 ]
 
 
-# --------------------------------------------------------------------------- spec section 2 reference values
+# --------------------------------------------------------------------------- docs/algorithms.md §2 reference values
 @pytest.mark.parametrize(
     "max_items, rho_lap, rho_gauss",
     [
@@ -66,7 +66,7 @@ def test_scale_and_count_reference_values():
     assert math.sqrt(100) * gaussian_scale(EPS, DELTA) == pytest.approx(13.3279, abs=1e-4)
     assert rho_count_gaussian(EPS, DELTA, 100) == pytest.approx(68.237, abs=1e-3)
     assert rho_greedy_published(EPS, DELTA) == pytest.approx(4.1023, abs=1e-4)
-    assert rho_greedy(EPS, DELTA, 100) == pytest.approx(4.6956, abs=1e-4)  # capped GW (spec section 3a)
+    assert rho_greedy(EPS, DELTA, 100) == pytest.approx(4.6956, abs=1e-4)  # capped GW (docs/algorithms.md §4)
     assert rho_greedy(EPS, DELTA, 30) == pytest.approx(4.4001, abs=1e-4)
 
 
