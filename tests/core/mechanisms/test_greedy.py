@@ -161,7 +161,7 @@ def _reference_order(items, counts, rank, keys, secret):
 
 
 def _reference_capped_gu(rows, n_items, gamma, keys, secret, max_items, rank=None):
-    """Spec 3a written out literally: S_i = first Delta0 in order; Algorithm 2 (sets S and O) on S_i;
+    """docs/algorithms.md §4 written out literally: S_i = first Delta0 in order; Algorithm 2 (sets S and O) on S_i;
     candidates = union of the S_i."""
     h = np.zeros(n_items)
     cand = np.zeros(n_items, dtype=bool)
