@@ -15,6 +15,10 @@ Rounding (every value errs on the private side):
   scale, so a larger scale cannot make the threshold event likelier than its share of delta.
 * cutoffs Gamma = rho + alpha * scale: rounded up (``cutoff``).
 * the max over t = 1..Delta0 runs in fixed-size blocks: O(1) memory for any Delta0.
+
+Which delta: a function taking ``(epsilon, delta)`` takes the release's whole budget and splits it itself (the
+Gaussian ones: delta/2 to the noise, delta/2 to the threshold); ``rho_weighted_gaussian_sigma`` takes a noise
+scale and the threshold's own ``delta_threshold``, and splits nothing.
 """
 
 from __future__ import annotations
