@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from dpsu_core.cli import main
-from dpsu_core.engines.keyed import SaltSource, sample_rows
+from dpsu_core.engines.keyed import SaltSource, sample_rows, string_keys
 from dpsu_core.engines.spark import PARALLEL_MECHANISMS, load_spark_corpus, spark_release
 from dpsu_core.mechanisms.base import make_rng, noisy_threshold
 from dpsu_core.mechanisms.dpsu_step import weighted_update
@@ -23,6 +23,12 @@ EPS, DELTA = 4.0, 1e-4
 
 
 POWER = {"count": 0.0, "weighted-laplace": 1.0, "weighted-gaussian": 0.5}
+
+
+def _user_keys(spark_corpus):
+    """The users' BLAKE2b digests in the local engine's user order (first read position)."""
+    tab = spark_corpus.rows.orderBy("ufirst").select("ukey").toArrow()
+    return tab.column("ukey").to_numpy().view(np.uint64)
 
 
 def _core_update(corpus, update, kept_ptr, kept):
@@ -68,7 +74,9 @@ def test_sampled_histogram_and_release_match_the_core_on_the_same_keys(spark_cor
     corpus (same salt), and the release is the core's noisy threshold of that H with the same noise stream."""
     c = local_corpus3
     assert int(np.diff(c.indptr).max()) > 3
-    ptr, kept = sample_rows(c.indptr, c.items, np.arange(c.n_users), SaltSource(seed=5).next(), 3)
+    ptr, kept = sample_rows(
+        c.indptr, c.items, _user_keys(spark_corpus3), string_keys(c.vocab), SaltSource(seed=5).next(), 3
+    )
     want = _core_update(c, update, ptr, kept)
     got = spark_corpus3.histogram(max_items=3, power=POWER[update], salt=SaltSource(seed=5).next())
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
