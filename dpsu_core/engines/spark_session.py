@@ -15,10 +15,12 @@ pyspark is imported only inside functions.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
 import tempfile
+import warnings
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -41,6 +43,40 @@ class SparkError(InputError):
 
 def is_local(master: str) -> bool:
     return master == "local" or master.startswith("local[")
+
+
+def loopback(master: str) -> bool:
+    """A local master, or a cluster on this machine's loopback address: the driver binds to 127.0.0.1 only."""
+    if is_local(master):
+        return True
+    host = master.split("://", 1)[-1].split(":", 1)[0].strip("[]")
+    return host in ("127.0.0.1", "localhost", "::1")
+
+
+_LOG: dict[str, str] = {}
+
+
+@contextlib.contextmanager
+def _jvm_output_to_log():
+    """Send what the JVM and its Python workers print (log4j warnings, Java stacks) to a log file instead of
+    the terminal: the JVM inherits file descriptor 2 when it starts. The user sees dpsu's one-line messages;
+    the log's path is named in them."""
+    fd, path = tempfile.mkstemp(prefix="dpsu-spark-", suffix=".log")
+    _LOG["path"] = path
+    saved = os.dup(2)
+    try:
+        sys.stderr.flush()
+        os.dup2(fd, 2)
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(fd)
+
+
+def _see_log() -> str:
+    return f" (Spark's log: {_LOG['path']})" if "path" in _LOG else ""
 
 
 def _driver_path() -> str:
@@ -71,27 +107,30 @@ def spark_session(
         .master(master)
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.sql.shuffle.partitions", str(shuffle_partitions or 4))
         .config("spark.sql.adaptive.enabled", "true")
         .config("spark.sql.execution.arrow.maxRecordsPerBatch", "20000")
         .config("spark.sql.execution.pyspark.udf.faulthandler.enabled", "false")
         .config("spark.python.worker.faulthandler.enabled", "false")
     )
+    if loopback(master):  # nothing of this session listens beyond this machine
+        builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
     if local:  # the workers are children of this JVM: the driver's interpreter and import path
         builder = builder.config("spark.pyspark.python", sys.executable).config(
             "spark.executorEnv.PYTHONPATH", _driver_path()
         )
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
+    # pyspark warns on every Arrow function that it does not yet support pandas 3; dpsu does not use pandas there
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
     saved = os.environ.get("PYSPARK_PYTHON")
     if local:
         os.environ["PYSPARK_PYTHON"] = sys.executable  # read once, when the SparkContext starts
     try:
-        spark = builder.getOrCreate()
+        with _jvm_output_to_log():
+            spark = builder.getOrCreate()
     except Exception as exc:  # the JVM did not start, or the master is unreachable
-        raise SparkError(f"Spark did not start on master {master!r}: {one_line(exc)}") from None
+        raise SparkError(f"Spark did not start on master {master!r}: {one_line(exc)}{_see_log()}") from None
     finally:
         if local and saved is None:
             os.environ.pop("PYSPARK_PYTHON", None)
@@ -201,7 +240,7 @@ def spark_errors(fn: F) -> F:
         except Exception as exc:
             if not _from_spark(exc):
                 raise
-            raise SparkError(f"Spark failed: {one_line(exc)}") from None
+            raise SparkError(f"Spark failed: {one_line(exc)}{_see_log()}") from None
 
     return wrapper  # type: ignore[return-value]
 
