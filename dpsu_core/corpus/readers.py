@@ -451,6 +451,18 @@ def first_rows(data: bytes, delimiter: str, n: int = 50) -> list[list[str]]:
     return rows
 
 
+def delimited_head(
+    data: bytes, fmt: str, has_header: bool | None
+) -> tuple[str, list[list[str]], HeaderDecision, list[str]]:
+    """(delimiter, first rows, header decision, notes) of a CSV/TSV from its first bytes: the one delimiter and
+    header detection of every engine (the Spark engine hands it the first bytes of its input)."""
+    delimiter = _delimiter(fmt, data)
+    notes = [] if delimiter != ";" else ["fields separated by ';' (detected from the first line)"]
+    rows = first_rows(data, delimiter)
+    decision = header_decision(rows, has_header)
+    return delimiter, rows, decision, notes + [decision.reason]
+
+
 def header_decision(rows: list[list[str]], has_header: bool | None) -> HeaderDecision:
     """As given, or detected from the first rows (``columns.detect_header``)."""
     if has_header is not None:
@@ -468,13 +480,9 @@ def _read_delimited(raw: RawFile, data: bytes, fmt: str, user_col, text_col, has
     import pyarrow.csv as pacsv
 
     name = raw.name or "the file"
-    delimiter = _delimiter(fmt, data)
-    notes = [] if delimiter != ";" else ["fields separated by ';' (detected from the first line)"]
-    rows = first_rows(data, delimiter)
+    delimiter, rows, decision, notes = delimited_head(data, fmt, has_header)
     first = rows[0] if rows else []
-    decision = header_decision(rows, has_header)
     header = decision.has_header
-    notes.append(decision.reason)
     columns = first if header else [str(i) for i in range(len(first))]
     choice = choose_columns(columns, user_col, text_col, header, row_is_user=row_is_user, first_row=first)
     u, t = choice.user, choice.text
