@@ -105,7 +105,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rel.add_argument("--strict", action="store_true", help="treat column warnings as errors (exit 2)")
     rel.add_argument("--format", default="auto", choices=list(FORMATS))
-    rel.add_argument("--tokenizer", default="fast", choices=list(TOKENIZERS))
+    rel.add_argument(
+        "--tokenizer",
+        default="auto",
+        choices=list(TOKENIZERS),
+        help="auto (default): words segmented by script (Chinese jieba, Japanese SudachiPy, Thai PyThaiNLP, "
+        "Khmer/Lao/Burmese character n-grams, other scripts as fast); fast: runs of letters and digits; "
+        "treebank: NLTK's Treebank tokenizer; char-ngrams: each word cut into character n-grams",
+    )
+    rel.add_argument(
+        "--char-ngrams",
+        type=int,
+        default=2,
+        metavar="N",
+        help="N of the character n-grams (--tokenizer char-ngrams, and auto's scripts without a segmenter)",
+    )
     rel.add_argument("--keep-case", action="store_true", help="do not lowercase")
     rel.add_argument("--keep-urls", action="store_true", help="do not strip URLs")
     rel.add_argument("--keep-removed", action="store_true", help="keep [removed]/[deleted] posts")
@@ -251,6 +265,7 @@ def _load_options(args: argparse.Namespace) -> LoadOptions:
         has_header=False if args.no_header else (True if args.header else None),
         max_n=_corpus_max_n(args),
         tokenizer=args.tokenizer,
+        char_ngrams=args.char_ngrams,
         lowercase=not args.keep_case,
         strip_urls=not args.keep_urls,
         drop_removed=not args.keep_removed,
@@ -337,6 +352,8 @@ def _report_source(src, *, strict: bool) -> None:
     """What the reader did, the chosen columns' facts and the warnings, on stderr (raw data, not private)."""
     for note in src.notes:
         print(f"note (raw data, not private): {speak(note, CLI_OPTIONS)}", file=sys.stderr)
+    for line in src.detected:
+        print(f"segmentation (raw data, not private): {line}", file=sys.stderr)
     roles = ["user", "text"] if len(src.column_facts) == 2 else ["text"]
     for role, facts in zip(roles, src.column_facts):
         print(f"column (raw data, not private): {facts.describe(role)}", file=sys.stderr)

@@ -48,6 +48,7 @@ REPORT_KEYS = (
     "guarantee",
     "teaching_mode",
     "privacy_unit",
+    "tokenization",
     "warning",
     "session_spent",
     "release",
@@ -194,6 +195,7 @@ def report_dict(
         "guarantee": guarantee_text(release),
         "teaching_mode": release.seeded,
         "privacy_unit": release.privacy_unit,
+        "tokenization": release.tokenization,
     }
     if release.seeded:
         rep["warning"] = TEACHING_WARNING
@@ -246,6 +248,8 @@ def report_markdown(
         rep["guarantee"],
         "",
         f"Privacy unit (one user of the guarantee): {_fmt(rep['privacy_unit'] or 'not recorded')}.",
+        "",
+        f"Tokenization: {_fmt(rep['tokenization'] or 'not recorded')}.",
         "",
         "## Parameters",
         "",

@@ -37,6 +37,7 @@ import pyarrow.compute as pc
 
 from ..corpus.load import LoadOptions
 from ..corpus.model import Corpus, SourceInfo
+from ..corpus.segment import tokenization_text
 from ..corpus.tokenize import check_tokenizer
 from ..errors import EmptyCorpusError, InputError, ParameterError
 from .keyed import SaltSource, sample_rows
@@ -229,7 +230,7 @@ def _ingest_batches(batches, *, opts: LoadOptions):
         n_users = len(names)
         first_post = np.unique(post_user, return_index=True)[1]  # the batch's rows are in read order
         ufirst = pos[first_post]
-        tok = tokenize(texts, tokenizer=opts.tokenizer, prep=prep, workers=1)
+        tok = tokenize(texts, tokenizer=opts.tokenizer, prep=prep, workers=1, char_ngrams=opts.char_ngrams)
         drop = token_drop_mask(tok.unigrams, drop_digits=prep.drop_digits, stop_language=prep.stop_words)
         if drop is not None and drop.any():
             codes, post_ptr = drop_tokens(tok.codes, tok.post_ptr, drop)
@@ -584,6 +585,7 @@ def load_spark_corpus(
         rows_dropped_no_text=stats["no_text"],
         rows_dropped_removed=stats["removed"],
         tokenizer=tokenizer,
+        tokenization=tokenization_text(tokenizer, opts.char_ngrams),
         notes=tuple(notes),
         row_is_user=opts.row_is_user,
         user_pattern=opts.user_pattern or None,
