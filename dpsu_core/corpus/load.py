@@ -204,6 +204,7 @@ def load_corpus(
         rows_dropped_no_text=dropped["no_text"],
         rows_dropped_removed=dropped["removed"],
         tokenizer="as given (pre-tokenized)" if table.pretokenized else tokenizer,
+        char_ngrams=opts.char_ngrams,
         tokenization="" if table.pretokenized else tokenization_text(tokenizer, opts.char_ngrams),
         detected=tuple(rows.detected),
         notes=tuple(notes),

@@ -86,6 +86,7 @@ class SourceInfo:
     rows_dropped_no_text: int = 0
     rows_dropped_removed: int = 0
     tokenizer: str = "auto"
+    char_ngrams: int = 2  # N of the character n-grams (char-ngrams, and auto's scripts without a segmenter)
     tokenization: str = ""  # how words were cut, as a method (no data in it): the release report's line
     detected: tuple[str, ...] = ()  # scripts found and their share of tokens, segmenters run (raw data)
     notes: tuple[str, ...] = ()

@@ -585,6 +585,7 @@ def load_spark_corpus(
         rows_dropped_no_text=stats["no_text"],
         rows_dropped_removed=stats["removed"],
         tokenizer=tokenizer,
+        char_ngrams=opts.char_ngrams,
         tokenization=tokenization_text(tokenizer, opts.char_ngrams),
         notes=tuple(notes),
         row_is_user=opts.row_is_user,
