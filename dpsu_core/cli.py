@@ -105,7 +105,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rel.add_argument("--strict", action="store_true", help="treat column warnings as errors (exit 2)")
     rel.add_argument("--format", default="auto", choices=list(FORMATS))
-    rel.add_argument("--tokenizer", default="fast", choices=list(TOKENIZERS))
+    rel.add_argument(
+        "--tokenizer",
+        default="auto",
+        choices=list(TOKENIZERS),
+        help="auto (default): words segmented by script (Chinese jieba, Japanese SudachiPy, Thai PyThaiNLP, "
+        "Khmer/Lao/Burmese character n-grams, other scripts as fast); fast: runs of letters and digits; "
+        "treebank: NLTK's Treebank tokenizer; char-ngrams: each word cut into character n-grams",
+    )
+    rel.add_argument(
+        "--char-ngrams",
+        type=int,
+        default=2,
+        metavar="N",
+        help="N of the character n-grams (--tokenizer char-ngrams, and auto's scripts without a segmenter)",
+    )
     rel.add_argument("--keep-case", action="store_true", help="do not lowercase")
     rel.add_argument("--keep-urls", action="store_true", help="do not strip URLs")
     rel.add_argument("--keep-removed", action="store_true", help="keep [removed]/[deleted] posts")
@@ -134,6 +148,32 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rel.add_argument("-o", "--output", required=True, help="output CSV of released items (never the input)")
     rel.add_argument("--report", default=None, help="write the release report (JSON, or Markdown for .md) here")
+    rel.add_argument(
+        "--export-tokenizer",
+        default=None,
+        metavar="PATH",
+        help="also write a Hugging Face tokenizers file (tokenizer.json) built from the released items only",
+    )
+    rel.add_argument(
+        "--tokenizer-model",
+        default=None,
+        choices=["wordlevel", "bpe", "wordpiece"],
+        help="the exported tokenizer's model: wordlevel (default: exactly the released words + special tokens), "
+        "bpe or wordpiece (subwords trained on the released items; noisy counts as frequencies where released)",
+    )
+    rel.add_argument(
+        "--special-tokens",
+        default=None,
+        metavar="LIST",
+        help="comma-separated special tokens of the exported tokenizer, e.g. '[PAD],[CLS],[SEP],[MASK]' ([UNK] always)",
+    )
+    rel.add_argument(
+        "--tokenizer-vocab-size",
+        type=int,
+        default=None,
+        metavar="N",
+        help="target vocabulary size of a bpe/wordpiece tokenizer (default 30000)",
+    )
     rel.add_argument(
         "--max-file-mb",
         type=float,
@@ -252,6 +292,7 @@ def _load_options(args: argparse.Namespace) -> LoadOptions:
         has_header=False if args.no_header else (True if args.header else None),
         max_n=_corpus_max_n(args),
         tokenizer=args.tokenizer,
+        char_ngrams=args.char_ngrams,
         lowercase=not args.keep_case,
         strip_urls=not args.keep_urls,
         drop_removed=not args.keep_removed,
@@ -301,11 +342,12 @@ def _cmd_release(args: argparse.Namespace) -> int:
         with timings.phase("calibrate"):
             mech.calibrate()  # before the read, and kept (lru and on-disk cache): the release reuses it
     options = _load_options(args)  # validates --max-n before anything is read
+    tok_spec = _tokenizer_spec(args, options)
     limits = _read_limits(args)
     # Outputs must not overwrite an input or each other, and their folder must be writable: checked now,
     # before the corpus is read, so a bad path costs nothing.
     check_output_paths(
-        {"-o": args.output, "--report": args.report},
+        {"-o": args.output, "--report": args.report, "--export-tokenizer": args.export_tokenizer},
         {"the input": args.input, "the public corpus": args.public_corpus},
     )
     corpus: Any  # a Corpus, or with --engine spark a SparkCorpus (rows on the executors)
@@ -325,24 +367,62 @@ def _cmd_release(args: argparse.Namespace) -> int:
     else:
         with timings.phase("release"):
             release = mech.release(corpus, seed=args.seed)
+    tokenizer = None
+    if tok_spec is not None:
+        from .tokenizer_export import tokenizer_json
+
+        body, built = tokenizer_json(release, tok_spec)
+        tokenizer = (args.export_tokenizer, body, built)
     with timings.phase("write"):
-        write_release(release, args.output, args.report)
+        write_release(release, args.output, args.report, tokenizer)
     per = ", ".join(f"{n}-grams: {c}" for n, c in release.per_length().items())
     print(
         f"released {release.n_released} items ({per}) with {release.calibration.label} "
         f"at epsilon={args.epsilon:g}, delta={args.delta:.3g} -> {args.output}"
     )
     print(spent_line(release.calibration), file=sys.stderr)
+    if tokenizer is not None:
+        built = tokenizer[2]
+        print(
+            f"tokenizer ({built['model']}, {built['vocabulary_size']} entries, from the released items only) "
+            f"-> {args.export_tokenizer}; splits new text by {built['pre_tokenizer']}",
+            file=sys.stderr,
+        )
     if args.seed is not None:
         print("warning: fixed seed (teaching mode): this release is NOT for real use", file=sys.stderr)
     timings.report()
     return 0
 
 
+def _tokenizer_spec(args: argparse.Namespace, options: LoadOptions):
+    """The exported tokenizer's spec (checked before the corpus is read), or None without --export-tokenizer."""
+    given = [f for f, v in (("--tokenizer-model", args.tokenizer_model), ("--special-tokens", args.special_tokens),
+                            ("--tokenizer-vocab-size", args.tokenizer_vocab_size)) if v is not None]  # fmt: skip
+    if args.export_tokenizer is None:
+        if given:
+            raise DpsuError(f"{given[0]} is for the exported tokenizer: add --export-tokenizer PATH, or drop it")
+        return None
+    try:
+        import tokenizers  # noqa: F401
+    except ImportError:
+        raise DpsuError("--export-tokenizer needs the tokenizers package: pip install 'dpsu[export]'") from None
+    from .tokenizer_export import TokenizerSpec, check_spec, parse_special_tokens
+
+    spec = TokenizerSpec.from_options(
+        options,
+        model=args.tokenizer_model or "wordlevel",
+        special_tokens=parse_special_tokens(args.special_tokens),
+        vocab_size=args.tokenizer_vocab_size,
+    )
+    return check_spec(spec)
+
+
 def _report_source(src, *, strict: bool) -> None:
     """What the reader did, the chosen columns' facts and the warnings, on stderr (raw data, not private)."""
     for note in src.notes:
         print(f"note (raw data, not private): {speak(note, CLI_OPTIONS)}", file=sys.stderr)
+    for line in src.detected:
+        print(f"segmentation (raw data, not private): {line}", file=sys.stderr)
     roles = ["user", "text"] if len(src.column_facts) == 2 else ["text"]
     for role, facts in zip(roles, src.column_facts):
         print(f"column (raw data, not private): {facts.describe(role)}", file=sys.stderr)

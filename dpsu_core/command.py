@@ -27,7 +27,11 @@ _FLAG_IF_FALSE = {
     "email_headers": "--keep-email-headers",
 }
 _FLAG_IF_TRUE = {"drop_digits": "--drop-digits", "row_is_user": "--row-is-user"}
-_VALUE_FLAGS = {"format": ("--format", "auto"), "tokenizer": ("--tokenizer", "fast")}
+_VALUE_FLAGS = {
+    "format": ("--format", "auto"),
+    "tokenizer": ("--tokenizer", "auto"),
+    "char_ngrams": ("--char-ngrams", 2),
+}
 _COLUMN_FLAGS = {
     "user_col": "--user-col",
     "text_col": "--text-col",

@@ -23,6 +23,8 @@ NEUTRAL: dict[str, str] = {
     "strip_symbols": "the 'strip symbols' option",
     "stop_words": "the stop-word list",
     "strict": "the strict option",
+    "tokenizer": "the tokenizer",
+    "char_ngrams": "the character n-gram length",
 }
 
 CLI_OPTIONS: dict[str, str] = {
@@ -37,6 +39,8 @@ CLI_OPTIONS: dict[str, str] = {
     "strip_symbols": "--keep-symbols",
     "stop_words": "--stop-words",
     "strict": "--strict",
+    "tokenizer": "--tokenizer",
+    "char_ngrams": "--char-ngrams",
 }
 
 

@@ -37,6 +37,7 @@ from .intern import Interner
 from .limits import DEFAULT_LIMITS, ReadLimits
 from .model import Corpus, SourceInfo
 from .readers import RawFile, Table, guess_columns, peek_columns, read_source, read_table
+from .segment import tokenization_text
 from .tokenize import Preprocessing, Tokenized, TokenStream, blank_and_removed, check_tokenizer
 
 
@@ -54,7 +55,9 @@ class LoadOptions:
     user_pattern  a regular expression; the user is its first group in the user column (e.g. '^([^/]+)/'
                   for the folder of an e-mail path). Rows where it does not match are dropped (counted).
     max_n         n-grams of length 1..max_n, formed within a post, never across posts.
-    tokenizer     "fast" (default) or "treebank" (nltk's TreebankWordTokenizer).
+    tokenizer     "auto" (default: words segmented by script, ``segment``), "fast", "treebank" (nltk's
+                  TreebankWordTokenizer) or "char-ngrams".
+    char_ngrams   N of the character n-grams (``char-ngrams``, and ``auto``'s scripts without a segmenter).
     lowercase, strip_urls, drop_removed, strip_symbols, strip_html, email_headers, drop_digits, stop_words:
                   see ``Preprocessing`` (ignored for sequences).
     """
@@ -64,7 +67,8 @@ class LoadOptions:
     text_col: str | int | None = None
     has_header: bool | None = None
     max_n: int = 1
-    tokenizer: str = "fast"
+    tokenizer: str = "auto"
+    char_ngrams: int = 2
     lowercase: bool = True
     strip_urls: bool = True
     drop_removed: bool = True
@@ -122,7 +126,7 @@ def load_corpus(
         )
     has_users = table.user_column is not None
     check_pattern_has_column(opts, table.user_column, table.format)
-    rows = _tokenize_rows(table, tokenizer, prep, opts.user_pattern)
+    rows = _tokenize_rows(table, tokenizer, prep, opts.user_pattern, opts.char_ngrams)
     tok, post_user, n_users, rows_read, dropped = rows.tok, rows.post_user, rows.n_users, rows.read, rows.dropped
     facts: list[ColumnFacts] = []
     warns: list[SanityWarning] = []
@@ -159,6 +163,9 @@ def load_corpus(
         rows_dropped_no_text=dropped["no_text"],
         rows_dropped_removed=dropped["removed"],
         tokenizer="as given (pre-tokenized)" if table.pretokenized else tokenizer,
+        char_ngrams=opts.char_ngrams,
+        tokenization="" if table.pretokenized else tokenization_text(tokenizer, opts.char_ngrams),
+        detected=tuple(rows.detected),
         notes=tuple(notes),
         header=table.header,
         encoding_fallback_rows=table.encoding_fallback_rows,
@@ -185,6 +192,8 @@ def checked_options(options: LoadOptions | None = None, **overrides: Any) -> Loa
     user pattern); max_n as the checked int."""
     opts = replace(options if options is not None else LoadOptions(), **overrides)
     check_tokenizer(opts.tokenizer)
+    if not isinstance(opts.char_ngrams, int) or isinstance(opts.char_ngrams, bool) or not 1 <= opts.char_ngrams <= 8:
+        raise ParameterError(f"{opt('char_ngrams')} must be a whole number from 1 to 8, got {opts.char_ngrams!r}")
     opts = replace(opts, max_n=int(PARAMS["max_n"].check(opts.max_n)))  # the one declaration of max_n
     if opts.stop_words:
         from .clean import stop_words
@@ -268,9 +277,12 @@ class _Rows:
     unmatched: int  # rows where the user pattern did not match
     batches: int
     first: tuple[pa.Array | None, pa.Array] | None  # the first batch (users after the pattern, texts)
+    detected: list[str]  # what auto segmentation found and did (raw data)
 
 
-def _tokenize_rows(table: Table, tokenizer: str, prep: Preprocessing, user_pattern: str | None) -> _Rows:
+def _tokenize_rows(
+    table: Table, tokenizer: str, prep: Preprocessing, user_pattern: str | None, char_ngrams: int = 2
+) -> _Rows:
     """Tokenize the table's batches as they are parsed, dropping rows without a user or text and removal
     placeholders (counted). Users get ids in order of first appearance (white space trimmed); without a
     user column every post is its own user. The table is consumed: its bytes are freed at the end."""
@@ -280,7 +292,8 @@ def _tokenize_rows(table: Table, tokenizer: str, prep: Preprocessing, user_patte
     users_seen = Interner(1 << 16)
     post_users: list[np.ndarray] = []
     parsed = iter(table.batches())
-    with TokenStream("whitespace" if table.pretokenized else tokenizer, prep) as stream:
+    detected: list[str] = []
+    with TokenStream("whitespace" if table.pretokenized else tokenizer, prep, char_ngrams=char_ngrams) as stream:
         while True:
             started = time.perf_counter()  # "read": parsing the batch and sorting out its rows and users
             batch = next(parsed, None)
@@ -316,13 +329,15 @@ def _tokenize_rows(table: Table, tokenizer: str, prep: Preprocessing, user_patte
                 stream.submit(texts)  # tokenized in the workers while the next batch is parsed
         with phase("tokenize"):
             tok = stream.finish()
+        if stream.detection is not None:
+            detected = stream.detection.notes(char_ngrams)
     table.stream = table.texts = table.users = None  # read once: let the file's bytes go before the build
     if table.user_column is None:  # every post is its own user
         post_user, n_users = np.arange(n_posts, dtype=np.int32), n_posts
     else:
         post_user = np.concatenate(post_users) if post_users else np.zeros(0, np.int32)
         n_users = len(users_seen)
-    return _Rows(tok, post_user, n_users, read, dropped, unmatched, batches, first)
+    return _Rows(tok, post_user, n_users, read, dropped, unmatched, batches, first, detected)
 
 
 def _source_name(source) -> str:

@@ -29,7 +29,7 @@ import re
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 
 import numpy as np
@@ -352,9 +352,12 @@ def decode(raw: RawFile) -> Decoded:
         encoding = "utf-8-sig"
     else:
         encoding = "utf-8"
+    cr_only = b"\n" not in data and b"\r" in data
+    if cr_only:  # old Mac OS line endings: Arrow's and csv's readers would see one row
+        data = data.replace(b"\r", b"\n")
     if data.isascii() or _valid_utf8(data):
-        return Decoded(data, encoding, 0)
-    return decode_rows(data)
+        return Decoded(data, encoding, 0, cr_only)
+    return replace(decode_rows(data), cr_only=cr_only)
 
 
 def _valid_utf8(data: bytes) -> bool:
@@ -405,8 +408,7 @@ def read_table(
     else:
         decoded = decode(raw)
         data = decoded.data
-        if decoded.note:
-            notes.append(decoded.note)
+        notes += decoded.notes
         if fmt in ("csv", "tsv"):
             table = _read_delimited(raw, data, fmt, user_col, text_col, has_header, row_is_user)
             if not stream:
@@ -653,6 +655,7 @@ def _read_parquet(
 
 
 def _json_columns(data: bytes) -> list[str]:
+    data = repair_surrogates(data)[0]
     head = data[:_SNIFF].decode("utf-8", errors="ignore").lstrip()
     if head.startswith("["):
         records = _json_array(data, "the file")
@@ -689,6 +692,7 @@ def _read_jsonl(raw: RawFile, data: bytes, user_col, text_col, row_is_user: bool
     import pyarrow.json as pajson
 
     name = raw.name or "the file"
+    data, repaired, first_line = repair_surrogates(data)
     if data.lstrip()[:1] == b"[":
         tab = _records_table(_json_array(data, name))
     else:
@@ -700,7 +704,42 @@ def _read_jsonl(raw: RawFile, data: bytes, user_col, text_col, row_is_user: bool
             tab = _records_table([json.loads(ln) for ln in data.decode("utf-8").splitlines() if ln.strip()])
     if tab.num_columns == 0:
         raise InputError(f'{name} holds no JSON fields; each line must be an object like {{"user": ..., "text": ...}}')
-    return _table_from_columns(tab, "jsonl", user_col, text_col, row_is_user)
+    table = _table_from_columns(tab, "jsonl", user_col, text_col, row_is_user)
+    if repaired:
+        lines = "1 line holds" if repaired == 1 else f"{repaired:,} lines hold"
+        table.notes.append(
+            f"{lines} a lone surrogate escape (like \\ud800: half of a UTF-16 pair, which UTF-8 cannot hold), "
+            f"first on line {first_line}; each was replaced with U+FFFD (the replacement character)"
+        )
+    return table
+
+
+# a \uXXXX escape of a surrogate, after an even number of backslashes (an odd one would escape the backslash)
+_SURROGATE_ESCAPE = re.compile(
+    rb"(?<!\\)((?:\\\\)*)(\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|\\u[dD][89a-fA-F][0-9a-fA-F]{2})"
+)
+
+
+def repair_surrogates(data: bytes) -> tuple[bytes, int, int]:
+    """JSON text with every lone surrogate escape (a high one not followed by a low one, or a low one alone)
+    replaced by \\ufffd; pairs are kept. Returns (data, lines changed, first such line or 0). The regular
+    expression runs only on files holding "\\ud" or "\\uD" at all."""
+    if b"\\ud" not in data and b"\\uD" not in data:
+        return data, 0, 0
+    where: list[int] = []
+
+    def fix(m: re.Match) -> bytes:
+        if len(m.group(2)) == 12:  # a valid pair
+            return m.group(0)
+        where.append(m.start(2))
+        return m.group(1) + b"\\ufffd"
+
+    out = _SURROGATE_ESCAPE.sub(fix, data)
+    if not where:
+        return data, 0, 0
+    ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 0x0A)
+    lines = np.searchsorted(ends, np.asarray(where)) + 1
+    return out, int(np.unique(lines).size), int(lines[0])
 
 
 def _raise_bad_json_line(data: bytes, name: str, err: Exception) -> None:

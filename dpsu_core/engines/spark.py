@@ -52,6 +52,7 @@ from ..corpus.load import (
     row_notes,
 )
 from ..corpus.model import Corpus, SourceInfo
+from ..corpus.segment import tokenization_text
 from ..errors import InputError
 from ..wording import opt
 from .keyed import SaltSource, sample_rows, string_keys
@@ -238,7 +239,7 @@ def _ingest_batches(batches, *, opts: LoadOptions):
         n_users = len(names)
         first_post = np.unique(post_user, return_index=True)[1]  # the batch's rows are in read order
         ufirst = pos[first_post]
-        tok = tokenize(texts, tokenizer=opts.tokenizer, prep=prep, workers=1)
+        tok = tokenize(texts, tokenizer=opts.tokenizer, prep=prep, workers=1, char_ngrams=opts.char_ngrams)
         drop = token_drop_mask(tok.unigrams, drop_digits=prep.drop_digits, stop_language=prep.stop_words)
         if drop is not None and drop.any():
             codes, post_ptr = drop_tokens(tok.codes, tok.post_ptr, drop)
@@ -603,6 +604,8 @@ def load_spark_corpus(
         rows_dropped_no_text=stats["no_text"],
         rows_dropped_removed=stats["removed"],
         tokenizer=opts.tokenizer,
+        char_ngrams=opts.char_ngrams,
+        tokenization=tokenization_text(opts.tokenizer, opts.char_ngrams),
         notes=tuple(notes),
         header=posts.header,
         row_is_user=opts.row_is_user,

@@ -75,6 +75,7 @@ class Release:
     elapsed_seconds: float = 0.0
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
     privacy_unit: str = ""  # who one user of the guarantee is (from the corpus: SourceInfo.privacy_unit)
+    tokenization: str = ""  # how words were cut, as a method (SourceInfo.tokenization): no data in it
 
     @property
     def n_released(self) -> int:
@@ -355,6 +356,7 @@ def make_release(
     order = canonical_order(items, lens)
     return Release(
         privacy_unit=corpus.source.privacy_unit,
+        tokenization=corpus.source.tokenization,
         calibration=cal,
         item_ids=ids[order],
         items=items[order],

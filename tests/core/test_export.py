@@ -42,6 +42,7 @@ ALLOWED_REPORT_KEYS = {
     "guarantee",
     "teaching_mode",
     "privacy_unit",
+    "tokenization",  # how words were cut, as a method (segment.tokenization_text): no data in it
     "warning",
 }
 
