@@ -5,7 +5,7 @@ import streamlit as st
 
 from dpsu_core.corpus import FORMATS, TOKENIZERS, LoadOptions, load_upload
 from dpsu_core.corpus.clean import stop_word_languages
-from dpsu_core.corpus.preview import SHOWN_ROWS, Preview, preview
+from dpsu_core.corpus.preview import SHOWN_ROWS, Preview, Survey, preview
 from dpsu_core.corpus.readers import RawFile
 from dpsu_core.demo import DEMO_NAME, load_canaries
 from dpsu_core.errors import InputError
@@ -137,11 +137,10 @@ def _keep_upload() -> None:
 
 
 @st.cache_data(scope="session", max_entries=16, show_spinner=False)
-def _preview(name: str, digest: str, _raw: RawFile, fmt, header, user, text, row_is_user, pattern) -> Preview:
-    """The preview of the upload (already unpacked once: ``_ui.upload_once``), cached per content and choices."""
-    return preview(
-        _raw, format=fmt, has_header=header, user_col=user, text_col=text, row_is_user=row_is_user, user_pattern=pattern
-    )
+def _preview(name: str, digest: str, _survey: Survey, fmt, header, user, text, row_is_user, pattern) -> Preview:
+    """The preview of the upload (read once per format and header: ``_ui.upload_survey``), cached per content and
+    choices."""
+    return preview(_survey, user_col=user, text_col=text, row_is_user=row_is_user, user_pattern=pattern)
 
 
 def _flip_header(has_header: bool) -> None:
@@ -180,10 +179,12 @@ if source == "upload":
         )
         base: Preview | None
         raw: RawFile | None
-        try:  # unpacked once per upload (reruns and previews reuse it); hashed once for the preview cache
+        try:  # unpacked once per upload and read once per format and header (reruns and previews reuse it)
             upload = _ui.upload_once(name, data)
             digest, raw = upload.digest, upload.raw
-            base = _preview(name, digest, raw, fmt, HEADER[header], None, None, False, None)
+            with st.spinner("Reading the file for its column facts…"):
+                sv = _ui.upload_survey(upload, fmt, HEADER[header])
+            base = _preview(name, digest, sv, fmt, HEADER[header], None, None, False, None)
         except Exception as exc:  # bad upload: say why, keep the previous corpus
             _ui.show_error(exc, "this file cannot be read")
             _ui.free_failed_load(exc)
@@ -199,7 +200,7 @@ if source == "upload":
             t_lbl = widget_value("text_col", labels[base.guess_text] if base.guess_text is not None else None)
             u = None if row_is_user or u_lbl not in pick else pick[u_lbl]
             t = pick.get(t_lbl) if t_lbl is not None else None
-            pv = _preview(name, digest, raw, fmt, HEADER[header], u, t, row_is_user, pattern)
+            pv = _preview(name, digest, sv, fmt, HEADER[header], u, t, row_is_user, pattern)
             choice = {"user_col": u, "text_col": t, "row_is_user": row_is_user, "user_pattern": pattern}
             if base.has_header is not None and base.header_detected:
                 h1, h2 = st.columns([4, 1])
@@ -271,8 +272,7 @@ if source == "upload":
                     ],
                     columns=["column", "chosen as", "distinct values", "empty cells", "mean length"],
                 )
-                where = "all rows" if pv.complete else f"the first {len(pv.rows):,} rows"
-                st.caption(f"Per column, over {where} (raw data, NOT private):")
+                st.caption(f"Per column, over {pv.coverage}, as the loader reads it (raw data, NOT private):")
                 st.dataframe(facts, hide_index=True, key="facts_table")
             for n in pv.notes:
                 st.caption(_say(n))

@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from dpsu_core.corpus import Corpus, LoadOptions
+from dpsu_core.corpus.preview import Survey
 from dpsu_core.corpus.readers import RawFile
 from dpsu_core.export import ExportFile, export_files
 from dpsu_core.history import CorpusRef, ReleaseHistory, ReleaseRecord
@@ -48,6 +49,8 @@ class UploadCache:
     name: str
     raw: RawFile
     digest: str
+    # the file read for its column facts (every column, every row), for one (format, header) choice
+    survey: tuple[tuple[str, bool | None], Survey] | None = None
 
     def is_for(self, name: str, data: bytes) -> bool:
         """Whether this is the upload ``(name, data)`` (the same object, or the widget's same bytes again)."""

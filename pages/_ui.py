@@ -17,6 +17,7 @@ import streamlit as st
 
 from dpsu_core.corpus import Corpus, LoadOptions, load_upload, read_upload
 from dpsu_core.corpus.limits import budget_warning, session_budget_bytes
+from dpsu_core.corpus.preview import Survey, survey
 from dpsu_core.corpus.readers import RawFile
 from dpsu_core.demo import DEMO_CSV, DEMO_NAME, load_canaries, load_demo
 from dpsu_core.errors import DpsuError
@@ -129,6 +130,15 @@ def upload_once(name: str, data: bytes) -> UploadCache:
         raw = read_upload(data, name)
         state.upload = UploadCache(data, name, raw, hashlib.blake2b(data, digest_size=16).hexdigest())
     return state.upload
+
+
+def upload_survey(upload: UploadCache, fmt: str, has_header: bool | None) -> Survey:
+    """The upload read once per (format, header) choice for its preview and column facts (``corpus.preview``)."""
+    key = (fmt, has_header)
+    if upload.survey is None or upload.survey[0] != key:
+        upload.survey = None  # the previous reading goes first
+        upload.survey = (key, survey(upload.raw, format=fmt, has_header=has_header))
+    return upload.survey[1]
 
 
 def memory_warning(raw: RawFile, max_n: int) -> str | None:

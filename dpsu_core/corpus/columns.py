@@ -57,6 +57,8 @@ MIN_TEXT_DISTINCT = 20
 MOSTLY = 0.5  # "mostly numbers": more than half of the non-empty cells
 MAX_DROPPED_SHARE = 0.5
 MAX_USER_TOKEN_SHARE = 0.10
+FEW_USERS = 20  # a user column with at most this many distinct values ...
+ROWS_PER_FEW_USER = 50  # ... and at least this many rows per value reads like a category, not people
 
 
 def norm(name: str) -> str:
@@ -402,6 +404,18 @@ def column_warnings(
                     f"if each row really is one person, choose {opt('row_is_user')}",
                 )
             )
+        present = uf.rows - round(uf.empty_share * uf.rows)
+        if 0 < uf.distinct <= FEW_USERS and present >= ROWS_PER_FEW_USER * uf.distinct:
+            warns.append(
+                SanityWarning(
+                    "user_few_values",
+                    f"the user column {uf.name!r} has only {uf.distinct:,} distinct values over {present:,} "
+                    f"rows{where}: that reads like a category (a label, a company, a language), not the people "
+                    "who wrote the rows; the release protects each value as one person",
+                    f"choose the column with the writer's id as {opt('user_col')}, or {opt('row_is_user')} when "
+                    f"there is none; if these really are {uf.distinct:,} people, keep it",
+                )
+            )
         span = _row_index(users, uf)
         if span:
             warns.append(
@@ -453,8 +467,9 @@ def load_warnings(rows_read: int, rows_dropped: int, tokens_per_user: np.ndarray
                 SanityWarning(
                     "user_heavy",
                     f"one user holds {100 * share:.0f}% of all tokens (more than {100 * MAX_USER_TOKEN_SHARE:.0f}%)",
-                    f"check {opt('user_col')}: a placeholder id (such as 'deleted' or 'unknown') makes one big "
-                    "user; the release protects that user as one person",
+                    f"check {opt('user_col')}: a category (a label, a company) or a stand-in such as 'deleted' "
+                    "or 'unknown' groups many writers into one user; the release protects each value as one "
+                    "person",
                 )
             )
     return warns
