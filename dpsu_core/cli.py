@@ -277,11 +277,14 @@ def _cmd_release(args: argparse.Namespace) -> int:
     if args.public_corpus:
         if args.mechanism != "gw-kt":
             raise DpsuError("--public-corpus is only used by gw-kt; drop it or choose -m gw-kt")
-        if Path(args.public_corpus).resolve() == Path(args.input).resolve():
-            raise DpsuError(
-                "--public-corpus is the private input itself; GW-KT's frequencies must come from PUBLIC "
-                "data: give a public corpus, or drop the flag to use the built-in wordfreq list"
-            )
+        from .corpus.load import same_content
+
+        if Path(args.public_corpus).is_file() and Path(args.input).is_file():
+            if same_content(args.public_corpus, args.input):
+                raise DpsuError(
+                    "--public-corpus holds the same data as the private input; GW-KT's frequencies must come "
+                    "from PUBLIC data: give a public corpus, or drop the flag to use the built-in wordfreq list"
+                )
         public = args.public_corpus
     if args.spark_master and args.engine != "spark":
         raise DpsuError("--spark-master is only used with --engine spark; add --engine spark or drop it")
