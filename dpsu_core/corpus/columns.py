@@ -239,13 +239,28 @@ class HeaderDecision:
     detected: bool = True  # False: given by the caller
 
 
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*"
+_DATE = re.compile(
+    r"(?i)^(?:"
+    r"\d{4}-\d{1,2}-\d{1,2}(?:[ T]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?(?:\s*(?:z|[+-]\d{2}:?\d{2}|[a-z]{3,4}))?"  # ISO
+    r"|\d{1,2}[/.]\d{1,2}[/.]\d{2,4}(?:,?\s+\d{1,2}:\d{2}(?::\d{2})?(?:\s*[ap]m)?)?"  # 24/02/2015 11:35
+    r"|(?:[a-z]{3},?\s+)?" + _MONTH + r"\s+\d{1,2},?\s+(?:\d{1,2}:\d{2}(?::\d{2})?\s+)?(?:[a-z]{3,4}\s+)?\d{4}"
+    r"(?:\s+\d{1,2}:\d{2}(?::\d{2})?)?"  # Mon Apr 06 22:19:45 PDT 2009, Apr 6, 2009
+    r"|\d{1,2}\s+" + _MONTH + r"\s+\d{4}(?:\s+\d{1,2}:\d{2}(?::\d{2})?)?"  # 6 April 2009
+    r")$"
+)
+_KIND_WORDS = {"number": ("a number", "numbers"), "date": ("a date", "dates"), "text": ("a sentence", "sentences")}
+
+
 def cell_kind(value) -> str:
-    """empty, number, word (one short token) or text (has spaces, or is long)."""
+    """empty, number, date (a date or a time stamp), word (one short token) or text (has spaces, or is long)."""
     s = str(value).strip()
     if not s:
         return "empty"
     if _NUMBER.match(s):
         return "number"
+    if _DATE.match(s):
+        return "date"
     if len(s) > 40 or any(ch.isspace() for ch in s):
         return "text"
     return "word"
@@ -281,11 +296,9 @@ def detect_header(rows: Sequence[Sequence[str]]) -> HeaderDecision:
             continue  # a mixed column, or names above names: no evidence
         kind = cell_kind(cell)
         if kind == major:
-            data_votes.append(f"{_clip(cell)!r} ({'a number' if kind == 'number' else 'a sentence'}) in column {j}")
-        elif major == "number" or kind in ("word", "empty"):
-            header_votes.append(
-                f"{_clip(cell)!r} in column {j} above {'numbers' if major == 'number' else 'sentences'}"
-            )
+            data_votes.append(f"{_clip(cell)!r} ({_KIND_WORDS[kind][0]}) in column {j}")
+        elif major in ("number", "date") or kind in ("word", "empty"):
+            header_votes.append(f"{_clip(cell)!r} in column {j} above {_KIND_WORDS[major][1]}")
     if len(data_votes) > len(header_votes):
         return HeaderDecision(
             False,
