@@ -84,43 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     rel = commands["release"]
     rel.add_argument("input", help="corpus file: csv, tsv, jsonl, parquet, txt or pre-tokenized sequences (.zip ok)")
     _add_mechanism_args(rel)
-    rel.add_argument(
-        "--user-col",
-        default=None,
-        help="user-id column (name or 0-based position); taken from known names (author_id, author, user, ...) "
-        "when not given, never by position",
-    )
-    rel.add_argument("--text-col", default=None, help="text column (name or 0-based position)")
-    head = rel.add_mutually_exclusive_group()
-    head.add_argument("--header", action="store_true", help="the first row is a header (default: detected)")
-    head.add_argument("--no-header", action="store_true", help="the file has no header row (default: detected)")
-    rel.add_argument(
-        "--row-is-user", action="store_true", help="each row is its own user (for files without a user column)"
-    )
-    rel.add_argument(
-        "--user-pattern",
-        default=None,
-        metavar="REGEX",
-        help="the user is the first group of REGEX in --user-col, e.g. --user-col file --user-pattern '^([^/]+)/'",
-    )
+    _add_reading_args(rel, {"format": list(FORMATS), "tokenizer": list(TOKENIZERS)})
     rel.add_argument("--strict", action="store_true", help="treat column warnings as errors (exit 2)")
-    rel.add_argument("--format", default="auto", choices=list(FORMATS))
-    rel.add_argument("--tokenizer", default="fast", choices=list(TOKENIZERS))
-    rel.add_argument("--keep-case", action="store_true", help="do not lowercase")
-    rel.add_argument("--keep-urls", action="store_true", help="do not strip URLs")
-    rel.add_argument("--keep-removed", action="store_true", help="keep [removed]/[deleted] posts")
-    rel.add_argument("--keep-symbols", action="store_true", help="do not strip symbols")
-    rel.add_argument("--keep-html", action="store_true", help="do not remove HTML tags nor decode entities")
-    rel.add_argument(
-        "--keep-email-headers", action="store_true", help="keep the header block of posts that are e-mails"
-    )
-    rel.add_argument("--drop-digits", action="store_true", help="drop tokens made only of digits")
-    rel.add_argument(
-        "--stop-words",
-        default=None,
-        metavar="LANGUAGE",
-        help="drop the stop words of LANGUAGE (e.g. english; lists from the stop-words package)",
-    )
     rel.add_argument(
         "--public-corpus",
         default=None,
@@ -240,27 +205,40 @@ def _corpus_max_n(args: argparse.Namespace) -> int:
     return n
 
 
+def _add_reading_args(parser: argparse.ArgumentParser, choices: dict[str, list[str]]) -> None:
+    """The reading options' flags, from their one declaration (``reading.READING_OPTIONS``)."""
+    from .reading import HEADER_FLAGS, HEADER_HELP, READING_OPTIONS
+
+    for o in READING_OPTIONS:
+        if o.kind == "value":
+            parser.add_argument(
+                o.flag, dest=o.field, default=o.default, choices=choices.get(o.field), metavar=o.metavar, help=o.help
+            )
+        else:
+            parser.add_argument(o.flag, dest=o.field, action="store_true", help=o.help)
+    head = parser.add_mutually_exclusive_group()
+    for value in (True, False):
+        head.add_argument(
+            HEADER_FLAGS[value],
+            dest=HEADER_FLAGS[value][2:].replace("-", "_"),
+            action="store_true",
+            help=HEADER_HELP[value],
+        )
+
+
 def _load_options(args: argparse.Namespace) -> LoadOptions:
     """How ``release`` reads and tokenizes its input (``command.release_argv`` writes the inverse)."""
     from .corpus.load import LoadOptions
+    from .reading import READING_OPTIONS
 
+    given = vars(args)
+    reading: dict[str, Any] = {
+        o.field: (not given[o.field]) if o.kind == "off" else given[o.field] for o in READING_OPTIONS
+    }
     return LoadOptions(
-        format=args.format,
-        user_col=args.user_col,
-        text_col=args.text_col,
+        **reading,
         has_header=False if args.no_header else (True if args.header else None),
         max_n=_corpus_max_n(args),
-        tokenizer=args.tokenizer,
-        lowercase=not args.keep_case,
-        strip_urls=not args.keep_urls,
-        drop_removed=not args.keep_removed,
-        strip_symbols=not args.keep_symbols,
-        strip_html=not args.keep_html,
-        email_headers=not args.keep_email_headers,
-        drop_digits=args.drop_digits,
-        stop_words=args.stop_words,
-        row_is_user=args.row_is_user,
-        user_pattern=args.user_pattern,
     )
 
 

@@ -8,6 +8,7 @@ from dpsu_core.corpus.clean import stop_word_languages
 from dpsu_core.demo import DEMO_NAME, load_canaries
 from dpsu_core.errors import InputError
 from dpsu_core.params import PARAMS
+from dpsu_core.reading import READING
 from dpsu_core.synthetic import SIZE_DISTRIBUTIONS, SimulationSpec, simulated_corpus
 from dpsu_core.wording import speak
 from pages import _ui
@@ -147,25 +148,31 @@ if source == "upload":
 
 st.markdown("**Preprocessing** (the papers' defaults are on)")
 p1, p2, p3, p4 = st.columns(4)
-lowercase = p1.toggle("Lowercase", value=current.lowercase, key="pp_lowercase")
-strip_urls = p2.toggle("Strip URLs", value=current.strip_urls, key="pp_strip_urls")
-drop_removed = p3.toggle("Drop [removed]/[deleted]", value=current.drop_removed, key="pp_drop_removed")
-strip_symbols = p4.toggle("Strip symbols", value=current.strip_symbols, key="pp_strip_symbols")
+lowercase = p1.toggle(READING["lowercase"].label, value=current.lowercase, key="pp_lowercase")
+strip_urls = p2.toggle(READING["strip_urls"].label, value=current.strip_urls, key="pp_strip_urls")
+drop_removed = p3.toggle(READING["drop_removed"].label, value=current.drop_removed, key="pp_drop_removed")
+strip_symbols = p4.toggle(READING["strip_symbols"].label, value=current.strip_symbols, key="pp_strip_symbols")
 q1, q2, q3, q4 = st.columns(4)
 strip_html = q1.toggle(
-    "Strip HTML", value=current.strip_html, key="pp_strip_html", help="Remove tags; decode &amp; and the like."
+    READING["strip_html"].label,
+    value=current.strip_html,
+    key="pp_strip_html",
+    help="Remove tags; decode &amp; and the like.",
 )
 email_headers = q2.toggle(
-    "Drop e-mail headers",
+    READING["email_headers"].label,
     value=current.email_headers,
     key="pp_email_headers",
     help="Posts that are whole e-mails (RFC 822) keep only their body.",
 )
 drop_digits = q3.toggle(
-    "Drop numbers", value=current.drop_digits, key="pp_drop_digits", help="Drop tokens made only of digits."
+    READING["drop_digits"].label,
+    value=current.drop_digits,
+    key="pp_drop_digits",
+    help="Drop tokens made only of digits.",
 )
 stop_words = q4.selectbox(
-    "Stop words",
+    READING["stop_words"].label,
     ["none", *stop_word_languages()],
     index=0,
     key="pp_stop_words",
@@ -173,7 +180,7 @@ stop_words = q4.selectbox(
 )
 t1, t2 = st.columns(2)
 tokenizer = t1.selectbox(
-    "Tokenizer",
+    READING["tokenizer"].label,
     TOKENIZERS,
     index=TOKENIZERS.index(current.tokenizer) if current.tokenizer in TOKENIZERS else 0,
     key="tokenizer",

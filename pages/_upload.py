@@ -13,6 +13,7 @@ import streamlit as st
 from dpsu_core.corpus import FORMATS, LoadOptions
 from dpsu_core.corpus.load import refuse_private_copy
 from dpsu_core.corpus.preview import SHOWN_ROWS, Preview, Survey, preview
+from dpsu_core.reading import HEADER_LABEL, READING
 from dpsu_core.wording import speak
 from pages import _ui
 from pages._format import plain_text
@@ -88,10 +89,13 @@ def upload_section(role: UploadRole, label: str, max_n: int) -> UploadPick | Non
     name, data = slot.pending
     f1, f2 = st.columns(2)
     fmt = f1.selectbox(
-        "Format", FORMATS, key=key + "upload_format", help="'auto' detects the format from the file name and content."
+        READING["format"].label,
+        FORMATS,
+        key=key + "upload_format",
+        help="'auto' detects the format from the file name and content.",
     )
     header = f2.selectbox(
-        "Header row",
+        HEADER_LABEL,
         list(HEADER),
         key=key + "has_header",
         help="'auto' decides from the first rows whether the first row names the columns.",
@@ -156,7 +160,7 @@ def _columns(
     st.markdown("**Columns** (the privacy unit is the user: check the user column)")
     c1, c2 = st.columns(2)
     c1.selectbox(
-        "User id column",
+        READING["user_col"].label,
         labels,
         index=labels.index(u_lbl) if u_lbl in pick else None,
         placeholder="Choose the column of user ids",
@@ -166,19 +170,19 @@ def _columns(
         "pre-selected; nothing is chosen by position.",
     )
     c2.selectbox(
-        "Text column",
+        READING["text_col"].label,
         labels,
         index=labels.index(t_lbl) if t_lbl in pick else None,
         placeholder="Choose the column of posts",
         key=key + "text_col",
     )
     c1.checkbox(
-        "Each row is its own user",
+        READING["row_is_user"].label,
         key=key + "row_is_user",
         help="For files without a user column: every row is protected as one person.",
     )
     c1.text_input(
-        "User pattern",
+        READING["user_pattern"].label,
         key=key + "user_pattern",
         placeholder="^([^/]+)/",
         disabled=row_is_user,

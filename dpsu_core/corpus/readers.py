@@ -635,7 +635,8 @@ def read_sheet(
         complete = next(stream, None) is None  # nothing left past the cap
         names = [f"c{i}" for i in range(len(lay.columns))]
         schema = pa.schema([(n, pa.string()) for n in names])
-        notes += lay.notes + ([malformed_note(bad_rows[0])] if bad_rows[0] else [])
+        notes += [n for n in lay.notes if n != lay.decision.reason]  # the decision is a field of its own
+        notes += [malformed_note(bad_rows[0])] if bad_rows[0] else []
         return Sheet(fmt, lay.columns, pa.Table.from_batches(batches, schema=schema), complete, lay.decision, notes)
     if fmt == "jsonl":
         check_json_depth(decoded.data, raw.name or "the file", limits)
