@@ -208,6 +208,8 @@ class AppState:
         apply, and an exploration in progress ends (its corpus is dropped)."""
         self.exploring, self.private = False, None
         self.corpus, self.corpus_name, self.corpus_options, self.is_demo = corpus, name, options, is_demo
+        if self.public_corpus_key is not None and dataset_key == UPLOAD_KEY + self.public_corpus_key[0]:
+            self.public_corpus = self.public_corpus_key = None  # GW-KT's "public" corpus is now the private one
         self.ids_issued += 1
         self.corpus_id = self.ids_issued
         self.dataset_key = dataset_key or name

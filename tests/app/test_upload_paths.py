@@ -95,3 +95,23 @@ def test_a_public_upload_holding_the_private_file_is_refused_on_both_paths():
     at.run()
     _ok(at)
     assert _state(at).public_corpus is not None and _state(at).public_corpus.n_users == 60
+
+
+def test_a_public_corpus_that_becomes_the_private_one_is_dropped():
+    """GW-KT's public corpus read from a file that is then loaded as the private corpus: wordfreq again."""
+    from dpsu_core.corpus import LoadOptions, load_upload
+    from dpsu_core.corpus.load import content_digest, read_upload
+    from pages._state import UPLOAD_KEY, AppState
+
+    data = _public_posts()
+    raw = read_upload(data, "public.csv")
+    public = load_upload(raw, "public.csv", LoadOptions(user_col="handle", text_col="said"))
+    state = AppState()
+    state.public_corpus, state.public_corpus_key = public, (content_digest(raw), "public.csv")
+    other = load_upload(_private_bytes(), "posts.csv", LoadOptions())
+    state.set_corpus(other, "posts.csv", LoadOptions(), is_demo=False, canaries=[], dataset_key=UPLOAD_KEY + "0" * 32)
+    assert state.public_corpus is public  # another file: kept
+    state.set_corpus(
+        public, "public.csv", LoadOptions(), is_demo=False, canaries=[], dataset_key=UPLOAD_KEY + content_digest(raw)
+    )
+    assert state.public_corpus is None and state.public_corpus_key is None
