@@ -84,57 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     rel = commands["release"]
     rel.add_argument("input", help="corpus file: csv, tsv, jsonl, parquet, txt or pre-tokenized sequences (.zip ok)")
     _add_mechanism_args(rel)
-    rel.add_argument(
-        "--user-col",
-        default=None,
-        help="user-id column (name or 0-based position); taken from known names (author_id, author, user, ...) "
-        "when not given, never by position",
-    )
-    rel.add_argument("--text-col", default=None, help="text column (name or 0-based position)")
-    head = rel.add_mutually_exclusive_group()
-    head.add_argument("--header", action="store_true", help="the first row is a header (default: detected)")
-    head.add_argument("--no-header", action="store_true", help="the file has no header row (default: detected)")
-    rel.add_argument(
-        "--row-is-user", action="store_true", help="each row is its own user (for files without a user column)"
-    )
-    rel.add_argument(
-        "--user-pattern",
-        default=None,
-        metavar="REGEX",
-        help="the user is the first group of REGEX in --user-col, e.g. --user-col file --user-pattern '^([^/]+)/'",
-    )
+    _add_reading_args(rel, {"format": list(FORMATS), "tokenizer": list(TOKENIZERS)})
     rel.add_argument("--strict", action="store_true", help="treat column warnings as errors (exit 2)")
-    rel.add_argument("--format", default="auto", choices=list(FORMATS))
-    rel.add_argument(
-        "--tokenizer",
-        default="auto",
-        choices=list(TOKENIZERS),
-        help="auto (default): words segmented by script (Chinese jieba, Japanese SudachiPy, Thai PyThaiNLP, "
-        "Khmer/Lao/Burmese character n-grams, other scripts as fast); fast: runs of letters and digits; "
-        "treebank: NLTK's Treebank tokenizer; char-ngrams: each word cut into character n-grams",
-    )
-    rel.add_argument(
-        "--char-ngrams",
-        type=int,
-        default=2,
-        metavar="N",
-        help="N of the character n-grams (--tokenizer char-ngrams, and auto's scripts without a segmenter)",
-    )
-    rel.add_argument("--keep-case", action="store_true", help="do not lowercase")
-    rel.add_argument("--keep-urls", action="store_true", help="do not strip URLs")
-    rel.add_argument("--keep-removed", action="store_true", help="keep [removed]/[deleted] posts")
-    rel.add_argument("--keep-symbols", action="store_true", help="do not strip symbols")
-    rel.add_argument("--keep-html", action="store_true", help="do not remove HTML tags nor decode entities")
-    rel.add_argument(
-        "--keep-email-headers", action="store_true", help="keep the header block of posts that are e-mails"
-    )
-    rel.add_argument("--drop-digits", action="store_true", help="drop tokens made only of digits")
-    rel.add_argument(
-        "--stop-words",
-        default=None,
-        metavar="LANGUAGE",
-        help="drop the stop words of LANGUAGE (e.g. english; lists from the stop-words package)",
-    )
     rel.add_argument(
         "--public-corpus",
         default=None,
@@ -281,28 +232,46 @@ def _corpus_max_n(args: argparse.Namespace) -> int:
     return n
 
 
+def _add_reading_args(parser: argparse.ArgumentParser, choices: dict[str, list[str]]) -> None:
+    """The reading options' flags, from their one declaration (``reading.READING_OPTIONS``)."""
+    from .reading import HEADER_FLAGS, HEADER_HELP, READING_OPTIONS
+
+    for o in READING_OPTIONS:
+        if o.kind == "value":
+            parser.add_argument(
+                o.flag,
+                dest=o.field,
+                default=o.default,
+                type=o.type,
+                choices=choices.get(o.field),
+                metavar=o.metavar,
+                help=o.help,
+            )
+        else:
+            parser.add_argument(o.flag, dest=o.field, action="store_true", help=o.help)
+    head = parser.add_mutually_exclusive_group()
+    for value in (True, False):
+        head.add_argument(
+            HEADER_FLAGS[value],
+            dest=HEADER_FLAGS[value][2:].replace("-", "_"),
+            action="store_true",
+            help=HEADER_HELP[value],
+        )
+
+
 def _load_options(args: argparse.Namespace) -> LoadOptions:
     """How ``release`` reads and tokenizes its input (``command.release_argv`` writes the inverse)."""
     from .corpus.load import LoadOptions
+    from .reading import READING_OPTIONS
 
+    given = vars(args)
+    reading: dict[str, Any] = {
+        o.field: (not given[o.field]) if o.kind == "off" else given[o.field] for o in READING_OPTIONS
+    }
     return LoadOptions(
-        format=args.format,
-        user_col=args.user_col,
-        text_col=args.text_col,
+        **reading,
         has_header=False if args.no_header else (True if args.header else None),
         max_n=_corpus_max_n(args),
-        tokenizer=args.tokenizer,
-        char_ngrams=args.char_ngrams,
-        lowercase=not args.keep_case,
-        strip_urls=not args.keep_urls,
-        drop_removed=not args.keep_removed,
-        strip_symbols=not args.keep_symbols,
-        strip_html=not args.keep_html,
-        email_headers=not args.keep_email_headers,
-        drop_digits=args.drop_digits,
-        stop_words=args.stop_words,
-        row_is_user=args.row_is_user,
-        user_pattern=args.user_pattern,
     )
 
 
@@ -324,11 +293,14 @@ def _cmd_release(args: argparse.Namespace) -> int:
             raise DpsuError(
                 f"--public-corpus is only used by {', '.join(takers)}; drop it or choose -m {' or -m '.join(takers)}"
             )
-        if Path(args.public_corpus).resolve() == Path(args.input).resolve():
-            raise DpsuError(
-                "--public-corpus is the private input itself; GW-KT's frequencies must come from PUBLIC "
-                "data: give a public corpus, or drop the flag to use the built-in wordfreq list"
-            )
+        from .corpus.load import same_content
+
+        if Path(args.public_corpus).is_file() and Path(args.input).is_file():
+            if same_content(args.public_corpus, args.input):
+                raise DpsuError(
+                    "--public-corpus holds the same data as the private input; GW-KT's frequencies must come "
+                    "from PUBLIC data: give a public corpus, or drop the flag to use the built-in wordfreq list"
+                )
         public = args.public_corpus
     if args.spark_master and args.engine != "spark":
         raise DpsuError("--spark-master is only used with --engine spark; add --engine spark or drop it")

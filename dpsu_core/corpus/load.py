@@ -9,10 +9,11 @@ then dropped) -> facts and checks of the chosen columns (columns.column_warnings
 
 from __future__ import annotations
 
+import hashlib
 import io
 import time
 from dataclasses import dataclass, replace
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Any
 
 import numpy as np
@@ -352,6 +353,35 @@ def _with_note(info: SourceInfo, note: str) -> SourceInfo:
 
 def _replace_source(corpus: Corpus, info: SourceInfo) -> Corpus:
     return replace(corpus, source=info)
+
+
+# ---- a file's identity: a "public" file must not be the private one ------------------------------------
+def content_digest(raw: RawFile) -> str:
+    """The identity of a file's content after unpacking (the same data zipped or not has the same digest)."""
+    return hashlib.blake2b(raw.data, digest_size=16).hexdigest()
+
+
+def refuse_private_copy(digest: str, private_digest: str | None, use: str) -> None:
+    """Refuse a file meant as PUBLIC data (``use``: "the exploration corpus", "GW-KT's public corpus") whose
+    content is the private corpus's: exploring on it would spend nothing on the private data, and GW-KT's
+    proof needs frequencies that do not depend on the private users."""
+    if private_digest is not None and digest == private_digest:
+        raise InputError(
+            f"this file holds exactly the private corpus's data; {use} must be PUBLIC data (never the private "
+            "file or a copy of it): upload a public file"
+        )
+
+
+def same_content(a: str | PurePath, b: str | PurePath, limits: ReadLimits = DEFAULT_LIMITS) -> bool:
+    """Whether two files hold the same data after unpacking (sizes first: different sizes are read no further
+    unless one of them is compressed)."""
+    pa_, pb = Path(a), Path(b)
+    if pa_.resolve() == pb.resolve():
+        return True
+    packed = {".zip", ".gz"}
+    if pa_.suffix.lower() not in packed and pb.suffix.lower() not in packed and pa_.stat().st_size != pb.stat().st_size:
+        return False
+    return content_digest(read_source(pa_, limits)) == content_digest(read_source(pb, limits))
 
 
 # ---- uploads: a file's bytes and its name (the app) -------------------------------------------------
