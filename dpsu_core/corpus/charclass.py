@@ -110,7 +110,7 @@ def lower_table() -> np.ndarray:
         np.cumsum(width, out=offsets[1:])
         chars = pa.StringArray.from_buffers(cps.shape[0], pa.py_buffer(offsets), pa.py_buffer(utf8))
         lowered = pc.utf8_lower(chars)
-        if not pc.all(pc.equal(pc.utf8_length(lowered), 1)).as_py():
+        if not (pc.utf8_length(lowered).to_numpy() == 1).all():  # no Python scalar: pyarrow would load pandas
             raise RuntimeError("Arrow's utf8_lower maps a code point to several; no per-code-point table")
         lo = np.frombuffer(lowered.buffers()[1], dtype=np.int32)[: cps.shape[0] + 1]
         data = lowered.buffers()[2].to_pybytes()[lo[0] : lo[-1]]
