@@ -273,6 +273,19 @@ def test_interner_gives_dense_ids_in_order_of_first_sight_and_grows():
     assert intern.strings().to_pylist() == list(first)
 
 
+@pytest.mark.parametrize("pylist_max", [0, 1_000_000])  # Arrow's to_numpy, and the Python-list path
+def test_interner_objects_are_its_strings_as_python_str(monkeypatch, pylist_max):
+    from dpsu_core.corpus import intern as intern_module
+
+    monkeypatch.setattr(intern_module, "PYLIST_MAX", pylist_max)
+    table = Interner(capacity=4)
+    values = ["b", "", "é 漢字", "b", "a-much-longer-string"] + [f"w{i}" for i in range(3000)]
+    table.add_strings(pa.array(values))
+    got = table.objects()
+    assert got.dtype == object and got.shape == (len(table),)
+    assert got.tolist() == list(dict.fromkeys(values)) and all(type(x) is str for x in got)
+
+
 def test_interner_merge_maps_the_other_tables_ids():
     a, b = Interner(), Interner()
     a.add_strings(pa.array(["x", "y", "same"]))
