@@ -91,15 +91,19 @@ class Release:
     def seeded(self) -> bool:
         return self.seed is not None
 
-    def private_frame(self):
-        """The released output as a DataFrame: item, n, and for count mechanisms count and std. Nothing else."""
-        import pandas as pd
-
+    def private_columns(self) -> dict[str, np.ndarray]:
+        """The released output by column: item, n, and for count mechanisms count and std. Nothing else."""
         data = {"item": self.items.astype(object), "n": self.ngram_len.astype(np.int64)}
         if self.noisy_counts is not None:
             data["count"] = np.asarray(self.noisy_counts)
             data["std"] = np.asarray(self.count_std, dtype=np.float64)
-        return pd.DataFrame(data)
+        return data
+
+    def private_frame(self):
+        """``private_columns`` as a DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame(self.private_columns())
 
 
 @dataclass(frozen=True)
