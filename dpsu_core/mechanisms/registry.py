@@ -23,6 +23,7 @@ def _load_all() -> None:
         dpne,  # noqa: F401  DPNE and the DPSU-all / -even / -single baselines
         greedy,  # noqa: F401  GW, GW-KT
         pcr,  # noqa: F401  PCR and the bounded-counts baseline
+        policy_sips,  # noqa: F401  Policy DP-SIPS (iterated policy-Gaussian rounds)
         setunion,  # noqa: F401  count / weighted / policy, Laplace and Gaussian
         sips,  # noqa: F401  DP-SIPS (iterated weighted-Gaussian rounds)
     )
