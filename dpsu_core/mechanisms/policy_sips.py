@@ -8,7 +8,7 @@ released. DP-SIPS (Swanberg, Desfontaines & Haney 2023; ``sips``) runs the same 
 Gaussian update; Policy Gaussian is the case I = 1.
 
 Calibration (public, ``round_calibration``). delta = delta_noise + delta_thr (``privacy.tuning``: the two
-halves by default, or the split that minimises the last round's Gamma_I with ``delta_split="tuned"``).
+halves by default, or the split that minimises the last round's threshold T_I with ``delta_split="tuned"``).
 sigma is the analytic-Gaussian noise for (epsilon, delta_noise) at l2-sensitivity 1, i.e. mu = 1/sigma in
 Gaussian DP. Round i gets the share f_i = r^(I-i) / sum_j r^(I-j): sigma_i >= sigma / sqrt(f_i) with
 sum_i 1/sigma_i^2 <= 1/sigma^2, and delta_i <= f_i delta_thr with sum_i delta_i <= delta_thr (both sums
@@ -107,15 +107,15 @@ def choose_split(
     epsilon: float, delta: float, max_items: int, alpha: float, rounds: int, ratio: float, how: str
 ) -> DeltaSplit:
     """The delta split: two halves (``how="half"``) or, with ``how="tuned"``, the share of ``privacy.tuning``'s
-    grid that minimises the last round's cutoff Gamma_I (the round with the largest budget share). Public:
-    a function of the parameters only."""
+    grid that minimises the last round's threshold T_I (the round with the largest budget share; with one
+    round, Policy Gaussian's rho). Public: a function of the parameters only."""
     if how != TUNED:
         return split_delta(delta, 0.5)
 
-    def last_gamma(split: DeltaSplit) -> float:
-        return float(round_calibration(epsilon, split, max_items, alpha, rounds, ratio)["gamma_i"][-1])
+    def last_threshold(split: DeltaSplit) -> float:
+        return float(round_calibration(epsilon, split, max_items, alpha, rounds, ratio)["threshold_i"][-1])
 
-    return best_split(delta, last_gamma)[0]
+    return best_split(delta, last_threshold)[0]
 
 
 # --------------------------------------------------------------------------- the pass

@@ -18,11 +18,15 @@ delta, Delta0, alpha, the mechanism's rounds): it evaluates a proxy computed fro
 over a fixed grid of shares and keeps the best. No data is read, so the chosen calibration is as public
 as the default one, and the guarantee of the chosen split is the one above.
 
-The proxy. A Policy Gaussian item is released with probability Phi(alpha) once its weight reaches the
-cutoff Gamma = rho + alpha sigma, and the users' l2 budget (1 each) is what fills items up to Gamma: the
-lower Gamma, the more items one budget fills. So the proxy to minimise is Gamma (for Weighted Gaussian,
-alpha = 0: rho). It is a proxy, not the expected count; the benchmark (``benchmarks/bench_setunion.py``)
-measures the items it buys.
+The proxy. An item is released when its weight plus noise passes rho, so rho is the weight an item needs
+for an even chance, and the lower rho, the fewer holders an item needs. The split moves sigma (through
+delta_noise) and the quantile in rho (through delta_threshold) in opposite directions; ``best_split`` with
+rho as the proxy (for rounds, the last round's threshold: the round with the largest budget share) takes
+the minimum. It is a proxy, not the expected count: ``benchmarks/bench_setunion.py`` measures the items it
+buys. At the standard setting (epsilon 3, delta e^-10, Delta0 100) the surface is flat: rho moves by
+0.15% between the shares 0.5 and 0.6 (and the cutoff Gamma = rho + alpha sigma by under 1% over 0.3-0.9),
+so the tuned split changes the released count by less than the run-to-run spread. Minimising Gamma
+instead picked the share 0.7 and released about 1% fewer items than the halves: that proxy was dropped.
 """
 
 from __future__ import annotations
