@@ -18,19 +18,23 @@ T_i = max_{t <= Delta0} [1/sqrt(t) + sigma_i Phi^-1((1 - delta_i)^(1/t))] and Ga
 Why it is private (neighbours D and D' = D + u; the full argument is docs/policy_sips.md).
 1. One round, given the earlier rounds' outputs (public). The removed items, the order and the samples
    of the users of D are coupled between D and D' (u is inserted somewhere in the order). Gopi et al.'s
-   Lemma for the l2-descent policy (their Theorem 5.3's proof): ||H_i(D') - H_i(D)||_2 <= 1, because every
-   user's step is a move of l2 length <= 1 toward Gamma_i that never passes it, and the update is
-   monotone and 1-Lipschitz in l2 (the property test checks it on random coupled neighbours). The items
-   with H_i(D) = 0 < H_i(D') are held by u alone (only a holder's step touches an item), u's step gives
-   each of its t such items at most 1/sqrt(t) (they all start at gap Gamma_i), and nobody else touches
-   them, so one of them crosses T_i with probability <= 1 - Phi((T_i - 1/sqrt(t)) / sigma_i)^t <= delta_i
-   by the choice of T_i. On the other items the round is a Gaussian mechanism of l2-sensitivity 1 with
-   noise sigma_i: (1/sigma_i)-GDP.
-2. Rounds compose adaptively. Outside the threshold events (total probability <= sum_i delta_i <= delta_thr)
-   the rounds are an adaptive composition of Gaussian mechanisms, mu-GDP with mu^2 = sum_i 1/sigma_i^2
-   <= 1/sigma^2, which is (epsilon, delta_noise)-DP by the choice of sigma. Total: (epsilon, delta_noise +
-   delta_thr) <= (epsilon, delta). Exactly DP-SIPS's argument with Policy Gaussian's lemma for round i's
-   update instead of the weighted one.
+   Theorem 1.1 with their Lemma 5.2 (the l2-descent step is l2-contractive: each user moves H an l2
+   distance <= 1 toward (Gamma_i, ..., Gamma_i) and two histograms never move apart): on the items of
+   supp(H_i(D)), ||H_i(D') - H_i(D)||_2 <= 1 (the property test checks it on random coupled neighbours).
+   The items with H_i(D) = 0 < H_i(D') are u's alone (only a holder's step touches an item); they all
+   start at gap Gamma_i, so u's step gives each of its t such items at most 1/sqrt(t), and one of them
+   crosses T_i with probability <= 1 - Phi((T_i - 1/sqrt(t)) / sigma_i)^t <= delta_i by the choice of T_i
+   (Gopi et al., proof of Theorem 5.1). Restricted to supp(H_i(D)) the round is a Gaussian mechanism of
+   l2-sensitivity 1 with noise sigma_i: (1/sigma_i)-GDP.
+2. Rounds compose adaptively: the restricted rounds are mu-GDP with mu^2 = sum_i 1/sigma_i^2 <= 1/sigma^2,
+   which is (epsilon, delta_noise)-DP by the choice of sigma; the event that some round releases one of u's
+   lone items has probability <= sum_i delta_i <= delta_thr, and Gopi et al.'s Lemma 2.1 adds it in both
+   directions: (epsilon, delta_noise + delta_thr) <= (epsilon, delta). This is DP-SIPS's argument with Policy
+   Gaussian's contractivity in place of the weighted update's sensitivity; it never uses
+   delta_noise = delta_thr, which is why the split may be chosen.
+
+Default shares r = 0.02 (``round_ratio``): the early rounds are cheap passes that release the most common
+items, so in the last round (about 98% of mu^2) users with more than Delta0 items sample among the rest.
 
 The pass is a sequential numba kernel over the CSR (the l2-descent depends on the order): it filters each
 user's row by the still-unreleased items, samples and updates in one pass, with no per-user Python.
