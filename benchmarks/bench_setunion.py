@@ -12,7 +12,9 @@ so GW-KT's public order is all ties there: its order is the keyed hash alone. sy
 sets (issue 2: "de-duplicated per user"), so GW's own counts are all 1 and its order is the keyed hash
 too. ``gw_variants`` gives GW at Delta0 = 30 and on the variant whose per-user counts keep the Zipf draws'
 multiplicities (``synthetic_200k(keep_counts=True)``): the order then puts each user's repeated, i.e. most
-common, words first.
+common, words first. ``frontier`` (issue 17; docs/policy_sips.md) measures Policy Gaussian, DP-SIPS and Policy
+DP-SIPS side by side at alpha 3 and 5, with the tuned delta split and with each other's round shares, against
+the goal of 30,000 items.
 """
 
 from __future__ import annotations
