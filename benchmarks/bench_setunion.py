@@ -58,9 +58,12 @@ def _gw_variants(corpus, runs: int) -> dict:
     }
 
 
-def _measure(corpus, name: str, params: dict, runs: int, floor: float) -> dict:
-    """One mechanism at these parameters: a warm-up release, then ``runs`` timed releases (items, recovered mass)."""
-    mech = get_mechanism(name, epsilon=EPSILON, delta=DELTA, **params)
+def measure(
+    corpus, name: str, params: dict, runs: int, floor: float, *, epsilon: float = EPSILON, delta: float = DELTA
+) -> dict:
+    """One mechanism at these parameters: a warm-up release, then ``runs`` timed releases (items, recovered mass
+    over all n-gram lengths)."""
+    mech = get_mechanism(name, epsilon=epsilon, delta=delta, **params)
     t = time.perf_counter()
     mech.release(corpus)  # warm-up (numba compile / cache load, per-corpus caches)
     first = time.perf_counter() - t
@@ -70,7 +73,8 @@ def _measure(corpus, name: str, params: dict, runs: int, floor: float) -> dict:
         rel = mech.release(corpus)
         times.append(time.perf_counter() - t)
         counts.append(rel.n_released)
-        masses.append(float(missing_mass(corpus, rel)["recovered_mass"].iloc[0]))
+        mass = missing_mass(corpus, rel).set_index("n")["recovered_mass"]
+        masses.append(float(mass.loc[0]))  # n = 0: every length together
     med = statistics.median(times)
     n_mean, n_sd = _mean_sd(counts)
     m_mean, m_sd = _mean_sd(masses)
@@ -105,7 +109,7 @@ TARGET_FRONTIER_ITEMS = 30_000
 
 def _frontier(corpus, runs: int, floor: float) -> dict:
     rows = {
-        key: {"mechanism": name, **_measure(corpus, name, {"max_items": MAX_ITEMS, **params}, runs, floor)}
+        key: {"mechanism": name, **measure(corpus, name, {"max_items": MAX_ITEMS, **params}, runs, floor)}
         for key, (name, params) in FRONTIER.items()
     }
     best = max(rows, key=lambda k: rows[k]["released_mean"])
@@ -135,7 +139,7 @@ def run(runs: int = RUNS) -> dict:
     out["floor_seconds"] = round(floor, 4)
     for name, cls in mechanisms().items():
         params = {k: v for k, v in SHARED.items() if k in cls.param_names}
-        row = {"label": cls.label, "kind": cls.kind, **_measure(corpus, name, params, runs, floor)}
+        row = {"label": cls.label, "kind": cls.kind, **measure(corpus, name, params, runs, floor)}
         if name in TARGET_ITEMS:
             row["target_items"] = TARGET_ITEMS[name]
             row["meets_item_target"] = row["released_mean"] >= TARGET_ITEMS[name]

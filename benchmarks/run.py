@@ -40,12 +40,15 @@ SECTIONS = {
     "scale_10m": "benchmarks.bench_scale_10m",
     "floor": "benchmarks.bench_floor",  # dpsu end to end as a multiple of an Arrow read + split (issue 20)
     "floor_10m": "benchmarks.bench_floor_10m",
+    "frontier_msnbc": "benchmarks.bench_frontier_msnbc",  # Policy DP-SIPS beside Policy Gaussian and DP-SIPS on MSNBC
 }
 # sections run only when named: scale_10m needs about 12 GB, spark about 8 GB (and Java 17)
 OPT_IN = {"scale_10m", "floor_10m", "spark"}
 # data files a section needs: the runner refuses the section without them rather than replace committed
 # MSNBC figures with a "skipped" (the other sections run without the shared folder)
-NEEDS: dict[str, list[Path]] = {name: [MSNBC] for name in ("msnbc", "ingest", "pcr_metrics", "kernels")}
+NEEDS: dict[str, list[Path]] = {
+    name: [MSNBC] for name in ("msnbc", "ingest", "pcr_metrics", "kernels", "frontier_msnbc")
+}
 
 _CHILD = """
 import json, sys, importlib
