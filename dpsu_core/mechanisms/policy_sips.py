@@ -50,6 +50,7 @@ import numba
 import numpy as np
 
 from ..corpus.model import Corpus
+from ..errors import ParameterError
 from ..privacy.gaussian import analytic_gaussian_sigma, raise_until
 from ..privacy.norms import descent_budget
 from ..privacy.thresholds import cutoff, rho_weighted_gaussian_sigma
@@ -90,6 +91,12 @@ def round_calibration(
     f = round_fractions(rounds, ratio)
     sig = _round_sigmas(sigma, f)
     dlt = _round_deltas(split.delta_threshold, f)
+    if min(dlt) <= 0.0:  # f_1 * delta_thr below the smallest float
+        raise ParameterError(
+            f"delta ({split.delta_threshold + split.delta_noise:.3g}) is too small to share over {rounds} rounds at "
+            f"round ratio {ratio:g}: round 1's share of it is below the smallest float; use fewer rounds or a "
+            "larger round_ratio"
+        )
     # rho_weighted_gaussian_sigma spends half of its delta argument on the threshold event: pass 2 delta_i
     thr = [rho_weighted_gaussian_sigma(s, 2.0 * d, max_items) for s, d in zip(sig, dlt)]
     gam = [cutoff(t, alpha, s) for t, s in zip(thr, sig)]

@@ -18,6 +18,7 @@ from scipy.optimize import brentq
 from scipy.stats import norm
 
 from dpsu_core.corpus.build import corpus_from_token_lists
+from dpsu_core.errors import ParameterError
 from dpsu_core.mechanisms import policy_sips as mod
 from dpsu_core.mechanisms.registry import get_mechanism, mechanisms
 from dpsu_core.mechanisms.sampling import rows_from_lists
@@ -110,6 +111,12 @@ def test_one_round_is_policy_gaussian():
         a = get_mechanism("policy-gaussian", epsilon=eps, delta=delta, max_items=m, alpha=alpha).calibrate()
         b = psips(eps, delta, max_items=m, alpha=alpha, rounds=1).calibrate()
         assert (a.scale, a.rho, a.gamma) == (b.scale, b.rho, b.gamma)
+
+
+def test_a_round_share_below_the_smallest_float_is_a_clear_error():
+    with pytest.raises(ParameterError, match="too small to share over 20 rounds"):
+        psips(3.0, 1e-300, rounds=20, round_ratio=1e-6).calibrate()
+    assert psips(3.0, 1e-300, rounds=2, round_ratio=1e-6).calibrate().details["delta_i"][0] > 0
 
 
 def test_registered_with_its_parameters():
