@@ -47,6 +47,7 @@ PREVIEWED = (
     "dpsu-single",
     "bounded-counts",
     "dp-sips",
+    "policy-sips",
 )
 
 
@@ -172,14 +173,17 @@ def _stages(cal: Calibration, m_kept: int) -> tuple[tuple[Stage, ...], str]:
         sigma1 = float(d["sigma_k"][0])
         rho1 = float(d["rho_1"]) if name == "dpne" else float(d["rho_k"][0])
         return (Stage("gaussian", sigma1, rho1, inv_sqrt),), "+1/√m per kept holder; 1-grams (level 1) only"
-    if name == "dp-sips":
+    if name in ("dp-sips", "policy-sips"):  # Policy DP-SIPS: the same rounds, each weight capped at its Γ_i
+        caps = d.get("gamma_i") or [None] * len(d["sigma_i"])
         rounds = tuple(
-            Stage("gaussian", float(sig), float(thr), inv_sqrt, round=True)
-            for sig, thr in zip(d["sigma_i"], d["threshold_i"])
+            Stage("gaussian", float(sig), float(thr), inv_sqrt, None if cap is None else float(cap), round=True)
+            for sig, thr, cap in zip(d["sigma_i"], d["threshold_i"], caps)
         )
         return rounds, (
-            f"+1/√m per kept holder in each of {len(rounds)} rounds (each round samples afresh; the holder's other "
-            "items assumed not yet released), released if any round passes its threshold"
+            f"+1/√m per kept holder in each of {len(rounds)} rounds"
+            + (", up to that round's Γ_i" if name == "policy-sips" else "")
+            + " (each round samples afresh; the holder's other items assumed not yet released), released if any "
+            "round passes its threshold"
         )
     if name == "bounded-counts":
         stages = [Stage("gaussian", float(d["selection_sigma"]), float(d["selection_rho"]), inv_sqrt)]
