@@ -51,15 +51,17 @@ import numpy as np
 
 from ..corpus.model import Corpus
 from ..errors import ParameterError
+from ..privacy.cost import ZcdpCost, gaussian_costs_sum
 from ..privacy.gaussian import analytic_gaussian_sigma, raise_until
 from ..privacy.norms import descent_budget
 from ..privacy.thresholds import cutoff, rho_weighted_gaussian_sigma
 from ..privacy.tuning import TUNED, DeltaSplit, best_split, split_delta
+from ..privacy.zcdp import gaussian_zcdp
 from .base import Calibration, Diagnostics, Mechanism, ReleaseParts, noisy_threshold, progress_step
-from .registry import register
 from .sampling import OrderedRows, sample_in_place
 from .setunion import _l2_step
 from .sips import round_fractions
+from .traits import Stage, Stages, scale_quantity
 
 
 # --------------------------------------------------------------------------- calibration
@@ -97,8 +99,8 @@ def round_calibration(
             f"round ratio {ratio:g}: round 1's share of it is below the smallest float; use fewer rounds or a "
             "larger round_ratio"
         )
-    # rho_weighted_gaussian_sigma spends half of its delta argument on the threshold event: pass 2 delta_i
-    thr = [rho_weighted_gaussian_sigma(s, 2.0 * d, max_items) for s, d in zip(sig, dlt)]
+    # round i's threshold event has probability <= delta_i (docs/algorithms.md §2)
+    thr = [rho_weighted_gaussian_sigma(s, max_items, delta_threshold=d) for s, d in zip(sig, dlt)]
     gam = [cutoff(t, alpha, s) for t, s in zip(thr, sig)]
     return {
         "sigma": sigma,
@@ -193,7 +195,6 @@ def policy_round_update(rows: OrderedRows, n_items: int, gamma: float, keep: np.
 
 
 # --------------------------------------------------------------------------- the mechanism
-@register
 class PolicySips(Mechanism):
     name, label, family = "policy-sips", "Policy DP-SIPS (iterated policy Gaussian)", "gaussian"
     param_names = ("max_items", "alpha", "rounds", "round_ratio", "delta_split")
@@ -202,6 +203,33 @@ class PolicySips(Mechanism):
         "round i gets the share r^(I-i) of the Gaussian budget, composed as in DP-SIPS. Sequential: one user order "
         "per round."
     )
+    order_free = False  # each round visits the users in one random order (the l2-descent is sequential)
+
+    @classmethod
+    def privacy_cost(cls, cal: Calibration) -> ZcdpCost:
+        """As DP-SIPS: round i is a Gaussian mechanism of noise sigma_i on the items of supp(H_i(D)) (rho_i =
+        1/(2 sigma_i^2), the rho add as Gaussian DP), plus the threshold events of total probability <=
+        delta_thresholds."""
+        d = cal.details
+        return gaussian_costs_sum([gaussian_zcdp(float(s)) for s in d["sigma_i"]], float(d["delta_thresholds"]))
+
+    @classmethod
+    def noise_quantities(cls, cal: Calibration) -> list[tuple[str, float]]:
+        return scale_quantity(cal)
+
+    @classmethod
+    def preview_stages(cls, cal: Calibration, m_kept: int) -> Stages:
+        d = cal.details
+        w = 1.0 / math.sqrt(m_kept)
+        rounds = tuple(
+            Stage("gaussian", float(sig), float(thr), w, float(cap), round=True)
+            for sig, thr, cap in zip(d["sigma_i"], d["threshold_i"], d["gamma_i"])
+        )
+        return Stages(
+            rounds,
+            f"+1/√m per kept holder in each of {len(rounds)} rounds, up to that round's Γ_i (each round samples "
+            "afresh; the holder's other items assumed not yet released), released if any round passes its threshold",
+        )
 
     def calibrate(self) -> Calibration:
         p = self.params

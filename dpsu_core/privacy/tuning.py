@@ -6,7 +6,7 @@ mechanism over the items other users also hold (sigma is the analytic-Gaussian n
 one of the added user's own items crosses the threshold rho (Gopi et al. 2020, Theorem 5.1 and its
 Gaussian form). dpsu has always split delta in two halves; this module chooses the split instead.
 
-Why any split is valid. The proof of each mechanism (docs/policy_sips.md; spec sections 2 and 8) bounds
+Why any split is valid. The proof of each mechanism (docs/policy_sips.md; docs/algorithms.md §2 and §7) bounds
 the privacy loss by (epsilon, delta_noise) from the Gaussian part plus delta_threshold from the threshold
 event, and adds the two: it never uses delta_noise = delta_threshold. So for every pair with
 delta_noise + delta_threshold <= delta, where sigma is calibrated for delta_noise and rho for

@@ -20,7 +20,7 @@ from scipy.stats import norm
 from dpsu_core.corpus.build import corpus_from_token_lists
 from dpsu_core.errors import ParameterError
 from dpsu_core.mechanisms import policy_sips as mod
-from dpsu_core.mechanisms.registry import get_mechanism, mechanisms
+from dpsu_core.mechanisms.registry import get_mechanism, list_mechanisms
 from dpsu_core.mechanisms.sampling import rows_from_lists
 from dpsu_core.mechanisms.setunion import l2_descent_update
 from tests.helpers import (
@@ -120,7 +120,7 @@ def test_a_round_share_below_the_smallest_float_is_a_clear_error():
 
 
 def test_registered_with_its_parameters():
-    cls = mechanisms("set-union")["policy-sips"]
+    cls = list_mechanisms("set-union")["policy-sips"]
     assert cls.param_names == ("max_items", "alpha", "rounds", "round_ratio", "delta_split")
     assert psips().params == {"max_items": 100, "alpha": 5.0, "rounds": 3, "round_ratio": 0.02, "delta_split": "half"}
 

@@ -113,6 +113,6 @@ def test_the_split_moves_rho_by_under_a_percent_at_the_standard_setting():
     # the finding the benchmark rows measure: the best split (noise share 0.6) lowers rho from 6.8237 to 6.8136
     half = tuned_policy_gaussian(3.0, math.exp(-10), 100, 3.0, "half")
     tuned = tuned_policy_gaussian(3.0, math.exp(-10), 100, 3.0)
-    assert half.rho == pytest.approx(6.8237, abs=5e-5)  # spec section 2's reference value
+    assert half.rho == pytest.approx(6.8237, abs=5e-5)  # docs/algorithms.md §2's reference value
     assert tuned.details["noise_share"] == 0.6
     assert 0.99 * half.rho < tuned.rho < half.rho
