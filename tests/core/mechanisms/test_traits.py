@@ -87,7 +87,7 @@ def test_registry_is_an_explicit_list_and_the_package_function_is_not_shadowed()
     import dpsu_core
     import dpsu_core.mechanisms as pkg
 
-    assert list(list_mechanisms()) == [c.name for c in MECHANISM_CLASSES] and len(MECHANISM_CLASSES) == 15
+    assert list(list_mechanisms()) == [c.name for c in MECHANISM_CLASSES] and len(MECHANISM_CLASSES) == 16
     assert dpsu_core.list_mechanisms is registry.list_mechanisms  # a function, not the subpackage
     assert dpsu_core.mechanisms is pkg and not callable(pkg)
     assert mechanism_class("gw") is list_mechanisms()["gw"]
