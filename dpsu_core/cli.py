@@ -84,43 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     rel = commands["release"]
     rel.add_argument("input", help="corpus file: csv, tsv, jsonl, parquet, txt or pre-tokenized sequences (.zip ok)")
     _add_mechanism_args(rel)
-    rel.add_argument(
-        "--user-col",
-        default=None,
-        help="user-id column (name or 0-based position); taken from known names (author_id, author, user, ...) "
-        "when not given, never by position",
-    )
-    rel.add_argument("--text-col", default=None, help="text column (name or 0-based position)")
-    head = rel.add_mutually_exclusive_group()
-    head.add_argument("--header", action="store_true", help="the first row is a header (default: detected)")
-    head.add_argument("--no-header", action="store_true", help="the file has no header row (default: detected)")
-    rel.add_argument(
-        "--row-is-user", action="store_true", help="each row is its own user (for files without a user column)"
-    )
-    rel.add_argument(
-        "--user-pattern",
-        default=None,
-        metavar="REGEX",
-        help="the user is the first group of REGEX in --user-col, e.g. --user-col file --user-pattern '^([^/]+)/'",
-    )
+    _add_reading_args(rel, {"format": list(FORMATS), "tokenizer": list(TOKENIZERS)})
     rel.add_argument("--strict", action="store_true", help="treat column warnings as errors (exit 2)")
-    rel.add_argument("--format", default="auto", choices=list(FORMATS))
-    rel.add_argument("--tokenizer", default="fast", choices=list(TOKENIZERS))
-    rel.add_argument("--keep-case", action="store_true", help="do not lowercase")
-    rel.add_argument("--keep-urls", action="store_true", help="do not strip URLs")
-    rel.add_argument("--keep-removed", action="store_true", help="keep [removed]/[deleted] posts")
-    rel.add_argument("--keep-symbols", action="store_true", help="do not strip symbols")
-    rel.add_argument("--keep-html", action="store_true", help="do not remove HTML tags nor decode entities")
-    rel.add_argument(
-        "--keep-email-headers", action="store_true", help="keep the header block of posts that are e-mails"
-    )
-    rel.add_argument("--drop-digits", action="store_true", help="drop tokens made only of digits")
-    rel.add_argument(
-        "--stop-words",
-        default=None,
-        metavar="LANGUAGE",
-        help="drop the stop words of LANGUAGE (e.g. english; lists from the stop-words package)",
-    )
     rel.add_argument(
         "--public-corpus",
         default=None,
@@ -134,6 +99,32 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rel.add_argument("-o", "--output", required=True, help="output CSV of released items (never the input)")
     rel.add_argument("--report", default=None, help="write the release report (JSON, or Markdown for .md) here")
+    rel.add_argument(
+        "--export-tokenizer",
+        default=None,
+        metavar="PATH",
+        help="also write a Hugging Face tokenizers file (tokenizer.json) built from the released items only",
+    )
+    rel.add_argument(
+        "--tokenizer-model",
+        default=None,
+        choices=["wordlevel", "bpe", "wordpiece"],
+        help="the exported tokenizer's model: wordlevel (default: exactly the released words + special tokens), "
+        "bpe or wordpiece (subwords trained on the released items; noisy counts as frequencies where released)",
+    )
+    rel.add_argument(
+        "--special-tokens",
+        default=None,
+        metavar="LIST",
+        help="comma-separated special tokens of the exported tokenizer, e.g. '[PAD],[CLS],[SEP],[MASK]' ([UNK] always)",
+    )
+    rel.add_argument(
+        "--tokenizer-vocab-size",
+        type=int,
+        default=None,
+        metavar="N",
+        help="target vocabulary size of a bpe/wordpiece tokenizer (default 30000)",
+    )
     rel.add_argument(
         "--max-file-mb",
         type=float,
@@ -241,27 +232,46 @@ def _corpus_max_n(args: argparse.Namespace) -> int:
     return n
 
 
+def _add_reading_args(parser: argparse.ArgumentParser, choices: dict[str, list[str]]) -> None:
+    """The reading options' flags, from their one declaration (``reading.READING_OPTIONS``)."""
+    from .reading import HEADER_FLAGS, HEADER_HELP, READING_OPTIONS
+
+    for o in READING_OPTIONS:
+        if o.kind == "value":
+            parser.add_argument(
+                o.flag,
+                dest=o.field,
+                default=o.default,
+                type=o.type,
+                choices=choices.get(o.field),
+                metavar=o.metavar,
+                help=o.help,
+            )
+        else:
+            parser.add_argument(o.flag, dest=o.field, action="store_true", help=o.help)
+    head = parser.add_mutually_exclusive_group()
+    for value in (True, False):
+        head.add_argument(
+            HEADER_FLAGS[value],
+            dest=HEADER_FLAGS[value][2:].replace("-", "_"),
+            action="store_true",
+            help=HEADER_HELP[value],
+        )
+
+
 def _load_options(args: argparse.Namespace) -> LoadOptions:
     """How ``release`` reads and tokenizes its input (``command.release_argv`` writes the inverse)."""
     from .corpus.load import LoadOptions
+    from .reading import READING_OPTIONS
 
+    given = vars(args)
+    reading: dict[str, Any] = {
+        o.field: (not given[o.field]) if o.kind == "off" else given[o.field] for o in READING_OPTIONS
+    }
     return LoadOptions(
-        format=args.format,
-        user_col=args.user_col,
-        text_col=args.text_col,
+        **reading,
         has_header=False if args.no_header else (True if args.header else None),
         max_n=_corpus_max_n(args),
-        tokenizer=args.tokenizer,
-        lowercase=not args.keep_case,
-        strip_urls=not args.keep_urls,
-        drop_removed=not args.keep_removed,
-        strip_symbols=not args.keep_symbols,
-        strip_html=not args.keep_html,
-        email_headers=not args.keep_email_headers,
-        drop_digits=args.drop_digits,
-        stop_words=args.stop_words,
-        row_is_user=args.row_is_user,
-        user_pattern=args.user_pattern,
     )
 
 
@@ -283,11 +293,14 @@ def _cmd_release(args: argparse.Namespace) -> int:
             raise DpsuError(
                 f"--public-corpus is only used by {', '.join(takers)}; drop it or choose -m {' or -m '.join(takers)}"
             )
-        if Path(args.public_corpus).resolve() == Path(args.input).resolve():
-            raise DpsuError(
-                "--public-corpus is the private input itself; GW-KT's frequencies must come from PUBLIC "
-                "data: give a public corpus, or drop the flag to use the built-in wordfreq list"
-            )
+        from .corpus.load import same_content
+
+        if Path(args.public_corpus).is_file() and Path(args.input).is_file():
+            if same_content(args.public_corpus, args.input):
+                raise DpsuError(
+                    "--public-corpus holds the same data as the private input; GW-KT's frequencies must come "
+                    "from PUBLIC data: give a public corpus, or drop the flag to use the built-in wordfreq list"
+                )
         public = args.public_corpus
     if args.spark_master and args.engine != "spark":
         raise DpsuError("--spark-master is only used with --engine spark; add --engine spark or drop it")
@@ -301,11 +314,12 @@ def _cmd_release(args: argparse.Namespace) -> int:
         with timings.phase("calibrate"):
             mech.calibrate()  # before the read, and kept (lru and on-disk cache): the release reuses it
     options = _load_options(args)  # validates --max-n before anything is read
+    tok_spec = _tokenizer_spec(args, options)
     limits = _read_limits(args)
     # Outputs must not overwrite an input or each other, and their folder must be writable: checked now,
     # before the corpus is read, so a bad path costs nothing.
     check_output_paths(
-        {"-o": args.output, "--report": args.report},
+        {"-o": args.output, "--report": args.report, "--export-tokenizer": args.export_tokenizer},
         {"the input": args.input, "the public corpus": args.public_corpus},
     )
     corpus: Any  # a Corpus, or with --engine spark a SparkCorpus (rows on the executors)
@@ -325,24 +339,62 @@ def _cmd_release(args: argparse.Namespace) -> int:
     else:
         with timings.phase("release"):
             release = mech.release(corpus, seed=args.seed)
+    tokenizer = None
+    if tok_spec is not None:
+        from .tokenizer_export import tokenizer_json
+
+        body, built = tokenizer_json(release, tok_spec)
+        tokenizer = (args.export_tokenizer, body, built)
     with timings.phase("write"):
-        write_release(release, args.output, args.report)
+        write_release(release, args.output, args.report, tokenizer)
     per = ", ".join(f"{n}-grams: {c}" for n, c in release.per_length().items())
     print(
         f"released {release.n_released} items ({per}) with {release.calibration.label} "
         f"at epsilon={args.epsilon:g}, delta={args.delta:.3g} -> {args.output}"
     )
     print(spent_line(release.calibration), file=sys.stderr)
+    if tokenizer is not None:
+        built = tokenizer[2]
+        print(
+            f"tokenizer ({built['model']}, {built['vocabulary_size']} entries, from the released items only) "
+            f"-> {args.export_tokenizer}; splits new text by {built['pre_tokenizer']}",
+            file=sys.stderr,
+        )
     if args.seed is not None:
         print("warning: fixed seed (teaching mode): this release is NOT for real use", file=sys.stderr)
     timings.report()
     return 0
 
 
+def _tokenizer_spec(args: argparse.Namespace, options: LoadOptions):
+    """The exported tokenizer's spec (checked before the corpus is read), or None without --export-tokenizer."""
+    given = [f for f, v in (("--tokenizer-model", args.tokenizer_model), ("--special-tokens", args.special_tokens),
+                            ("--tokenizer-vocab-size", args.tokenizer_vocab_size)) if v is not None]  # fmt: skip
+    if args.export_tokenizer is None:
+        if given:
+            raise DpsuError(f"{given[0]} is for the exported tokenizer: add --export-tokenizer PATH, or drop it")
+        return None
+    try:
+        import tokenizers  # noqa: F401
+    except ImportError:
+        raise DpsuError("--export-tokenizer needs the tokenizers package: pip install 'dpsu[export]'") from None
+    from .tokenizer_export import TokenizerSpec, check_spec, parse_special_tokens
+
+    spec = TokenizerSpec.from_options(
+        options,
+        model=args.tokenizer_model or "wordlevel",
+        special_tokens=parse_special_tokens(args.special_tokens),
+        vocab_size=args.tokenizer_vocab_size,
+    )
+    return check_spec(spec)
+
+
 def _report_source(src, *, strict: bool) -> None:
     """What the reader did, the chosen columns' facts and the warnings, on stderr (raw data, not private)."""
     for note in src.notes:
         print(f"note (raw data, not private): {speak(note, CLI_OPTIONS)}", file=sys.stderr)
+    for line in src.detected:
+        print(f"segmentation (raw data, not private): {line}", file=sys.stderr)
     roles = ["user", "text"] if len(src.column_facts) == 2 else ["text"]
     for role, facts in zip(roles, src.column_facts):
         print(f"column (raw data, not private): {facts.describe(role)}", file=sys.stderr)

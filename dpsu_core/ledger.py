@@ -271,12 +271,13 @@ class Ledger:
 
 
 def spent_line(cal: Calibration) -> str:
-    """One line for the CLI's stderr: what a single release spent."""
-    t = cost_of(cal, 1)
-    z = zcdp_cost(cal)
+    """One line for the CLI's stderr: what a single release spent (its own epsilon and delta, the basic total
+    of one entry: no composition is computed, so the line costs no numerical search)."""
+    e = LedgerEntry.from_calibration(cal, corpus_id=None, source="preview", releases=1)
+    z = e.zcdp
     extra = f" (as zCDP: rho = {z.rho:.4g}, approximate delta = {z.delta:.3g})" if z is not None else ""
     return (
-        f"privacy spent by this run: epsilon = {t.basic_epsilon:g}, delta = {t.basic_delta:.3g} on this corpus's "
+        f"privacy spent by this run: epsilon = {e.epsilon:g}, delta = {e.delta:.3g} on this corpus's "
         f"users{extra}; every further release of the same data spends again"
     )
 

@@ -16,6 +16,7 @@ from pages import _run, _ui
 from pages._format import calibration_rows, escape_markdown, filter_items, mechanism_labels
 from pages._state import app_state
 from pages._text import BUDGET_PARAMS
+from pages._upload import upload_section
 
 _ui.require_app()
 
@@ -119,16 +120,24 @@ if "public_source" in cls.accepted_params():
         "**Public frequencies for GW-KT.** By default the public English word list of `wordfreq`; "
         "or upload a PUBLIC corpus (never the private one)."
     )
-    pub = st.file_uploader("Public corpus (optional)", key="public_upload")
-    if pub is None:
+    pub = upload_section("public", "Public corpus (optional)", corpus.max_n)
+    if state.uploads["public"].pending is None:  # no file (or removed): wordfreq
         state.public_corpus = state.public_corpus_key = None
-    elif state.public_corpus_key != (pub.file_id, pub.name) or state.public_corpus is None:
-        try:
-            state.public_corpus = load_upload(pub.getvalue(), pub.name, LoadOptions(max_n=corpus.max_n))
-            state.public_corpus_key = (pub.file_id, pub.name)
-        except Exception as exc:
-            state.public_corpus = state.public_corpus_key = None
-            _ui.show_error(exc, "the public corpus cannot be read (using wordfreq instead)")
+    elif pub is not None and state.public_corpus_key != (pub.upload.digest, pub.upload.name):
+        over = pub.memory_warning is not None and not st.checkbox("Load it anyway", key="public_over_budget")
+        if st.button("Use this public corpus", key="public_use", disabled=over):
+            try:
+                with st.spinner("Reading and tokenizing the public file…"):
+                    opts = pub.options(LoadOptions(max_n=corpus.max_n))
+                    state.public_corpus = load_upload(pub.upload.raw, pub.upload.name, opts)
+                state.public_corpus_key = (pub.upload.digest, pub.upload.name)
+            except Exception as exc:
+                state.public_corpus = state.public_corpus_key = None
+                _ui.show_error(exc, "the public corpus cannot be read (using wordfreq instead)")
+    if state.public_corpus is not None and state.public_corpus_key is not None:
+        st.caption(f"GW-KT's frequencies come from {escape_markdown(state.public_corpus_key[1])} (public).")
+    else:
+        st.caption("GW-KT's frequencies come from wordfreq's English list.")
 
 st.subheader("Calibration (public: depends on the parameters only)")
 try:

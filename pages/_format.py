@@ -55,6 +55,16 @@ def escape_markdown(text: str) -> str:
     return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in str(text))
 
 
+_MD_INLINE = set("\\`*_~$[]<>|")
+
+
+def plain_text(text: str) -> str:
+    """Backslash-escape the characters that start Markdown or HTML formatting inside a line (emphasis, code,
+    links, maths, tags), so raw data quoted in a message (``_TheSpecialOne_``) shows as typed; lighter than
+    ``escape_markdown``, leaving punctuation such as quotes and colons as they are."""
+    return "".join("\\" + ch if ch in _MD_INLINE else ch for ch in str(text))
+
+
 def compare_summary_display(summary: pd.DataFrame) -> pd.DataFrame:
     """``compare.summarize`` for display: the sd as text, "–" where it is undefined (a single run has no
     sample standard deviation), instead of a bare None/NaN cell."""

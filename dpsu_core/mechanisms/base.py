@@ -75,6 +75,7 @@ class Release:
     elapsed_seconds: float = 0.0
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
     privacy_unit: str = ""  # who one user of the guarantee is (from the corpus: SourceInfo.privacy_unit)
+    tokenization: str = ""  # how words were cut, as a method (SourceInfo.tokenization): no data in it
 
     @property
     def n_released(self) -> int:
@@ -90,15 +91,19 @@ class Release:
     def seeded(self) -> bool:
         return self.seed is not None
 
-    def private_frame(self):
-        """The released output as a DataFrame: item, n, and for count mechanisms count and std. Nothing else."""
-        import pandas as pd
-
+    def private_columns(self) -> dict[str, np.ndarray]:
+        """The released output by column: item, n, and for count mechanisms count and std. Nothing else."""
         data = {"item": self.items.astype(object), "n": self.ngram_len.astype(np.int64)}
         if self.noisy_counts is not None:
             data["count"] = np.asarray(self.noisy_counts)
             data["std"] = np.asarray(self.count_std, dtype=np.float64)
-        return pd.DataFrame(data)
+        return data
+
+    def private_frame(self):
+        """``private_columns`` as a DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame(self.private_columns())
 
 
 @dataclass(frozen=True)
@@ -355,6 +360,7 @@ def make_release(
     order = canonical_order(items, lens)
     return Release(
         privacy_unit=corpus.source.privacy_unit,
+        tokenization=corpus.source.tokenization,
         calibration=cal,
         item_ids=ids[order],
         items=items[order],

@@ -34,6 +34,7 @@ from ..corpus.model import Corpus
 from ..errors import ParameterError
 from ..privacy.cost import ZcdpCost, gaussian_cost
 from ..privacy.gaussian import round_up_composition
+from ..privacy.normal import ndtri
 from ..privacy.thresholds import gaussian_scale, rho_weighted_gaussian_sigma
 from ..privacy.validate import check_choice, check_positive, check_positive_int
 from ..wording import opt
@@ -79,8 +80,6 @@ def level_threshold(sigma_k: float, eta: float, n_prev: int, n_valid: int) -> fl
     """rho_k = sigma_k Phi^-1(1 - eta min(1, |S_(k-1)| / |V_k|)) for a level k >= 2 (spurious control only)."""
     if n_valid <= 0:
         return math.inf
-    from scipy.special import ndtri  # loads on first use (start-up time)
-
     q = eta * min(1.0, n_prev / n_valid)
     return float(-sigma_k * ndtri(q))  # Phi^-1(1 - q) = -Phi^-1(q), accurate for tiny q
 
