@@ -50,7 +50,8 @@ class ParamSpec:
         if self.kind == "choice":
             return check_choice(value, self.name, self.choices)
         if self.kind == "int":
-            v: float = check_positive_int(value, self.name, self.help)
+            zero = self.minimum == 0 and not isinstance(value, bool) and value == 0  # 0 allowed: "chosen for me"
+            v: float = 0 if zero else check_positive_int(value, self.name, self.help)
         else:
             v = check_number(value, self.name, hint=self.help)
         check_number(v, self.name, low=self.minimum, high=self.maximum, hint=self.help)
@@ -165,9 +166,22 @@ PARAMS: dict[str, ParamSpec] = {
             "choice",
             "half",
             "how delta is shared between the Gaussian noise and the threshold: 'half' gives each delta/2; 'tuned' "
-            "picks the share that minimises the cutoff Gamma, from the parameters alone (privacy unchanged)",
+            "picks the share that maximises the chance of release of an item held by k users (k below), from the "
+            "parameters alone (privacy unchanged)",
             "--delta-split",
             choices=("half", "tuned"),
+        ),
+        ParamSpec(
+            "tune_users",
+            "k (users the tuned δ split is for)",
+            "int",
+            0,
+            "with delta_split 'tuned': the number of users holding an item whose chance of release the split "
+            "maximises (each holder with Δ0 items); 0 = the item at the margin, the k with half the highest "
+            "chance under the halves",
+            "--tune-users",
+            minimum=0,
+            maximum=10_000_000,
         ),
         ParamSpec(
             "only_n",

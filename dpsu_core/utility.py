@@ -31,7 +31,16 @@ from .mechanisms.registry import mechanism_class
 from .mechanisms.traits import Stage
 from .privacy.validate import check_max_items
 
-__all__ = ["Preview", "Stage", "has_preview", "release_probability", "utility_preview"]
+__all__ = [
+    "Preview",
+    "Stage",
+    "has_preview",
+    "highest_chance",
+    "release_probability",
+    "stages_release_probability",
+    "users_for_chance",
+    "utility_preview",
+]
 
 TARGETS = (0.5, 0.9)
 MAX_USERS_SEARCHED = 10_000_000
@@ -82,21 +91,25 @@ def _expected_pass(stages: tuple[Stage, ...], k: int, q: float) -> float:
 
 
 def release_probability(preview: Preview, k: int) -> float:
-    """P(the item is released | k users hold it) under the preview's assumptions. Rounds (DP-SIPS) sample
-    afresh and draw fresh noise: the item is released unless every round misses it."""
+    """P(the item is released | k users hold it) under the preview's assumptions."""
+    return stages_release_probability(preview.stages, k, preview.keep_probability)
+
+
+def stages_release_probability(stages: tuple[Stage, ...], k: int, q: float) -> float:
+    """P(released | k holders, each keeping the item with probability q) for these stages. Rounds (DP-SIPS)
+    sample afresh and draw fresh noise: the item is released unless every round misses it."""
     if k <= 0:
         return 0.0
-    q = preview.keep_probability
-    rounds = [s for s in preview.stages if s.round]
+    rounds = [s for s in stages if s.round]
     if rounds:
         miss = 1.0
         for s in rounds:
             miss *= 1.0 - _expected_pass((s,), k, q)
         return 1.0 - miss
-    return _expected_pass(preview.stages, k, q)
+    return _expected_pass(stages, k, q)
 
 
-def _ceiling(stages: tuple[Stage, ...], q: float) -> float:
+def highest_chance(stages: tuple[Stage, ...], q: float) -> float:
     if q <= 0:
         return 0.0
     big = np.array([1e18])
@@ -105,19 +118,19 @@ def _ceiling(stages: tuple[Stage, ...], q: float) -> float:
     return float(_pass_given_kept(stages, big)[0])
 
 
-def _smallest_k(preview: Preview, target: float) -> int | None:
-    """Smallest k with P(k) >= target (P is non-decreasing in k): doubling, then bisection."""
-    if preview.ceiling < target:
+def users_for_chance(stages: tuple[Stage, ...], q: float, target: float) -> int | None:
+    """Smallest k with P(k) >= target (P is non-decreasing in k): doubling, then bisection; None if never."""
+    if highest_chance(stages, q) < target:
         return None
     hi = 1
-    while release_probability(preview, hi) < target:
+    while stages_release_probability(stages, hi, q) < target:
         hi *= 2
         if hi > MAX_USERS_SEARCHED:
             return None
     lo = hi // 2  # P(lo) < target (or lo == 0)
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if release_probability(preview, mid) >= target:
+        if stages_release_probability(stages, mid, q) >= target:
             hi = mid
         else:
             lo = mid
@@ -142,7 +155,7 @@ def utility_preview(cal: Calibration, items_per_user: int | None = None) -> Prev
     stages, rule = declared.stages, declared.rule
     cap_note = (
         " The weight stops at the cutoff Γ, so the chance of release never exceeds "
-        f"{_ceiling(stages, q):.4g} however many users hold the item."
+        f"{highest_chance(stages, q):.4g} however many users hold the item."
         if any(s.cap is not None for s in stages)
         else ""
     )
@@ -158,6 +171,7 @@ def utility_preview(cal: Calibration, items_per_user: int | None = None) -> Prev
         + "; ".join(f"{st.noise} with scale {st.scale:.4g}, threshold {st.threshold:.4g}" for st in stages)
         + "."
         + cap_note
+        + (f" {declared.note}" if declared.note else "")
         + " Computed from the parameters only (no data): it describes the mechanism, not your corpus."
     )
     prev = Preview(
@@ -166,8 +180,8 @@ def utility_preview(cal: Calibration, items_per_user: int | None = None) -> Prev
         keep_probability=q,
         stages=stages,
         users_needed={},
-        ceiling=_ceiling(stages, q),
+        ceiling=highest_chance(stages, q),
         assumptions=text,
     )
-    needed = {t: _smallest_k(prev, t) for t in TARGETS}
+    needed = {t: users_for_chance(stages, q, t) for t in TARGETS}
     return Preview(**{**prev.__dict__, "users_needed": needed})

@@ -8,7 +8,8 @@ released. DP-SIPS (Swanberg, Desfontaines & Haney 2023; ``sips``) runs the same 
 Gaussian update; Policy Gaussian is the case I = 1.
 
 Calibration (public, ``round_calibration``). delta = delta_noise + delta_thr (``privacy.tuning``: the two
-halves by default, or the split that minimises the last round's threshold T_I with ``delta_split="tuned"``).
+halves by default, or with ``delta_split="tuned"`` the split that maximises the utility preview's chance of release of
+an item held by ``tune_users`` users: ``choose_split``).
 sigma is the analytic-Gaussian noise for (epsilon, delta_noise) at l2-sensitivity 1, i.e. mu = 1/sigma in
 Gaussian DP. Round i gets the share f_i = r^(I-i) / sum_j r^(I-j): sigma_i >= sigma / sqrt(f_i) with
 sum_i 1/sigma_i^2 <= 1/sigma^2, and delta_i <= f_i delta_thr with sum_i delta_i <= delta_thr (both sums
@@ -43,6 +44,7 @@ user's row by the still-unreleased items, samples and updates in one pass, with 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -116,19 +118,72 @@ def round_calibration(
     }
 
 
+def round_stages(rc: dict[str, Any], m_kept: int) -> tuple[Stage, ...]:
+    """The utility preview's stages of these rounds (``round_calibration`` or a calibration's details): +1/sqrt(m)
+    per kept holder, up to Gamma_i, released if any round's noisy weight passes T_i."""
+    w = 1.0 / math.sqrt(m_kept)
+    return tuple(
+        Stage("gaussian", float(sig), float(thr), w, float(cap), round=True)
+        for sig, thr, cap in zip(rc["sigma_i"], rc["threshold_i"], rc["gamma_i"])
+    )
+
+
+def release_chance(
+    epsilon: float, split: DeltaSplit, max_items: int, alpha: float, rounds: int, ratio: float, users: int
+) -> float:
+    """The utility preview's P(release) of an item held by ``users`` users, each with Delta0 items (all kept),
+    at this split: computed from the calibration alone."""
+    from ..utility import stages_release_probability  # here: utility imports the registry, which imports us
+
+    rc = round_calibration(epsilon, split, max_items, alpha, rounds, ratio)
+    return stages_release_probability(round_stages(rc, max_items), users, 1.0)
+
+
+def margin_users(epsilon: float, delta: float, max_items: int, alpha: float, rounds: int, ratio: float) -> int:
+    """The item at the margin under the halves: the smallest k with half the highest chance of release."""
+    from ..utility import highest_chance, users_for_chance
+
+    rc = round_calibration(epsilon, split_delta(delta, 0.5), max_items, alpha, rounds, ratio)
+    stages = round_stages(rc, max_items)
+    k = users_for_chance(stages, 1.0, 0.5 * highest_chance(stages, 1.0))
+    if k is None:  # pragma: no cover - the cap Gamma_i makes the ceiling reachable at finite k
+        raise ParameterError("no item reaches half its highest chance of release at these parameters")
+    return k
+
+
+@dataclass(frozen=True)
+class SplitChoice:
+    """The split a calibration uses and, when tuned, what it was tuned for (all public)."""
+
+    split: DeltaSplit
+    users: int = 0  # the k the split was chosen for (0: not tuned)
+    chance: float = math.nan  # P(release | k) at the chosen split
+    half_chance: float = math.nan  # P(release | k) at the halves
+
+
 def choose_split(
-    epsilon: float, delta: float, max_items: int, alpha: float, rounds: int, ratio: float, how: str
-) -> DeltaSplit:
+    epsilon: float,
+    delta: float,
+    max_items: int,
+    alpha: float,
+    rounds: int,
+    ratio: float,
+    how: str,
+    users: int = 0,
+) -> SplitChoice:
     """The delta split: two halves (``how="half"``) or, with ``how="tuned"``, the share of ``privacy.tuning``'s
-    grid that minimises the last round's threshold T_I (the round with the largest budget share; with one
-    round, Policy Gaussian's rho). Public: a function of the parameters only."""
+    grid that maximises the utility preview's chance of release of an item held by ``users`` users, each with
+    Delta0 items (``users`` = 0: ``margin_users``). Public: a function of the parameters only (no corpus)."""
+    half = split_delta(delta, 0.5)
     if how != TUNED:
-        return split_delta(delta, 0.5)
+        return SplitChoice(half)
+    k = int(users) or margin_users(epsilon, delta, max_items, alpha, rounds, ratio)
 
-    def last_threshold(split: DeltaSplit) -> float:
-        return float(round_calibration(epsilon, split, max_items, alpha, rounds, ratio)["threshold_i"][-1])
+    def minus_chance(split: DeltaSplit) -> float:
+        return -release_chance(epsilon, split, max_items, alpha, rounds, ratio, k)
 
-    return best_split(delta, last_threshold)[0]
+    best, value = best_split(delta, minus_chance)
+    return SplitChoice(best, k, -value, -minus_chance(half))
 
 
 # --------------------------------------------------------------------------- the pass
@@ -194,10 +249,29 @@ def policy_round_update(rows: OrderedRows, n_items: int, gamma: float, keep: np.
     )
 
 
+ALPHA_NOTE = (
+    "α is not chosen for you: in this model the chance of release only grows with α (T_i does not depend on α, and "
+    "Γ_i = T_i + ασ_i only lifts the cap), so the parameters alone cannot choose it; what a larger α costs, the budget "
+    "common items absorb before they reach Γ_i, depends on the corpus (α 5 released more than α 3 on synthetic-200k)."
+)
+
+
+def tuning_note(details: dict[str, Any]) -> str:
+    """The preview's sentence on the delta split (and alpha) of a Policy DP-SIPS calibration."""
+    if not details.get("tuned_for_users"):
+        return f"δ split: the halves (delta_split 'tuned' would choose it for a named number of users). {ALPHA_NOTE}"
+    p, p0 = float(details["release_chance"]), float(details["release_chance_half"])
+    return (
+        f"δ split chosen from the parameters alone: noise share {details['noise_share']:g}, the share that maximises "
+        f"the chance of release of an item held by {int(details['tuned_for_users']):,} users with Δ0 items each: "
+        f"{p:.3g} against {p0:.3g} with the halves ({p - p0:+.3g}). {ALPHA_NOTE}"
+    )
+
+
 # --------------------------------------------------------------------------- the mechanism
 class PolicySips(Mechanism):
     name, label, family = "policy-sips", "Policy DP-SIPS (iterated policy Gaussian)", "gaussian"
-    param_names = ("max_items", "alpha", "rounds", "round_ratio", "delta_split")
+    param_names = ("max_items", "alpha", "rounds", "round_ratio", "delta_split", "tune_users")
     summary = (
         "I rounds of Policy Gaussian (l2-descent toward Γ_i = T_i + ασ_i), each over the items not yet released; "
         "round i gets the share r^(I-i) of the Gaussian budget, composed as in DP-SIPS. Sequential: one user order "
@@ -220,23 +294,30 @@ class PolicySips(Mechanism):
     @classmethod
     def preview_stages(cls, cal: Calibration, m_kept: int) -> Stages:
         d = cal.details
-        w = 1.0 / math.sqrt(m_kept)
-        rounds = tuple(
-            Stage("gaussian", float(sig), float(thr), w, float(cap), round=True)
-            for sig, thr, cap in zip(d["sigma_i"], d["threshold_i"], d["gamma_i"])
-        )
+        rounds = round_stages(d, m_kept)
         return Stages(
             rounds,
             f"+1/√m per kept holder in each of {len(rounds)} rounds, up to that round's Γ_i (each round samples "
             "afresh; the holder's other items assumed not yet released), released if any round passes its threshold",
+            note=tuning_note(d),
         )
 
     def calibrate(self) -> Calibration:
         p = self.params
         args = (p["max_items"], p["alpha"], p["rounds"], p["round_ratio"])
-        split = choose_split(self.epsilon, self.delta, *args, p["delta_split"])
+        choice = choose_split(self.epsilon, self.delta, *args, p["delta_split"], p["tune_users"])
+        split = choice.split
         rc = round_calibration(self.epsilon, split, *args)
         sigma = rc.pop("sigma")
+        tuned: dict[str, Any] = (
+            {
+                "tuned_for_users": choice.users,
+                "release_chance": choice.chance,
+                "release_chance_half": choice.half_chance,
+            }
+            if choice.users
+            else {}
+        )
         return self._calibration(
             "gaussian",
             sigma,
@@ -244,6 +325,7 @@ class PolicySips(Mechanism):
             rc["gamma_i"][0],
             l2_sensitivity=1.0,
             **rc,
+            **tuned,
             # the ledger's cost: the Gaussian rounds compose to mu-GDP with mu^2 = 1/sigma^2 = 2 rho_zcdp;
             # the threshold events spend delta_thresholds
             rho_zcdp=raise_until(0.5 / (sigma * sigma), lambda x: Fraction(x) >= 1 / (2 * Fraction(sigma) ** 2)),

@@ -28,10 +28,12 @@ class Stage:
 @dataclass(frozen=True)
 class Stages:
     """A mechanism's release rule for one item, as the utility preview models it: ``stages`` (all must pass, or
-    for rounds any one) and ``rule``, how the item's weight grows, in words."""
+    for rounds any one), ``rule``, how the item's weight grows, in words, and an optional ``note`` the preview
+    adds (e.g. which delta split the calibration chose and why)."""
 
     stages: tuple[Stage, ...]
     rule: str
+    note: str = ""
 
 
 def threshold_rate(cal: Calibration) -> float:

@@ -121,8 +121,15 @@ def test_a_round_share_below_the_smallest_float_is_a_clear_error():
 
 def test_registered_with_its_parameters():
     cls = list_mechanisms("set-union")["policy-sips"]
-    assert cls.param_names == ("max_items", "alpha", "rounds", "round_ratio", "delta_split")
-    assert psips().params == {"max_items": 100, "alpha": 5.0, "rounds": 3, "round_ratio": 0.02, "delta_split": "half"}
+    assert cls.param_names == ("max_items", "alpha", "rounds", "round_ratio", "delta_split", "tune_users")
+    assert psips().params == {
+        "max_items": 100,
+        "alpha": 5.0,
+        "rounds": 3,
+        "round_ratio": 0.02,
+        "delta_split": "half",
+        "tune_users": 0,
+    }
 
 
 # --------------------------------------------------------------------------- sensitivity of one round
