@@ -51,7 +51,8 @@ class ParamSpec:
             return check_choice(value, self.name, self.choices)
         if self.kind == "int":
             zero = self.minimum == 0 and not isinstance(value, bool) and value == 0  # 0 allowed: "chosen for me"
-            v: float = 0 if zero else check_positive_int(value, self.name, self.help)
+            hint = f"0 is allowed too; {self.help}" if self.minimum == 0 else self.help
+            v: float = 0 if zero else check_positive_int(value, self.name, hint)
         else:
             v = check_number(value, self.name, hint=self.help)
         check_number(v, self.name, low=self.minimum, high=self.maximum, hint=self.help)
