@@ -3,7 +3,7 @@
 The corpus is ``assets/demo_corpus.csv`` (``dpsu_core.demo``): 6,000 users' English posts whose words follow
 wordfreq's English frequencies, with recurring phrases and per-user topic words. It is text, read with the
 default tokenizer and preprocessing like an uploaded file, but it is generated, not written by people: the
-real-text row beside synthetic-200k (the setunion section's frontier block) and MSNBC (``frontier_msnbc``).
+real-text row beside synthetic-200k (the setunion section's frontier block) and the web-log rows of ``frontier_msnbc``.
 Vocabulary release (unigrams) at the standard setting of the synthetic-200k rows: epsilon 3, delta e^-10,
 Delta0 100. Per mechanism: items released and recovered mass (mean +- sd over the runs, ``measure`` of the
 setunion section), with the delta split as halves and tuned (``delta_split="tuned"``: the noise share that
