@@ -541,3 +541,32 @@ def test_release_page_names_pcr_gumbel_scale_and_count_noise_separately():
     at.selectbox(key="mechanism").set_value("policy-gaussian")
     at.run()
     assert "Noise std (σ)" in [m.label for m in at.metric]
+
+
+def _captions(at: AppTest) -> str:
+    return "\n".join(c.value for c in at.caption)
+
+
+def test_release_page_preview_states_the_tuned_delta_split_and_why_alpha_is_not_chosen():
+    at = _go(_new(), "2_release")
+    at.selectbox(key="mechanism").set_value("policy-sips")
+    at.run()
+    _ok(at)
+    text = _captions(at)
+    assert "δ split: the halves" in text and "α is not chosen for you" in text
+    at.selectbox(key="param_delta_split").set_value("tuned")
+    at.number_input(key="param_tune_users").set_value(60)
+    at.run()
+    _ok(at)
+    text = _captions(at)
+    assert "δ split chosen from the parameters alone" in text and "held by 60 users" in text
+    assert "α is not chosen for you" in text
+    # the share quoted is the calibration's own (public) value, recomputed from the page's parameters
+    from dpsu_core.mechanisms.registry import get_mechanism, mechanism_class
+
+    names = mechanism_class("policy-sips").param_names
+    params = {k: v for k, v in _state(at).param_values.items() if k in names}
+    assert params["delta_split"] == "tuned" and params["tune_users"] == 60
+    eps, delta = at.sidebar.number_input(key="epsilon").value, at.sidebar.number_input(key="delta").value
+    cal = get_mechanism("policy-sips", epsilon=eps, delta=delta, **params).calibrate()
+    assert f"noise share {cal.details['noise_share']:g}," in text
