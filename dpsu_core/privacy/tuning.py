@@ -1,4 +1,4 @@
-"""Data-independent tuning of the delta split between the Gaussian noise and the threshold (issue 17, point 4).
+"""Data-independent tuning of the delta split between the Gaussian noise and the threshold (issue 17, point 6a).
 
 Every Gaussian set-union mechanism spends its delta in two places: ``delta_noise`` on the Gaussian
 mechanism over the items other users also hold (sigma is the analytic-Gaussian noise for
@@ -14,19 +14,22 @@ delta_threshold, the release is (epsilon, delta)-DP. ``split_delta`` rounds delt
 the sum is <= delta in exact rational arithmetic.
 
 Why the choice costs no privacy. ``best_split`` is a function of the public parameters only (epsilon,
-delta, Delta0, alpha, the mechanism's rounds): it evaluates a proxy computed from the calibration alone
-over a fixed grid of shares and keeps the best. No data is read, so the chosen calibration is as public
-as the default one, and the guarantee of the chosen split is the one above.
+delta, Delta0, alpha, the mechanism's rounds, and the number of users k the analyst names): it evaluates an
+objective computed from the calibration alone over a fixed grid of shares and keeps the best. No data is read,
+so the chosen calibration is as public as the default one, and the guarantee of the chosen split is the one above.
 
-The proxy. An item is released when its weight plus noise passes rho, so rho is the weight an item needs
-for an even chance, and the lower rho, the fewer holders an item needs. The split moves sigma (through
-delta_noise) and the quantile in rho (through delta_threshold) in opposite directions; ``best_split`` with
-rho as the proxy (for rounds, the last round's threshold: the round with the largest budget share) takes
-the minimum. It is a proxy, not the expected count: ``benchmarks/bench_setunion.py`` measures the items it
-buys. At the standard setting (epsilon 3, delta e^-10, Delta0 100) the surface is flat: rho moves by
-0.15% between the shares 0.5 and 0.6 (and the cutoff Gamma = rho + alpha sigma by under 1% over 0.3-0.9),
-so the tuned split changes the released count by less than the run-to-run spread. Minimising Gamma
-instead picked the share 0.7 and released about 1% fewer items than the halves: that proxy was dropped.
+The objective (``mechanisms.policy_sips.choose_split``). The utility preview's chance of release of an item held
+by k users, each holding Delta0 items (``utility.stages_release_probability``): the split moves sigma (through
+delta_noise) and the thresholds (through delta_threshold) in opposite directions, and the chance at k weighs
+both. k = 0 names the item at the margin (half the highest chance under the halves). At the standard setting
+(epsilon 3, delta e^-10, Delta0 100) the margin is k = 69 and the best share 0.6, which lifts the chance from 0.5228
+to 0.5261: the surface is flat, and the released count moves by less than its run-to-run spread
+(``benchmarks/bench_setunion.py``, ``bench_frontier_demo.py``). An earlier proxy, the smallest threshold rho, picks
+the same share there; minimising the cutoff Gamma picked 0.7 and released about 1% fewer items.
+
+alpha is not chosen here: in the same single-item model the chance only grows with alpha (the thresholds do not
+depend on it; Gamma = rho + alpha sigma only lifts the cap), so the parameters alone cannot choose it
+(docs/algorithms.md §7).
 """
 
 from __future__ import annotations
@@ -66,7 +69,8 @@ def split_delta(delta: float, noise_share: float = 0.5) -> DeltaSplit:
 def best_split(
     delta: float, proxy: Callable[[DeltaSplit], float], shares: Sequence[float] = SHARES
 ) -> tuple[DeltaSplit, float]:
-    """The split of ``delta`` over ``shares`` with the smallest ``proxy`` (the first on ties), and that value.
+    """The split of ``delta`` over ``shares`` with the smallest ``proxy`` (the first on ties), and that value
+    (to maximise an objective, hand it the objective's negative).
 
     ``proxy`` must be a function of public parameters only (it is handed the split and nothing else)."""
     best: tuple[DeltaSplit, float] | None = None
