@@ -43,6 +43,7 @@ user's row by the still-unreleased items, samples and updates in one pass, with 
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -161,6 +162,7 @@ class SplitChoice:
     half_chance: float = math.nan  # P(release | k) at the halves
 
 
+@functools.lru_cache(maxsize=64)  # a pure function of public parameters; the grid search takes tens of ms
 def choose_split(
     epsilon: float,
     delta: float,
