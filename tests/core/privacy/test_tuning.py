@@ -144,9 +144,10 @@ def test_within_the_single_item_model_the_chance_only_grows_with_alpha(rounds):
         assert top == pytest.approx(norm.cdf(alphas), rel=1e-9)
 
 
+@pytest.mark.parametrize("users", [0, 200])
 @pytest.mark.parametrize("eps, delta, m, alpha", GRID)
-def test_tuned_policy_gaussian_never_spends_more_than_epsilon_delta(eps, delta, m, alpha):
-    cal = tuned_policy_gaussian(eps, delta, m, alpha)
+def test_tuned_policy_gaussian_never_spends_more_than_epsilon_delta(eps, delta, m, alpha, users):
+    cal = tuned_policy_gaussian(eps, delta, m, alpha, users=users)
     d = cal.details
     assert Fraction(d["delta_noise"]) + Fraction(d["delta_zcdp"]) <= Fraction(delta)
     # the Gaussian part: dp-accounting's tight PLD of N(0, sigma^2) at l2-sensitivity 1 gives <= epsilon at delta_noise
@@ -183,3 +184,17 @@ def test_at_the_standard_setting_the_tuned_split_gains_under_a_percentage_point(
     assert (d["tuned_for_users"], d["noise_share"]) == (69, 0.6)
     assert 0 < d["release_chance"] - d["release_chance_half"] < 0.01
     assert 0.99 * half.rho < tuned.rho < half.rho
+
+
+@pytest.mark.parametrize("alpha, rounds", [(3.0, 1), (5.0, 1), (5.0, 3)])
+def test_at_the_standard_setting_the_chance_and_the_smallest_threshold_pick_the_same_share(alpha, rounds):
+    # why the synthetic-200k "tuned split" rows (measured when 'tuned' minimised the last threshold) stand for the
+    # chance objective too: both pick 0.6 there
+    from dpsu_core.mechanisms.policy_sips import round_calibration
+
+    eps, delta = 3.0, math.exp(-10)
+    by_chance = tuned_policy_gaussian(eps, delta, 100, alpha, rounds=rounds).details["noise_share"]
+    by_threshold, _ = best_split(
+        delta, lambda s: round_calibration(eps, s, 100, alpha, rounds, 0.02)["threshold_i"][-1]
+    )
+    assert by_chance == by_threshold.noise_share == 0.6
