@@ -440,10 +440,10 @@ def _expand(codes, post_ptr, piece_ptr, piece_ids, new_ptr):  # pragma: no cover
     return out
 
 
-def ngram_mask(unigrams: np.ndarray, detection: Detection) -> np.ndarray:
-    """Which tokens ``auto`` turns into character n-grams: Lao, Khmer and Burmese words, and the words of a
-    language whose segmenter is not installed. Records the scripts in ``detection``."""
-    scripts = token_scripts(pa.array(unigrams, type=pa.string()))
+def ngram_mask(scripts: np.ndarray, detection: Detection) -> np.ndarray:
+    """Which tokens ``auto`` turns into character n-grams (``scripts``: each token's script, ``token_scripts``):
+    Lao, Khmer and Burmese words, and the words of a language whose segmenter is not installed. Records the
+    scripts in ``detection``."""
     codes = list(_NGRAM_SCRIPTS)
     if "Chinese" in detection.missing or "Japanese" in detection.missing:
         codes += [HAN, KANA]
@@ -456,27 +456,33 @@ def ngram_mask(unigrams: np.ndarray, detection: Detection) -> np.ndarray:
     return which
 
 
-def count_scripts(codes: np.ndarray, unigrams: np.ndarray, detection: Detection) -> None:
-    """Tokens per script (by each token's first letter) into ``detection.script_tokens``."""
-    if len(unigrams) == 0:
+def count_scripts(codes: np.ndarray, scripts: np.ndarray, detection: Detection) -> None:
+    """Tokens per script (``scripts``: each token's script, by its first letter) into ``detection.script_tokens``."""
+    if len(scripts) == 0:
         return
-    scripts = token_scripts(pa.array(unigrams, type=pa.string()))
-    per_token = np.bincount(codes, minlength=len(unigrams))
+    per_token = np.bincount(codes, minlength=len(scripts))
     per_script = np.bincount(scripts.astype(np.int64), weights=per_token, minlength=len(SCRIPT_NAMES))
     detection.script_tokens = {SCRIPT_NAMES[s]: int(c) for s, c in enumerate(per_script) if c}
 
 
-def finish(tok: Tokenized, stream: TokenStream) -> Tokenized:
+def finish(tok: Tokenized, stream: TokenStream, strings: pa.Array | None = None) -> Tokenized:
     """The fast kernel's tokens of an ``auto`` or ``char-ngrams`` stream, with the words that become
-    character n-grams replaced by them; for ``auto`` the tokens per script go into ``stream.detection``."""
+    character n-grams replaced by them; for ``auto`` the tokens per script go into ``stream.detection``.
+    ``strings``: ``tok.unigrams`` as an Arrow array when the caller has one (building it from Python strings
+    would import pandas through pyarrow's shim, a fixed cost the release path avoids)."""
     n = stream.char_ngrams
+    scripts: np.ndarray | None = None
     if stream.detection is None:  # char-ngrams: every word
         which = np.ones(len(tok.unigrams), dtype=np.bool_)
     else:
-        which = ngram_mask(tok.unigrams, stream.detection)
+        scripts = token_scripts(strings if strings is not None else pa.array(tok.unigrams, type=pa.string()))
+        which = ngram_mask(scripts, stream.detection)
     if which.any():
         codes, post_ptr, unigrams = expand_ngrams(tok.codes, tok.post_ptr, tok.unigrams, which, n)
         tok = Tokenized(codes=codes, post_ptr=post_ptr, unigrams=unigrams)
+        scripts = None  # the tokens changed
     if stream.detection is not None:
-        count_scripts(tok.codes, tok.unigrams, stream.detection)
+        if scripts is None:
+            scripts = token_scripts(pa.array(tok.unigrams, type=pa.string()))
+        count_scripts(tok.codes, scripts, stream.detection)
     return tok

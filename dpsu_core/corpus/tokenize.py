@@ -381,7 +381,7 @@ class TokenStream:
         np.cumsum(per_post, out=post_ptr[1:])
         unigrams = vocab.objects()
         tok = Tokenized(codes=codes, post_ptr=post_ptr, unigrams=unigrams)
-        return _segment().finish(tok, self) if self.segmented else tok
+        return _segment().finish(tok, self, vocab.strings()) if self.segmented else tok
 
     def _collect(self) -> None:
         pending, self._pending = self._pending, []
