@@ -162,3 +162,34 @@ def test_cli_releases_chinese_words_and_reports_detection(tmp_path, capsys):
         in err
     )
     assert "segmentation (raw data, not private): Chinese text segmented into words with jieba" in err
+
+
+def test_worker_processes_run_from_a_script_without_a_main_guard(tmp_path):
+    """The generated release script has no ``if __name__ == "__main__"``: the workers must not re-run it."""
+    import subprocess
+    from pathlib import Path
+
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        "import pyarrow as pa\n"
+        "from dpsu_core.corpus import segment\n"
+        "from dpsu_core.corpus.tokenize import Preprocessing, TokenStream\n"
+        "segment.PROCESS_MIN_BYTES = 1\n"
+        "with TokenStream('auto', Preprocessing(), workers=1) as s:\n"
+        "    s.submit(pa.array(['我爱北京天安门'] * 50))\n"
+        "    tok = s.finish()\n"
+        "    assert s._processes is not None\n"
+        "print(sorted(set(tok.unigrams.tolist())))\n",
+        encoding="utf-8",
+    )
+    repo = Path(__file__).resolve().parents[3]
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=repo,
+        env={"PYTHONPATH": str(repo), "PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(sorted(["我", "爱", "北京", "天安门"]))
