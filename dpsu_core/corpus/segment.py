@@ -297,7 +297,7 @@ def segment_texts(texts: list[str], masks: list[int]) -> tuple[list[str], set[st
 
 
 def _segment_arrow(texts: pa.Array, masks: np.ndarray) -> tuple[pa.Array, set[str]]:
-    """Worker process task: one Arrow batch of posts and their script masks -> segmented batch."""
+    """One Arrow batch of posts and their script masks -> the segmented batch (in this process)."""
     out, used = segment_texts(texts.to_pylist(), masks.tolist())
     return pa.array(out, type=pa.string()), used
 
