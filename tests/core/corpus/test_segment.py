@@ -193,3 +193,25 @@ def test_worker_processes_run_from_a_script_without_a_main_guard(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == str(sorted(["我", "爱", "北京", "天安门"]))
+
+
+def test_cli_bad_char_ngrams_is_one_line(tmp_path, capsys):
+    src = tmp_path / "c.csv"
+    src.write_text("user,text\na,hello\nb,world\n", encoding="utf-8")
+    argv = [
+        "release",
+        str(src),
+        "-m",
+        "pcr",
+        "-e",
+        "1",
+        "-d",
+        "1e-3",
+        "-o",
+        str(tmp_path / "o.csv"),
+        "--char-ngrams",
+        "0",
+    ]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["dpsu: error: --char-ngrams must be a whole number from 1 to 8, got 0"]
