@@ -4,12 +4,15 @@ tokenizer's exact tokens on space-separated text, the char-ngrams tokenizer, and
 from __future__ import annotations
 
 import csv
+import re
 import sys
 
 import jieba
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pythainlp.tokenize import word_tokenize
 from sudachipy import Dictionary, SplitMode
 
@@ -215,3 +218,19 @@ def test_cli_bad_char_ngrams_is_one_line(tmp_path, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["dpsu: error: --char-ngrams must be a whole number from 1 to 8, got 0"]
+
+
+_SEGMENTED = "[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u19e0-\u19ff\u3005-\u3007\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\ua9e0-\ua9ff\uaa60-\uaa7f\U00020000-\U0003ffff]"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    texts=st.lists(
+        st.text(st.characters(codec="utf-8"), max_size=40).filter(lambda t: not re.search(_SEGMENTED, t)),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_auto_equals_fast_on_any_text_without_unspaced_scripts(texts):
+    for prep in (Preprocessing(), Preprocessing(lowercase=False, strip_symbols=False, strip_urls=False)):
+        assert run(texts, prep=prep) == run(texts, prep=prep, tokenizer="fast")
