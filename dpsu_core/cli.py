@@ -42,11 +42,11 @@ def _param_type(spec):
 
 
 def _add_mechanism_args(p: argparse.ArgumentParser) -> None:
-    from .mechanisms.registry import mechanisms
-    from .params import PARAMS
+    from .mechanisms.registry import list_mechanisms
+    from .params import EPSILON_MAX, PARAMS
 
-    p.add_argument("-m", "--mechanism", required=True, help=f"one of: {', '.join(mechanisms())}")
-    p.add_argument("-e", "--epsilon", type=float, required=True, help="epsilon > 0")
+    p.add_argument("-m", "--mechanism", required=True, help=f"one of: {', '.join(list_mechanisms())}")
+    p.add_argument("-e", "--epsilon", type=float, required=True, help=f"epsilon > 0 (range up to {EPSILON_MAX:g})")
     p.add_argument("-d", "--delta", type=float, required=True, help="0 < delta < 1, well below 1/users")
     for spec in PARAMS.values():
         rng = f" (range {spec.range_text()})" if spec.range_text() else ""
@@ -84,57 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     rel = commands["release"]
     rel.add_argument("input", help="corpus file: csv, tsv, jsonl, parquet, txt or pre-tokenized sequences (.zip ok)")
     _add_mechanism_args(rel)
-    rel.add_argument(
-        "--user-col",
-        default=None,
-        help="user-id column (name or 0-based position); taken from known names (author_id, author, user, ...) "
-        "when not given, never by position",
-    )
-    rel.add_argument("--text-col", default=None, help="text column (name or 0-based position)")
-    head = rel.add_mutually_exclusive_group()
-    head.add_argument("--header", action="store_true", help="the first row is a header (default: detected)")
-    head.add_argument("--no-header", action="store_true", help="the file has no header row (default: detected)")
-    rel.add_argument(
-        "--row-is-user", action="store_true", help="each row is its own user (for files without a user column)"
-    )
-    rel.add_argument(
-        "--user-pattern",
-        default=None,
-        metavar="REGEX",
-        help="the user is the first group of REGEX in --user-col, e.g. --user-col file --user-pattern '^([^/]+)/'",
-    )
+    _add_reading_args(rel, {"format": list(FORMATS), "tokenizer": list(TOKENIZERS)})
     rel.add_argument("--strict", action="store_true", help="treat column warnings as errors (exit 2)")
-    rel.add_argument("--format", default="auto", choices=list(FORMATS))
-    rel.add_argument(
-        "--tokenizer",
-        default="auto",
-        choices=list(TOKENIZERS),
-        help="auto (default): words segmented by script (Chinese jieba, Japanese SudachiPy, Thai PyThaiNLP, "
-        "Khmer/Lao/Burmese character n-grams, other scripts as fast); fast: runs of letters and digits; "
-        "treebank: NLTK's Treebank tokenizer; char-ngrams: each word cut into character n-grams",
-    )
-    rel.add_argument(
-        "--char-ngrams",
-        type=int,
-        default=2,
-        metavar="N",
-        help="N of the character n-grams (--tokenizer char-ngrams, and auto's scripts without a segmenter)",
-    )
-    rel.add_argument("--keep-case", action="store_true", help="do not lowercase")
-    rel.add_argument("--keep-urls", action="store_true", help="do not strip URLs")
-    rel.add_argument("--keep-removed", action="store_true", help="keep [removed]/[deleted] posts")
-    rel.add_argument("--keep-symbols", action="store_true", help="do not strip symbols")
-    rel.add_argument("--keep-html", action="store_true", help="do not remove HTML tags nor decode entities")
-    rel.add_argument(
-        "--keep-email-headers", action="store_true", help="keep the header block of posts that are e-mails"
-    )
-    rel.add_argument("--drop-digits", action="store_true", help="drop tokens made only of digits")
-    rel.add_argument(
-        "--stop-words",
-        default=None,
-        metavar="LANGUAGE",
-        help="drop the stop words of LANGUAGE (e.g. english; lists from the stop-words package)",
-    )
     rel.add_argument(
         "--public-corpus",
         default=None,
@@ -208,25 +159,27 @@ def build_parser() -> argparse.ArgumentParser:
 def _make_mechanism(args: argparse.Namespace, public_source: Any = None):
     """The mechanism of ``-m`` with the flags it takes; a flag it would ignore is an error (``--max-n`` aside:
     it also sets the corpus's n-gram length)."""
-    from .mechanisms.registry import get_mechanism, mechanisms
+    from .mechanisms.registry import get_mechanism, list_mechanisms
     from .params import PARAMS
 
-    cls = mechanisms().get(args.mechanism)
+    cls = list_mechanisms().get(args.mechanism)
     if cls is None:
-        raise DpsuError(f"unknown mechanism {args.mechanism!r}; choose one of: {', '.join(mechanisms())}")
+        raise DpsuError(f"unknown mechanism {args.mechanism!r}; choose one of: {', '.join(list_mechanisms())}")
     given = {k: getattr(args, k, None) for k in PARAMS if k != "max_n" or k in cls.param_names}
     params = cls.params_for({**given, "public_source": public_source}, strict=True)
     return get_mechanism(args.mechanism, epsilon=args.epsilon, delta=args.delta, **params)
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
+    from .mechanisms.registry import mechanism_class
+
     cal = _make_mechanism(args).calibrate()
     lines = [
         f"mechanism: {cal.label} ({cal.mechanism})",
         f"epsilon: {cal.epsilon:g}",
         f"delta: {cal.delta:.6g}",
         f"noise: {cal.noise}",
-        *(f"{name}: {v:.6g}" for name, v in cal.noise_quantities()),
+        *(f"{name}: {v:.6g}" for name, v in mechanism_class(cal.mechanism).noise_quantities(cal)),
         f"rho: {cal.rho:.6g}" if cal.rho is not None else "rho: n/a",
         f"Gamma: {cal.gamma:.6g}" if cal.gamma is not None else "Gamma: n/a",
     ]
@@ -235,8 +188,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     for k, v in cal.details.items():  # per-level / per-round values (DPNE sigma_k, DP-SIPS sigma_i, T_i, ...)
         if isinstance(v, list) and v and all(isinstance(x, (int, float)) for x in v):
             lines.append(f"{k}: {', '.join(f'{x:.6g}' for x in v)}")
-    if "delta_star_rule" in cal.details:  # PCR: the delta_* actually used
-        lines.append(f"delta_star used: {cal.details['delta_star']:.6g} ({cal.details['delta_star_rule']})")
+    lines += [f"{name}: {text}" for name, text in mechanism_class(cal.mechanism).calibration_notes(cal)]
     print("\n".join(lines))
     return 0
 
@@ -280,28 +232,46 @@ def _corpus_max_n(args: argparse.Namespace) -> int:
     return n
 
 
+def _add_reading_args(parser: argparse.ArgumentParser, choices: dict[str, list[str]]) -> None:
+    """The reading options' flags, from their one declaration (``reading.READING_OPTIONS``)."""
+    from .reading import HEADER_FLAGS, HEADER_HELP, READING_OPTIONS
+
+    for o in READING_OPTIONS:
+        if o.kind == "value":
+            parser.add_argument(
+                o.flag,
+                dest=o.field,
+                default=o.default,
+                type=o.type,
+                choices=choices.get(o.field),
+                metavar=o.metavar,
+                help=o.help,
+            )
+        else:
+            parser.add_argument(o.flag, dest=o.field, action="store_true", help=o.help)
+    head = parser.add_mutually_exclusive_group()
+    for value in (True, False):
+        head.add_argument(
+            HEADER_FLAGS[value],
+            dest=HEADER_FLAGS[value][2:].replace("-", "_"),
+            action="store_true",
+            help=HEADER_HELP[value],
+        )
+
+
 def _load_options(args: argparse.Namespace) -> LoadOptions:
     """How ``release`` reads and tokenizes its input (``command.release_argv`` writes the inverse)."""
     from .corpus.load import LoadOptions
+    from .reading import READING_OPTIONS
 
+    given = vars(args)
+    reading: dict[str, Any] = {
+        o.field: (not given[o.field]) if o.kind == "off" else given[o.field] for o in READING_OPTIONS
+    }
     return LoadOptions(
-        format=args.format,
-        user_col=args.user_col,
-        text_col=args.text_col,
+        **reading,
         has_header=False if args.no_header else (True if args.header else None),
         max_n=_corpus_max_n(args),
-        tokenizer=args.tokenizer,
-        char_ngrams=args.char_ngrams,
-        lowercase=not args.keep_case,
-        strip_urls=not args.keep_urls,
-        drop_removed=not args.keep_removed,
-        strip_symbols=not args.keep_symbols,
-        strip_html=not args.keep_html,
-        email_headers=not args.keep_email_headers,
-        drop_digits=args.drop_digits,
-        stop_words=args.stop_words,
-        row_is_user=args.row_is_user,
-        user_pattern=args.user_pattern,
     )
 
 
@@ -316,13 +286,21 @@ def _cmd_release(args: argparse.Namespace) -> int:
 
     public = None
     if args.public_corpus:
-        if args.mechanism != "gw-kt":
-            raise DpsuError("--public-corpus is only used by gw-kt; drop it or choose -m gw-kt")
-        if Path(args.public_corpus).resolve() == Path(args.input).resolve():
+        from .mechanisms.registry import list_mechanisms
+
+        takers = [n for n, c in list_mechanisms().items() if "public_source" in c.accepted_params()]
+        if args.mechanism not in takers:
             raise DpsuError(
-                "--public-corpus is the private input itself; GW-KT's frequencies must come from PUBLIC "
-                "data: give a public corpus, or drop the flag to use the built-in wordfreq list"
+                f"--public-corpus is only used by {', '.join(takers)}; drop it or choose -m {' or -m '.join(takers)}"
             )
+        from .corpus.load import same_content
+
+        if Path(args.public_corpus).is_file() and Path(args.input).is_file():
+            if same_content(args.public_corpus, args.input):
+                raise DpsuError(
+                    "--public-corpus holds the same data as the private input; GW-KT's frequencies must come "
+                    "from PUBLIC data: give a public corpus, or drop the flag to use the built-in wordfreq list"
+                )
         public = args.public_corpus
     if args.spark_master and args.engine != "spark":
         raise DpsuError("--spark-master is only used with --engine spark; add --engine spark or drop it")
@@ -431,9 +409,9 @@ def _report_source(src, *, strict: bool) -> None:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    from .mechanisms.registry import mechanisms
+    from .mechanisms.registry import list_mechanisms
 
-    for name, cls in mechanisms().items():
+    for name, cls in list_mechanisms().items():
         print(f"{name:20s} {cls.label:20s} {cls.summary}")
     return 0
 

@@ -15,29 +15,15 @@ from .corpus import LoadOptions
 from .errors import ParameterError
 from .mechanisms.base import Calibration
 from .params import PARAMS
+from .reading import HEADER_FLAGS, READING_OPTIONS
 
-# load_corpus keyword -> how the CLI says it. A boolean preprocessing default of True is switched off by a
-# --keep-... flag; the others take a value. ``cli._load_options`` is the inverse (tests check the round trip).
-_FLAG_IF_FALSE = {
-    "lowercase": "--keep-case",
-    "strip_urls": "--keep-urls",
-    "drop_removed": "--keep-removed",
-    "strip_symbols": "--keep-symbols",
-    "strip_html": "--keep-html",
-    "email_headers": "--keep-email-headers",
-}
-_FLAG_IF_TRUE = {"drop_digits": "--drop-digits", "row_is_user": "--row-is-user"}
-_VALUE_FLAGS = {
-    "format": ("--format", "auto"),
-    "tokenizer": ("--tokenizer", "auto"),
-    "char_ngrams": ("--char-ngrams", 2),
-}
-_COLUMN_FLAGS = {
-    "user_col": "--user-col",
-    "text_col": "--text-col",
-    "user_pattern": "--user-pattern",
-    "stop_words": "--stop-words",
-}
+# load_corpus keyword -> how the CLI says it (declared in ``reading``). A boolean preprocessing default of True is
+# switched off by a --keep-... flag; the others take a value. ``cli._load_options`` is the inverse (tests check the
+# round trip).
+_FLAG_IF_FALSE = {o.field: o.flag for o in READING_OPTIONS if o.kind == "off"}
+_FLAG_IF_TRUE = {o.field: o.flag for o in READING_OPTIONS if o.kind == "on"}
+_VALUE_FLAGS = {o.field: (o.flag, o.default) for o in READING_OPTIONS if o.kind == "value" and o.default is not None}
+_COLUMN_FLAGS = {o.field: o.flag for o in READING_OPTIONS if o.kind == "value" and o.default is None}
 LOAD_OPTIONS = (*_VALUE_FLAGS, *_COLUMN_FLAGS, "has_header", "max_n", *_FLAG_IF_FALSE, *_FLAG_IF_TRUE)
 
 
@@ -89,7 +75,7 @@ def release_argv(
         if opts.get(key) is not None:
             argv += [flag, str(opts[key])]
     if opts.get("has_header") is not None:
-        argv.append("--header" if opts["has_header"] else "--no-header")
+        argv.append(HEADER_FLAGS[bool(opts["has_header"])])
     argv += [flag for key, flag in _FLAG_IF_FALSE.items() if opts.get(key, True) is False]
     argv += [flag for key, flag in _FLAG_IF_TRUE.items() if opts.get(key, False) is True]
     if public_corpus is not None:

@@ -1,6 +1,6 @@
 """Exports of a release: CSV / JSON / TXT of the released items and a release report.
 
-Only private output leaves through here: ``Release.private_frame()`` (item, n, and for count
+Only private output leaves through here: ``Release.private_columns()`` (item, n, and for count
 mechanisms the noisy count and its noise std), the calibration (a function of the parameters
 only) and counts of released items. Never the weights, true counts, user ids, corpus statistics
 or anything else in ``Release.diagnostics``.
@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from .errors import OutputError, ParameterError, short_name
 from .mechanisms.base import Release
@@ -73,10 +72,9 @@ def neutralise_cell(value: Any) -> Any:
     return value
 
 
-def _private_frame(release: Release) -> pd.DataFrame:
-    df = _check_release(release).private_frame()
-    allowed = ["item", "n", "count", "std"]
-    return df[[c for c in allowed if c in df.columns]]
+def _private_columns(release: Release) -> dict[str, np.ndarray]:
+    cols = _check_release(release).private_columns()
+    return {c: cols[c] for c in ("item", "n", "count", "std") if c in cols}
 
 
 TEACHING_TXT_LINE = "# TEACHING RELEASE (fixed seed): NOT for real releases; this line is not an item"
@@ -105,21 +103,22 @@ def to_csv_bytes(release: Release) -> bytes:
     A seeded (teaching) release starts with ONE comment line (``TEACHING_CSV_LINE``) before the header, so the file
     itself says it is not for real use, once (not on every row).
     """
-    df = _private_frame(release).copy()
-    for c in df.columns:
-        if not pd.api.types.is_numeric_dtype(df[c]):  # object or (pandas >= 3) str dtype
-            df[c] = df[c].astype(object).map(neutralise_cell)
+    cols = _private_columns(release)
+    values = [
+        [neutralise_cell(v) for v in col.tolist()] if col.dtype == object else col.tolist() for col in cols.values()
+    ]
     buf = io.StringIO()
     if release.seeded:
         buf.write(TEACHING_CSV_LINE + "\n")
-    df.to_csv(buf, index=False, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")
+    writer = csv.writer(buf, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")
+    writer.writerow(list(cols))
+    writer.writerows(zip(*values))
     return buf.getvalue().encode("utf-8")
 
 
 def _records(release: Release) -> list[dict[str, Any]]:
-    df = _private_frame(release)
-    cols = {c: df[c].tolist() for c in df.columns}
-    return [dict(zip(cols, vals)) for vals in zip(*cols.values())] if len(df) else []
+    cols = {c: v.tolist() for c, v in _private_columns(release).items()}
+    return [dict(zip(cols, vals)) for vals in zip(*cols.values())]
 
 
 def _guarantee_header(release: Release) -> dict[str, Any]:

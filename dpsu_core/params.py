@@ -12,7 +12,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import ParameterError
-from .privacy.validate import check_alpha, check_choice, check_fraction, check_number, check_positive_int
+from .privacy.validate import (
+    EPSILON_MAX,
+    check_alpha,
+    check_choice,
+    check_fraction,
+    check_number,
+    check_positive_int,
+)
+
+# The budget's own bounds: epsilon in (0, EPSILON_MAX] (1e300: every calibration, PCR's filter included, stays
+# finite up to it; ``privacy.validate.check_epsilon``), delta in (0, 1) (``check_delta``).
+__all__ = ["EPSILON_MAX", "MAX_ITEMS_LIMIT", "PARAMS", "ParamSpec", "resolve_params"]
 
 
 @dataclass(frozen=True)
@@ -121,7 +132,7 @@ PARAMS: dict[str, ParamSpec] = {
             "I (DP-SIPS rounds)",
             "int",
             3,
-            "DP-SIPS runs this many weighted-Gaussian rounds, each without the items already released; e.g. 3",
+            "DP-SIPS (and Policy DP-SIPS) run this many rounds, each without the items already released; e.g. 3",
             "--rounds",
             minimum=1,
             maximum=20,
@@ -135,6 +146,28 @@ PARAMS: dict[str, ParamSpec] = {
             "--ratio",
             minimum=1e-6,
             maximum=1.0,
+        ),
+        ParamSpec(
+            "round_ratio",
+            "r (Policy DP-SIPS budget ratio)",
+            "float",
+            0.02,
+            "Policy DP-SIPS gives round i the share r^(I-i) of the budget, in (0, 1]; a small r makes the first "
+            "rounds cheap passes that release the most common items, so the last round's users spend their Δ0 "
+            "and budget on the rest; 0.02 released the most on synthetic-200k (benchmarks/RESULTS.md)",
+            "--round-ratio",
+            minimum=1e-6,
+            maximum=1.0,
+        ),
+        ParamSpec(
+            "delta_split",
+            "δ split (noise / threshold)",
+            "choice",
+            "half",
+            "how delta is shared between the Gaussian noise and the threshold: 'half' gives each delta/2; 'tuned' "
+            "picks the share that minimises the cutoff Gamma, from the parameters alone (privacy unchanged)",
+            "--delta-split",
+            choices=("half", "tuned"),
         ),
         ParamSpec(
             "only_n",
@@ -182,7 +215,8 @@ PARAMS: dict[str, ParamSpec] = {
             "float",
             0.0,
             "delta spent by each Gumbel step, in [0, 0.5]; 0 (default) derives it from delta: the Gumbel steps' "
-            "delta divided by the largest number of steps the zCDP budget allows, so delta never stops the filter",
+            "delta divided by the most steps a release can need (10,001,100), so delta does not stop the filter "
+            "and the count noise does not grow with epsilon",
             "--delta-star",
             minimum=0.0,
             maximum=0.5,

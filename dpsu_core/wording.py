@@ -9,35 +9,24 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from .reading import HEADER_FLAGS, HEADER_NEUTRAL, READING_OPTIONS
+
 _MARK = re.compile(r"⟦([a-z_]+)⟧")
 
 NEUTRAL: dict[str, str] = {
-    "user_col": "the user column",
-    "text_col": "the text column",
-    "header": "the header choice (the first row is a header)",
-    "no_header": "the header choice (the file has no header row)",
-    "row_is_user": "the 'each row is its own user' option",
-    "user_pattern": "the user pattern",
-    "format": "the format",
+    **{o.field: o.neutral for o in READING_OPTIONS},  # the reading options (``reading``), then the others
+    **HEADER_NEUTRAL,
     "max_n": "the longest n-gram length",
-    "strip_symbols": "the 'strip symbols' option",
-    "stop_words": "the stop-word list",
     "strict": "the strict option",
     "tokenizer": "the tokenizer",
     "char_ngrams": "the character n-gram length",
 }
 
 CLI_OPTIONS: dict[str, str] = {
-    "user_col": "--user-col",
-    "text_col": "--text-col",
-    "header": "--header",
-    "no_header": "--no-header",
-    "row_is_user": "--row-is-user",
-    "user_pattern": "--user-pattern",
-    "format": "--format",
+    **{o.field: o.flag for o in READING_OPTIONS},
+    "header": HEADER_FLAGS[True],
+    "no_header": HEADER_FLAGS[False],
     "max_n": "--max-n",
-    "strip_symbols": "--keep-symbols",
-    "stop_words": "--stop-words",
     "strict": "--strict",
     "tokenizer": "--tokenizer",
     "char_ngrams": "--char-ngrams",

@@ -3,21 +3,26 @@
 import pandas as pd
 import streamlit as st
 
-from dpsu_core.corpus import FORMATS, TOKENIZERS, LoadOptions, load_upload
+from dpsu_core.corpus import TOKENIZERS, LoadOptions, load_upload
 from dpsu_core.corpus.clean import stop_word_languages
-from dpsu_core.corpus.preview import SHOWN_ROWS, Preview, preview
-from dpsu_core.corpus.readers import RawFile
 from dpsu_core.demo import DEMO_NAME, load_canaries
 from dpsu_core.errors import InputError
 from dpsu_core.params import PARAMS
+from dpsu_core.reading import READING
 from dpsu_core.synthetic import SIZE_DISTRIBUTIONS, SimulationSpec, simulated_corpus
 from dpsu_core.wording import speak
 from pages import _ui
-from pages._format import escape_markdown
-from pages._state import app_state, forget_widgets, set_widget, widget_value
+from pages._format import escape_markdown, plain_text
+from pages._state import app_state, widget_value
 from pages._text import APP_OPTIONS, TEACHING_SEED
+from pages._upload import UploadPick, upload_section
 
 _ui.require_app()
+
+
+def _say(message: str) -> str:
+    return speak(message, APP_OPTIONS)
+
 
 EXPLORE_KINDS = {
     "demo": "Bundled demo corpus",
@@ -31,8 +36,10 @@ def explore_section() -> None:
     state = app_state()
     with st.expander(
         "Explore before spending: work on a corpus that is NOT your private data",
-        expanded=state.exploring,
+        expanded=state.exploring,  # at first; then as the user leaves it: the state is kept under the key,
         icon=_ui.ICONS["explore"],
+        key="explore_expander",  # so an upload or another rerun does not fold it
+        on_change="rerun",
     ):
         st.caption(
             "Every release on the private corpus spends (ε, δ) and goes into the privacy ledger. On an exploration "
@@ -49,9 +56,13 @@ def explore_section() -> None:
         public = None
         spec = None
         if kind == "public":
-            public = st.file_uploader(
-                "A PUBLIC corpus file (never the private one or a sample of it)", key="explore_upload"
+            public = upload_section(
+                "explore",
+                "A PUBLIC corpus file (never the private one or a sample of it)",
+                state.corpus_options.max_n,
             )
+            if public is not None and public.memory_warning:
+                st.checkbox("Load it anyway", key="explore_over_budget")
         elif kind == "simulated":
             st.caption(
                 "Type public numbers (for example from a paper or the platform's published statistics); "
@@ -80,11 +91,17 @@ def explore_section() -> None:
                     state.explore(_ui.demo_corpus(), f"exploration: {DEMO_NAME}", canaries=load_canaries())
                 elif kind == "public":
                     if public is None:
-                        raise InputError("upload a public corpus file first (or pick the demo or a simulated corpus)")
-                    opts = LoadOptions(max_n=state.corpus_options.max_n)
-                    state.explore(
-                        load_upload(public.getvalue(), public.name, opts), f"exploration: {public.name}", opts
-                    )
+                        raise InputError(
+                            "upload a public corpus file and choose its columns first (or pick the demo or a "
+                            "simulated corpus)"
+                        )
+                    if public.memory_warning and not widget_value("explore_over_budget", False):
+                        raise InputError("this file may not fit in memory: tick 'Load it anyway' to try")
+                    opts = public.options(LoadOptions(max_n=state.corpus_options.max_n))
+                    name = public.upload.name
+                    with st.spinner("Reading and tokenizing the public file…"):
+                        explored = load_upload(public.upload.raw, name, opts)
+                    state.explore(explored, f"exploration: {name}", opts)
                 else:
                     assert spec is not None
                     with st.spinner("Simulating…"):
@@ -118,186 +135,44 @@ source = st.radio(
     horizontal=True,
     key="corpus_source",
 )
-HEADER = {"auto": None, "yes": True, "no": False}
-PICKS = ("user_col", "text_col", "row_is_user", "user_pattern", "has_header")
-HIGHLIGHT = {"background-color": "rgba(255, 189, 69, 0.35)"}  # the chosen columns in the preview
-
-
-def _say(message: str) -> str:
-    return speak(message, APP_OPTIONS)
-
-
-def _keep_upload() -> None:
-    """The uploader's on_change: keep the file in the session state (the widget's own state is dropped when
-    another page runs); a new file starts with fresh column choices."""
-    up = widget_value("upload")
-    state.upload = None  # the previous file's unpacked bytes go at once
-    state.pending_upload = (up.name, up.getvalue()) if up is not None else None
-    forget_widgets(PICKS)
-
-
-@st.cache_data(scope="session", max_entries=16, show_spinner=False)
-def _preview(name: str, digest: str, _raw: RawFile, fmt, header, user, text, row_is_user, pattern) -> Preview:
-    """The preview of the upload (already unpacked once: ``_ui.upload_once``), cached per content and choices."""
-    return preview(
-        _raw, format=fmt, has_header=header, user_col=user, text_col=text, row_is_user=row_is_user, user_pattern=pattern
-    )
-
-
-def _flip_header(has_header: bool) -> None:
-    set_widget("has_header", "no" if has_header else "yes")
-
-
-pv: Preview | None = None
-choice: dict = {}
-fmt, header = "auto", "auto"
+pick: UploadPick | None = None
 if source == "upload":
-    up = st.file_uploader(
+    pick = upload_section(
+        "private",
         "Corpus file: CSV, TSV, JSON Lines, Parquet, plain text (one post per line or user<TAB>text), "
         "token sequences (one user per line), or a .zip holding one of these",
-        key="upload",
-        on_change=_keep_upload,
+        int(widget_value("corpus_max_n", current.max_n)),
     )
-    if up is not None and state.pending_upload is None:
-        state.pending_upload = (up.name, up.getvalue())
     if state.pending_upload is None:
         st.info("No file uploaded yet; the corpus in use stays loaded.")
-    else:
-        name, data = state.pending_upload
-        if up is None:
-            st.info(
-                f"File kept from before: {name} ({len(data):,} bytes), not loaded yet. Upload another to replace it."
-            )
-        f1, f2 = st.columns(2)
-        fmt = f1.selectbox(
-            "Format", FORMATS, key="upload_format", help="'auto' detects the format from the file name and content."
-        )
-        header = f2.selectbox(
-            "Header row",
-            list(HEADER),
-            key="has_header",
-            help="'auto' decides from the first rows whether the first row names the columns.",
-        )
-        base: Preview | None
-        raw: RawFile | None
-        try:  # unpacked once per upload (reruns and previews reuse it); hashed once for the preview cache
-            upload = _ui.upload_once(name, data)
-            digest, raw = upload.digest, upload.raw
-            base = _preview(name, digest, raw, fmt, HEADER[header], None, None, False, None)
-        except Exception as exc:  # bad upload: say why, keep the previous corpus
-            _ui.show_error(exc, "this file cannot be read")
-            _ui.free_failed_load(exc)
-            base = raw = None
-        if raw is not None and (warning := _ui.memory_warning(raw, int(widget_value("corpus_max_n", current.max_n)))):
-            st.warning(warning, icon=_ui.ICONS["warning"])
-        if base is not None and raw is not None and base.columns:
-            labels = base.labels
-            pick = {lbl: i for i, lbl in enumerate(labels)}
-            row_is_user = bool(widget_value("row_is_user", False))
-            pattern = (widget_value("user_pattern") or "").strip() or None
-            u_lbl = widget_value("user_col", labels[base.guess_user] if base.guess_user is not None else None)
-            t_lbl = widget_value("text_col", labels[base.guess_text] if base.guess_text is not None else None)
-            u = None if row_is_user or u_lbl not in pick else pick[u_lbl]
-            t = pick.get(t_lbl) if t_lbl is not None else None
-            pv = _preview(name, digest, raw, fmt, HEADER[header], u, t, row_is_user, pattern)
-            choice = {"user_col": u, "text_col": t, "row_is_user": row_is_user, "user_pattern": pattern}
-            if base.has_header is not None and base.header_detected:
-                h1, h2 = st.columns([4, 1])
-                h1.caption(_say(base.header_reason[0].upper() + base.header_reason[1:]) + ".")
-                h2.button(
-                    "Flip header",
-                    key="flip_header",
-                    on_click=_flip_header,
-                    args=(bool(base.has_header),),
-                    help="Read the first row the other way (as data, or as the column names).",
-                )
-            st.markdown("**Columns** (the privacy unit is the user: check the user column)")
-            c1, c2 = st.columns(2)
-            c1.selectbox(
-                "User id column",
-                labels,
-                index=labels.index(u_lbl) if u_lbl in pick else None,
-                placeholder="Choose the column of user ids",
-                key="user_col",
-                disabled=row_is_user,
-                help="The column naming who wrote each row. Known names (author_id, author, user, ...) are "
-                "pre-selected; nothing is chosen by position.",
-            )
-            c2.selectbox(
-                "Text column",
-                labels,
-                index=labels.index(t_lbl) if t_lbl in pick else None,
-                placeholder="Choose the column of posts",
-                key="text_col",
-            )
-            c1.checkbox(
-                "Each row is its own user",
-                key="row_is_user",
-                help="For files without a user column: every row is protected as one person.",
-            )
-            c1.text_input(
-                "User pattern",
-                key="user_pattern",
-                placeholder="^([^/]+)/",
-                disabled=row_is_user,
-                help="Optional regular expression: the user is its first group in the user id column "
-                "(e.g. ^([^/]+)/ takes the mailbox of an e-mail path).",
-            )
-            if pv.choice_error:
-                st.info(_say(pv.choice_error), icon=_ui.ICONS["warning"])
-            for w in pv.warnings:
-                st.warning(_say(str(w)), icon=_ui.ICONS["warning"])
-        elif base is not None:
-            pv = base
-        if pv is not None:
-            st.markdown(
-                f"**Preview**: the first {min(SHOWN_ROWS, len(pv.rows))} rows as parsed "
-                "(raw data, NOT private; chosen columns highlighted)"
-            )
-            cols = pv.labels or ["line"]
-            frame = pd.DataFrame([r[: len(cols)] for r in pv.rows[:SHOWN_ROWS]], columns=cols)
-            chosen = [cols[i] for i in (pv.user_col, pv.text_col) if i is not None and pv.columns]
-            st.dataframe(
-                frame.style.set_properties(subset=chosen, **HIGHLIGHT) if chosen else frame,
-                hide_index=True,
-                key="preview_table",
-            )
-            if pv.facts:
-                roles = {pv.user_col: "user", pv.text_col: "text"}
-                facts = pd.DataFrame(
-                    [
-                        (lbl, roles.get(i, ""), f.distinct, f"{100 * f.empty_share:.1f}%", round(f.mean_length, 1))
-                        for i, (lbl, f) in enumerate(zip(pv.labels, pv.facts))
-                    ],
-                    columns=["column", "chosen as", "distinct values", "empty cells", "mean length"],
-                )
-                where = "all rows" if pv.complete else f"the first {len(pv.rows):,} rows"
-                st.caption(f"Per column, over {where} (raw data, NOT private):")
-                st.dataframe(facts, hide_index=True, key="facts_table")
-            for n in pv.notes:
-                st.caption(_say(n))
 
 st.markdown("**Preprocessing** (the papers' defaults are on)")
 p1, p2, p3, p4 = st.columns(4)
-lowercase = p1.toggle("Lowercase", value=current.lowercase, key="pp_lowercase")
-strip_urls = p2.toggle("Strip URLs", value=current.strip_urls, key="pp_strip_urls")
-drop_removed = p3.toggle("Drop [removed]/[deleted]", value=current.drop_removed, key="pp_drop_removed")
-strip_symbols = p4.toggle("Strip symbols", value=current.strip_symbols, key="pp_strip_symbols")
+lowercase = p1.toggle(READING["lowercase"].label, value=current.lowercase, key="pp_lowercase")
+strip_urls = p2.toggle(READING["strip_urls"].label, value=current.strip_urls, key="pp_strip_urls")
+drop_removed = p3.toggle(READING["drop_removed"].label, value=current.drop_removed, key="pp_drop_removed")
+strip_symbols = p4.toggle(READING["strip_symbols"].label, value=current.strip_symbols, key="pp_strip_symbols")
 q1, q2, q3, q4 = st.columns(4)
 strip_html = q1.toggle(
-    "Strip HTML", value=current.strip_html, key="pp_strip_html", help="Remove tags; decode &amp; and the like."
+    READING["strip_html"].label,
+    value=current.strip_html,
+    key="pp_strip_html",
+    help="Remove tags; decode &amp; and the like.",
 )
 email_headers = q2.toggle(
-    "Drop e-mail headers",
+    READING["email_headers"].label,
     value=current.email_headers,
     key="pp_email_headers",
     help="Posts that are whole e-mails (RFC 822) keep only their body.",
 )
 drop_digits = q3.toggle(
-    "Drop numbers", value=current.drop_digits, key="pp_drop_digits", help="Drop tokens made only of digits."
+    READING["drop_digits"].label,
+    value=current.drop_digits,
+    key="pp_drop_digits",
+    help="Drop tokens made only of digits.",
 )
 stop_words = q4.selectbox(
-    "Stop words",
+    READING["stop_words"].label,
     ["none", *stop_word_languages()],
     index=0,
     key="pp_stop_words",
@@ -305,7 +180,7 @@ stop_words = q4.selectbox(
 )
 t1, t2, t3 = st.columns(3)
 tokenizer = t1.selectbox(
-    "Tokenizer",
+    READING["tokenizer"].label,
     TOKENIZERS,
     index=TOKENIZERS.index(current.tokenizer) if current.tokenizer in TOKENIZERS else 0,
     key="tokenizer",
@@ -331,18 +206,13 @@ max_n = t3.number_input(
     key="corpus_max_n",
     help="Items are the n-grams of length 1..this inside each post.",
 )
-needs_choice = source == "upload" and (pv is None or bool(pv.choice_error))
+needs_choice = source == "upload" and pick is None
 submitted = st.button("Load corpus", type="primary", key="load_corpus", disabled=needs_choice)
-if needs_choice and state.pending_upload is not None and pv is not None:
+if needs_choice and state.upload is not None:
     st.caption("Choose the columns above to load this file (the corpus in use stays loaded until then).")
 
 if submitted:
-    uploading = source == "upload"
     opts = LoadOptions(
-        format=fmt if uploading else "auto",
-        user_col=choice.get("user_col") if uploading else None,
-        text_col=choice.get("text_col") if uploading else None,
-        has_header=HEADER[header] if uploading else None,
         max_n=int(max_n),
         tokenizer=tokenizer,
         char_ngrams=int(char_ngrams),
@@ -354,15 +224,15 @@ if submitted:
         email_headers=email_headers,
         drop_digits=drop_digits,
         stop_words=None if stop_words == "none" else stop_words,
-        row_is_user=bool(choice.get("row_is_user")) if uploading else False,
-        user_pattern=choice.get("user_pattern") if uploading else None,
     )
+    if pick is not None:
+        opts = pick.options(opts)
     if source == "demo":
         try:  # on success install_corpus reruns the script (the sidebar then shows the new corpus) and says so
             _ui.load_demo_into_session(opts, message="Demo corpus loaded.")  # no column or format choices
         except Exception as exc:
             _ui.show_error(exc, "the demo corpus could not be loaded")
-    elif state.pending_upload is None or state.upload is None:
+    elif pick is None or state.upload is None:
         st.error("Upload a readable file first; the corpus in use stays loaded.")
     elif _ui.memory_warning(state.upload.raw, opts.max_n) is not None:
         state.pending_load = opts  # above the memory budget: load only once the user confirms below
@@ -421,7 +291,7 @@ if src.detected:  # what the auto tokenizer found: scripts and their share of to
         + escape_markdown("; ".join(d for d in src.detected if "not installed" not in d))
     )
 for w in src.warnings:  # checks on the whole file, after tokenizing
-    st.warning(_say(f"Check the input (raw data, NOT private): {w}"), icon=_ui.ICONS["warning"])
+    st.warning(plain_text(_say(f"Check the input (raw data, NOT private): {w}")), icon=_ui.ICONS["warning"])
 notes = [
     f"format: {src.format}",
     f"encoding: {src.encoding}" + (" (fallback)" if src.encoding_fallback else ""),

@@ -8,7 +8,7 @@ from dpsu_core.corpus import LoadOptions, load_upload
 from dpsu_core.errors import ParameterError
 from dpsu_core.export import guarantee_text
 from dpsu_core.history import RELEASE_PAGE
-from dpsu_core.mechanisms import mechanisms
+from dpsu_core.mechanisms import list_mechanisms, mechanism_class
 from dpsu_core.metrics import canaries_released
 from dpsu_core.privacy import delta_guidance
 from dpsu_core.utility import has_preview, utility_preview
@@ -16,6 +16,7 @@ from pages import _run, _ui
 from pages._format import calibration_rows, escape_markdown, filter_items, mechanism_labels
 from pages._state import app_state
 from pages._text import BUDGET_PARAMS
+from pages._upload import upload_section
 
 _ui.require_app()
 
@@ -82,7 +83,7 @@ corpus = _ui.get_corpus()
 if corpus is None:
     st.stop()
 
-regs = mechanisms()
+regs = list_mechanisms()
 labels = mechanism_labels()
 names = list(regs)
 prev = state.mechanism
@@ -119,16 +120,24 @@ if "public_source" in cls.accepted_params():
         "**Public frequencies for GW-KT.** By default the public English word list of `wordfreq`; "
         "or upload a PUBLIC corpus (never the private one)."
     )
-    pub = st.file_uploader("Public corpus (optional)", key="public_upload")
-    if pub is None:
+    pub = upload_section("public", "Public corpus (optional)", corpus.max_n)
+    if state.uploads["public"].pending is None:  # no file (or removed): wordfreq
         state.public_corpus = state.public_corpus_key = None
-    elif state.public_corpus_key != (pub.file_id, pub.name) or state.public_corpus is None:
-        try:
-            state.public_corpus = load_upload(pub.getvalue(), pub.name, LoadOptions(max_n=corpus.max_n))
-            state.public_corpus_key = (pub.file_id, pub.name)
-        except Exception as exc:
-            state.public_corpus = state.public_corpus_key = None
-            _ui.show_error(exc, "the public corpus cannot be read (using wordfreq instead)")
+    elif pub is not None and state.public_corpus_key != (pub.upload.digest, pub.upload.name):
+        over = pub.memory_warning is not None and not st.checkbox("Load it anyway", key="public_over_budget")
+        if st.button("Use this public corpus", key="public_use", disabled=over):
+            try:
+                with st.spinner("Reading and tokenizing the public file…"):
+                    opts = pub.options(LoadOptions(max_n=corpus.max_n))
+                    state.public_corpus = load_upload(pub.upload.raw, pub.upload.name, opts)
+                state.public_corpus_key = (pub.upload.digest, pub.upload.name)
+            except Exception as exc:
+                state.public_corpus = state.public_corpus_key = None
+                _ui.show_error(exc, "the public corpus cannot be read (using wordfreq instead)")
+    if state.public_corpus is not None and state.public_corpus_key is not None:
+        st.caption(f"GW-KT's frequencies come from {escape_markdown(state.public_corpus_key[1])} (public).")
+    else:
+        st.caption("GW-KT's frequencies come from wordfreq's English list.")
 
 st.subheader("Calibration (public: depends on the parameters only)")
 try:
@@ -136,7 +145,7 @@ try:
 except Exception as exc:
     _ui.show_error(exc, "these parameters are not valid")
     st.stop()
-shown = [(label, f"{v:.4g}") for label, v in cal.noise_quantities()]
+shown = [(label, f"{v:.4g}") for label, v in mechanism_class(cal.mechanism).noise_quantities(cal)]
 shown += [("Threshold ρ", "—" if cal.rho is None else f"{cal.rho:.4g}")]
 shown += [("Cutoff Γ", "—" if cal.gamma is None else f"{cal.gamma:.4g}")]
 for col, (label, text) in zip(st.columns(len(shown)), shown):

@@ -4,7 +4,7 @@ import streamlit as st
 
 from dpsu_core.command import release_command, release_script
 from dpsu_core.export import export_basename, guarantee_text
-from dpsu_core.mechanisms import mechanisms
+from dpsu_core.mechanisms import list_mechanisms
 from dpsu_core.metrics import canaries_released
 from dpsu_core.tokenizer_export import DEFAULT_VOCAB_SIZE, MODELS, TokenizerSpec, parse_special_tokens
 from pages import _ui
@@ -167,7 +167,7 @@ else:
         stem = export_basename(rel).replace("_TEACHING", "")
         public = (
             state.public_corpus_key[1]
-            if state.public_corpus_key and "public_source" in mechanisms()[cal.mechanism].accepted_params()
+            if state.public_corpus_key and "public_source" in list_mechanisms()[cal.mechanism].accepted_params()
             else None
         )
         where = record.corpus

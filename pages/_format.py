@@ -7,18 +7,20 @@ import numpy as np
 import pandas as pd
 
 from dpsu_core.export import format_value
-from dpsu_core.mechanisms import Calibration, mechanisms
+from dpsu_core.mechanisms import Calibration, list_mechanisms, mechanism_class
 from pages._text import SD_UNDEFINED
 
 
 def mechanism_labels(*kinds: str) -> dict[str, str]:
     """name -> 'Label (kind)' for the drop-downs, in registry order (only the given kinds if any)."""
-    return {name: f"{cls.label} ({cls.kind})" for name, cls in mechanisms(*kinds).items()}
+    return {name: f"{cls.label} ({cls.kind})" for name, cls in list_mechanisms(*kinds).items()}
 
 
 def calibration_rows(cal: Calibration) -> list[tuple[str, str]]:
     """(quantity, value) rows for display: the public calibration, nothing from data."""
-    rows = [("noise", cal.noise)] + [(name, f"{v:.6g}") for name, v in cal.noise_quantities()]
+    rows = [("noise", cal.noise)] + [
+        (name, f"{v:.6g}") for name, v in mechanism_class(cal.mechanism).noise_quantities(cal)
+    ]
     if cal.rho is not None:
         rows.append(("ρ (threshold)", f"{cal.rho:.6g}"))
     if cal.gamma is not None:
@@ -51,6 +53,16 @@ def escape_markdown(text: str) -> str:
     """Backslash-escape Markdown/HTML punctuation so user-supplied text (file names, column names,
     error messages quoting them) is shown literally in Streamlit elements that render Markdown."""
     return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in str(text))
+
+
+_MD_INLINE = set("\\`*_~$[]<>|")
+
+
+def plain_text(text: str) -> str:
+    """Backslash-escape the characters that start Markdown or HTML formatting inside a line (emphasis, code,
+    links, maths, tags), so raw data quoted in a message (``_TheSpecialOne_``) shows as typed; lighter than
+    ``escape_markdown``, leaving punctuation such as quotes and colons as they are."""
+    return "".join("\\" + ch if ch in _MD_INLINE else ch for ch in str(text))
 
 
 def compare_summary_display(summary: pd.DataFrame) -> pd.DataFrame:

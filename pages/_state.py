@@ -9,12 +9,13 @@ written to disk.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 import streamlit as st
 
 from dpsu_core.corpus import Corpus, LoadOptions
+from dpsu_core.corpus.preview import Survey
 from dpsu_core.corpus.readers import RawFile
 from dpsu_core.export import ExportFile, export_files
 from dpsu_core.history import CorpusRef, ReleaseHistory, ReleaseRecord
@@ -25,6 +26,7 @@ from dpsu_core.params import PARAMS
 from dpsu_core.spend import SpendPlan, plan_spend
 from pages._text import DEFAULT_DELTA, DEFAULT_EPSILON, DEFAULT_MECHANISM
 
+UPLOAD_KEY = "upload:"  # an uploaded private corpus's ledger key: this prefix and its content digest
 STATE_KEY = "dpsu_state"  # the one session-state entry of the app (AppTests read it too)
 CANARY_TEXT_KEY = "canary_text"  # the Corpus page's canary text area: reset when a corpus is installed
 
@@ -48,10 +50,31 @@ class UploadCache:
     name: str
     raw: RawFile
     digest: str
+    # the file read for its column facts (every column, every row), for one (format, header) choice
+    survey: tuple[tuple[str, bool | None], Survey] | None = None
 
     def is_for(self, name: str, data: bytes) -> bool:
         """Whether this is the upload ``(name, data)`` (the same object, or the widget's same bytes again)."""
         return self.name == name and (self.source is data or self.source == data)
+
+
+UploadRole = Literal["private", "explore", "public"]
+# the widget keys of each upload path start with this (the private corpus's keep their plain names)
+UPLOAD_PREFIX: dict[UploadRole, str] = {"private": "", "explore": "explore_", "public": "public_"}
+
+
+@dataclass
+class UploadSlot:
+    """One upload path's file: the private corpus, the exploration file or GW-KT's public corpus. Kept across
+    pages (the uploader widget's state is not), unpacked once, loaded within the memory budget."""
+
+    pending: tuple[str, bytes] | None = None  # the uploaded (name, bytes), not loaded yet
+    cache: UploadCache | None = None  # the pending upload, unpacked once (``pages._ui.upload_once``)
+    pending_load: LoadOptions | None = None  # a load above the memory budget, waiting for "Load anyway"
+
+
+def _slots() -> dict[UploadRole, UploadSlot]:
+    return {role: UploadSlot() for role in UPLOAD_PREFIX}
 
 
 @dataclass(frozen=True)
@@ -94,8 +117,8 @@ class AppState:
     input_name: str = ""  # the file name a command export reads (the upload's name, the demo file's name)
     canaries: list[str] = field(default_factory=list)  # strings to look for in releases
     flash: str | None = None  # a message to show once, after the rerun that follows a load
-    # an uploaded file not loaded yet: (name, bytes); kept across pages (the uploader widget is not)
-    pending_upload: tuple[str, bytes] | None = None
+    # the files of the three upload paths (private corpus, exploration file, GW-KT's public corpus)
+    uploads: dict[UploadRole, UploadSlot] = field(default_factory=_slots)
     # the sidebar and the Release page's choices
     budget: Budget = field(default_factory=Budget)
     teaching: bool = False
@@ -104,7 +127,7 @@ class AppState:
         default_factory=dict
     )  # mechanism parameters beyond the sidebar's
     public_corpus: Corpus | None = None  # GW-KT's public frequencies (None: wordfreq)
-    public_corpus_key: tuple[str, str] | None = None  # (file id, name) of the upload it was read from
+    public_corpus_key: tuple[str, str] | None = None  # (content digest, name) of the upload it was read from
     # every release of the session, on every corpus (pages show the ones on the corpus in use)
     history: ReleaseHistory = field(default_factory=ReleaseHistory)
     # results on the loaded corpus: cleared by ``set_corpus``
@@ -112,13 +135,36 @@ class AppState:
     neighbours: NeighbourView | None = None  # the last neighbouring-corpora experiment
     export_cache: tuple[tuple[int, int], list[ExportFile]] | None = None  # ((release number, ledger size), files)
     tokenizer_cache: tuple[tuple[Any, ...], tuple[bytes, bytes, dict[str, Any]]] | None = None  # see tokenizer_files
-    upload: UploadCache | None = None  # the pending upload, unpacked once (``read_upload``)
-    pending_load: LoadOptions | None = None  # a load above the memory budget, waiting for "Load anyway"
     # the privacy ledger of the session, and the exploration corpus (nothing run on it is recorded)
     ledger: Ledger = field(default_factory=Ledger)
     exploring: bool = False
     private: Workspace | None = None  # the private corpus and its results while exploring
     ids_issued: int = 0
+
+    # the private corpus's upload path, by the names the pages and tests use
+    @property
+    def pending_upload(self) -> tuple[str, bytes] | None:
+        return self.uploads["private"].pending
+
+    @pending_upload.setter
+    def pending_upload(self, value: tuple[str, bytes] | None) -> None:
+        self.uploads["private"].pending = value
+
+    @property
+    def upload(self) -> UploadCache | None:
+        return self.uploads["private"].cache
+
+    @upload.setter
+    def upload(self, value: UploadCache | None) -> None:
+        self.uploads["private"].cache = value
+
+    @property
+    def pending_load(self) -> LoadOptions | None:
+        return self.uploads["private"].pending_load
+
+    @pending_load.setter
+    def pending_load(self, value: LoadOptions | None) -> None:
+        self.uploads["private"].pending_load = value
 
     def _clear_results(self) -> None:
         self.comparison, self.export_cache, self.neighbours = None, None, None
@@ -163,6 +209,8 @@ class AppState:
         apply, and an exploration in progress ends (its corpus is dropped)."""
         self.exploring, self.private = False, None
         self.corpus, self.corpus_name, self.corpus_options, self.is_demo = corpus, name, options, is_demo
+        if self.public_corpus_key is not None and dataset_key == UPLOAD_KEY + self.public_corpus_key[0]:
+            self.public_corpus = self.public_corpus_key = None  # GW-KT's "public" corpus is now the private one
         self.ids_issued += 1
         self.corpus_id = self.ids_issued
         self.dataset_key = dataset_key or name
@@ -202,6 +250,12 @@ class AppState:
     @property
     def private_key(self) -> str:
         return self.private.dataset_key if self.exploring and self.private is not None else self.dataset_key
+
+    @property
+    def private_digest(self) -> str | None:
+        """The content digest of the private corpus's file (None for the bundled demo)."""
+        key = self.private_key
+        return key.removeprefix(UPLOAD_KEY) if key.startswith(UPLOAD_KEY) else None
 
     # ---- the ledger and the spend gate --------------------------------------------------------------
     def plan(self, action: str, planned: list[tuple[Calibration, int]], source: str) -> SpendPlan:

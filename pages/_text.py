@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dpsu_core.reading import HEADER_APP, READING_OPTIONS
+
 TEACHING_SEED = 20240601  # fixed seed of teaching mode: the class sees the same results, NOT for real releases
 DEFAULT_EPSILON = 3.0
 DEFAULT_DELTA = 1e-6
@@ -16,16 +18,9 @@ K_GRID = [1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000]
 
 # How core messages name the Corpus page's options (``dpsu_core.wording.speak``): its own widgets.
 APP_OPTIONS = {
-    "user_col": "the 'User id column' picker",
-    "text_col": "the 'Text column' picker",
-    "header": "'yes' under 'Header row'",
-    "no_header": "'no' under 'Header row'",
-    "row_is_user": "'Each row is its own user'",
-    "user_pattern": "the 'User pattern' box",
-    "format": "a 'Format'",
+    **{o.field: o.app for o in READING_OPTIONS},  # the reading options, declared in dpsu_core.reading
+    **HEADER_APP,
     "max_n": "'Longest n-gram'",
-    "strip_symbols": "'Strip symbols'",
-    "stop_words": "a 'Stop words' list",
     "strict": "the command line's --strict",
 }
 

@@ -4,7 +4,6 @@ Layout only; the session's state is ``pages._state.AppState``, releases run thro
 from __future__ import annotations
 
 import gc
-import hashlib
 import runpy
 import threading
 import traceback
@@ -17,6 +16,8 @@ import streamlit as st
 
 from dpsu_core.corpus import Corpus, LoadOptions, load_upload, read_upload
 from dpsu_core.corpus.limits import budget_warning, session_budget_bytes
+from dpsu_core.corpus.load import content_digest
+from dpsu_core.corpus.preview import Survey, survey
 from dpsu_core.corpus.readers import RawFile
 from dpsu_core.demo import DEMO_CSV, DEMO_NAME, load_canaries, load_demo
 from dpsu_core.errors import DpsuError
@@ -27,8 +28,10 @@ from dpsu_core.wording import speak
 from pages._format import budget_summary, escape_markdown, header_labels, parse_canaries
 from pages._state import (
     CANARY_TEXT_KEY,
+    UPLOAD_KEY,
     Budget,
     UploadCache,
+    UploadRole,
     app_state,
     ensure_canary_text,
     install_corpus,
@@ -121,14 +124,24 @@ def load_demo_into_session(options: LoadOptions = LoadOptions(), message: str | 
 
 
 # ---- uploads: read once, loaded within the session's memory budget ----------------------------------------
-def upload_once(name: str, data: bytes) -> UploadCache:
-    """The pending upload unpacked once (``read_upload``) and hashed once, kept in the session: reruns reuse it."""
-    state = app_state()
-    if state.upload is None or not state.upload.is_for(name, data):
-        state.upload = None  # drop the previous upload's bytes before reading the new one
+def upload_once(name: str, data: bytes, role: UploadRole = "private") -> UploadCache:
+    """The pending upload of ``role`` unpacked once (``read_upload``) and hashed once (its content, after
+    unpacking), kept in the session: reruns reuse it."""
+    slot = app_state().uploads[role]
+    if slot.cache is None or not slot.cache.is_for(name, data):
+        slot.cache = None  # drop the previous upload's bytes before reading the new one
         raw = read_upload(data, name)
-        state.upload = UploadCache(data, name, raw, hashlib.blake2b(data, digest_size=16).hexdigest())
-    return state.upload
+        slot.cache = UploadCache(data, name, raw, content_digest(raw))
+    return slot.cache
+
+
+def upload_survey(upload: UploadCache, fmt: str, has_header: bool | None) -> Survey:
+    """The upload read once per (format, header) choice for its preview and column facts (``corpus.preview``)."""
+    key = (fmt, has_header)
+    if upload.survey is None or upload.survey[0] != key:
+        upload.survey = None  # the previous reading goes first
+        upload.survey = (key, survey(upload.raw, format=fmt, has_header=has_header))
+    return upload.survey[1]
 
 
 def memory_warning(raw: RawFile, max_n: int) -> str | None:
@@ -171,7 +184,7 @@ def load_upload_into_session(options: LoadOptions) -> None:
         is_demo=False,
         canaries=[],
         message="Corpus loaded.",
-        dataset_key="upload:" + state.upload.digest,  # the same file loaded twice: the same users in the ledger
+        dataset_key=UPLOAD_KEY + state.upload.digest,  # the same file loaded twice: the same users in the ledger
         input_name=name,
     )
 

@@ -8,6 +8,8 @@ Each function returns the bytes of one file shaped like a public corpus that new
   emails        Enron layout: file (mailbox/folder/n.), message (a whole RFC 822 message with headers)
   emoji         tweets with emoji, variation selectors, zero-width joiners and other format characters
   one_bad_byte  a UTF-8 file with one row holding a single Latin-1 byte
+  airline_tweets  airline tweets: 7,500 rows by 7,200 users (``name``), a category (``airline``, 6 values), a
+                malformed row and a post longer than Python's csv accepts, both within the first 5,000 rows
 ``FIXTURES`` maps a file name to its bytes; the tests hold what the CLI and the app must do with each.
 """
 
@@ -165,6 +167,26 @@ def one_bad_byte() -> bytes:
     lines = [b"author,text"] + [g.encode("utf-8") for g in good]
     lines.insert(8, "writer3,r\u00e9sum\u00e9 sent".encode("latin-1"))  # one row with Latin-1 bytes
     return b"\n".join(lines) + b"\n"
+
+
+AIRLINE_ROWS = 7500  # well-formed data rows, plus one long post
+AIRLINE_USERS = 7200
+AIRLINES = ("United", "US Airways", "American", "Southwest", "Delta", "Virgin America")
+
+
+def airline_tweets() -> bytes:
+    """``tweet_id,airline,name,text``: row i by ``user{i % 7200}``; after row 100 a row with six fields (not four:
+    skipped as malformed), after row 200 a post of 200,000 characters by ``longwinded``; 7,501 rows are read."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["tweet_id", "airline", "name", "text"])
+    for i in range(AIRLINE_ROWS):
+        w.writerow([str(10**12 + i), AIRLINES[i % 6], f"user{i % AIRLINE_USERS}", f"@{AIRLINES[i % 6]} {_sentence(i)}"])
+        if i == 100:
+            buf.write("1,United,extra,fields,here,too\n")
+        if i == 200:
+            w.writerow([str(9 * 10**12), "Delta", "longwinded", "word " * 40_000])
+    return buf.getvalue().encode("utf-8")
 
 
 FIXTURES = {

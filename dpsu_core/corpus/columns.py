@@ -57,6 +57,8 @@ MIN_TEXT_DISTINCT = 20
 MOSTLY = 0.5  # "mostly numbers": more than half of the non-empty cells
 MAX_DROPPED_SHARE = 0.5
 MAX_USER_TOKEN_SHARE = 0.10
+FEW_USERS = 20  # a user column with at most this many distinct values ...
+ROWS_PER_FEW_USER = 50  # ... and at least this many rows per value reads like a category, not people
 
 
 def norm(name: str) -> str:
@@ -237,13 +239,28 @@ class HeaderDecision:
     detected: bool = True  # False: given by the caller
 
 
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*"
+_DATE = re.compile(
+    r"(?i)^(?:"
+    r"\d{4}-\d{1,2}-\d{1,2}(?:[ T]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?(?:\s*(?:z|[+-]\d{2}:?\d{2}|[a-z]{3,4}))?"  # ISO
+    r"|\d{1,2}[/.]\d{1,2}[/.]\d{2,4}(?:,?\s+\d{1,2}:\d{2}(?::\d{2})?(?:\s*[ap]m)?)?"  # 24/02/2015 11:35
+    r"|(?:[a-z]{3},?\s+)?" + _MONTH + r"\s+\d{1,2},?\s+(?:\d{1,2}:\d{2}(?::\d{2})?\s+)?(?:[a-z]{3,4}\s+)?\d{4}"
+    r"(?:\s+\d{1,2}:\d{2}(?::\d{2})?)?"  # Mon Apr 06 22:19:45 PDT 2009, Apr 6, 2009
+    r"|\d{1,2}\s+" + _MONTH + r"\s+\d{4}(?:\s+\d{1,2}:\d{2}(?::\d{2})?)?"  # 6 April 2009
+    r")$"
+)
+_KIND_WORDS = {"number": ("a number", "numbers"), "date": ("a date", "dates"), "text": ("a sentence", "sentences")}
+
+
 def cell_kind(value) -> str:
-    """empty, number, word (one short token) or text (has spaces, or is long)."""
+    """empty, number, date (a date or a time stamp), word (one short token) or text (has spaces, or is long)."""
     s = str(value).strip()
     if not s:
         return "empty"
     if _NUMBER.match(s):
         return "number"
+    if _DATE.match(s):
+        return "date"
     if len(s) > 40 or any(ch.isspace() for ch in s):
         return "text"
     return "word"
@@ -279,11 +296,9 @@ def detect_header(rows: Sequence[Sequence[str]]) -> HeaderDecision:
             continue  # a mixed column, or names above names: no evidence
         kind = cell_kind(cell)
         if kind == major:
-            data_votes.append(f"{_clip(cell)!r} ({'a number' if kind == 'number' else 'a sentence'}) in column {j}")
-        elif major == "number" or kind in ("word", "empty"):
-            header_votes.append(
-                f"{_clip(cell)!r} in column {j} above {'numbers' if major == 'number' else 'sentences'}"
-            )
+            data_votes.append(f"{_clip(cell)!r} ({_KIND_WORDS[kind][0]}) in column {j}")
+        elif major in ("number", "date") or kind in ("word", "empty"):
+            header_votes.append(f"{_clip(cell)!r} in column {j} above {_KIND_WORDS[major][1]}")
     if len(data_votes) > len(header_votes):
         return HeaderDecision(
             False,
@@ -340,7 +355,9 @@ def column_facts(values, name: str) -> ColumnFacts:
     values = _as_strings(values)
     n = len(values)
     trimmed = pc.utf8_trim_whitespace(values)
-    filled = pc.fill_null(pc.greater(pc.utf8_length(trimmed), 0), False)
+    lengths = pc.utf8_length(trimmed)
+    # length > 0 and not null, without Python scalars (pyarrow would import pandas to convert them)
+    filled = pc.and_kleene(pc.cast(lengths, pa.bool_()), pc.is_valid(lengths))
     present = trimmed.filter(filled)
     m = len(present)
     mean_len = float(pc.mean(pc.utf8_length(present)).as_py() or 0.0) if m else 0.0
@@ -402,6 +419,18 @@ def column_warnings(
                     f"if each row really is one person, choose {opt('row_is_user')}",
                 )
             )
+        present = uf.rows - round(uf.empty_share * uf.rows)
+        if 0 < uf.distinct <= FEW_USERS and present >= ROWS_PER_FEW_USER * uf.distinct:
+            warns.append(
+                SanityWarning(
+                    "user_few_values",
+                    f"the user column {uf.name!r} has only {uf.distinct:,} distinct values over {present:,} "
+                    f"rows{where}: that reads like a category (a label, a company, a language), not the people "
+                    "who wrote the rows; the release protects each value as one person",
+                    f"choose the column with the writer's id as {opt('user_col')}, or {opt('row_is_user')} when "
+                    f"there is none; if these really are {uf.distinct:,} people, keep it",
+                )
+            )
         span = _row_index(users, uf)
         if span:
             warns.append(
@@ -453,8 +482,9 @@ def load_warnings(rows_read: int, rows_dropped: int, tokens_per_user: np.ndarray
                 SanityWarning(
                     "user_heavy",
                     f"one user holds {100 * share:.0f}% of all tokens (more than {100 * MAX_USER_TOKEN_SHARE:.0f}%)",
-                    f"check {opt('user_col')}: a placeholder id (such as 'deleted' or 'unknown') makes one big "
-                    "user; the release protects that user as one person",
+                    f"check {opt('user_col')}: a category (a label, a company) or a stand-in such as 'deleted' "
+                    "or 'unknown' groups many writers into one user; the release protects each value as one "
+                    "person",
                 )
             )
     return warns

@@ -9,10 +9,11 @@ then dropped) -> facts and checks of the chosen columns (columns.column_warnings
 
 from __future__ import annotations
 
+import hashlib
 import io
 import time
 from dataclasses import dataclass, replace
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Any
 
 import numpy as np
@@ -111,23 +112,8 @@ def load_corpus(
 
     Raises a DpsuError subclass naming the problem and the fix for every bad input.
     """
-    opts = replace(options if options is not None else LoadOptions(), **overrides)
-    tokenizer = opts.tokenizer
-    check_tokenizer(tokenizer)
-    if not isinstance(opts.char_ngrams, int) or isinstance(opts.char_ngrams, bool) or not 1 <= opts.char_ngrams <= 8:
-        raise ParameterError(f"{opt('char_ngrams')} must be a whole number from 1 to 8, got {opts.char_ngrams!r}")
-    max_n = int(PARAMS["max_n"].check(opts.max_n))  # the one declaration of max_n
-    prep = opts.preprocessing()
-    if prep.stop_words:
-        from .clean import stop_words
-
-        stop_words(prep.stop_words)  # an unknown language fails before reading the file
-    if opts.user_pattern:
-        check_user_pattern(opts.user_pattern)
-        if opts.row_is_user:
-            raise ParameterError(
-                f"{opt('user_pattern')} needs a user column; drop {opt('row_is_user')} to use a pattern"
-            )
+    opts = checked_options(options, **overrides)
+    tokenizer, max_n, prep = opts.tokenizer, opts.max_n, opts.preprocessing()
     with phase("read"):
         table = read_table(
             source,
@@ -140,18 +126,9 @@ def load_corpus(
             stream=True,
         )
     has_users = table.user_column is not None
-    if opts.user_pattern and not has_users:
-        raise ParameterError(
-            f"{opt('user_pattern')} needs a user column, and this {table.format} file has none; drop the pattern"
-        )
+    check_pattern_has_column(opts, table.user_column, table.format)
     rows = _tokenize_rows(table, tokenizer, prep, opts.user_pattern, opts.char_ngrams)
     tok, post_user, n_users, rows_read, dropped = rows.tok, rows.post_user, rows.n_users, rows.read, rows.dropped
-    pattern_notes = []
-    if opts.user_pattern:
-        pattern_notes.append(
-            f"user = first group of {opts.user_pattern!r} in column {table.user_column!r}"
-            + (f"; {rows.unmatched:,} rows where it does not match have no user" if rows.unmatched else "")
-        )
     facts: list[ColumnFacts] = []
     warns: list[SanityWarning] = []
     if not table.pretokenized and (has_users or opts.row_is_user) and rows.first is not None:
@@ -159,12 +136,7 @@ def load_corpus(
         with phase("checks"):
             facts, warns = column_warnings(*rows.first, table.user_column, table.text_column, sample_note=sample)
     n_posts = int(post_user.shape[0])
-    if n_posts == 0:
-        raise EmptyCorpusError(
-            f"no usable rows: {rows_read} rows read, {dropped['no_user']} without a user id, "
-            f"{dropped['no_text']} without text, {dropped['removed']} '[removed]'/'[deleted]'; "
-            "check the user and text columns"
-        )
+    check_posts(n_posts, rows_read, dropped)
 
     drop = (
         None
@@ -174,23 +146,11 @@ def load_corpus(
     if drop is not None and drop.any():
         codes, post_ptr = drop_tokens(tok.codes, tok.post_ptr, drop)
         tok = replace(tok, codes=codes, post_ptr=post_ptr)
-    if tok.n_tokens == 0:
-        raise EmptyCorpusError(
-            f"the corpus has no tokens after preprocessing ({n_posts} posts read); check that the text column "
-            f"({table.text_column or 'text'}) holds the posts, or switch off {opt('strip_symbols')}"
-        )
+    check_tokens(tok.n_tokens, n_posts, table.text_column)
     tokens_per_user = np.bincount(post_user, weights=np.diff(tok.post_ptr), minlength=n_users)
     warns += load_warnings(rows_read, rows_read - n_posts, tokens_per_user)
 
-    notes = list(table.notes) + pattern_notes
-    if dropped["no_user"]:
-        notes.append(f"{dropped['no_user']} rows without a user id were dropped")
-    if dropped["no_text"]:
-        notes.append(f"{dropped['no_text']} rows without text were dropped")
-    if dropped["removed"]:
-        notes.append(f"{dropped['removed']} posts that were exactly '[removed]' or '[deleted]' were dropped")
-    if not table.pretokenized:
-        notes.append(f"preprocessing: {prep.describe()}; tokenizer: {tokenizer}")
+    notes = list(table.notes) + row_notes(opts, table.user_column, rows.unmatched, dropped, table.pretokenized)
     info = SourceInfo(
         name=name if name is not None else _source_name(source),
         format=table.format,
@@ -221,15 +181,91 @@ def load_corpus(
         )
     empty_users = n_users - corpus.n_users
     if empty_users:
-        info = _with_note(info, f"{empty_users} users had no tokens after preprocessing and are not in the corpus")
+        info = _with_note(info, empty_users_note(empty_users))
         corpus = _replace_source(corpus, info)
-    if corpus.n_users < 2:
+    check_users(corpus.n_users)
+    return corpus
+
+
+# ---- shared with the Spark engine (engines.spark): one place for option checks, messages and notes -----
+def checked_options(options: LoadOptions | None = None, **overrides: Any) -> LoadOptions:
+    """``options`` with ``overrides``, checked before anything is read (tokenizer, max_n, stop-word language,
+    user pattern); max_n as the checked int."""
+    opts = replace(options if options is not None else LoadOptions(), **overrides)
+    check_tokenizer(opts.tokenizer)
+    if not isinstance(opts.char_ngrams, int) or isinstance(opts.char_ngrams, bool) or not 1 <= opts.char_ngrams <= 8:
+        raise ParameterError(f"{opt('char_ngrams')} must be a whole number from 1 to 8, got {opts.char_ngrams!r}")
+    opts = replace(opts, max_n=int(PARAMS["max_n"].check(opts.max_n)))  # the one declaration of max_n
+    if opts.stop_words:
+        from .clean import stop_words
+
+        stop_words(opts.stop_words)  # an unknown language fails before reading the file
+    if opts.user_pattern:
+        check_user_pattern(opts.user_pattern)
+        if opts.row_is_user:
+            raise ParameterError(
+                f"{opt('user_pattern')} needs a user column; drop {opt('row_is_user')} to use a pattern"
+            )
+    return opts
+
+
+def check_pattern_has_column(opts: LoadOptions, user_column: str | None, format: str) -> None:
+    if opts.user_pattern and user_column is None:
+        raise ParameterError(
+            f"{opt('user_pattern')} needs a user column, and this {format} file has none; drop the pattern"
+        )
+
+
+def check_posts(n_posts: int, rows_read: int, dropped: dict[str, int]) -> None:
+    """No kept post: say how many rows were read and why each was dropped."""
+    if n_posts == 0:
         raise EmptyCorpusError(
-            f"the corpus has {corpus.n_users} user with tokens; user-level differential privacy hides each user, so "
+            f"no usable rows: {rows_read} rows read, {dropped['no_user']} without a user id, "
+            f"{dropped['no_text']} without text, {dropped['removed']} '[removed]'/'[deleted]'; "
+            "check the user and text columns"
+        )
+
+
+def check_tokens(n_tokens: int, n_posts: int, text_column: str | None) -> None:
+    if n_tokens == 0:
+        raise EmptyCorpusError(
+            f"the corpus has no tokens after preprocessing ({n_posts} posts read); check that the text column "
+            f"({text_column or 'text'}) holds the posts, or switch off {opt('strip_symbols')}"
+        )
+
+
+def check_users(n_users: int) -> None:
+    if n_users < 2:
+        raise EmptyCorpusError(
+            f"the corpus has {n_users} user with tokens; user-level differential privacy hides each user, so "
             "with a single user nothing can be released. Check the user column (does every row have the same "
             "user id?) or add more users"
         )
-    return corpus
+
+
+def row_notes(
+    opts: LoadOptions, user_column: str | None, unmatched: int, dropped: dict[str, int], pretokenized: bool = False
+) -> list[str]:
+    """The notes on the user pattern, the dropped rows and the preprocessing."""
+    notes = []
+    if opts.user_pattern:
+        notes.append(
+            f"user = first group of {opts.user_pattern!r} in column {user_column!r}"
+            + (f"; {unmatched:,} rows where it does not match have no user" if unmatched else "")
+        )
+    if dropped["no_user"]:
+        notes.append(f"{dropped['no_user']} rows without a user id were dropped")
+    if dropped["no_text"]:
+        notes.append(f"{dropped['no_text']} rows without text were dropped")
+    if dropped["removed"]:
+        notes.append(f"{dropped['removed']} posts that were exactly '[removed]' or '[deleted]' were dropped")
+    if not pretokenized:
+        notes.append(f"preprocessing: {opts.preprocessing().describe()}; tokenizer: {opts.tokenizer}")
+    return notes
+
+
+def empty_users_note(n: int) -> str:
+    return f"{n} users had no tokens after preprocessing and are not in the corpus"
 
 
 @dataclass
@@ -317,6 +353,35 @@ def _with_note(info: SourceInfo, note: str) -> SourceInfo:
 
 def _replace_source(corpus: Corpus, info: SourceInfo) -> Corpus:
     return replace(corpus, source=info)
+
+
+# ---- a file's identity: a "public" file must not be the private one ------------------------------------
+def content_digest(raw: RawFile) -> str:
+    """The identity of a file's content after unpacking (the same data zipped or not has the same digest)."""
+    return hashlib.blake2b(raw.data, digest_size=16).hexdigest()
+
+
+def refuse_private_copy(digest: str, private_digest: str | None, use: str) -> None:
+    """Refuse a file meant as PUBLIC data (``use``: "the exploration corpus", "GW-KT's public corpus") whose
+    content is the private corpus's: exploring on it would spend nothing on the private data, and GW-KT's
+    proof needs frequencies that do not depend on the private users."""
+    if private_digest is not None and digest == private_digest:
+        raise InputError(
+            f"this file holds exactly the private corpus's data; {use} must be PUBLIC data (never the private "
+            "file or a copy of it): upload a public file"
+        )
+
+
+def same_content(a: str | PurePath, b: str | PurePath, limits: ReadLimits = DEFAULT_LIMITS) -> bool:
+    """Whether two files hold the same data after unpacking (sizes first: different sizes are read no further
+    unless one of them is compressed)."""
+    pa_, pb = Path(a), Path(b)
+    if pa_.resolve() == pb.resolve():
+        return True
+    packed = {".zip", ".gz"}
+    if pa_.suffix.lower() not in packed and pb.suffix.lower() not in packed and pa_.stat().st_size != pb.stat().st_size:
+        return False
+    return content_digest(read_source(pa_, limits)) == content_digest(read_source(pb, limits))
 
 
 # ---- uploads: a file's bytes and its name (the app) -------------------------------------------------

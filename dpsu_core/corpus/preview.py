@@ -1,13 +1,14 @@
-"""A look at a file before loading it: the first rows as parsed, the header decision, the columns a
-choice would use, per-column facts and the checks on that choice, all from the first rows (at most
-``SAMPLE_ROWS``). Everything here is raw data: NOT private, never exported.
+"""A look at a file before loading it: its first rows, the header decision, the columns a choice would use,
+per-column facts and the checks on that choice.
+
+Everything comes from the readers that load the file (``readers.read_sheet``: Arrow's CSV, JSON and Parquet
+readers, the same header decision, the same rows skipped as malformed), over the whole file: the facts are the
+file's, not a sample's. Past ``readers.SHEET_BYTES`` of parsed text they cover the first rows only and
+say how many. Everything here is raw data: NOT private, never exported.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -24,10 +25,8 @@ from .columns import (
     guess_columns,
     label,
 )
-from .readers import _delimiter, decode, detect_format, first_rows, header_decision, read_source
+from .readers import SHEET_BYTES, Sheet, read_sheet
 
-SAMPLE_ROWS = 5000  # rows read for the facts and checks of the preview
-SAMPLE_BYTES = 4 << 20
 SHOWN_ROWS = 20
 
 
@@ -35,8 +34,9 @@ SHOWN_ROWS = 20
 class Preview:
     format: str
     columns: list[str]  # names (header) or positions "0", "1", ... (no header); [] for text/sequences
-    rows: list[list[str]]  # the sample, as parsed (header excluded)
-    complete: bool  # the sample is the whole file
+    rows: list[list[str]]  # the first ``SHOWN_ROWS`` rows, as parsed (header excluded)
+    n_rows: int  # the rows the facts and checks cover
+    complete: bool  # they are every row of the file
     has_header: bool | None = None  # delimited files only
     header_reason: str = ""
     header_detected: bool = True
@@ -59,28 +59,30 @@ class Preview:
         return [f"{n} (column {i})" if names.count(n) > 1 else n for i, n in enumerate(names)]
 
     @property
+    def coverage(self) -> str:
+        """The rows the facts cover, in words."""
+        if self.complete:
+            return f"all {self.n_rows:,} rows of the file"
+        return f"the first {self.n_rows:,} rows of the file (it is longer)"
+
+    @property
     def sample_note(self) -> str:
-        return "" if self.complete else f"in the first {len(self.rows):,} rows"
+        return "" if self.complete else f"in the first {self.n_rows:,} rows"
 
 
-def _cut(data: bytes) -> tuple[bytes, bool]:
-    if len(data) <= SAMPLE_BYTES:
-        return data, True
-    head = data[:SAMPLE_BYTES]
-    return head[: head.rfind(b"\n") + 1] or head, False
+@dataclass(frozen=True)
+class Survey:
+    """A file read once for its previews: every column and the facts of each (choice-independent)."""
+
+    sheet: Sheet
+    facts: list[ColumnFacts]
 
 
-def _delimited_rows(text: str, delimiter: str) -> list[list[str]]:
-    rows: list[list[str]] = []
-    try:
-        for row in csv.reader(io.StringIO(text), delimiter=delimiter):
-            if row:
-                rows.append(row)
-            if len(rows) > SAMPLE_ROWS:
-                break
-    except csv.Error:
-        pass  # an unterminated quote in the sample: show what parsed
-    return rows
+def survey(source, *, format: str = "auto", has_header: bool | None = None, max_bytes: int = SHEET_BYTES) -> Survey:
+    """Read ``source`` (a path, bytes or an unpacked ``RawFile``) once: every column, and the facts of each."""
+    sheet = read_sheet(source, format=format, has_header=has_header, max_bytes=max_bytes)
+    facts = [column_facts(sheet.table.column(j), label(sheet.columns, j)) for j in range(len(sheet.columns))]
+    return Survey(sheet, facts)
 
 
 def preview(
@@ -93,74 +95,40 @@ def preview(
     row_is_user: bool = False,
     user_pattern: str | None = None,
 ) -> Preview:
-    """The preview of ``source`` with the given (or guessed) columns; a failed choice is reported, not raised."""
-    raw = read_source(source)
-    fmt, note = detect_format(raw, format)
-    notes = list(raw.notes) + ([note] if note else [])
-    decision = None
-    if fmt == "parquet":
-        import pyarrow.parquet as pq
-
-        pf = pq.ParquetFile(pa.BufferReader(raw.data))
-        batch = next(pf.iter_batches(batch_size=SAMPLE_ROWS + 1), None)
-        columns = [str(c) for c in pf.schema_arrow.names]
-        rows = [[_cell(v) for v in r.values()] for r in (batch.to_pylist() if batch is not None else [])]
-        complete = pf.metadata.num_rows <= SAMPLE_ROWS
-    elif fmt in ("text", "sequences"):
-        d = decode(raw)
-        sample, complete = _cut(d.data)
-        lines = [ln for ln in sample.decode("utf-8").splitlines() if ln.strip()][: SAMPLE_ROWS + 1]
-        return Preview(
-            fmt, [], [[ln] for ln in lines[:SAMPLE_ROWS]], complete and len(lines) <= SAMPLE_ROWS, notes=notes
-        )
-    else:
-        d = decode(raw)
-        if d.note:
-            notes.append(d.note)
-        sample, complete = _cut(d.data)
-        if fmt == "jsonl":
-            records = [json.loads(ln) for ln in sample.decode("utf-8").splitlines()[: SAMPLE_ROWS + 1] if ln.strip()]
-            records = [r for r in records if isinstance(r, dict)]
-            keys: dict[str, None] = {}
-            for r in records:
-                keys.update(dict.fromkeys(map(str, r)))
-            columns = list(keys)
-            rows = [[_cell(r.get(k)) for k in columns] for r in records]
-        else:
-            delimiter = _delimiter(fmt, d.data)
-            decision = header_decision(first_rows(d.data, delimiter), has_header)
-            parsed = _delimited_rows(sample.decode("utf-8", errors="replace"), delimiter)
-            width = max((len(r) for r in parsed[:50]), default=0)
-            first = parsed[0] if parsed else []
-            columns = [c.strip() for c in first] if decision.has_header else [str(i) for i in range(width)]
-            rows = parsed[1:] if decision.has_header else parsed
-            rows = [(r + [""] * len(columns))[: len(columns)] for r in rows]
-    if len(rows) > SAMPLE_ROWS:
-        rows, complete = rows[:SAMPLE_ROWS], False
-    header = decision.has_header if decision is not None else True
-    first_row = None if header else (rows[0] if rows else None)
-    arrays = [pa.array([r[j] if j < len(r) else None for r in rows], type=pa.string()) for j in range(len(columns))]
-    facts = [column_facts(arrays[j], label(columns, j)) for j in range(len(columns))]
-    gu, gt = guess_columns(columns) if header else (None, None)
+    """The preview of ``source`` (a file, or a ``Survey`` of it) with the given (or guessed) columns; a failed
+    choice is reported, not raised."""
+    sv = source if isinstance(source, Survey) else survey(source, format=format, has_header=has_header)
+    sheet = sv.sheet
+    columns = sheet.columns
+    head = sheet.table.slice(0, SHOWN_ROWS)
+    rows = [["" if v is None else v for v in r.values()] for r in head.to_pylist()]
+    decision = sheet.decision
     out = dict(
-        guess_user=columns.index(gu) if gu is not None else None,
-        guess_text=columns.index(gt) if gt is not None else None,
-        format=fmt,
+        format=sheet.format,
         columns=columns,
         rows=rows,
-        complete=complete,
-        facts=facts,
-        notes=notes,
+        n_rows=sheet.table.num_rows,
+        complete=sheet.complete,
+        facts=sv.facts,
+        notes=sheet.notes,
         has_header=decision.has_header if decision else None,
         header_reason=decision.reason if decision else "",
         header_detected=decision.detected if decision else True,
+    )
+    if not columns:
+        return Preview(**out)
+    header = decision.has_header if decision is not None else True
+    first_row = None if header else (rows[0] if rows else None)
+    gu, gt = guess_columns(columns) if header else (None, None)
+    out.update(
+        guess_user=columns.index(gu) if gu is not None else None,
+        guess_text=columns.index(gt) if gt is not None else None,
     )
     try:
         c = choose_columns(columns, user_col, text_col, header, row_is_user=row_is_user, first_row=first_row)
     except ColumnError as e:
         return Preview(**out, choice_error=str(e))
-    sample_note = "" if complete else f"in the first {len(rows):,} rows"
-    users = arrays[c.user] if c.user is not None else None
+    users: pa.Array | None = sheet.table.column(c.user).combine_chunks() if c.user is not None else None
     if users is not None and user_pattern:
         try:
             check_user_pattern(user_pattern)
@@ -169,21 +137,9 @@ def preview(
         users, _ = apply_user_pattern(users, user_pattern)
     _, warns = column_warnings(
         users,
-        arrays[c.text],
+        sheet.table.column(c.text),
         label(columns, c.user) if c.user is not None else None,
         label(columns, c.text),
-        sample_note=sample_note,
+        sample_note="" if sheet.complete else f"in the first {sheet.table.num_rows:,} rows",
     )
-    return Preview(
-        **out,
-        user_col=c.user,
-        text_col=c.text,
-        guessed=c.guessed,
-        warnings=warns,
-    )
-
-
-def _cell(v) -> str:
-    if v is None:
-        return ""
-    return v if isinstance(v, str) else json.dumps(v) if isinstance(v, (dict, list)) else str(v)
+    return Preview(**out, user_col=c.user, text_col=c.text, guessed=c.guessed, warnings=warns)

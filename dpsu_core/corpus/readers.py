@@ -453,6 +453,18 @@ def first_rows(data: bytes, delimiter: str, n: int = 50) -> list[list[str]]:
     return rows
 
 
+def delimited_head(
+    data: bytes, fmt: str, has_header: bool | None
+) -> tuple[str, list[list[str]], HeaderDecision, list[str]]:
+    """(delimiter, first rows, header decision, notes) of a CSV/TSV from its first bytes: the one delimiter and
+    header detection of every engine (the Spark engine hands it the first bytes of its input)."""
+    delimiter = _delimiter(fmt, data)
+    notes = [] if delimiter != ";" else ["fields separated by ';' (detected from the first line)"]
+    rows = first_rows(data, delimiter)
+    decision = header_decision(rows, has_header)
+    return delimiter, rows, decision, notes + [decision.reason]
+
+
 def header_decision(rows: list[list[str]], has_header: bool | None) -> HeaderDecision:
     """As given, or detected from the first rows (``columns.detect_header``)."""
     if has_header is not None:
@@ -461,26 +473,27 @@ def header_decision(rows: list[list[str]], has_header: bool | None) -> HeaderDec
     return detect_header(rows)
 
 
-def _read_delimited(raw: RawFile, data: bytes, fmt: str, user_col, text_col, has_header, row_is_user=False) -> Table:
-    """A streamed Table of the user and text columns (text as large_string: a column may pass 2 GiB).
+@dataclass
+class _Delimited:
+    """How a delimited file is laid out: its delimiter, header decision, columns and the Arrow block size."""
 
-    The quoting is checked first (``csvscan``): an unterminated quote is an error naming its line,
-    where Arrow alone would swallow the following rows into one field.
-    """
-    import pyarrow.csv as pacsv
+    name: str
+    delimiter: str
+    decision: HeaderDecision
+    columns: list[str]  # names (header) or positions "0", "1", ...
+    first: list[str]  # the first row as parsed
+    multiline: bool  # some quoted field spans lines
+    block: int
+    notes: list[str]
 
+
+def _delimited_layout(raw: RawFile, data: bytes, fmt: str, has_header) -> _Delimited:
+    """The delimiter, the header decision and the quoting check (``csvscan``: an unterminated quote is an error
+    naming its line, where Arrow alone would swallow the following rows into one field)."""
     name = raw.name or "the file"
-    delimiter = _delimiter(fmt, data)
-    notes = [] if delimiter != ";" else ["fields separated by ';' (detected from the first line)"]
-    rows = first_rows(data, delimiter)
+    delimiter, rows, decision, notes = delimited_head(data, fmt, has_header)
     first = rows[0] if rows else []
-    decision = header_decision(rows, has_header)
-    header = decision.has_header
-    notes.append(decision.reason)
-    columns = first if header else [str(i) for i in range(len(first))]
-    choice = choose_columns(columns, user_col, text_col, header, row_is_user=row_is_user, first_row=first)
-    u, t = choice.user, choice.text
-    notes += choice.notes
+    columns = first if decision.has_header else [str(i) for i in range(len(first))]
     try:
         shape = scan_csv(data, delimiter)
     except UnterminatedQuote as e:
@@ -504,56 +517,188 @@ def _read_delimited(raw: RawFile, data: bytes, fmt: str, user_col, text_col, has
             f"{name} has a row of {shape.longest_row >> 20:,} MB; rows up to 2 GB can be read: split that row "
             "or check its quoting"
         )
-    internal = [f"c{i}" for i in range(len(columns))]
-    text_key = internal[t]
-    user_key = internal[u] if u is not None else None
-    wanted = [k for k in (user_key, text_key) if k is not None]
+    return _Delimited(name, delimiter, decision, columns, first, shape.multiline_fields > 0, block, notes)
+
+
+def _delimited_batches(
+    lay: _Delimited, data: bytes, fmt: str, types: dict[int, pa.DataType], bad_rows: list[int]
+) -> Iterator[pa.RecordBatch]:
+    """Arrow's batches of the columns in ``types`` (position -> type), named ``c<position>``; each row with the
+    wrong number of fields is skipped and counted in ``bad_rows[0]``. The one parse of a delimited file: the
+    loader and the preview's column facts both read through here."""
+    import pyarrow.csv as pacsv
+
+    def skip(row) -> str:
+        bad_rows[0] += 1
+        return "skip"
+
+    internal = [f"c{i}" for i in range(len(lay.columns))]
+    try:
+        reader = pacsv.open_csv(
+            pa.BufferReader(data),
+            read_options=pacsv.ReadOptions(
+                column_names=internal,
+                skip_rows=1 if lay.decision.has_header else 0,
+                block_size=lay.block,
+                use_threads=False,
+            ),
+            parse_options=pacsv.ParseOptions(
+                delimiter=lay.delimiter, newlines_in_values=lay.multiline, invalid_row_handler=skip
+            ),
+            convert_options=pacsv.ConvertOptions(
+                include_columns=[internal[i] for i in types],
+                column_types={internal[i]: t for i, t in types.items()},
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+        yield from reader
+    except pa.ArrowException as e:
+        raise InputError(
+            f"{lay.name} cannot be parsed as {fmt.upper()} ({_short(e)}); check its quoting and delimiter, "
+            "or choose another format"
+        ) from None
+
+
+def malformed_note(bad_rows: int) -> str:
+    return f"{bad_rows:,} malformed rows (wrong number of fields) were skipped"
+
+
+def _read_delimited(raw: RawFile, data: bytes, fmt: str, user_col, text_col, has_header, row_is_user=False) -> Table:
+    """A streamed Table of the user and text columns (text as large_string: a column may pass 2 GiB)."""
+    lay = _delimited_layout(raw, data, fmt, has_header)
+    header = lay.decision.has_header
+    choice = choose_columns(lay.columns, user_col, text_col, header, row_is_user=row_is_user, first_row=lay.first)
+    u, t = choice.user, choice.text
+    types = {i: pa.large_string() if i == t else pa.string() for i in (u, t) if i is not None}
     table = Table(
         texts=None,
         users=None,
         format=fmt,
-        header=decision.reason,
-        user_column=label(columns, u) if u is not None else None,
-        text_column=label(columns, t),
+        header=lay.decision.reason,
+        user_column=label(lay.columns, u) if u is not None else None,
+        text_column=label(lay.columns, t),
         columns_guessed=choice.guessed,
-        notes=notes,
+        notes=lay.notes + list(choice.notes),
     )
 
     def batches() -> Iterator[tuple[pa.Array | None, pa.Array]]:
         bad_rows = [0]
-
-        def skip(row) -> str:
-            bad_rows[0] += 1
-            return "skip"
-
-        try:
-            reader = pacsv.open_csv(
-                pa.BufferReader(data),
-                read_options=pacsv.ReadOptions(
-                    column_names=internal, skip_rows=1 if header else 0, block_size=block, use_threads=False
-                ),
-                parse_options=pacsv.ParseOptions(
-                    delimiter=delimiter, newlines_in_values=shape.multiline_fields > 0, invalid_row_handler=skip
-                ),
-                convert_options=pacsv.ConvertOptions(
-                    include_columns=wanted,
-                    column_types={k: pa.large_string() if k == text_key else pa.string() for k in wanted},
-                    strings_can_be_null=False,
-                    quoted_strings_can_be_null=False,
-                ),
-            )
-            for batch in reader:
-                yield (batch.column(user_key) if user_key is not None else None), batch.column(text_key)
-        except pa.ArrowException as e:
-            raise InputError(
-                f"{name} cannot be parsed as {fmt.upper()} ({_short(e)}); check its quoting and delimiter, "
-                "or choose another format"
-            ) from None
+        for batch in _delimited_batches(lay, data, fmt, types, bad_rows):
+            yield (batch.column(f"c{u}") if u is not None else None), batch.column(f"c{t}")
         if bad_rows[0]:
-            table.notes.append(f"{bad_rows[0]} malformed rows (wrong number of fields) were skipped")
+            table.notes.append(malformed_note(bad_rows[0]))
 
     table.stream = batches
     return table
+
+
+# ---- every column, for the column facts -------------------------------------------------------
+
+SHEET_BYTES = 256 << 20  # the column facts read the whole file up to this much parsed text, then say how far
+
+
+@dataclass
+class Sheet:
+    """Every column of a tabular file as text, parsed by the same readers as the load (raw data: NOT private).
+
+    ``table`` holds the rows covered: the whole file (``complete``) or its first rows up to ``SHEET_BYTES``.
+    """
+
+    format: str
+    columns: list[str]  # names (header) or positions "0", "1", ...
+    table: pa.Table  # one string column per entry of ``columns``
+    complete: bool
+    decision: HeaderDecision | None  # delimited files only
+    notes: list[str]
+
+
+def read_sheet(
+    source,
+    *,
+    format: str = "auto",
+    has_header: bool | None = None,
+    limits: ReadLimits = DEFAULT_LIMITS,
+    max_bytes: int = SHEET_BYTES,
+) -> Sheet:
+    """Every column of a CSV, TSV, JSON Lines or Parquet file as text (``Sheet``); a text or sequence file gives
+    no columns and its lines as read by the loader."""
+    raw = read_source(source, limits)
+    fmt, note = detect_format(raw, format)
+    notes = list(raw.notes) + ([note] if note else [])
+    if fmt == "parquet":
+        columns, table, complete = _parquet_sheet(raw, limits, max_bytes)
+        return Sheet(fmt, columns, table, complete, None, notes)
+    decoded = decode(raw)
+    if decoded.note:
+        notes.append(decoded.note)
+    if fmt in ("csv", "tsv"):
+        lay = _delimited_layout(raw, decoded.data, fmt, has_header)
+        bad_rows, batches, size = [0], [], 0
+        every = dict.fromkeys(range(len(lay.columns)), pa.string())
+        stream = _delimited_batches(lay, decoded.data, fmt, every, bad_rows)
+        for batch in stream:
+            batches.append(batch)
+            size += batch.nbytes
+            if size > max_bytes:
+                break
+        complete = next(stream, None) is None  # nothing left past the cap
+        names = [f"c{i}" for i in range(len(lay.columns))]
+        schema = pa.schema([(n, pa.string()) for n in names])
+        notes += [n for n in lay.notes if n != lay.decision.reason]  # the decision is a field of its own
+        notes += [malformed_note(bad_rows[0])] if bad_rows[0] else []
+        return Sheet(fmt, lay.columns, pa.Table.from_batches(batches, schema=schema), complete, lay.decision, notes)
+    if fmt == "jsonl":
+        check_json_depth(decoded.data, raw.name or "the file", limits)
+        tab = json_table(raw, decoded.data)
+        columns = [str(c) for c in tab.column_names]
+        return Sheet(fmt, columns, _as_text_table(tab), True, None, notes)
+    if fmt == "text":
+        lines = _lines(decoded.data)
+        return Sheet(fmt, [], pa.table({"line": lines.filter(pc.invert(_blank(lines)))}), True, None, notes)
+    seqs = _read_sequences(decoded.data, None, None)
+    assert seqs.texts is not None
+    return Sheet(fmt, [], pa.table({"line": seqs.texts}), True, None, notes + seqs.notes)
+
+
+def _parquet_sheet(raw: RawFile, limits: ReadLimits, max_bytes: int) -> tuple[list[str], pa.Table, bool]:
+    import pyarrow.parquet as pq
+
+    columns = [str(c) for c in _parquet_schema(raw).names]
+    batches, size = [], 0
+    try:
+        stream = pq.ParquetFile(pa.BufferReader(raw.data)).iter_batches()
+        for batch in stream:
+            batches.append(pa.Table.from_batches([batch]))
+            size += batch.nbytes
+            if size > min(max_bytes, limits.unpack_limit(len(raw.data))):
+                break
+        complete = next(stream, None) is None  # nothing left past the cap
+    except (pa.ArrowException, OSError) as e:
+        raise _bad_parquet(raw, e) from None
+    tables = [_as_text_table(b) for b in batches]
+    if not tables:
+        return columns, pa.table({f"c{i}": pa.array([], pa.string()) for i in range(len(columns))}), complete
+    return columns, pa.concat_tables(tables), complete
+
+
+def _as_text_table(tab: pa.Table) -> pa.Table:
+    """Every column as text, named by position (names may repeat): numbers and strings cast, nested values as
+    JSON."""
+    return pa.table({f"c{i}": _as_text(tab.column(i)) for i in range(tab.num_columns)})
+
+
+def _as_text(col) -> pa.Array:
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    if pa.types.is_dictionary(col.type):
+        col = col.dictionary_decode()
+    if pa.types.is_string(col.type):
+        return col
+    try:
+        return pc.cast(col, pa.string())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # nested values: as JSON, like the JSON reader does
+        return pa.array([None if v is None else json.dumps(v, default=str) for v in col.to_pylist()], type=pa.string())
 
 
 def _short(e: Exception) -> str:
@@ -681,22 +826,8 @@ def _json_array(data: bytes, name: str) -> list[dict]:
 
 
 def _read_jsonl(raw: RawFile, data: bytes, user_col, text_col, row_is_user: bool = False) -> Table:
-    import pyarrow.json as pajson
-
-    name = raw.name or "the file"
     data, repaired, first_line = repair_surrogates(data)
-    if data.lstrip()[:1] == b"[":
-        tab = _records_table(_json_array(data, name))
-    else:
-        try:
-            tab = pajson.read_json(pa.BufferReader(data), read_options=pajson.ReadOptions(block_size=8 << 20))
-        except pa.ArrowException as e:
-            _raise_bad_json_line(data, name, e)
-            # every line is a JSON object but Arrow could not unify the types: read in Python
-            tab = _records_table([json.loads(ln) for ln in data.decode("utf-8").splitlines() if ln.strip()])
-    if tab.num_columns == 0:
-        raise InputError(f'{name} holds no JSON fields; each line must be an object like {{"user": ..., "text": ...}}')
-    table = _table_from_columns(tab, "jsonl", user_col, text_col, row_is_user)
+    table = _table_from_columns(json_table(raw, data), "jsonl", user_col, text_col, row_is_user)
     if repaired:
         lines = "1 line holds" if repaired == 1 else f"{repaired:,} lines hold"
         table.notes.append(
@@ -732,6 +863,27 @@ def repair_surrogates(data: bytes) -> tuple[bytes, int, int]:
     ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 0x0A)
     lines = np.searchsorted(ends, np.asarray(where)) + 1
     return out, int(np.unique(lines).size), int(lines[0])
+
+
+def json_table(raw: RawFile, data: bytes) -> pa.Table:
+    """Every field of a JSON Lines file (or of one JSON array of objects) as Arrow columns; the one parse of a
+    JSON file: the loader and the preview's column facts both read through here."""
+    import pyarrow.json as pajson
+
+    name = raw.name or "the file"
+    data = repair_surrogates(data)[0]  # a no-op on a file without a lone surrogate escape
+    if data.lstrip()[:1] == b"[":
+        tab = _records_table(_json_array(data, name))
+    else:
+        try:
+            tab = pajson.read_json(pa.BufferReader(data), read_options=pajson.ReadOptions(block_size=8 << 20))
+        except pa.ArrowException as e:
+            _raise_bad_json_line(data, name, e)
+            # every line is a JSON object but Arrow could not unify the types: read in Python
+            tab = _records_table([json.loads(ln) for ln in data.decode("utf-8").splitlines() if ln.strip()])
+    if tab.num_columns == 0:
+        raise InputError(f'{name} holds no JSON fields; each line must be an object like {{"user": ..., "text": ...}}')
+    return tab
 
 
 def _raise_bad_json_line(data: bytes, name: str, err: Exception) -> None:

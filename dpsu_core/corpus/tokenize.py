@@ -380,7 +380,7 @@ class TokenStream:
         per_post = np.concatenate(self._per_post) if self._per_post else np.zeros(0, np.int64)
         post_ptr = np.zeros(per_post.shape[0] + 1, dtype=np.int64)
         np.cumsum(per_post, out=post_ptr[1:])
-        unigrams = vocab.strings().to_numpy(zero_copy_only=False).astype(object, copy=False)
+        unigrams = vocab.objects()
         tok = Tokenized(codes=codes, post_ptr=post_ptr, unigrams=unigrams)
         return _segment().finish(tok, self) if self.segmented else tok
 

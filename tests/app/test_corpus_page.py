@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from pages._state import STATE_KEY
-from tests.column_fixtures import FIXTURES, MAILBOXES
+from tests.column_fixtures import AIRLINE_ROWS, AIRLINE_USERS, FIXTURES, MAILBOXES, airline_tweets
 
 REPO = Path(__file__).resolve().parents[2]
 APP = "../../app.py"
@@ -172,7 +172,7 @@ def test_one_bad_byte_decodes_one_row():
     at = _upload("one_bad_byte.csv")
     assert any("1 row was not valid UTF-8" in c.value for c in at.caption)
     corpus = _load(at)
-    # 日本語 (Han without kana) is Chinese to the auto tokenizer: jieba's words 日本 語
+    # the kanji-only "日本語" is segmented as Chinese by the auto tokenizer (jieba: 日本 + 語)
     assert {"café", "naïve", "résumé", "日本", "語"} <= _vocab(corpus) and corpus.source.encoding_fallback_rows == 1
 
 
@@ -222,3 +222,31 @@ def test_char_ngrams_choice_reaches_the_loader():
     corpus = _load(at)
     assert _vocab(corpus) == {"hel", "ell", "llo"}
     assert corpus.source.tokenizer == "char-ngrams"
+
+
+def test_column_facts_count_the_whole_file_and_a_category_user_is_warned_before_loading():
+    """7,200 users over 7,501 readable rows, a malformed row and a post Python's csv refuses within the first 5,000:
+    the facts are the whole file's; ``airline`` (6 values) as the user is warned about before loading."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.radio(key="corpus_source").set_value("upload")
+    at.run()
+    at.file_uploader(key="upload").upload("airline.csv", airline_tweets(), "text/csv")
+    at.run()
+    _ok(at)
+    assert at.selectbox(key="user_col").value is None  # no known user name: nothing guessed
+    at.selectbox(key="user_col").set_value("name")
+    at.run()
+    (facts,) = [d.value.set_index("column") for d in at.dataframe if "distinct values" in d.value.columns]
+    assert facts.loc["name", "distinct values"] == AIRLINE_USERS + 1
+    assert facts.loc["airline", "distinct values"] == 6
+    assert facts.loc["tweet_id", "distinct values"] == AIRLINE_ROWS + 1
+    assert any(f"over all {AIRLINE_ROWS + 1:,} rows of the file" in c.value for c in at.caption)
+    assert any("1 malformed rows" in c.value for c in at.caption)
+    assert not any("category" in w.value for w in at.warning)
+    at.selectbox(key="user_col").set_value("airline")
+    at.run()
+    few = [w.value for w in at.warning if "distinct values over" in w.value]
+    assert len(few) == 1 and "6 distinct values over" in few[0] and "category" in few[0]
+    assert "placeholder" not in few[0]
+    assert _state(at).corpus_id == 1 and _state(at).is_demo  # nothing loaded yet

@@ -247,6 +247,12 @@ def test_public_corpus_cannot_be_the_private_input(tmp_path, capsys):
         capsys,
     )
     assert code == 2 and "PUBLIC" in err and not (tmp_path / "o.csv").exists()
+    copy = tmp_path / "copy.csv"  # a copy under another name holds the same users: refused too
+    copy.write_bytes(src.read_bytes())
+    args = ["release", str(src), "-m", "gw-kt", "-e", "1", "-d", "1e-6", "-o", str(tmp_path / "o.csv")]
+    code, out, err = _run([*args, "--public-corpus", str(copy)], capsys)
+    assert code == 2 and "same data as the private input" in err and not (tmp_path / "o.csv").exists()
+    assert len(err.strip().splitlines()) == 1
     code, out, err = _run(
         [
             "release",

@@ -15,6 +15,7 @@ from dpsu_core.corpus import load_corpus
 from dpsu_core.corpus.clean import drop_email_headers, drop_tokens, strip_html, token_drop_mask
 from dpsu_core.corpus.columns import (
     apply_user_pattern,
+    cell_kind,
     check_user_pattern,
     choose_columns,
     column_facts,
@@ -124,6 +125,8 @@ def test_column_facts():
     assert (f.rows, f.distinct, f.empty_share, f.mean_length) == (5, 2, 0.4, pytest.approx(8 / 3))
     assert f.numeric_share == pytest.approx(1 / 3)
     assert "2 distinct values in 5 rows, 40.0% empty, mean length 2.7" in f.describe("user")
+    g = column_facts(pa.array(["", None, "\u3000 ", "x y", "7"] * 3).slice(2, 11), "d")  # an offset view
+    assert (g.rows, g.distinct, g.empty_share, g.mean_length) == (11, 2, pytest.approx(7 / 11), 2.0)
 
 
 def test_column_warnings():
@@ -461,3 +464,21 @@ def test_release_report_records_the_privacy_unit(tmp_path, capsys):
         == 0
     )
     assert json.loads(rep.read_text())["privacy_unit"] == "each row is its own user"
+
+
+def test_dates_are_called_dates_in_the_header_decision():
+    rows = [
+        ["0", "1467810369", "Mon Apr 06 22:19:45 PDT 2009", "NO_QUERY", "_TheSpecialOne_", "is upset about it"],
+        ["0", "1467810672", "Mon Apr 06 22:19:49 PDT 2009", "NO_QUERY", "scotthamilton", "can not update"],
+        ["4", "1467810917", "Tue Apr 07 01:02:03 PDT 2009", "NO_QUERY", "mattycus", "dived many times"],
+    ]
+    d = detect_header(rows)
+    assert not d.has_header and "'Mon Apr 06 22:19:45 PDT 2009' (a date)" in d.reason
+    named = detect_header([["id", "created", "body"], ["1", "2015-02-24 11:35:52 -0800", "late again today"]])
+    assert named.has_header and "sentence" not in named.reason
+    assert [cell_kind(v) for v in ("2015-02-24", "24/02/2015 11:35", "Apr 6, 2009", "late again today")] == [
+        "date",
+        "date",
+        "date",
+        "text",
+    ]

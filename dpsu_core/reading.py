@@ -1,0 +1,181 @@
+"""The reading options, declared once: how a corpus file is read (header, columns, row-is-user, user pattern) and
+cleaned (the preprocessing flags). Each is a field of ``corpus.LoadOptions``; this table says how the CLI spells it
+(``cli`` adds its flags from here and reads them back), how the command export writes it (``command``), how a core
+message names it (``wording``) and what the app's widget is called (the Corpus page and ``pages._text``).
+No imports from the rest of the package: everything may import this.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+# value: the flag takes a value (None or the default: not written); off: the option is on by default and the flag
+# switches it off; on: the option is off by default and the flag switches it on.
+Kind = Literal["value", "off", "on"]
+
+
+@dataclass(frozen=True)
+class ReadingOption:
+    field: str  # the ``LoadOptions`` field (and the key a core message names it by, ``wording.opt``)
+    flag: str  # the CLI's flag
+    kind: Kind
+    help: str  # the CLI's help
+    label: str  # the app's widget label
+    app: str  # how an app message names the widget
+    neutral: str  # how a message names it elsewhere
+    metavar: str | None = None
+    default: str | int | None = None  # a value option's default (written only when it differs)
+    type: Callable[[str], object] = str  # how the CLI parses a value option
+
+
+READING_OPTIONS: tuple[ReadingOption, ...] = (
+    ReadingOption(
+        "format",
+        "--format",
+        "value",
+        "the file's format (default: detected from its name, then its content)",
+        "Format",
+        "a 'Format'",
+        "the format",
+        default="auto",
+    ),
+    ReadingOption(
+        "user_col",
+        "--user-col",
+        "value",
+        "user-id column (name or 0-based position); taken from known names (author_id, author, user, ...) "
+        "when not given, never by position",
+        "User id column",
+        "the 'User id column' picker",
+        "the user column",
+    ),
+    ReadingOption(
+        "text_col",
+        "--text-col",
+        "value",
+        "text column (name or 0-based position)",
+        "Text column",
+        "the 'Text column' picker",
+        "the text column",
+    ),
+    ReadingOption(
+        "row_is_user",
+        "--row-is-user",
+        "on",
+        "each row is its own user (for files without a user column)",
+        "Each row is its own user",
+        "'Each row is its own user'",
+        "the 'each row is its own user' option",
+    ),
+    ReadingOption(
+        "user_pattern",
+        "--user-pattern",
+        "value",
+        "the user is the first group of REGEX in --user-col, e.g. --user-col file --user-pattern '^([^/]+)/'",
+        "User pattern",
+        "the 'User pattern' box",
+        "the user pattern",
+        metavar="REGEX",
+    ),
+    ReadingOption(
+        "tokenizer",
+        "--tokenizer",
+        "value",
+        "auto (default): words segmented by script (Chinese jieba, Japanese SudachiPy, Thai PyThaiNLP, "
+        "Khmer/Lao/Burmese character n-grams, other scripts as fast); fast: runs of letters and digits; "
+        "treebank: NLTK's Treebank tokenizer; char-ngrams: each word cut into character n-grams",
+        "Tokenizer",
+        "the 'Tokenizer'",
+        "the tokenizer",
+        default="auto",
+    ),
+    ReadingOption(
+        "char_ngrams",
+        "--char-ngrams",
+        "value",
+        "N of the character n-grams (--tokenizer char-ngrams, and auto's scripts without a segmenter)",
+        "Character n-gram length",
+        "the 'Character n-gram length' box",
+        "the character n-gram length",
+        metavar="N",
+        default=2,
+        type=int,
+    ),
+    ReadingOption(
+        "lowercase", "--keep-case", "off", "do not lowercase", "Lowercase", "'Lowercase'", "the lowercase option"
+    ),
+    ReadingOption(
+        "strip_urls", "--keep-urls", "off", "do not strip URLs", "Strip URLs", "'Strip URLs'", "the URL option"
+    ),
+    ReadingOption(
+        "drop_removed",
+        "--keep-removed",
+        "off",
+        "keep [removed]/[deleted] posts",
+        "Drop [removed]/[deleted]",
+        "'Drop [removed]/[deleted]'",
+        "the 'drop [removed]/[deleted]' option",
+    ),
+    ReadingOption(
+        "strip_symbols",
+        "--keep-symbols",
+        "off",
+        "do not strip symbols",
+        "Strip symbols",
+        "'Strip symbols'",
+        "the 'strip symbols' option",
+    ),
+    ReadingOption(
+        "strip_html",
+        "--keep-html",
+        "off",
+        "do not remove HTML tags nor decode entities",
+        "Strip HTML",
+        "'Strip HTML'",
+        "the 'strip HTML' option",
+    ),
+    ReadingOption(
+        "email_headers",
+        "--keep-email-headers",
+        "off",
+        "keep the header block of posts that are e-mails",
+        "Drop e-mail headers",
+        "'Drop e-mail headers'",
+        "the 'drop e-mail headers' option",
+    ),
+    ReadingOption(
+        "drop_digits",
+        "--drop-digits",
+        "on",
+        "drop tokens made only of digits",
+        "Drop numbers",
+        "'Drop numbers'",
+        "the 'drop numbers' option",
+    ),
+    ReadingOption(
+        "stop_words",
+        "--stop-words",
+        "value",
+        "drop the stop words of LANGUAGE (e.g. english; lists from the stop-words package)",
+        "Stop words",
+        "a 'Stop words' list",
+        "the stop-word list",
+        metavar="LANGUAGE",
+    ),
+)
+READING: dict[str, ReadingOption] = {o.field: o for o in READING_OPTIONS}
+
+# has_header is three-valued (detected, yes, no): two flags, and one widget with three choices
+HEADER_FLAGS = {True: "--header", False: "--no-header"}
+HEADER_HELP = {
+    True: "the first row is a header (default: detected)",
+    False: "the file has no header row (default: detected)",
+}
+HEADER_LABEL = "Header row"
+HEADER_APP = {"header": "'yes' under 'Header row'", "no_header": "'no' under 'Header row'"}
+HEADER_NEUTRAL = {
+    "header": "the header choice (the first row is a header)",
+    "no_header": "the header choice (the file has no header row)",
+}
