@@ -16,6 +16,8 @@ them. Case folding, symbols, numbers, URLs and the other cleaning steps are the 
 ``tokenize.preprocess``'s, as for ``fast``: the segmenters only decide where words end. The segmenters are
 imported when their script is first found; for a large share of such text (at least ``PROCESS_MIN_BYTES``)
 the posts are segmented in two worker processes, batch by batch (the segmenters are Python and hold the GIL).
+The workers are forked (they inherit the segmenters already loaded, and a spawned worker would re-run the
+caller's main script, which a script without a ``__main__`` guard cannot survive); they get plain strings.
 
 ``char-ngrams`` is script-agnostic: every word of the fast tokenizer becomes its character n-grams (words of
 at most N characters stay whole).
@@ -25,6 +27,7 @@ Segmentation is a function of one post's own text, so the sensitivity arguments 
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import unicodedata
@@ -205,6 +208,14 @@ _segmenters: dict[str, Callable[[str], list[str]] | None] = {}
 _seg_lock = threading.Lock()
 
 
+def _after_fork() -> None:  # a worker process forked while another thread held the lock must not wait for it
+    global _seg_lock
+    _seg_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork)
+
+
 def _load(language: str) -> Callable[[str], list[str]] | None:
     """The word segmenter of ``language`` ("Chinese", "Japanese", "Thai"), or None when not installed."""
     with _seg_lock:
@@ -286,7 +297,7 @@ def segment_texts(texts: list[str], masks: list[int]) -> tuple[list[str], set[st
 
 
 def _segment_arrow(texts: pa.Array, masks: np.ndarray) -> tuple[pa.Array, set[str]]:
-    """Worker process task: one Arrow batch of posts and their script masks -> segmented batch."""
+    """One Arrow batch of posts and their script masks -> the segmented batch (in this process)."""
     out, used = segment_texts(texts.to_pylist(), masks.tolist())
     return pa.array(out, type=pa.string()), used
 
@@ -357,13 +368,15 @@ def segment_posts(
         cuts = np.searchsorted(offs, offs[0] + np.arange(_CHUNK_BYTES, size, _CHUNK_BYTES))
         bounds = np.unique(np.concatenate([[0], cuts, [len(sub)]]))
         executor = pool()
+        # the tasks carry Python strings: a pickled Arrow slice would carry its whole parent buffer, and the
+        # forked workers then never touch Arrow or numba (whose locks another thread may hold at the fork)
         futures = [
-            executor.submit(_segment_arrow, sub.slice(int(a), int(b - a)), masks[rows[a:b]])
+            executor.submit(segment_texts, sub.slice(int(a), int(b - a)).to_pylist(), masks[rows[a:b]].tolist())
             for a, b in zip(bounds[:-1], bounds[1:])
             if b > a
         ]
         parts = [f.result() for f in futures]
-        done = pa.concat_arrays([p for p, _ in parts])
+        done = pa.array([t for p, _ in parts for t in p], type=pa.string())
         for _, used in parts:
             detection.segmented |= used
     else:

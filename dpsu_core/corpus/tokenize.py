@@ -347,7 +347,8 @@ class TokenStream:
             if self._processes is None:
                 import multiprocessing
 
-                self._processes = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"))
+                # forked: see segment.py (the workers get plain strings and never touch Arrow or numba)
+                self._processes = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork"))
             return self._processes
 
     def submit(self, texts: pa.Array) -> None:
