@@ -31,7 +31,7 @@ def test_each_flag_sets_its_field_and_nothing_else():
         argv = [*BASE, o.flag] + (
             []
             if o.kind != "value"
-            else ["csv" if o.field == "format" else "treebank" if o.field == "tokenizer" else "v"]
+            else [{"format": "csv", "tokenizer": "treebank", "char_ngrams": "3"}.get(o.field, "v")]
         )
         got = _load_options(build_parser().parse_args(argv))
         changed = {f.name for f in fields(LoadOptions) if getattr(got, f.name) != getattr(default, f.name)}
