@@ -294,6 +294,10 @@ class PolicySips(Mechanism):
         return scale_quantity(cal)
 
     @classmethod
+    def calibration_notes(cls, cal: Calibration) -> list[tuple[str, str]]:
+        return [("delta split", tuning_note(cal.details))]
+
+    @classmethod
     def preview_stages(cls, cal: Calibration, m_kept: int) -> Stages:
         d = cal.details
         rounds = round_stages(d, m_kept)

@@ -61,6 +61,19 @@ def test_calibrate_names_pcr_noise_and_the_delta_star_used(capsys):
     assert code == 0 and vals["delta_star used"] == "1e-11 (given)"
 
 
+def test_calibrate_states_the_tuned_delta_split(capsys):
+    argv = ["calibrate", "-m", "policy-sips", "-e", "3", "-d", "1e-6", "--delta-split", "tuned", "--tune-users", "120"]
+    code, out, err = _run(argv, capsys)
+    assert code == 0 and err == ""
+    vals = dict(line.split(": ", 1) for line in out.strip().splitlines())
+    assert "held by 120 users" in vals["delta split"] and "α is not chosen" in vals["delta split"]
+    code, out, _ = _run(argv[:-4], capsys)
+    vals = dict(line.split(": ", 1) for line in out.strip().splitlines())
+    assert code == 0 and vals["delta split"].startswith("δ split: the halves")
+    code, _, err = _run([*argv[:-1], "-5"], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "0 is allowed too" in err
+
+
 def test_release_end_to_end(tmp_path, capsys):
     src = _write_corpus(tmp_path / "posts.csv")
     out_csv, report = tmp_path / "out.csv", tmp_path / "report.json"
