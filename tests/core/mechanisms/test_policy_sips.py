@@ -228,12 +228,22 @@ def test_released_items_never_reenter_a_later_round(monkeypatch):
 DELTA_MC = 0.05
 
 
-@pytest.mark.parametrize("n_unique, lone_common", [(1, 0), (5, 0), (3, 4)])
-def test_lone_user_items_released_with_probability_at_most_delta(n_unique, lone_common):
+@pytest.mark.parametrize(
+    "n_unique, lone_common, split, share",
+    [
+        (1, 0, {}, 0.5),
+        (5, 0, {}, 0.5),
+        (3, 4, {}, 0.5),
+        (1, 0, {"delta_split": "tuned", "tune_users": 1}, 0.05),
+        (5, 0, {"delta_split": "tuned"}, 0.7),
+    ],
+)
+def test_lone_user_items_released_with_probability_at_most_delta(n_unique, lone_common, split, share):
+    # the tuned rows: k = 1 gives the threshold 95% of delta (noise share 0.05), the margin k = 17 gives it 30%
     m = 8
 
     def factory():
-        return psips(epsilon=1.0, delta=DELTA_MC, max_items=m, alpha=2.0, rounds=3, round_ratio=0.5)
+        return psips(epsilon=1.0, delta=DELTA_MC, max_items=m, alpha=2.0, rounds=3, round_ratio=0.5, **split)
 
     est = lone_user_release_rate(
         factory, 2500, n_unique=n_unique, lone_common=lone_common, n_users=150, seed=11 + n_unique
@@ -244,8 +254,9 @@ def test_lone_user_items_released_with_probability_at_most_delta(n_unique, lone_
     # Power: with only unique words the lone user's step gives each of them 1/sqrt(n_unique) (all start at
     # gap Gamma_i) in every round until one is released; the estimate must contain that exact probability
     d = factory().calibrate().details
+    assert d["noise_share"] == share
     w = [1 / math.sqrt(n_unique)] * n_unique
     miss = np.prod([1 - exceed_probability("gaussian", s, t, w) for s, t in zip(d["sigma_i"], d["threshold_i"])])
     exact = 1 - miss
-    assert exact <= DELTA_MC / 2 * (1 + 1e-9)  # the thresholds' share delta/2
+    assert exact <= d["delta_thresholds"] * (1 + 1e-9) <= DELTA_MC * (1 + 1e-9)  # the thresholds' share of delta
     assert est.contains(exact), (est, exact)
