@@ -14,7 +14,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from dpsu_core.corpus import LoadOptions
-from dpsu_core.mechanisms import mechanisms
+from dpsu_core.mechanisms import list_mechanisms
 from dpsu_core.synthetic import zipf_corpus
 from pages._state import STATE_KEY
 
@@ -32,7 +32,7 @@ def run(n_users: int = 250_000, repeats: int = 3) -> dict:
     at.switch_page(str(REPO / "pages" / "2_release.py"))
     at.run()
     out = {"users": corpus.n_users, "nnz": corpus.nnz, "mechanisms": {}}
-    for name, cls in mechanisms().items():
+    for name, cls in list_mechanisms().items():
         if cls.kind != "set-union":
             continue
         at.selectbox(key="mechanism").set_value(name)

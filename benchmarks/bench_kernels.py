@@ -22,7 +22,7 @@ import numba
 import numpy as np
 
 from benchmarks.data import MSNBC
-from dpsu_core.mechanisms import get_mechanism, mechanisms
+from dpsu_core.mechanisms import get_mechanism, list_mechanisms
 from dpsu_core.mechanisms.dpne import BEST_SCHEDULE_RATIO
 from dpsu_core.synthetic import synthetic_200k
 
@@ -55,7 +55,7 @@ def floor_seconds(corpus, runs: int = RUNS) -> float:
 
 
 def _time_release(name: str, corpus, settings: dict, runs: int, **extra) -> dict:
-    cls = mechanisms()[name]
+    cls = list_mechanisms()[name]
     params = {k: v for k, v in settings.items() if k in cls.param_names}
     mech = get_mechanism(name, epsilon=settings["epsilon"], delta=settings["delta"], **params, **extra)
     mech.release(corpus)  # warm-up: numba cache load / compile, per-corpus caches
@@ -89,7 +89,7 @@ def _table(corpus, settings: dict, entries: list[tuple[str, str, dict]], runs: i
 def run(runs: int = RUNS) -> dict:
     out: dict = {"runs": runs, "floor": "random-order pass over the CSR adding 1.0 per entry to a histogram"}
     corpus = synthetic_200k()
-    names = [n for n, c in mechanisms().items() if c.kind in ("set-union", "count")]
+    names = [n for n, c in list_mechanisms().items() if c.kind in ("set-union", "count")]
     out["synthetic_200k"] = _table(corpus, SYNTH, [(n, n, {}) for n in names], runs)
     del corpus
     if MSNBC.exists():

@@ -3,7 +3,7 @@
 MSNBC (989,818 users, one page-category sequence each), n-grams up to length 6,
 Delta0 = 10, epsilon = 1, delta = 1e-7, eta = 0.01, T = 6, both-side pruning. Items released per
 n-gram length, mean over ``n_runs`` OS-seeded runs, for DPNE with the paper's equal noise schedule
-and with the geometric schedule sigma_k = c sigma_(k-1) at c = BEST_SCHEDULE_RATIO (spec section 4;
+and with the geometric schedule sigma_k = c sigma_(k-1) at c = BEST_SCHEDULE_RATIO (docs/algorithms.md §5;
 the same privacy budget), DPSU-all, DPSU-even and DPSU-single (one run set per only_n = 1..6).
 
 Run ``python -m benchmarks.bench_msnbc`` (prints the table, returns a dict), or through

@@ -1,4 +1,4 @@
-"""Every mechanism on synthetic-200k (issue 8, item 7; spec section 6).
+"""Every mechanism on synthetic-200k (issue 8, item 7; docs/algorithms.md §9).
 
 eps = 3, delta = e^-10, Delta0 = 100, alpha = 3 (n-gram mechanisms with T = 1: the corpus is unigrams).
 Per mechanism: items released (mean ± sd over 5 runs), the recovered mass of each release (the share of
@@ -7,7 +7,7 @@ time (median of the 5 timed runs, after one warm-up run that also compiles the k
 per-corpus caches, e.g. GW-KT's public ranks; the warm-up's own time is reported as ``first_run_seconds``).
 Each time is also given as a multiple of the floor measured in the same run (``bench_kernels.floor_seconds``:
 a random-order pass over the CSR adding 1.0 per entry), which makes figures from a loaded machine comparable.
-GW / GW-KT run in the capped form (spec 3a). synthetic-200k's words ("w123") are not in wordfreq's list,
+GW / GW-KT run in the capped form (docs/algorithms.md §4). synthetic-200k's words ("w123") are not in wordfreq's list,
 so GW-KT's public order is all ties there: its order is the keyed hash alone. synthetic-200k's users hold
 sets (issue 2: "de-duplicated per user"), so GW's own counts are all 1 and its order is the keyed hash
 too. ``gw_variants`` gives GW at Delta0 = 30 and on the variant whose per-user counts keep the Zipf draws'
@@ -22,7 +22,7 @@ import statistics
 import time
 
 from benchmarks.bench_kernels import floor_seconds
-from dpsu_core.mechanisms import get_mechanism, mechanisms
+from dpsu_core.mechanisms import get_mechanism, list_mechanisms
 from dpsu_core.metrics import missing_mass
 from dpsu_core.synthetic import synthetic_200k
 
@@ -44,7 +44,7 @@ def _gw_items(corpus, runs: int, max_items: int) -> dict:
 
 
 def _gw_variants(corpus, runs: int) -> dict:
-    """GW at Delta0 = 30 (the spec's second capped figure, 19.7k), and on the counts variant of the corpus."""
+    """GW at Delta0 = 30 (docs/algorithms.md §4's second capped figure, 19.7k), and on the counts variant of the corpus."""
     counted = synthetic_200k(keep_counts=True)
     return {
         "max_items_30": _gw_items(corpus, runs, 30),
@@ -72,7 +72,7 @@ def run(runs: int = RUNS) -> dict:
     }
     floor = floor_seconds(corpus, runs)
     out["floor_seconds"] = round(floor, 4)
-    for name, cls in mechanisms().items():
+    for name, cls in list_mechanisms().items():
         params = {k: v for k, v in SHARED.items() if k in cls.param_names}
         mech = get_mechanism(name, epsilon=EPSILON, delta=DELTA, **params)
         t = time.perf_counter()

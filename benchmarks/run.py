@@ -40,6 +40,7 @@ SECTIONS = {
     "scale_10m": "benchmarks.bench_scale_10m",
     "floor": "benchmarks.bench_floor",  # dpsu end to end as a multiple of an Arrow read + split (issue 20)
     "floor_10m": "benchmarks.bench_floor_10m",
+    "segment": "benchmarks.bench_segment",  # auto vs fast MB/s per script; items released on synthetic Chinese
 }
 # sections run only when named: scale_10m needs about 12 GB, spark about 8 GB (and Java 17)
 OPT_IN = {"scale_10m", "floor_10m", "spark"}

@@ -30,7 +30,8 @@ _EXPORTS = {
     "Mechanism": ".mechanisms",
     "Release": ".mechanisms",
     "get_mechanism": ".mechanisms",
-    "mechanisms": ".mechanisms",
+    "list_mechanisms": ".mechanisms",
+    "mechanism_class": ".mechanisms",
 }
 
 __all__ = [
@@ -44,8 +45,9 @@ __all__ = [
     "Release",
     "SourceInfo",
     "get_mechanism",
+    "list_mechanisms",
     "load_corpus",
-    "mechanisms",
+    "mechanism_class",
     "__version__",
 ]
 
@@ -53,7 +55,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from .corpus import load_corpus
     from .corpus.model import Corpus, CorpusStats, SourceInfo
     from .errors import DpsuError, InputError, ParameterError
-    from .mechanisms import Calibration, Mechanism, Release, get_mechanism, mechanisms
+    from .mechanisms import Calibration, Mechanism, Release, get_mechanism, list_mechanisms, mechanism_class
 
 
 def __getattr__(name: str) -> Any:

@@ -159,10 +159,10 @@ PALETTE = (
 
 def mechanism_colours() -> dict[str, str]:
     """label -> colour, the same on every chart: the registry's mechanisms in order, then GW as published."""
-    from .mechanisms import mechanisms
+    from .mechanisms import list_mechanisms
     from .threshold_tables import PUBLISHED_GW_LABEL
 
-    labels = [cls.label for cls in mechanisms().values()] + [PUBLISHED_GW_LABEL]
+    labels = [cls.label for cls in list_mechanisms().values()] + [PUBLISHED_GW_LABEL]
     return {label: PALETTE[i % len(PALETTE)] for i, label in enumerate(labels)}
 
 

@@ -42,11 +42,11 @@ def _param_type(spec):
 
 
 def _add_mechanism_args(p: argparse.ArgumentParser) -> None:
-    from .mechanisms.registry import mechanisms
-    from .params import PARAMS
+    from .mechanisms.registry import list_mechanisms
+    from .params import EPSILON_MAX, PARAMS
 
-    p.add_argument("-m", "--mechanism", required=True, help=f"one of: {', '.join(mechanisms())}")
-    p.add_argument("-e", "--epsilon", type=float, required=True, help="epsilon > 0")
+    p.add_argument("-m", "--mechanism", required=True, help=f"one of: {', '.join(list_mechanisms())}")
+    p.add_argument("-e", "--epsilon", type=float, required=True, help=f"epsilon > 0 (range up to {EPSILON_MAX:g})")
     p.add_argument("-d", "--delta", type=float, required=True, help="0 < delta < 1, well below 1/users")
     for spec in PARAMS.values():
         rng = f" (range {spec.range_text()})" if spec.range_text() else ""
@@ -101,6 +101,32 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("-o", "--output", required=True, help="output CSV of released items (never the input)")
     rel.add_argument("--report", default=None, help="write the release report (JSON, or Markdown for .md) here")
     rel.add_argument(
+        "--export-tokenizer",
+        default=None,
+        metavar="PATH",
+        help="also write a Hugging Face tokenizers file (tokenizer.json) built from the released items only",
+    )
+    rel.add_argument(
+        "--tokenizer-model",
+        default=None,
+        choices=["wordlevel", "bpe", "wordpiece"],
+        help="the exported tokenizer's model: wordlevel (default: exactly the released words + special tokens), "
+        "bpe or wordpiece (subwords trained on the released items; noisy counts as frequencies where released)",
+    )
+    rel.add_argument(
+        "--special-tokens",
+        default=None,
+        metavar="LIST",
+        help="comma-separated special tokens of the exported tokenizer, e.g. '[PAD],[CLS],[SEP],[MASK]' ([UNK] always)",
+    )
+    rel.add_argument(
+        "--tokenizer-vocab-size",
+        type=int,
+        default=None,
+        metavar="N",
+        help="target vocabulary size of a bpe/wordpiece tokenizer (default 30000)",
+    )
+    rel.add_argument(
         "--max-file-mb",
         type=float,
         default=DEFAULT_LIMITS.max_file_bytes / MB,
@@ -134,25 +160,27 @@ def build_parser() -> argparse.ArgumentParser:
 def _make_mechanism(args: argparse.Namespace, public_source: Any = None):
     """The mechanism of ``-m`` with the flags it takes; a flag it would ignore is an error (``--max-n`` aside:
     it also sets the corpus's n-gram length)."""
-    from .mechanisms.registry import get_mechanism, mechanisms
+    from .mechanisms.registry import get_mechanism, list_mechanisms
     from .params import PARAMS
 
-    cls = mechanisms().get(args.mechanism)
+    cls = list_mechanisms().get(args.mechanism)
     if cls is None:
-        raise DpsuError(f"unknown mechanism {args.mechanism!r}; choose one of: {', '.join(mechanisms())}")
+        raise DpsuError(f"unknown mechanism {args.mechanism!r}; choose one of: {', '.join(list_mechanisms())}")
     given = {k: getattr(args, k, None) for k in PARAMS if k != "max_n" or k in cls.param_names}
     params = cls.params_for({**given, "public_source": public_source}, strict=True)
     return get_mechanism(args.mechanism, epsilon=args.epsilon, delta=args.delta, **params)
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
+    from .mechanisms.registry import mechanism_class
+
     cal = _make_mechanism(args).calibrate()
     lines = [
         f"mechanism: {cal.label} ({cal.mechanism})",
         f"epsilon: {cal.epsilon:g}",
         f"delta: {cal.delta:.6g}",
         f"noise: {cal.noise}",
-        *(f"{name}: {v:.6g}" for name, v in cal.noise_quantities()),
+        *(f"{name}: {v:.6g}" for name, v in mechanism_class(cal.mechanism).noise_quantities(cal)),
         f"rho: {cal.rho:.6g}" if cal.rho is not None else "rho: n/a",
         f"Gamma: {cal.gamma:.6g}" if cal.gamma is not None else "Gamma: n/a",
     ]
@@ -161,8 +189,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     for k, v in cal.details.items():  # per-level / per-round values (DPNE sigma_k, DP-SIPS sigma_i, T_i, ...)
         if isinstance(v, list) and v and all(isinstance(x, (int, float)) for x in v):
             lines.append(f"{k}: {', '.join(f'{x:.6g}' for x in v)}")
-    if "delta_star_rule" in cal.details:  # PCR: the delta_* actually used
-        lines.append(f"delta_star used: {cal.details['delta_star']:.6g} ({cal.details['delta_star_rule']})")
+    lines += [f"{name}: {text}" for name, text in mechanism_class(cal.mechanism).calibration_notes(cal)]
     print("\n".join(lines))
     return 0
 
@@ -213,7 +240,13 @@ def _add_reading_args(parser: argparse.ArgumentParser, choices: dict[str, list[s
     for o in READING_OPTIONS:
         if o.kind == "value":
             parser.add_argument(
-                o.flag, dest=o.field, default=o.default, choices=choices.get(o.field), metavar=o.metavar, help=o.help
+                o.flag,
+                dest=o.field,
+                default=o.default,
+                type=o.type,
+                choices=choices.get(o.field),
+                metavar=o.metavar,
+                help=o.help,
             )
         else:
             parser.add_argument(o.flag, dest=o.field, action="store_true", help=o.help)
@@ -316,8 +349,13 @@ def _cmd_release(args: argparse.Namespace) -> int:
 
     public = None
     if args.public_corpus:
-        if args.mechanism != "gw-kt":
-            raise DpsuError("--public-corpus is only used by gw-kt; drop it or choose -m gw-kt")
+        from .mechanisms.registry import list_mechanisms
+
+        takers = [n for n, c in list_mechanisms().items() if "public_source" in c.accepted_params()]
+        if args.mechanism not in takers:
+            raise DpsuError(
+                f"--public-corpus is only used by {', '.join(takers)}; drop it or choose -m {' or -m '.join(takers)}"
+            )
         from .corpus.load import same_content
 
         if Path(args.public_corpus).is_file() and Path(args.input).is_file():
@@ -344,11 +382,12 @@ def _cmd_release(args: argparse.Namespace) -> int:
         with timings.phase("calibrate"):
             mech.calibrate()  # before the read, and kept (lru and on-disk cache): the release reuses it
     options = _load_options(args)  # validates --max-n before anything is read
+    tok_spec = _tokenizer_spec(args, options)
     limits = _read_limits(args)
     # Outputs must not overwrite an input or each other, and their folder must be writable: checked now,
     # before the corpus is read, so a bad path costs nothing.
     check_output_paths(
-        {"-o": args.output, "--report": args.report},
+        {"-o": args.output, "--report": args.report, "--export-tokenizer": args.export_tokenizer},
         {"the input": args.input, "the public corpus": args.public_corpus},
     )
     corpus: Any  # a Corpus, or with --engine spark a SparkCorpus (rows on the executors)
@@ -368,24 +407,62 @@ def _cmd_release(args: argparse.Namespace) -> int:
     else:
         with timings.phase("release"):
             release = mech.release(corpus, seed=args.seed)
+    tokenizer = None
+    if tok_spec is not None:
+        from .tokenizer_export import tokenizer_json
+
+        body, built = tokenizer_json(release, tok_spec)
+        tokenizer = (args.export_tokenizer, body, built)
     with timings.phase("write"):
-        write_release(release, args.output, args.report)
+        write_release(release, args.output, args.report, tokenizer)
     per = ", ".join(f"{n}-grams: {c}" for n, c in release.per_length().items())
     print(
         f"released {release.n_released} items ({per}) with {release.calibration.label} "
         f"at epsilon={args.epsilon:g}, delta={args.delta:.3g} -> {args.output}"
     )
     print(spent_line(release.calibration), file=sys.stderr)
+    if tokenizer is not None:
+        built = tokenizer[2]
+        print(
+            f"tokenizer ({built['model']}, {built['vocabulary_size']} entries, from the released items only) "
+            f"-> {args.export_tokenizer}; splits new text by {built['pre_tokenizer']}",
+            file=sys.stderr,
+        )
     if args.seed is not None:
         print("warning: fixed seed (teaching mode): this release is NOT for real use", file=sys.stderr)
     timings.report()
     return 0
 
 
+def _tokenizer_spec(args: argparse.Namespace, options: LoadOptions):
+    """The exported tokenizer's spec (checked before the corpus is read), or None without --export-tokenizer."""
+    given = [f for f, v in (("--tokenizer-model", args.tokenizer_model), ("--special-tokens", args.special_tokens),
+                            ("--tokenizer-vocab-size", args.tokenizer_vocab_size)) if v is not None]  # fmt: skip
+    if args.export_tokenizer is None:
+        if given:
+            raise DpsuError(f"{given[0]} is for the exported tokenizer: add --export-tokenizer PATH, or drop it")
+        return None
+    try:
+        import tokenizers  # noqa: F401
+    except ImportError:
+        raise DpsuError("--export-tokenizer needs the tokenizers package: pip install 'dpsu[export]'") from None
+    from .tokenizer_export import TokenizerSpec, check_spec, parse_special_tokens
+
+    spec = TokenizerSpec.from_options(
+        options,
+        model=args.tokenizer_model or "wordlevel",
+        special_tokens=parse_special_tokens(args.special_tokens),
+        vocab_size=args.tokenizer_vocab_size,
+    )
+    return check_spec(spec)
+
+
 def _report_source(src, *, strict: bool) -> None:
     """What the reader did, the chosen columns' facts and the warnings, on stderr (raw data, not private)."""
     for note in src.notes:
         print(f"note (raw data, not private): {speak(note, CLI_OPTIONS)}", file=sys.stderr)
+    for line in src.detected:
+        print(f"segmentation (raw data, not private): {line}", file=sys.stderr)
     roles = ["user", "text"] if len(src.column_facts) == 2 else ["text"]
     for role, facts in zip(roles, src.column_facts):
         print(f"column (raw data, not private): {facts.describe(role)}", file=sys.stderr)
@@ -400,9 +477,9 @@ def _report_source(src, *, strict: bool) -> None:
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    from .mechanisms.registry import mechanisms
+    from .mechanisms.registry import list_mechanisms
 
-    for name, cls in mechanisms().items():
+    for name, cls in list_mechanisms().items():
         print(f"{name:20s} {cls.label:20s} {cls.summary}")
     return 0
 

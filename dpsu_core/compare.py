@@ -18,7 +18,7 @@ from .corpus.model import Corpus
 from .errors import ParameterError
 from .ledger import LedgerEntry, LedgerTotal
 from .ledger import total as ledger_total
-from .mechanisms import Calibration, Mechanism, get_mechanism, mechanisms
+from .mechanisms import Calibration, Mechanism, get_mechanism, list_mechanisms
 from .mechanisms.base import ProgressFn
 from .metrics import missing_mass
 from .privacy.validate import check_positive_int
@@ -35,7 +35,7 @@ RAW_CSV_NOTE = (
 
 def check_known_params(params: Mapping[str, Any] | None, classes: Iterable[type[Mechanism]] | None = None) -> None:
     """Reject parameter names that no registered mechanism takes (a typo would otherwise be dropped silently)."""
-    classes = list(mechanisms().values()) if classes is None else list(classes)
+    classes = list(list_mechanisms().values()) if classes is None else list(classes)
     known = set().union(*(c.accepted_params() for c in classes)) if classes else set()
     unknown = sorted(k for k in (params or {}) if k not in known)
     if unknown:
@@ -50,7 +50,7 @@ def _check_names(names: Any) -> list[str]:
     names = list(names)
     if not names:
         raise ParameterError("names is empty; give at least one mechanism name, e.g. ['policy-gaussian']")
-    regs = mechanisms()
+    regs = list_mechanisms()
     unknown = [n for n in names if n not in regs]
     if unknown:
         raise ParameterError(f"unknown mechanism(s) {', '.join(map(repr, unknown))}; choose from: {', '.join(regs)}")
@@ -65,7 +65,7 @@ def _length_column(n: int) -> str:
 
 def _mechanisms(names: Any, epsilon: float, delta: float, params: dict | None) -> list[Mechanism]:
     names = _check_names(names)
-    regs = mechanisms()
+    regs = list_mechanisms()
     check_known_params(params)
     return [get_mechanism(n, epsilon=epsilon, delta=delta, **regs[n].params_for(params)) for n in names]
 
@@ -100,8 +100,8 @@ def compare_runs(
     """Release with every mechanism in ``names`` ``runs`` times; one row per (mechanism, run).
 
     Columns: mechanism, label, run (1-based), released, seconds, recovered_mass, then ``released_n<k>`` for
-    every n-gram length k of the corpus (and any other length a release contains). ``recovered_mass`` (spec
-    section 6, ``metrics.missing_mass``) compares the release with the raw data: NOT private. Each mechanism
+    every n-gram length k of the corpus (and any other length a release contains). ``recovered_mass``
+    (docs/algorithms.md §9, ``metrics.missing_mass``) compares the release with the raw data: NOT private. Each mechanism
     gets only the parameters it takes. With ``seed`` set, every (mechanism, run) draws from its own
     Generator spawned from that seed (teaching: reproducible); otherwise each release is OS-seeded.
     ``record`` is called with each run's calibration just before the run starts (a privacy ledger: an attempt

@@ -1,6 +1,6 @@
 """Exports of a release: CSV / JSON / TXT of the released items and a release report.
 
-Only private output leaves through here: ``Release.private_frame()`` (item, n, and for count
+Only private output leaves through here: ``Release.private_columns()`` (item, n, and for count
 mechanisms the noisy count and its noise std), the calibration (a function of the parameters
 only) and counts of released items. Never the weights, true counts, user ids, corpus statistics
 or anything else in ``Release.diagnostics``.
@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from .errors import OutputError, ParameterError, short_name
 from .mechanisms.base import Release
@@ -48,6 +47,8 @@ REPORT_KEYS = (
     "guarantee",
     "teaching_mode",
     "privacy_unit",
+    "tokenization",
+    "tokenizer",
     "warning",
     "session_spent",
     "release",
@@ -71,10 +72,9 @@ def neutralise_cell(value: Any) -> Any:
     return value
 
 
-def _private_frame(release: Release) -> pd.DataFrame:
-    df = _check_release(release).private_frame()
-    allowed = ["item", "n", "count", "std"]
-    return df[[c for c in allowed if c in df.columns]]
+def _private_columns(release: Release) -> dict[str, np.ndarray]:
+    cols = _check_release(release).private_columns()
+    return {c: cols[c] for c in ("item", "n", "count", "std") if c in cols}
 
 
 TEACHING_TXT_LINE = "# TEACHING RELEASE (fixed seed): NOT for real releases; this line is not an item"
@@ -103,21 +103,22 @@ def to_csv_bytes(release: Release) -> bytes:
     A seeded (teaching) release starts with ONE comment line (``TEACHING_CSV_LINE``) before the header, so the file
     itself says it is not for real use, once (not on every row).
     """
-    df = _private_frame(release).copy()
-    for c in df.columns:
-        if not pd.api.types.is_numeric_dtype(df[c]):  # object or (pandas >= 3) str dtype
-            df[c] = df[c].astype(object).map(neutralise_cell)
+    cols = _private_columns(release)
+    values = [
+        [neutralise_cell(v) for v in col.tolist()] if col.dtype == object else col.tolist() for col in cols.values()
+    ]
     buf = io.StringIO()
     if release.seeded:
         buf.write(TEACHING_CSV_LINE + "\n")
-    df.to_csv(buf, index=False, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")
+    writer = csv.writer(buf, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")
+    writer.writerow(list(cols))
+    writer.writerows(zip(*values))
     return buf.getvalue().encode("utf-8")
 
 
 def _records(release: Release) -> list[dict[str, Any]]:
-    df = _private_frame(release)
-    cols = {c: df[c].tolist() for c in df.columns}
-    return [dict(zip(cols, vals)) for vals in zip(*cols.values())] if len(df) else []
+    cols = {c: v.tolist() for c, v in _private_columns(release).items()}
+    return [dict(zip(cols, vals)) for vals in zip(*cols.values())]
 
 
 def _guarantee_header(release: Release) -> dict[str, Any]:
@@ -171,11 +172,15 @@ def _finite_or_none(x: Any) -> Any:
 
 
 def report_dict(
-    release: Release, session_spent: dict[str, Any] | None = None, release_name: str | None = None
+    release: Release,
+    session_spent: dict[str, Any] | None = None,
+    release_name: str | None = None,
+    tokenizer: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """What was run and what it guarantees. Keys: ``REPORT_KEYS`` (``warning`` only in teaching mode;
     ``session_spent`` only when the caller passes what the session has spent on the corpus, ``ledger_summary``;
-    ``release`` only when the caller names which release of its session this is, ``ReleaseRecord.title``)."""
+    ``release`` only when the caller names which release of its session this is, ``ReleaseRecord.title``;
+    ``tokenizer`` only when a tokenizer was exported: how it was built, ``tokenizer_export.build_tokenizer``)."""
     from . import __version__
 
     release = _check_release(release)
@@ -194,6 +199,7 @@ def report_dict(
         "guarantee": guarantee_text(release),
         "teaching_mode": release.seeded,
         "privacy_unit": release.privacy_unit,
+        "tokenization": release.tokenization,
     }
     if release.seeded:
         rep["warning"] = TEACHING_WARNING
@@ -201,13 +207,18 @@ def report_dict(
         rep["session_spent"] = session_spent
     if release_name is not None:
         rep["release"] = release_name
+    if tokenizer is not None:
+        rep["tokenizer"] = tokenizer
     return rep
 
 
 def report_json(
-    release: Release, session_spent: dict[str, Any] | None = None, release_name: str | None = None
+    release: Release,
+    session_spent: dict[str, Any] | None = None,
+    release_name: str | None = None,
+    tokenizer: dict[str, Any] | None = None,
 ) -> bytes:
-    return _dumps(report_dict(release, session_spent, release_name))
+    return _dumps(report_dict(release, session_spent, release_name, tokenizer))
 
 
 def format_value(v: Any) -> str:
@@ -230,10 +241,13 @@ def _fmt(v: Any) -> str:
 
 
 def report_markdown(
-    release: Release, session_spent: dict[str, Any] | None = None, release_name: str | None = None
+    release: Release,
+    session_spent: dict[str, Any] | None = None,
+    release_name: str | None = None,
+    tokenizer: dict[str, Any] | None = None,
 ) -> str:
     """The report as readable Markdown (no released items in it; those are in the CSV/JSON/TXT)."""
-    rep = report_dict(release, session_spent, release_name)
+    rep = report_dict(release, session_spent, release_name, tokenizer)
     cal = rep["calibration"]
     lines = [f"# dpsu release report: {rep['label']}", ""]
     if "release" in rep:
@@ -246,6 +260,8 @@ def report_markdown(
         rep["guarantee"],
         "",
         f"Privacy unit (one user of the guarantee): {_fmt(rep['privacy_unit'] or 'not recorded')}.",
+        "",
+        f"Tokenization: {_fmt(rep['tokenization'] or 'not recorded')}.",
         "",
         "## Parameters",
         "",
@@ -280,24 +296,35 @@ def report_markdown(
             rep["session_spent"]["summary"],
             "",
         ]
+    if "tokenizer" in rep:
+        lines += ["## Tokenizer (tokenizer.json)", "", "| | |", "|---|---|"]
+        lines += [f"| {_fmt(k)} | {_fmt(v)} |" for k, v in rep["tokenizer"].items()]
+        lines.append("")
     lines += [f"Generated {rep['date_utc']} by dpsu {rep['dpsu_version']}.", ""]
     return "\n".join(lines)
 
 
-def write_release(release: Release, out_csv_path, report_path=None) -> None:
-    """Write the CSV export and, if asked, the report (Markdown for a .md path, JSON otherwise).
+def write_release(
+    release: Release, out_csv_path, report_path=None, tokenizer: tuple[Any, bytes, dict[str, Any]] | None = None
+) -> None:
+    """Write the CSV export and, if asked, the report (Markdown for a .md path, JSON otherwise) and a tokenizer
+    (``tokenizer`` = (path, tokenizer.json bytes, how it was built), from ``tokenizer_export.tokenizer_json``;
+    the report then records how it was built).
 
-    Both files are written atomically (``atomic_write``): every body is rendered first, then each file
+    Every file is written atomically (``atomic_write``): every body is rendered first, then each file
     appears whole or not at all. Check the paths with ``check_output_paths`` before reading the corpus.
     """
     release = _check_release(release)
     targets = [(Path(out_csv_path), to_csv_bytes(release))]
+    built = tokenizer[2] if tokenizer is not None else None
+    if tokenizer is not None:
+        targets.append((Path(tokenizer[0]), tokenizer[1]))
     if report_path is not None:
         rp = Path(report_path)
         body = (
-            report_markdown(release).encode("utf-8")
+            report_markdown(release, tokenizer=built).encode("utf-8")
             if rp.suffix.lower() in (".md", ".markdown")
-            else report_json(release)
+            else report_json(release, tokenizer=built)
         )
         targets.append((rp, body))
     for path, body in targets:

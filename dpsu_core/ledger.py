@@ -3,12 +3,14 @@
 Each release of a mechanism at (epsilon, delta) on a corpus spends (epsilon, delta) of that corpus's users'
 privacy; k releases spend, by basic composition, (sum epsilon, sum delta) (Dwork & Roth, Thm 3.16).
 
-Where every entry is zCDP-accountable, a tighter total comes from zCDP composition (Bun & Steinke 2016):
+Where every entry is zCDP-accountable, a tighter total comes from zCDP composition (Bun & Steinke 2016). Each
+mechanism class declares its own cost (``Mechanism.privacy_cost``, docs/algorithms.md §8); in short:
   * Gaussian-family set union / n-gram mechanisms (Weighted, Policy and Count Gaussian, DPNE and the DPSU
     baselines): the released set is a Gaussian mechanism on the items both neighbours can hold (l2-sensitivity
     ``l2``, noise ``sigma``: rho = l2^2 / (2 sigma^2)-zCDP) plus the event that an item only the extra user holds
-    crosses the threshold, of probability <= delta/2 (the threshold's half of delta, spec section 2). That is
-    delta/2-approximate rho-zCDP, the same decomposition as spec section 8 (DP-SIPS).
+    crosses the threshold, of probability <= delta/2 (the threshold's half of delta, docs/algorithms.md §2). That
+    is delta/2-approximate rho-zCDP.
+  * DP-SIPS: the same per round (rho_i, delta_i); the rounds' rho and delta_i add (docs/algorithms.md §7).
   * The bounded-counts baseline: its partition selection as above at its own (epsilon, delta) share, plus a
     Gaussian count mechanism (rho = Delta0 / (2 sigma_count^2), no delta).
   * PCR: delta_zcdp-approximate rho_zcdp-zCDP by construction (Rogers 2024; its budget is an upper bound on what
@@ -31,35 +33,19 @@ from typing import Any
 
 from .errors import ParameterError
 from .mechanisms.base import Calibration
+from .mechanisms.registry import mechanism_class
+from .privacy.cost import ZcdpCost
 from .privacy.gaussian import gaussian_delta, gaussian_delta_exact, raise_until
 from .privacy.validate import check_delta, check_epsilon, check_positive
-from .privacy.zcdp import gaussian_zcdp, zcdp_to_dp_epsilon
+from .privacy.zcdp import zcdp_to_dp_epsilon
 
-
-@dataclass(frozen=True)
-class ZcdpCost:
-    """A release as delta-approximate rho-zCDP (public: a function of the calibration)."""
-
-    rho: float
-    delta: float  # the approximate-zCDP delta (the part of the entry's delta not needed for a conversion)
-    # mu^2 of the Gaussian-DP part when the rho part is exactly a composition of Gaussian mechanisms
-    # (mu^2 = sum Delta^2 / sigma^2 = 2 rho); None when it is not (PCR's Gumbel steps)
-    gaussian_mu_sq: float | None = None
+__all__ = ["Ledger", "LedgerEntry", "LedgerTotal", "ZcdpCost", "cost_of", "ledger_summary", "total", "zcdp_cost"]
 
 
 def zcdp_cost(cal: Calibration) -> ZcdpCost | None:
-    """The zCDP cost of one release with this calibration, or None if it is not zCDP-accounted (Laplace family)."""
-    d = cal.details or {}
-    if "rho_zcdp" in d and "delta_zcdp" in d:  # natively approximate zCDP (PCR, DP-SIPS)
-        rho = float(d["rho_zcdp"])
-        return ZcdpCost(rho, float(d["delta_zcdp"]), 2.0 * rho if cal.noise == "gaussian" else None)
-    if "count_zcdp_rho" in d and "selection_sigma" in d:  # bounded counts: Gaussian selection + Gaussian counts
-        rho = gaussian_zcdp(float(d["selection_sigma"])) + float(d["count_zcdp_rho"])
-        return ZcdpCost(rho, float(d["selection_delta"]) / 2.0, 2.0 * rho)
-    if cal.noise == "gaussian":
-        rho = gaussian_zcdp(cal.scale, float(d.get("l2_sensitivity", 1.0)))
-        return ZcdpCost(rho, cal.delta / 2.0, 2.0 * rho)
-    return None
+    """The zCDP cost of one release with this calibration, as its mechanism declares it
+    (``Mechanism.privacy_cost``), or None if it is not zCDP-accounted (Laplace family, GW)."""
+    return mechanism_class(cal.mechanism).privacy_cost(cal)
 
 
 @dataclass(frozen=True)
@@ -285,12 +271,13 @@ class Ledger:
 
 
 def spent_line(cal: Calibration) -> str:
-    """One line for the CLI's stderr: what a single release spent."""
-    t = cost_of(cal, 1)
-    z = zcdp_cost(cal)
+    """One line for the CLI's stderr: what a single release spent (its own epsilon and delta, the basic total
+    of one entry: no composition is computed, so the line costs no numerical search)."""
+    e = LedgerEntry.from_calibration(cal, corpus_id=None, source="preview", releases=1)
+    z = e.zcdp
     extra = f" (as zCDP: rho = {z.rho:.4g}, approximate delta = {z.delta:.3g})" if z is not None else ""
     return (
-        f"privacy spent by this run: epsilon = {t.basic_epsilon:g}, delta = {t.basic_delta:.3g} on this corpus's "
+        f"privacy spent by this run: epsilon = {e.epsilon:g}, delta = {e.delta:.3g} on this corpus's "
         f"users{extra}; every further release of the same data spends again"
     )
 

@@ -1,4 +1,4 @@
-"""Quality and coverage metrics of a release (spec section 6).
+"""Quality and coverage metrics of a release (docs/algorithms.md §9).
 
 EVERY value here is computed from the raw corpus (true user counts, weights H, ...): these are
 NON-PRIVATE diagnostics for the analyst who already holds the data. Never publish them with a release.

@@ -76,7 +76,8 @@ def add_user(corpus: Corpus, text: str, tokenizer: str | None = None) -> Neighbo
 
     if not isinstance(text, str) or not text.strip():
         raise ParameterError("type the new user's words (for example a canary sentence) before adding the user")
-    tok = tokenize(pa.array([text]), tokenizer=tokenizer or corpus.source.tokenizer or "fast")
+    src = corpus.source
+    tok = tokenize(pa.array([text]), tokenizer=tokenizer or src.tokenizer or "auto", char_ngrams=src.char_ngrams)
     words = tok.unigrams[tok.codes].tolist()
     if not words:
         raise ParameterError(f"no words left in {text[:60]!r} after tokenizing; type letters or digits")

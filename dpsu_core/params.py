@@ -12,7 +12,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import ParameterError
-from .privacy.validate import check_alpha, check_choice, check_fraction, check_number, check_positive_int
+from .privacy.validate import (
+    EPSILON_MAX,
+    check_alpha,
+    check_choice,
+    check_fraction,
+    check_number,
+    check_positive_int,
+)
+
+# The budget's own bounds: epsilon in (0, EPSILON_MAX] (1e300: every calibration, PCR's filter included, stays
+# finite up to it; ``privacy.validate.check_epsilon``), delta in (0, 1) (``check_delta``).
+__all__ = ["EPSILON_MAX", "MAX_ITEMS_LIMIT", "PARAMS", "ParamSpec", "resolve_params"]
 
 
 @dataclass(frozen=True)
@@ -182,7 +193,8 @@ PARAMS: dict[str, ParamSpec] = {
             "float",
             0.0,
             "delta spent by each Gumbel step, in [0, 0.5]; 0 (default) derives it from delta: the Gumbel steps' "
-            "delta divided by the largest number of steps the zCDP budget allows, so delta never stops the filter",
+            "delta divided by the most steps a release can need (10,001,100), so delta does not stop the filter "
+            "and the count noise does not grow with epsilon",
             "--delta-star",
             minimum=0.0,
             maximum=0.5,

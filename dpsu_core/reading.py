@@ -7,6 +7,7 @@ No imports from the rest of the package: everything may import this.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -25,7 +26,8 @@ class ReadingOption:
     app: str  # how an app message names the widget
     neutral: str  # how a message names it elsewhere
     metavar: str | None = None
-    default: str | None = None  # a value option's default (written only when it differs)
+    default: str | int | None = None  # a value option's default (written only when it differs)
+    type: Callable[[str], object] = str  # how the CLI parses a value option
 
 
 READING_OPTIONS: tuple[ReadingOption, ...] = (
@@ -81,11 +83,25 @@ READING_OPTIONS: tuple[ReadingOption, ...] = (
         "tokenizer",
         "--tokenizer",
         "value",
-        "how posts are cut into words",
+        "auto (default): words segmented by script (Chinese jieba, Japanese SudachiPy, Thai PyThaiNLP, "
+        "Khmer/Lao/Burmese character n-grams, other scripts as fast); fast: runs of letters and digits; "
+        "treebank: NLTK's Treebank tokenizer; char-ngrams: each word cut into character n-grams",
         "Tokenizer",
         "the 'Tokenizer'",
         "the tokenizer",
-        default="fast",
+        default="auto",
+    ),
+    ReadingOption(
+        "char_ngrams",
+        "--char-ngrams",
+        "value",
+        "N of the character n-grams (--tokenizer char-ngrams, and auto's scripts without a segmenter)",
+        "Character n-gram length",
+        "the 'Character n-gram length' box",
+        "the character n-gram length",
+        metavar="N",
+        default=2,
+        type=int,
     ),
     ReadingOption(
         "lowercase", "--keep-case", "off", "do not lowercase", "Lowercase", "'Lowercase'", "the lowercase option"

@@ -139,6 +139,6 @@ def synthetic_200k(seed: int = 12345, *, keep_counts: bool = False) -> Corpus:
     """The benchmark corpus as issue 2 defines it: 200,000 users; each user's target size
     floor(exp(U(0, ln 301))) clipped to 1..300; words drawn i.i.d. from Zipf(1.0) over 100,000 words,
     de-duplicated per user; seed 12345. De-duplicated means each user holds a set: every C_i[u] = 1, so
-    GW's own-count order is its keyed tie-break alone (the spec's GW figures were measured so, section 3a).
+    GW's own-count order is its keyed tie-break alone (the GW figures of docs/algorithms.md §4 were measured so).
     ``keep_counts=True`` keeps the draws' multiplicities as C_i[u] instead (a variant, not the benchmark)."""
     return zipf_corpus(200_000, 100_000, 300, s=1.0, seed=seed, keep_counts=keep_counts)

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import ParameterError
-from .mechanisms import mechanisms
+from .mechanisms import list_mechanisms
 from .privacy.thresholds import laplace_scale, rho_greedy_published
 from .privacy.validate import check_max_items
 
@@ -29,7 +29,7 @@ def _values(values: Any, name: str, example: str) -> list:
 
 
 def _set_union_classes():
-    return list(mechanisms("set-union").values())
+    return list(list_mechanisms("set-union").values())
 
 
 def _row(cls, epsilon: float, delta: float, params: dict[str, Any]) -> dict[str, Any]:

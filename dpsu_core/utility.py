@@ -14,13 +14,12 @@ The model (exact under its assumptions, which ``Preview.assumptions`` states in 
     public word) and gets a full unit of budget from each, up to Gamma: the best case for that item.
   * The item is released if weight + noise passes the threshold (every stage, for mechanisms with several).
 So P(release | k) = sum_j Binomial(j; k, q) * prod_stages P(min(j w, Gamma) + Z > threshold).
-PCR ranks items against each other (top-k̄ Gumbel steps), so its chance depends on the other items' counts:
-no preview from the parameters alone.
+Each mechanism class declares its own stages and rule (``Mechanism.preview_stages``); one that cannot be
+previewed from its parameters (PCR: it ranks items against each other) says why (``no_preview_reason``).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,38 +27,14 @@ from scipy import stats
 
 from .errors import ParameterError
 from .mechanisms.base import Calibration
+from .mechanisms.registry import mechanism_class
+from .mechanisms.traits import Stage
 from .privacy.validate import check_max_items
+
+__all__ = ["Preview", "Stage", "has_preview", "release_probability", "utility_preview"]
 
 TARGETS = (0.5, 0.9)
 MAX_USERS_SEARCHED = 10_000_000
-PREVIEWED = (
-    "count-laplace",
-    "count-gaussian",
-    "weighted-laplace",
-    "weighted-gaussian",
-    "policy-laplace",
-    "policy-gaussian",
-    "gw",
-    "gw-kt",
-    "dpne",
-    "dpsu-all",
-    "dpsu-even",
-    "dpsu-single",
-    "bounded-counts",
-    "dp-sips",
-)
-
-
-@dataclass(frozen=True)
-class Stage:
-    """One noisy threshold the item must pass: weight per kept holder ``w``, capped at ``cap``."""
-
-    noise: str  # "laplace" or "gaussian"
-    scale: float
-    threshold: float
-    w: float
-    cap: float | None = None
-    round: bool = False  # one of several rounds (DP-SIPS): the item is released if ANY round releases it
 
 
 @dataclass(frozen=True)
@@ -149,70 +124,22 @@ def _smallest_k(preview: Preview, target: float) -> int | None:
     return hi
 
 
-def _stages(cal: Calibration, m_kept: int) -> tuple[tuple[Stage, ...], str]:
-    name, d = cal.mechanism, cal.details or {}
-    rho = float(cal.rho) if cal.rho is not None else float("nan")  # every threshold mechanism below has one
-    inv, inv_sqrt = 1.0 / m_kept, 1.0 / math.sqrt(m_kept)
-    if name in ("count-laplace", "count-gaussian"):
-        return (Stage(cal.noise, cal.scale, rho, 1.0),), "+1 per kept holder"
-    if name == "weighted-laplace":
-        return (Stage("laplace", cal.scale, rho, inv),), "+1/m per kept holder"
-    if name in ("weighted-gaussian", "dpsu-all", "dpsu-single"):
-        return (Stage("gaussian", cal.scale, rho, inv_sqrt),), "+1/√m per kept holder"
-    if name == "policy-laplace":
-        return (Stage("laplace", cal.scale, rho, inv, cal.gamma),), "+1/m per kept holder, up to Γ"
-    if name == "policy-gaussian":
-        return (Stage("gaussian", cal.scale, rho, inv_sqrt, cal.gamma),), "+1/√m per kept holder, up to Γ"
-    if name in ("gw", "gw-kt"):
-        return (
-            (Stage("laplace", cal.scale, rho, 1.0, cal.gamma),),
-            "a full unit per holder up to Γ (the item first in each holder's order: the best case)",
-        )
-    if name in ("dpne", "dpsu-even"):
-        sigma1 = float(d["sigma_k"][0])
-        rho1 = float(d["rho_1"]) if name == "dpne" else float(d["rho_k"][0])
-        return (Stage("gaussian", sigma1, rho1, inv_sqrt),), "+1/√m per kept holder; 1-grams (level 1) only"
-    if name == "dp-sips":
-        rounds = tuple(
-            Stage("gaussian", float(sig), float(thr), inv_sqrt, round=True)
-            for sig, thr in zip(d["sigma_i"], d["threshold_i"])
-        )
-        return rounds, (
-            f"+1/√m per kept holder in each of {len(rounds)} rounds (each round samples afresh; the holder's other "
-            "items assumed not yet released), released if any round passes its threshold"
-        )
-    if name == "bounded-counts":
-        stages = [Stage("gaussian", float(d["selection_sigma"]), float(d["selection_rho"]), inv_sqrt)]
-        if d.get("count_threshold") is not None:
-            stages.append(Stage("gaussian", float(d["count_sigma"]), float(d["count_threshold"]), 1.0))
-        return tuple(stages), "selection +1/√m per kept holder, then the noisy count (+1 per holder) past T"
-    raise ParameterError(
-        f"no utility preview for {cal.label}: "
-        + (
-            "PCR ranks items against each other, so an item's chance depends on the other items' counts, "
-            "not on the parameters alone"
-            if name == "pcr"
-            else "its release rule is not modelled here"
-        )
-    )
-
-
 def has_preview(mechanism: str) -> bool:
-    """Is there a preview for this mechanism? (All but PCR.)"""
-    return mechanism in PREVIEWED
+    """Is there a preview for this mechanism? (Every one that declares no ``no_preview_reason``: all but PCR.)"""
+    return mechanism_class(mechanism).no_preview_reason is None
 
 
 def utility_preview(cal: Calibration, items_per_user: int | None = None) -> Preview:
     """Users an item needs for a 50% and a 90% chance of release, from the calibration and ``items_per_user``."""
-    p = cal.params
-    delta0 = int(p.get("max_items") or 0)
-    if cal.mechanism == "dpsu-all":
-        delta0 = int(cal.details["max_items_all"])
+    cls = mechanism_class(cal.mechanism)
+    delta0 = cls.preview_max_items(cal)
     m = check_max_items(items_per_user if items_per_user is not None else max(delta0, 1), "items per user")
-    greedy = cal.mechanism in ("gw", "gw-kt")  # the item is first in each holder's order: never sampled out
     kept = min(m, delta0) if delta0 else m
-    q = 1.0 if greedy or not delta0 or m <= delta0 else delta0 / m
-    stages, rule = _stages(cal, kept)
+    q = 1.0 if cls.preview_first_in_order or not delta0 or m <= delta0 else delta0 / m
+    declared = cls.preview_stages(cal, kept)
+    if declared is None:
+        raise ParameterError(f"no utility preview for {cal.label}: {cls.no_preview_reason or 'not modelled'}")
+    stages, rule = declared.stages, declared.rule
     cap_note = (
         " The weight stops at the cutoff Γ, so the chance of release never exceeds "
         f"{_ceiling(stages, q):.4g} however many users hold the item."
@@ -227,7 +154,6 @@ def utility_preview(cal: Calibration, items_per_user: int | None = None) -> Prev
     )
     text = (
         f"Assumptions: {sampling} The item's weight grows by {rule}"
-        + (", the holder's other items sitting at the same weight as this one" if "Policy" in cal.label else "")
         + ". Noise and threshold: "
         + "; ".join(f"{st.noise} with scale {st.scale:.4g}, threshold {st.threshold:.4g}" for st in stages)
         + "."

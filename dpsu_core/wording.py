@@ -18,6 +18,8 @@ NEUTRAL: dict[str, str] = {
     **HEADER_NEUTRAL,
     "max_n": "the longest n-gram length",
     "strict": "the strict option",
+    "tokenizer": "the tokenizer",
+    "char_ngrams": "the character n-gram length",
 }
 
 CLI_OPTIONS: dict[str, str] = {
@@ -26,6 +28,8 @@ CLI_OPTIONS: dict[str, str] = {
     "no_header": HEADER_FLAGS[False],
     "max_n": "--max-n",
     "strict": "--strict",
+    "tokenizer": "--tokenizer",
+    "char_ngrams": "--char-ngrams",
 }
 
 

@@ -178,15 +178,26 @@ stop_words = q4.selectbox(
     key="pp_stop_words",
     help="Drop the stop words of a language (lists from the stop-words package).",
 )
-t1, t2 = st.columns(2)
+t1, t2, t3 = st.columns(3)
 tokenizer = t1.selectbox(
     READING["tokenizer"].label,
     TOKENIZERS,
     index=TOKENIZERS.index(current.tokenizer) if current.tokenizer in TOKENIZERS else 0,
     key="tokenizer",
-    help="fast: one regular expression (quick). treebank: NLTK's Treebank tokenizer (slower).",
+    help="auto: words by script (Chinese jieba, Japanese SudachiPy, Thai PyThaiNLP; Khmer, Lao, Burmese as "
+    "character n-grams; other scripts as fast). fast: runs of letters and digits (quick). treebank: NLTK's "
+    "Treebank tokenizer (slower). char-ngrams: every word cut into character n-grams.",
 )
-max_n = t2.number_input(
+char_ngrams = t2.number_input(
+    "Character n-gram length",
+    min_value=1,
+    max_value=8,
+    value=int(current.char_ngrams),
+    step=1,
+    key="char_ngrams",
+    help="N of the character n-grams: the char-ngrams tokenizer, and auto's scripts without a word segmenter.",
+)
+max_n = t3.number_input(
     "Longest n-gram",
     min_value=int(PARAMS["max_n"].minimum or 1),
     max_value=int(PARAMS["max_n"].maximum or 1),  # the bounds the loader checks (dpsu_core.params)
@@ -204,6 +215,7 @@ if submitted:
     opts = LoadOptions(
         max_n=int(max_n),
         tokenizer=tokenizer,
+        char_ngrams=int(char_ngrams),
         lowercase=lowercase,
         strip_urls=strip_urls,
         drop_removed=drop_removed,
@@ -271,6 +283,13 @@ with st.expander("All statistics (not private)"):
 
 src = corpus.source
 st.caption(f"Privacy unit (one user of the guarantee): {src.privacy_unit}.")
+if src.detected:  # what the auto tokenizer found: scripts and their share of tokens, the segmenters that ran
+    for line in (d for d in src.detected if "not installed" in d):
+        st.warning(escape_markdown(line), icon=_ui.ICONS["warning"])
+    st.caption(
+        "Scripts and word segmentation (raw data, NOT private): "
+        + escape_markdown("; ".join(d for d in src.detected if "not installed" not in d))
+    )
 for w in src.warnings:  # checks on the whole file, after tokenizing
     st.warning(plain_text(_say(f"Check the input (raw data, NOT private): {w}")), icon=_ui.ICONS["warning"])
 notes = [
@@ -282,6 +301,7 @@ notes = [
     f"rows dropped (no user / no text / removed): {src.rows_dropped_no_user:,} / {src.rows_dropped_no_text:,} / "
     f"{src.rows_dropped_removed:,}",
     f"tokenizer: {src.tokenizer}",
+    *(f"{d} (raw data, not private)" for d in src.detected),
     *(f.describe() for f in src.column_facts),
     *(_say(n) for n in src.notes),
 ]

@@ -8,7 +8,7 @@ from dpsu_core.corpus import LoadOptions, load_upload
 from dpsu_core.errors import ParameterError
 from dpsu_core.export import guarantee_text
 from dpsu_core.history import RELEASE_PAGE
-from dpsu_core.mechanisms import mechanisms
+from dpsu_core.mechanisms import list_mechanisms, mechanism_class
 from dpsu_core.metrics import canaries_released
 from dpsu_core.privacy import delta_guidance
 from dpsu_core.utility import has_preview, utility_preview
@@ -83,7 +83,7 @@ corpus = _ui.get_corpus()
 if corpus is None:
     st.stop()
 
-regs = mechanisms()
+regs = list_mechanisms()
 labels = mechanism_labels()
 names = list(regs)
 prev = state.mechanism
@@ -146,7 +146,7 @@ try:
 except Exception as exc:
     _ui.show_error(exc, "these parameters are not valid")
     st.stop()
-shown = [(label, f"{v:.4g}") for label, v in cal.noise_quantities()]
+shown = [(label, f"{v:.4g}") for label, v in mechanism_class(cal.mechanism).noise_quantities(cal)]
 shown += [("Threshold ρ", "—" if cal.rho is None else f"{cal.rho:.4g}")]
 shown += [("Cutoff Γ", "—" if cal.gamma is None else f"{cal.gamma:.4g}")]
 for col, (label, text) in zip(st.columns(len(shown)), shown):

@@ -72,7 +72,7 @@ st.dataframe(
 )
 st.caption(
     "The counts of released items are private outputs. The recovered mass (share of all (user, item) pairs whose "
-    "item was released, spec §6) and the timings are computed on the raw data: NOT private, and not in the download "
+    "item was released, docs/algorithms.md §9) and the timings are computed on the raw data: NOT private, and not in the download "
     "unless you ask for it."
 )
 with_raw = st.checkbox(

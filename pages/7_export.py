@@ -4,8 +4,9 @@ import streamlit as st
 
 from dpsu_core.command import release_command, release_script
 from dpsu_core.export import export_basename, guarantee_text
-from dpsu_core.mechanisms import mechanisms
+from dpsu_core.mechanisms import list_mechanisms
 from dpsu_core.metrics import canaries_released
+from dpsu_core.tokenizer_export import DEFAULT_VOCAB_SIZE, MODELS, TokenizerSpec, parse_special_tokens
 from pages import _ui
 from pages._format import escape_markdown
 from pages._state import app_state
@@ -90,6 +91,71 @@ for group, heading in (("items", "Released items"), ("report", "Release report")
             icon=_ui.ICONS["export"],
             width="stretch",
         )
+st.markdown("**Tokenizer** (Hugging Face `tokenizers`, built from the released items only: post-processing)")
+k1, k2, k3 = st.columns(3)
+tok_model = k1.selectbox(
+    "Tokenizer model",
+    MODELS,
+    key="tok_model",
+    help="wordlevel: exactly the released words plus the special tokens. bpe, wordpiece: subwords trained on the "
+    "released items only (noisy counts as frequencies for count mechanisms).",
+)
+tok_specials = k2.text_input(
+    "Special tokens", "[PAD],[CLS],[SEP],[MASK]", key="tok_specials", help="Comma-separated; [UNK] is always added."
+)
+tok_size = k3.number_input(
+    "Vocabulary size (bpe, wordpiece)",
+    min_value=2,
+    max_value=10_000_000,
+    value=DEFAULT_VOCAB_SIZE,
+    step=1000,
+    key="tok_size",
+    disabled=tok_model == "wordlevel",
+)
+try:
+    spec = TokenizerSpec.from_options(
+        record.corpus.options,
+        model=tok_model,
+        special_tokens=parse_special_tokens(tok_specials),
+        vocab_size=None if tok_model == "wordlevel" else int(tok_size),
+    )
+    tok_body, tok_report, built = state.tokenizer_files(record, spec)
+except ImportError:
+    st.info("The tokenizer download needs the tokenizers package: pip install 'dpsu[export]'.")
+except Exception as exc:
+    _ui.show_error(exc, "the tokenizer could not be built")
+else:
+    stem = export_basename(rel)
+    d1, d2 = st.columns(2)
+    for col, (label, body, name, mime, key) in zip(
+        (d1, d2),
+        (
+            ("tokenizer.json", tok_body, f"{stem}_tokenizer.json", "application/json", "dl_tokenizer"),
+            (
+                "Report with the tokenizer (.md)",
+                tok_report,
+                f"{stem}_tokenizer_report.md",
+                "text/markdown",
+                "dl_tokenizer_report",
+            ),
+        ),
+    ):
+        col.download_button(
+            label,
+            data=body,
+            file_name=name,
+            mime=mime,
+            key=key,
+            on_click="ignore",
+            icon=_ui.ICONS["export"],
+            width="stretch",
+        )
+    st.caption(
+        escape_markdown(
+            f"{built['vocabulary_size']:,} entries: {built['trained_on']}. New text is split by {built['pre_tokenizer']}."
+        )
+    )
+
 st.markdown("**Redo this release in batch** (every parameter, no seed: each run draws fresh noise and spends again)")
 if not record.corpus.private or not record.corpus.input_name:
     st.info(
@@ -101,7 +167,7 @@ else:
         stem = export_basename(rel).replace("_TEACHING", "")
         public = (
             state.public_corpus_key[1]
-            if state.public_corpus_key and "public_source" in mechanisms()[cal.mechanism].accepted_params()
+            if state.public_corpus_key and "public_source" in list_mechanisms()[cal.mechanism].accepted_params()
             else None
         )
         where = record.corpus

@@ -6,7 +6,7 @@ from streamlit.delta_generator import DeltaGenerator
 from dpsu_core.charts import neighbours_chart, privacy_loss_chart
 from dpsu_core.corpus import Corpus
 from dpsu_core.demo import DEMO_NAME, load_canaries
-from dpsu_core.mechanisms import mechanisms
+from dpsu_core.mechanisms import list_mechanisms
 from dpsu_core.neighbours import MAX_RUNS, add_user, holders, remove_user, run_neighbours, user_items
 from pages import _run, _ui
 from pages._format import NEIGHBOUR_HEADERS, escape_markdown, header_labels, mechanism_labels
@@ -176,7 +176,7 @@ if (
             seed=TEACHING_SEED if state.teaching else None,
             progress=lambda f, m: _progress(bar, f, m),
         )
-        state.neighbours = NeighbourView(neighbour.description, mechanisms()[mech_name].label, corpus_name, res)
+        state.neighbours = NeighbourView(neighbour.description, list_mechanisms()[mech_name].label, corpus_name, res)
         ok = True
     except Exception as exc:
         _ui.show_error(exc, "the runs failed")

@@ -7,18 +7,20 @@ import numpy as np
 import pandas as pd
 
 from dpsu_core.export import format_value
-from dpsu_core.mechanisms import Calibration, mechanisms
+from dpsu_core.mechanisms import Calibration, list_mechanisms, mechanism_class
 from pages._text import SD_UNDEFINED
 
 
 def mechanism_labels(*kinds: str) -> dict[str, str]:
     """name -> 'Label (kind)' for the drop-downs, in registry order (only the given kinds if any)."""
-    return {name: f"{cls.label} ({cls.kind})" for name, cls in mechanisms(*kinds).items()}
+    return {name: f"{cls.label} ({cls.kind})" for name, cls in list_mechanisms(*kinds).items()}
 
 
 def calibration_rows(cal: Calibration) -> list[tuple[str, str]]:
     """(quantity, value) rows for display: the public calibration, nothing from data."""
-    rows = [("noise", cal.noise)] + [(name, f"{v:.6g}") for name, v in cal.noise_quantities()]
+    rows = [("noise", cal.noise)] + [
+        (name, f"{v:.6g}") for name, v in mechanism_class(cal.mechanism).noise_quantities(cal)
+    ]
     if cal.rho is not None:
         rows.append(("ρ (threshold)", f"{cal.rho:.6g}"))
     if cal.gamma is not None:

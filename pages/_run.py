@@ -11,7 +11,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from dpsu_core.compare import compare_runs
 from dpsu_core.corpus import Corpus
-from dpsu_core.mechanisms import Calibration, Mechanism, Release, get_mechanism, mechanisms
+from dpsu_core.mechanisms import Calibration, Mechanism, Release, get_mechanism, list_mechanisms
 from dpsu_core.mechanisms.base import ProgressFn
 from dpsu_core.spend import SpendPlan
 from pages._state import Budget, app_state
@@ -21,7 +21,7 @@ from pages._ui import redraw_ledger, show_error, spent_done
 
 def build_mechanism(name: str, budget: Budget, values: Mapping[str, object]) -> Mechanism:
     """Mechanism ``name`` at the budget, with the parameters it takes from ``values`` (``params_for``)."""
-    regs = mechanisms()
+    regs = list_mechanisms()
     params = regs[name].params_for(values) if name in regs else {}  # an unknown name: get_mechanism says so
     return get_mechanism(name, epsilon=budget.epsilon, delta=budget.delta, **params)
 
@@ -56,7 +56,7 @@ def run_releases(corpus: Corpus, names: list[str], plan: SpendPlan) -> list[Rele
     ledger (on the private corpus) when it is attempted, before its mechanism runs, then into the session's
     history with the page it came from. A failure shows an error box (it still spent) and the others still run."""
     state = app_state()
-    labels = {n: cls.label for n, cls in mechanisms().items()}
+    labels = {n: cls.label for n, cls in list_mechanisms().items()}
     source = plan.entries[0].source if plan.entries else "Release"
     bar = st.progress(0.0, text="Starting…")
     done: list[Release] = []
@@ -76,7 +76,7 @@ def run_releases(corpus: Corpus, names: list[str], plan: SpendPlan) -> list[Rele
         except Exception as exc:
             show_error(exc, f"{labels.get(name, name)}: the release failed (its budget is spent all the same)")
             continue
-        state.add_release(rel, source, mechanisms()[name].params_for(values))
+        state.add_release(rel, source, list_mechanisms()[name].params_for(values))
         done.append(rel)
     bar.empty()
     spent_done(plan, ok=len(done) == len(names))
@@ -126,7 +126,7 @@ def run_comparison(corpus: Corpus, names: list[str], runs: int, plan: SpendPlan)
 
 def compare_params(names: list[str], values: Mapping[str, object]) -> dict[str, Any]:
     """The parameters the chosen mechanisms take, from everything the app has set (compare_runs hands each its own)."""
-    regs = mechanisms()
+    regs = list_mechanisms()
     out: dict[str, Any] = {}
     for n in names:
         if n in regs:

@@ -135,6 +135,7 @@ class AppState:
     comparison: pd.DataFrame | None = None  # the last table of compare_runs
     neighbours: NeighbourView | None = None  # the last neighbouring-corpora experiment
     export_cache: tuple[tuple[int, int], list[ExportFile]] | None = None  # ((release number, ledger size), files)
+    tokenizer_cache: tuple[tuple[Any, ...], tuple[bytes, bytes, dict[str, Any]]] | None = None  # see tokenizer_files
     # the privacy ledger of the session, and the exploration corpus (nothing run on it is recorded)
     ledger: Ledger = field(default_factory=Ledger)
     exploring: bool = False
@@ -349,6 +350,20 @@ class AppState:
             spent = ledger_summary(self.ledger.total(rec.corpus.digest)) if rec.corpus.private else None
             self.export_cache = ((rec.number, n), export_files(rec.release, spent, rec.title()))
         return self.export_cache[1]
+
+    def tokenizer_files(self, rec: ReleaseRecord, spec: Any) -> tuple[bytes, bytes, dict[str, Any]]:
+        """(tokenizer.json, the Markdown report recording how it was built, the build record) of a release and
+        a ``tokenizer_export.TokenizerSpec``, built once per release, spec and ledger state."""
+        from dpsu_core.export import report_markdown
+        from dpsu_core.tokenizer_export import tokenizer_json
+
+        key = (rec.number, len(self.ledger.entries), spec)
+        if self.tokenizer_cache is None or self.tokenizer_cache[0] != key:
+            body, built = tokenizer_json(rec.release, spec)
+            spent = ledger_summary(self.ledger.total(rec.corpus.digest)) if rec.corpus.private else None
+            report = report_markdown(rec.release, spent, rec.title(), built).encode("utf-8")
+            self.tokenizer_cache = (key, (body, report, built))
+        return self.tokenizer_cache[1]
 
 
 def app_state() -> AppState:

@@ -355,7 +355,9 @@ def column_facts(values, name: str) -> ColumnFacts:
     values = _as_strings(values)
     n = len(values)
     trimmed = pc.utf8_trim_whitespace(values)
-    filled = pc.fill_null(pc.greater(pc.utf8_length(trimmed), 0), False)
+    lengths = pc.utf8_length(trimmed)
+    # length > 0 and not null, without Python scalars (pyarrow would import pandas to convert them)
+    filled = pc.and_kleene(pc.cast(lengths, pa.bool_()), pc.is_valid(lengths))
     present = trimmed.filter(filled)
     m = len(present)
     mean_len = float(pc.mean(pc.utf8_length(present)).as_py() or 0.0) if m else 0.0

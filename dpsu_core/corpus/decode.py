@@ -20,6 +20,14 @@ class Decoded:
     data: bytes  # UTF-8
     encoding: str  # "utf-8"; "cp1252"/"latin-1" when no row with non-ASCII bytes was UTF-8
     fallback_rows: int  # rows decoded with the fallback
+    cr_only: bool = False  # the lines ended in CR alone (old Mac OS) and were read as line breaks
+
+    @property
+    def notes(self) -> list[str]:
+        out = [self.note] if self.note else []
+        if self.cr_only:
+            out.append("the lines end in CR alone (old Mac OS line endings): each CR was read as a line break")
+        return out
 
     @property
     def note(self) -> str | None:

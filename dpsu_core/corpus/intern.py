@@ -127,6 +127,9 @@ def _add_all(data, starts, ends, j, slots, offsets, arena, n, ids):  # pragma: n
     return j, n
 
 
+PYLIST_MAX = 1_000_000  # Interner.objects: a larger table goes through Arrow's to_numpy
+
+
 def string_buffers(values: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """(data bytes, int64 offsets) of a string/large_string array, zero-copy where possible (nulls read as "")."""
     if isinstance(values, pa.ChunkedArray):
@@ -197,6 +200,19 @@ class Interner:
             if j < starts.shape[0]:
                 self.reserve(max(1, self.n), max(int(ends[j] - starts[j]), int(self.offsets[self.n])))
         return ids
+
+    def objects(self) -> np.ndarray:
+        """The distinct strings as a numpy object array of str (id order).
+
+        Up to ``PYLIST_MAX`` strings through a Python list: Arrow's ``to_numpy`` first imports pandas (pyarrow's
+        pandas shim), a fixed 0.1-0.2 s that a small vocabulary does not repay; past it ``to_numpy``'s faster
+        conversion does."""
+        arr = self.strings()
+        if len(arr) > PYLIST_MAX:
+            return arr.to_numpy(zero_copy_only=False).astype(object, copy=False)
+        out = np.empty(len(arr), dtype=object)
+        out[:] = arr.to_pylist()
+        return out
 
     def strings(self) -> pa.Array:
         """The distinct strings as an Arrow array (id order); large_string past 2 GiB of bytes."""

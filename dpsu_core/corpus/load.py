@@ -38,6 +38,7 @@ from .intern import Interner
 from .limits import DEFAULT_LIMITS, ReadLimits
 from .model import Corpus, SourceInfo
 from .readers import RawFile, Table, guess_columns, peek_columns, read_source, read_table
+from .segment import tokenization_text
 from .tokenize import Preprocessing, Tokenized, TokenStream, blank_and_removed, check_tokenizer
 
 
@@ -55,7 +56,9 @@ class LoadOptions:
     user_pattern  a regular expression; the user is its first group in the user column (e.g. '^([^/]+)/'
                   for the folder of an e-mail path). Rows where it does not match are dropped (counted).
     max_n         n-grams of length 1..max_n, formed within a post, never across posts.
-    tokenizer     "fast" (default) or "treebank" (nltk's TreebankWordTokenizer).
+    tokenizer     "auto" (default: words segmented by script, ``segment``), "fast", "treebank" (nltk's
+                  TreebankWordTokenizer) or "char-ngrams".
+    char_ngrams   N of the character n-grams (``char-ngrams``, and ``auto``'s scripts without a segmenter).
     lowercase, strip_urls, drop_removed, strip_symbols, strip_html, email_headers, drop_digits, stop_words:
                   see ``Preprocessing`` (ignored for sequences).
     """
@@ -65,7 +68,8 @@ class LoadOptions:
     text_col: str | int | None = None
     has_header: bool | None = None
     max_n: int = 1
-    tokenizer: str = "fast"
+    tokenizer: str = "auto"
+    char_ngrams: int = 2
     lowercase: bool = True
     strip_urls: bool = True
     drop_removed: bool = True
@@ -108,21 +112,8 @@ def load_corpus(
 
     Raises a DpsuError subclass naming the problem and the fix for every bad input.
     """
-    opts = replace(options if options is not None else LoadOptions(), **overrides)
-    tokenizer = opts.tokenizer
-    check_tokenizer(tokenizer)
-    max_n = int(PARAMS["max_n"].check(opts.max_n))  # the one declaration of max_n
-    prep = opts.preprocessing()
-    if prep.stop_words:
-        from .clean import stop_words
-
-        stop_words(prep.stop_words)  # an unknown language fails before reading the file
-    if opts.user_pattern:
-        check_user_pattern(opts.user_pattern)
-        if opts.row_is_user:
-            raise ParameterError(
-                f"{opt('user_pattern')} needs a user column; drop {opt('row_is_user')} to use a pattern"
-            )
+    opts = checked_options(options, **overrides)
+    tokenizer, max_n, prep = opts.tokenizer, opts.max_n, opts.preprocessing()
     with phase("read"):
         table = read_table(
             source,
@@ -135,18 +126,9 @@ def load_corpus(
             stream=True,
         )
     has_users = table.user_column is not None
-    if opts.user_pattern and not has_users:
-        raise ParameterError(
-            f"{opt('user_pattern')} needs a user column, and this {table.format} file has none; drop the pattern"
-        )
-    rows = _tokenize_rows(table, tokenizer, prep, opts.user_pattern)
+    check_pattern_has_column(opts, table.user_column, table.format)
+    rows = _tokenize_rows(table, tokenizer, prep, opts.user_pattern, opts.char_ngrams)
     tok, post_user, n_users, rows_read, dropped = rows.tok, rows.post_user, rows.n_users, rows.read, rows.dropped
-    pattern_notes = []
-    if opts.user_pattern:
-        pattern_notes.append(
-            f"user = first group of {opts.user_pattern!r} in column {table.user_column!r}"
-            + (f"; {rows.unmatched:,} rows where it does not match have no user" if rows.unmatched else "")
-        )
     facts: list[ColumnFacts] = []
     warns: list[SanityWarning] = []
     if not table.pretokenized and (has_users or opts.row_is_user) and rows.first is not None:
@@ -154,12 +136,7 @@ def load_corpus(
         with phase("checks"):
             facts, warns = column_warnings(*rows.first, table.user_column, table.text_column, sample_note=sample)
     n_posts = int(post_user.shape[0])
-    if n_posts == 0:
-        raise EmptyCorpusError(
-            f"no usable rows: {rows_read} rows read, {dropped['no_user']} without a user id, "
-            f"{dropped['no_text']} without text, {dropped['removed']} '[removed]'/'[deleted]'; "
-            "check the user and text columns"
-        )
+    check_posts(n_posts, rows_read, dropped)
 
     drop = (
         None
@@ -169,23 +146,11 @@ def load_corpus(
     if drop is not None and drop.any():
         codes, post_ptr = drop_tokens(tok.codes, tok.post_ptr, drop)
         tok = replace(tok, codes=codes, post_ptr=post_ptr)
-    if tok.n_tokens == 0:
-        raise EmptyCorpusError(
-            f"the corpus has no tokens after preprocessing ({n_posts} posts read); check that the text column "
-            f"({table.text_column or 'text'}) holds the posts, or switch off {opt('strip_symbols')}"
-        )
+    check_tokens(tok.n_tokens, n_posts, table.text_column)
     tokens_per_user = np.bincount(post_user, weights=np.diff(tok.post_ptr), minlength=n_users)
     warns += load_warnings(rows_read, rows_read - n_posts, tokens_per_user)
 
-    notes = list(table.notes) + pattern_notes
-    if dropped["no_user"]:
-        notes.append(f"{dropped['no_user']} rows without a user id were dropped")
-    if dropped["no_text"]:
-        notes.append(f"{dropped['no_text']} rows without text were dropped")
-    if dropped["removed"]:
-        notes.append(f"{dropped['removed']} posts that were exactly '[removed]' or '[deleted]' were dropped")
-    if not table.pretokenized:
-        notes.append(f"preprocessing: {prep.describe()}; tokenizer: {tokenizer}")
+    notes = list(table.notes) + row_notes(opts, table.user_column, rows.unmatched, dropped, table.pretokenized)
     info = SourceInfo(
         name=name if name is not None else _source_name(source),
         format=table.format,
@@ -199,6 +164,9 @@ def load_corpus(
         rows_dropped_no_text=dropped["no_text"],
         rows_dropped_removed=dropped["removed"],
         tokenizer="as given (pre-tokenized)" if table.pretokenized else tokenizer,
+        char_ngrams=opts.char_ngrams,
+        tokenization="" if table.pretokenized else tokenization_text(tokenizer, opts.char_ngrams),
+        detected=tuple(rows.detected),
         notes=tuple(notes),
         header=table.header,
         encoding_fallback_rows=table.encoding_fallback_rows,
@@ -213,15 +181,91 @@ def load_corpus(
         )
     empty_users = n_users - corpus.n_users
     if empty_users:
-        info = _with_note(info, f"{empty_users} users had no tokens after preprocessing and are not in the corpus")
+        info = _with_note(info, empty_users_note(empty_users))
         corpus = _replace_source(corpus, info)
-    if corpus.n_users < 2:
+    check_users(corpus.n_users)
+    return corpus
+
+
+# ---- shared with the Spark engine (engines.spark): one place for option checks, messages and notes -----
+def checked_options(options: LoadOptions | None = None, **overrides: Any) -> LoadOptions:
+    """``options`` with ``overrides``, checked before anything is read (tokenizer, max_n, stop-word language,
+    user pattern); max_n as the checked int."""
+    opts = replace(options if options is not None else LoadOptions(), **overrides)
+    check_tokenizer(opts.tokenizer)
+    if not isinstance(opts.char_ngrams, int) or isinstance(opts.char_ngrams, bool) or not 1 <= opts.char_ngrams <= 8:
+        raise ParameterError(f"{opt('char_ngrams')} must be a whole number from 1 to 8, got {opts.char_ngrams!r}")
+    opts = replace(opts, max_n=int(PARAMS["max_n"].check(opts.max_n)))  # the one declaration of max_n
+    if opts.stop_words:
+        from .clean import stop_words
+
+        stop_words(opts.stop_words)  # an unknown language fails before reading the file
+    if opts.user_pattern:
+        check_user_pattern(opts.user_pattern)
+        if opts.row_is_user:
+            raise ParameterError(
+                f"{opt('user_pattern')} needs a user column; drop {opt('row_is_user')} to use a pattern"
+            )
+    return opts
+
+
+def check_pattern_has_column(opts: LoadOptions, user_column: str | None, format: str) -> None:
+    if opts.user_pattern and user_column is None:
+        raise ParameterError(
+            f"{opt('user_pattern')} needs a user column, and this {format} file has none; drop the pattern"
+        )
+
+
+def check_posts(n_posts: int, rows_read: int, dropped: dict[str, int]) -> None:
+    """No kept post: say how many rows were read and why each was dropped."""
+    if n_posts == 0:
         raise EmptyCorpusError(
-            f"the corpus has {corpus.n_users} user with tokens; user-level differential privacy hides each user, so "
+            f"no usable rows: {rows_read} rows read, {dropped['no_user']} without a user id, "
+            f"{dropped['no_text']} without text, {dropped['removed']} '[removed]'/'[deleted]'; "
+            "check the user and text columns"
+        )
+
+
+def check_tokens(n_tokens: int, n_posts: int, text_column: str | None) -> None:
+    if n_tokens == 0:
+        raise EmptyCorpusError(
+            f"the corpus has no tokens after preprocessing ({n_posts} posts read); check that the text column "
+            f"({text_column or 'text'}) holds the posts, or switch off {opt('strip_symbols')}"
+        )
+
+
+def check_users(n_users: int) -> None:
+    if n_users < 2:
+        raise EmptyCorpusError(
+            f"the corpus has {n_users} user with tokens; user-level differential privacy hides each user, so "
             "with a single user nothing can be released. Check the user column (does every row have the same "
             "user id?) or add more users"
         )
-    return corpus
+
+
+def row_notes(
+    opts: LoadOptions, user_column: str | None, unmatched: int, dropped: dict[str, int], pretokenized: bool = False
+) -> list[str]:
+    """The notes on the user pattern, the dropped rows and the preprocessing."""
+    notes = []
+    if opts.user_pattern:
+        notes.append(
+            f"user = first group of {opts.user_pattern!r} in column {user_column!r}"
+            + (f"; {unmatched:,} rows where it does not match have no user" if unmatched else "")
+        )
+    if dropped["no_user"]:
+        notes.append(f"{dropped['no_user']} rows without a user id were dropped")
+    if dropped["no_text"]:
+        notes.append(f"{dropped['no_text']} rows without text were dropped")
+    if dropped["removed"]:
+        notes.append(f"{dropped['removed']} posts that were exactly '[removed]' or '[deleted]' were dropped")
+    if not pretokenized:
+        notes.append(f"preprocessing: {opts.preprocessing().describe()}; tokenizer: {opts.tokenizer}")
+    return notes
+
+
+def empty_users_note(n: int) -> str:
+    return f"{n} users had no tokens after preprocessing and are not in the corpus"
 
 
 @dataclass
@@ -234,9 +278,12 @@ class _Rows:
     unmatched: int  # rows where the user pattern did not match
     batches: int
     first: tuple[pa.Array | None, pa.Array] | None  # the first batch (users after the pattern, texts)
+    detected: list[str]  # what auto segmentation found and did (raw data)
 
 
-def _tokenize_rows(table: Table, tokenizer: str, prep: Preprocessing, user_pattern: str | None) -> _Rows:
+def _tokenize_rows(
+    table: Table, tokenizer: str, prep: Preprocessing, user_pattern: str | None, char_ngrams: int = 2
+) -> _Rows:
     """Tokenize the table's batches as they are parsed, dropping rows without a user or text and removal
     placeholders (counted). Users get ids in order of first appearance (white space trimmed); without a
     user column every post is its own user. The table is consumed: its bytes are freed at the end."""
@@ -246,7 +293,8 @@ def _tokenize_rows(table: Table, tokenizer: str, prep: Preprocessing, user_patte
     users_seen = Interner(1 << 16)
     post_users: list[np.ndarray] = []
     parsed = iter(table.batches())
-    with TokenStream("whitespace" if table.pretokenized else tokenizer, prep) as stream:
+    detected: list[str] = []
+    with TokenStream("whitespace" if table.pretokenized else tokenizer, prep, char_ngrams=char_ngrams) as stream:
         while True:
             started = time.perf_counter()  # "read": parsing the batch and sorting out its rows and users
             batch = next(parsed, None)
@@ -282,13 +330,15 @@ def _tokenize_rows(table: Table, tokenizer: str, prep: Preprocessing, user_patte
                 stream.submit(texts)  # tokenized in the workers while the next batch is parsed
         with phase("tokenize"):
             tok = stream.finish()
+        if stream.detection is not None:
+            detected = stream.detection.notes(char_ngrams)
     table.stream = table.texts = table.users = None  # read once: let the file's bytes go before the build
     if table.user_column is None:  # every post is its own user
         post_user, n_users = np.arange(n_posts, dtype=np.int32), n_posts
     else:
         post_user = np.concatenate(post_users) if post_users else np.zeros(0, np.int32)
         n_users = len(users_seen)
-    return _Rows(tok, post_user, n_users, read, dropped, unmatched, batches, first)
+    return _Rows(tok, post_user, n_users, read, dropped, unmatched, batches, first, detected)
 
 
 def _source_name(source) -> str:

@@ -85,7 +85,10 @@ class SourceInfo:
     rows_dropped_no_user: int = 0
     rows_dropped_no_text: int = 0
     rows_dropped_removed: int = 0
-    tokenizer: str = "fast"
+    tokenizer: str = "auto"
+    char_ngrams: int = 2  # N of the character n-grams (char-ngrams, and auto's scripts without a segmenter)
+    tokenization: str = ""  # how words were cut, as a method (no data in it): the release report's line
+    detected: tuple[str, ...] = ()  # scripts found and their share of tokens, segmenters run (raw data)
     notes: tuple[str, ...] = ()
     header: str | None = None  # how the header question was settled
     encoding_fallback_rows: int = 0  # rows that were not UTF-8 (decoded as cp1252)

@@ -29,7 +29,7 @@ import re
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 
 import numpy as np
@@ -352,9 +352,12 @@ def decode(raw: RawFile) -> Decoded:
         encoding = "utf-8-sig"
     else:
         encoding = "utf-8"
+    cr_only = b"\n" not in data and b"\r" in data
+    if cr_only:  # old Mac OS line endings: Arrow's and csv's readers would see one row
+        data = data.replace(b"\r", b"\n")
     if data.isascii() or _valid_utf8(data):
-        return Decoded(data, encoding, 0)
-    return decode_rows(data)
+        return Decoded(data, encoding, 0, cr_only)
+    return replace(decode_rows(data), cr_only=cr_only)
 
 
 def _valid_utf8(data: bytes) -> bool:
@@ -405,8 +408,7 @@ def read_table(
     else:
         decoded = decode(raw)
         data = decoded.data
-        if decoded.note:
-            notes.append(decoded.note)
+        notes += decoded.notes
         if fmt in ("csv", "tsv"):
             table = _read_delimited(raw, data, fmt, user_col, text_col, has_header, row_is_user)
             if not stream:
@@ -451,6 +453,18 @@ def first_rows(data: bytes, delimiter: str, n: int = 50) -> list[list[str]]:
     return rows
 
 
+def delimited_head(
+    data: bytes, fmt: str, has_header: bool | None
+) -> tuple[str, list[list[str]], HeaderDecision, list[str]]:
+    """(delimiter, first rows, header decision, notes) of a CSV/TSV from its first bytes: the one delimiter and
+    header detection of every engine (the Spark engine hands it the first bytes of its input)."""
+    delimiter = _delimiter(fmt, data)
+    notes = [] if delimiter != ";" else ["fields separated by ';' (detected from the first line)"]
+    rows = first_rows(data, delimiter)
+    decision = header_decision(rows, has_header)
+    return delimiter, rows, decision, notes + [decision.reason]
+
+
 def header_decision(rows: list[list[str]], has_header: bool | None) -> HeaderDecision:
     """As given, or detected from the first rows (``columns.detect_header``)."""
     if has_header is not None:
@@ -477,12 +491,8 @@ def _delimited_layout(raw: RawFile, data: bytes, fmt: str, has_header) -> _Delim
     """The delimiter, the header decision and the quoting check (``csvscan``: an unterminated quote is an error
     naming its line, where Arrow alone would swallow the following rows into one field)."""
     name = raw.name or "the file"
-    delimiter = _delimiter(fmt, data)
-    notes = [] if delimiter != ";" else ["fields separated by ';' (detected from the first line)"]
-    rows = first_rows(data, delimiter)
+    delimiter, rows, decision, notes = delimited_head(data, fmt, has_header)
     first = rows[0] if rows else []
-    decision = header_decision(rows, has_header)
-    notes.append(decision.reason)
     columns = first if decision.has_header else [str(i) for i in range(len(first))]
     try:
         shape = scan_csv(data, delimiter)
@@ -782,6 +792,7 @@ def _read_parquet(
 
 
 def _json_columns(data: bytes) -> list[str]:
+    data = repair_surrogates(data)[0]
     head = data[:_SNIFF].decode("utf-8", errors="ignore").lstrip()
     if head.startswith("["):
         records = _json_array(data, "the file")
@@ -815,7 +826,43 @@ def _json_array(data: bytes, name: str) -> list[dict]:
 
 
 def _read_jsonl(raw: RawFile, data: bytes, user_col, text_col, row_is_user: bool = False) -> Table:
-    return _table_from_columns(json_table(raw, data), "jsonl", user_col, text_col, row_is_user)
+    data, repaired, first_line = repair_surrogates(data)
+    table = _table_from_columns(json_table(raw, data), "jsonl", user_col, text_col, row_is_user)
+    if repaired:
+        lines = "1 line holds" if repaired == 1 else f"{repaired:,} lines hold"
+        table.notes.append(
+            f"{lines} a lone surrogate escape (like \\ud800: half of a UTF-16 pair, which UTF-8 cannot hold), "
+            f"first on line {first_line}; each was replaced with U+FFFD (the replacement character)"
+        )
+    return table
+
+
+# a \uXXXX escape of a surrogate, after an even number of backslashes (an odd one would escape the backslash)
+_SURROGATE_ESCAPE = re.compile(
+    rb"(?<!\\)((?:\\\\)*)(\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|\\u[dD][89a-fA-F][0-9a-fA-F]{2})"
+)
+
+
+def repair_surrogates(data: bytes) -> tuple[bytes, int, int]:
+    """JSON text with every lone surrogate escape (a high one not followed by a low one, or a low one alone)
+    replaced by \\ufffd; pairs are kept. Returns (data, lines changed, first such line or 0). The regular
+    expression runs only on files holding "\\ud" or "\\uD" at all."""
+    if b"\\ud" not in data and b"\\uD" not in data:
+        return data, 0, 0
+    where: list[int] = []
+
+    def fix(m: re.Match) -> bytes:
+        if len(m.group(2)) == 12:  # a valid pair
+            return m.group(0)
+        where.append(m.start(2))
+        return m.group(1) + b"\\ufffd"
+
+    out = _SURROGATE_ESCAPE.sub(fix, data)
+    if not where:
+        return data, 0, 0
+    ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 0x0A)
+    lines = np.searchsorted(ends, np.asarray(where)) + 1
+    return out, int(np.unique(lines).size), int(lines[0])
 
 
 def json_table(raw: RawFile, data: bytes) -> pa.Table:
@@ -824,6 +871,7 @@ def json_table(raw: RawFile, data: bytes) -> pa.Table:
     import pyarrow.json as pajson
 
     name = raw.name or "the file"
+    data = repair_surrogates(data)[0]  # a no-op on a file without a lone surrogate escape
     if data.lstrip()[:1] == b"[":
         tab = _records_table(_json_array(data, name))
     else:

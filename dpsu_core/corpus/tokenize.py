@@ -8,6 +8,9 @@ large column are processed in two threads (all three release the GIL). The resul
 is the flat form ``build_corpus`` takes: token codes, post offsets, unigram table.
 
 Tokenizers:
+  auto      (default) fast, after the runs of Chinese, Japanese and Thai text got spaces between their
+            words; Khmer, Lao and Burmese words become character n-grams (``segment``).
+  char-ngrams  fast, then every word becomes its character n-grams (``segment``).
   fast      words are maximal runs of letters, digits and combining marks, with
             apostrophes kept only inside a word ("don't" stays whole,
             "'quoted'" becomes "quoted"); with ``strip_symbols`` off every
@@ -25,7 +28,8 @@ from __future__ import annotations
 
 import os
 import re
-from concurrent.futures import Future, ThreadPoolExecutor
+import threading
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numba
@@ -37,7 +41,7 @@ from ..errors import ParameterError
 from .charclass import char_classes, lower_table
 from .intern import Interner, find, has_room, insert, key_of, string_buffers
 
-TOKENIZERS: tuple[str, ...] = ("fast", "treebank")
+TOKENIZERS: tuple[str, ...] = ("auto", "fast", "treebank", "char-ngrams")  # auto, char-ngrams: segment.py
 _ALL_TOKENIZERS = TOKENIZERS + ("whitespace",)
 
 REMOVED_MARKERS: tuple[str, ...] = ("[removed]", "[deleted]")
@@ -268,16 +272,17 @@ def _url_rows(data, offsets, mask):  # pragma: no cover - compiled
 def tokenize(
     texts: pa.Array,
     *,
-    tokenizer: str = "fast",
+    tokenizer: str = "auto",
     prep: Preprocessing = Preprocessing(),
     workers: int | None = None,
+    char_ngrams: int = 2,
 ) -> Tokenized:
     """Preprocess and tokenize every post of ``texts`` (non-null strings); see ``TokenStream`` for many batches.
 
     ``tokenizer="whitespace"`` takes tokens as given and ignores ``prep``.
     Posts may end up with no tokens; they keep their (empty) slot in ``post_ptr``.
     """
-    with TokenStream(tokenizer, prep, workers=workers) as stream:
+    with TokenStream(tokenizer, prep, workers=workers, char_ngrams=char_ngrams) as stream:
         stream.submit(texts)
         return stream.finish()
 
@@ -297,18 +302,23 @@ class TokenStream:
 
     def __init__(
         self,
-        tokenizer: str = "fast",
+        tokenizer: str = "auto",
         prep: Preprocessing = Preprocessing(),
         *,
         workers: int | None = None,
+        char_ngrams: int = 2,
     ) -> None:
         if tokenizer not in _ALL_TOKENIZERS:
             check_tokenizer(tokenizer)
-        self.tokenizer, self.prep = tokenizer, prep
+        self.tokenizer, self.prep, self.char_ngrams = tokenizer, prep, char_ngrams
+        self.segmented = tokenizer in ("auto", "char-ngrams")  # the fast kernel plus segment.py
+        self.detection = None if tokenizer != "auto" else _segment().Detection()
+        self._processes: Executor | None = None  # segment.py's worker processes, made on first need
+        self._processes_lock = threading.Lock()
         self._n_workers = max(1, workers if workers is not None else min(2, os.cpu_count() or 1))
         self._lower = _NO_LOWER
         self._arrow_lower = False
-        if tokenizer == "fast" and prep.lowercase:
+        if (tokenizer == "fast" or self.segmented) and prep.lowercase:
             try:
                 self._lower = lower_table()
             except RuntimeError:  # pragma: no cover - an Arrow whose lower case is not one code point to one
@@ -328,6 +338,17 @@ class TokenStream:
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
         self._pending = []
+        if self._processes is not None:
+            self._processes.shutdown(wait=True, cancel_futures=True)
+            self._processes = None
+
+    def _process_pool(self) -> Executor:
+        with self._processes_lock:
+            if self._processes is None:
+                import multiprocessing
+
+                self._processes = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"))
+            return self._processes
 
     def submit(self, texts: pa.Array) -> None:
         """Queue one batch of posts (non-null strings); blocks only until the previous batch is done."""
@@ -358,8 +379,9 @@ class TokenStream:
         per_post = np.concatenate(self._per_post) if self._per_post else np.zeros(0, np.int64)
         post_ptr = np.zeros(per_post.shape[0] + 1, dtype=np.int64)
         np.cumsum(per_post, out=post_ptr[1:])
-        unigrams = vocab.strings().to_numpy(zero_copy_only=False).astype(object, copy=False)
-        return Tokenized(codes=codes, post_ptr=post_ptr, unigrams=unigrams)
+        unigrams = vocab.objects()
+        tok = Tokenized(codes=codes, post_ptr=post_ptr, unigrams=unigrams)
+        return _segment().finish(tok, self) if self.segmented else tok
 
     def _collect(self) -> None:
         pending, self._pending = self._pending, []
@@ -381,6 +403,8 @@ class TokenStream:
                 texts = _treebank_join(texts)  # tokens separated by single spaces
                 mode = _MODE_WORDS if self.prep.strip_symbols else _MODE_WHITESPACE
             else:
+                if self.detection is not None:  # auto: spaces between the words of unspaced scripts
+                    texts = _segment().segment_posts(texts, self.detection, self._process_pool)[0]
                 if self._arrow_lower:  # pragma: no cover - see __init__
                     texts = pc.utf8_lower(texts)
                 fold = self._lower is not _NO_LOWER
@@ -423,6 +447,10 @@ class TokenStream:
 
 
 # ---- internals ---------------------------------------------------------------
+def _segment():
+    from . import segment  # numba kernels compiled on first use: only for auto and char-ngrams
+
+    return segment
 
 
 def _split_balanced(texts: pa.Array, n: int) -> list[pa.Array]:

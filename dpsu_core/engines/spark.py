@@ -2,51 +2,70 @@
 
 Data path (every step on the executors unless it says driver):
 
-1. read CSV/TSV/Parquet/JSONL from any path Spark reads; columns chosen by the reader's own
+1. read CSV/TSV/Parquet/JSONL from any path Spark reads; the delimiter and header detected by the local
+   reader's own rules (``readers.delimited_head`` on the input's first bytes), columns chosen by
    ``choose_columns`` (never silently: a guess is a note); each row keeps its read position;
-2. one Arrow-batch function (``mapInArrow``) per batch of rows: the core's row filters
-   (``blank_mask``, ``removed_mask``), the core tokenizer (``tokenize``) and the core n-gram builder
-   (``build_corpus``), so tokens and n-grams are the local engine's, byte for byte; it emits each
-   batch-user's distinct items with counts;
-3. per-user distinct items (group by user and item) and dictionary encoding in the local engine's
-   order: users and unigrams by first appearance, k-grams by (prefix id, last token id);
-4. compact per-user rows ``(uid, items[], counts[])`` (sorted ids), kept on the executors.
+2. one Arrow-batch function (``mapInArrow``) per batch of rows: the core's row filters, tokenizer and
+   n-gram builder (``build_corpus``), so tokens and n-grams are the local engine's, byte for byte; it emits
+   each batch-user's distinct items with counts and where each unigram first occurs. The output is cached;
+3. the distinct items with their first positions (one aggregation with map-side combining) go to the
+   driver, which numbers them in the local engine's order (unigrams by first appearance, k-grams by
+   (prefix id, last token id)): it needs the vocabulary anyway, so no second global pass assigns ids;
+4. ONE shuffle of the (user, item) pairs by user; per partition, an Arrow function encodes the items with
+   the broadcast vocabulary and builds each user's row ``(ukey, ufirst, items[], counts[])`` (sorted ids,
+   ``ukey`` the keyed hash's digest of the user id, ``ufirst`` the user's first read position). The rows
+   stay cached on the executors; user ids never reach the driver.
 
 Parallel mechanisms (count, weighted, DP-SIPS, DPNE's levels) build their histogram H on the executors:
-each user's row is filtered (DPNE's valid k-grams, DP-SIPS's not-yet-released items: a bitmask over
-item ids, broadcast), sampled to Delta0 items by keyed hashing (``engines.keyed``; salt from
-``secrets`` per release and round), and the core update rule (``count_update`` / ``weighted_update``)
-runs per batch; partial histograms are summed by item. The driver then holds H (one float per item)
-and does everything private with the core's code: calibration, noise (numpy Generator seeded by the
-OS) and thresholds, DPNE's domains and spurious draws. Sequential mechanisms (policy, GW, GW-KT, PCR,
-...) collect the per-user id arrays into a core ``Corpus`` on the driver and run the core mechanism.
+each user's row is filtered (DPNE's valid k-grams, DP-SIPS's not-yet-released items: a bitmask over item ids,
+broadcast), sampled to Delta0 items by a keyed hash of (user id, item string) with a secret salt per release
+and round (``engines.keyed``), and the core update rule runs per batch; partial histograms are summed by
+item. The driver holds H (one float per item) and does everything private with the core's code:
+calibration, noise (numpy Generator seeded by the OS) and thresholds, DPNE's domains and spurious draws.
+Sequential mechanisms (policy, GW, GW-KT, PCR, ...) collect the per-user id arrays into a core ``Corpus``
+on the driver, in the local engine's user order, and run the core mechanism.
 
-pyspark is imported only inside functions: ``import dpsu_core`` never imports it.
+The session (``spark_session``) makes the workers run the driver's dpsu and turns Spark's failures into one
+line (``engines.spark_session``). pyspark is imported only inside functions: ``import dpsu_core`` never
+imports it.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from pathlib import PurePath
-from typing import TYPE_CHECKING, Any
+from pathlib import Path, PurePath
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..corpus.load import LoadOptions
+from ..corpus.load import (
+    LoadOptions,
+    check_pattern_has_column,
+    check_posts,
+    check_tokens,
+    check_users,
+    checked_options,
+    empty_users_note,
+    row_notes,
+)
 from ..corpus.model import Corpus, SourceInfo
-from ..corpus.tokenize import check_tokenizer
-from ..errors import EmptyCorpusError, InputError, ParameterError
-from .keyed import SaltSource, sample_rows
+from ..corpus.segment import tokenization_text
+from ..errors import InputError
+from ..wording import opt
+from .keyed import SaltSource, sample_rows, string_keys
+from .spark_session import SparkError, spark_errors, spark_session
 
 if TYPE_CHECKING:  # pragma: no cover
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import SparkSession
 
     from ..mechanisms.base import Mechanism, Release
 
-#: Formats the Spark engine reads (a directory of part files needs --format).
+__all__ = ["SparkCorpus", "SparkRows", "is_parallel", "load_spark_corpus", "spark_release", "spark_session"]
+
+#: Formats the Spark engine reads (a directory of part files needs the format given).
 SPARK_FORMATS = ("auto", "csv", "tsv", "parquet", "jsonl")
 _EXTENSIONS = {
     ".csv": "csv",
@@ -71,39 +90,9 @@ SEQUENTIAL_NOTE = (
 _RAW_SCHEMA = (
     "user string, ufirst long, item string, n int, cnt long, first_row long, first_tok long"  # see _ingest_batches
 )
+_ROWS_SCHEMA = "ukey long, ufirst long, items array<int>, counts array<int>"  # see _user_rows
 _HIST_SCHEMA = "id int, h double"
-
-
-# --------------------------------------------------------------------------- session
-def spark_session(
-    master: str | None = None, *, shuffle_partitions: int | None = None, conf: dict[str, str] | None = None
-) -> SparkSession:
-    """The active SparkSession, or a new one on ``master`` (default ``local[2]``) without the web UI;
-    ``conf``: more Spark settings (e.g. spark.driver.memory)."""
-    try:
-        from pyspark.sql import SparkSession
-    except ImportError:  # pragma: no cover - depends on the installation
-        raise InputError(
-            "--engine spark needs pyspark and Java 17: pip install 'dpsu[spark]' and install a Java 17 runtime "
-            "(e.g. apt-get install openjdk-17-jre-headless)"
-        ) from None
-    active = SparkSession.getActiveSession()
-    if active is not None and master is None:
-        return active
-    builder = (
-        SparkSession.builder.appName("dpsu")
-        .master(master or "local[2]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", str(shuffle_partitions or 4))
-        .config("spark.sql.adaptive.enabled", "true")
-        .config("spark.sql.execution.arrow.maxRecordsPerBatch", "20000")
-    )
-    for key, value in (conf or {}).items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
+_HEAD_BYTES = 65536
 
 
 # --------------------------------------------------------------------------- reading
@@ -114,39 +103,56 @@ class _Posts:
     user_column: str | None
     text_column: str
     columns_guessed: bool
+    header: str | None
     notes: tuple[str, ...]
 
 
 def _detect_format(path: str, format: str) -> str:
     if format not in SPARK_FORMATS:
-        raise InputError(f"the Spark engine reads {', '.join(SPARK_FORMATS[1:])}; got --format {format}")
+        raise InputError(
+            f"the Spark engine reads {', '.join(SPARK_FORMATS[1:])}; choose one of them as {opt('format')}"
+        )
     if format != "auto":
         return format
     fmt = _EXTENSIONS.get(PurePath(path.rstrip("/")).suffix.lower())
     if fmt is None:
         raise InputError(
-            f"cannot tell the format of {path!r} from its name; give --format "
-            f"({', '.join(SPARK_FORMATS[1:])}) with --engine spark"
+            f"cannot tell the format of {path!r} from its name; give {opt('format')} ({', '.join(SPARK_FORMATS[1:])})"
         )
     return fmt
 
 
+def _head(spark: SparkSession, path: str) -> bytes:
+    """The input's first bytes (a local file), or its first lines as Spark reads them (anything else)."""
+    local = Path(path[len("file://") :] if path.startswith("file://") else path)
+    if local.is_file():
+        with open(local, "rb") as f:
+            return f.read(_HEAD_BYTES)
+    lines = [r[0] for r in spark.read.text(path).limit(200).collect()]
+    return "\n".join(lines).encode("utf-8")[:_HEAD_BYTES]
+
+
 def read_posts(spark: SparkSession, path: str, opts: LoadOptions) -> _Posts:
-    """(user, text, pos) rows of ``path`` with the reader's column rules; ``pos`` follows Spark's read order.
-    Each row its own user (``row_is_user``): the user is the row's position."""
+    """(user, text, pos) rows of ``path`` with the local reader's delimiter, header and column rules; ``pos``
+    follows Spark's read order. Each row its own user (``row_is_user``): the user is the row's position."""
     from pyspark.errors import AnalysisException
     from pyspark.sql import functions as F
 
     from ..corpus.columns import choose_columns
+    from ..corpus.readers import delimited_head
 
     fmt = _detect_format(path, opts.format)
-    header = True if opts.has_header is None else bool(opts.has_header)
-    notes = []
+    notes: list[str] = []
+    header_reason = None
+    first_row: list[str] | None = None
     try:
         if fmt in ("csv", "tsv"):
+            delimiter, rows, decision, head_notes = delimited_head(_head(spark, path), fmt, opts.has_header)
+            header, header_reason, notes = decision.has_header, decision.reason, head_notes
+            first_row = rows[0] if rows else []
             df = spark.read.csv(
                 path,
-                sep="\t" if fmt == "tsv" else ",",
+                sep=delimiter,
                 header=header,
                 multiLine=True,
                 escape='"',
@@ -154,29 +160,33 @@ def read_posts(spark: SparkSession, path: str, opts: LoadOptions) -> _Posts:
                 encoding="UTF-8",
                 mode="PERMISSIVE",
             )
-            if opts.has_header is None:
-                notes.append("first row taken as the header (the Spark engine does not detect it; --no-header if not)")
         elif fmt == "parquet":
-            df = spark.read.parquet(path)
-            header = True
+            df, header = spark.read.parquet(path), True
         else:
-            df = spark.read.json(path, mode="PERMISSIVE")
-            header = True
+            df, header = spark.read.json(path, mode="PERMISSIVE"), True
         names = list(df.columns)
     except AnalysisException as e:
-        raise InputError(f"Spark cannot read {path!r} as {fmt} ({_short(e)}); check the path and --format") from None
+        raise InputError(
+            f"Spark cannot read {path!r} as {fmt} ({_short(e)}); check the path and {opt('format')}"
+        ) from None
+    except FileNotFoundError:
+        raise InputError(f"{path!r} does not exist; check the path") from None
     columns = names if header else [str(i) for i in range(len(names))]
-    choice = choose_columns(columns, opts.user_col, opts.text_col, header, row_is_user=opts.row_is_user)
+    choice = choose_columns(
+        columns, opts.user_col, opts.text_col, header, row_is_user=opts.row_is_user, first_row=first_row
+    )
     text = F.col(f"`{names[choice.text]}`").cast("string").alias("text")
     pos = F.monotonically_increasing_id()
     if choice.user is None:
-        df = df.select(F.lit(None).cast("string").alias("user"), text).withColumn("pos", pos)
-        df = df.withColumn("user", F.concat(F.lit("row "), F.col("pos").cast("string")))
+        df = df.select(text).withColumn("pos", pos)
+        df = df.select(F.concat(F.lit("row "), F.col("pos").cast("string")).alias("user"), "text", "pos")
         user_column = None
     else:
         df = df.select(F.col(f"`{names[choice.user]}`").cast("string").alias("user"), text).withColumn("pos", pos)
         user_column = columns[choice.user]
-    return _Posts(df, fmt, user_column, columns[choice.text], choice.guessed, tuple(notes) + tuple(choice.notes))
+    return _Posts(
+        df, fmt, user_column, columns[choice.text], choice.guessed, header_reason, tuple(notes) + choice.notes
+    )
 
 
 def _short(e: Exception) -> str:
@@ -229,7 +239,7 @@ def _ingest_batches(batches, *, opts: LoadOptions):
         n_users = len(names)
         first_post = np.unique(post_user, return_index=True)[1]  # the batch's rows are in read order
         ufirst = pos[first_post]
-        tok = tokenize(texts, tokenizer=opts.tokenizer, prep=prep, workers=1)
+        tok = tokenize(texts, tokenizer=opts.tokenizer, prep=prep, workers=1, char_ngrams=opts.char_ngrams)
         drop = token_drop_mask(tok.unigrams, drop_digits=prep.drop_digits, stop_language=prep.stop_words)
         if drop is not None and drop.any():
             codes, post_ptr = drop_tokens(tok.codes, tok.post_ptr, drop)
@@ -303,93 +313,132 @@ class _Clock:
         self.t = now
 
 
-# --------------------------------------------------------------------------- dictionary encoding
-def _dense_ids(df: DataFrame, order: list[str], name: str, cached: list) -> tuple[DataFrame, int]:
-    """(``df`` with a dense 0-based ``name`` column in ``order``, its row count): a distributed sort and one
-    small job for the partitions' sizes (no single-partition window)."""
-    from pyspark import StorageLevel
-    from pyspark.sql import functions as F
-
-    s = (
-        df.orderBy(*order)
-        .withColumn("_pid", F.spark_partition_id())
-        .withColumn("_mid", F.monotonically_increasing_id())
-        .persist(StorageLevel.MEMORY_AND_DISK)
-    )
-    cached.append(s)
-    parts = s.groupBy("_pid").agg(F.min("_mid").alias("lo"), F.count("*").alias("c")).collect()
-    parts.sort(key=lambda r: r["_pid"])
-    offsets, start = {}, 0
-    for r in parts:
-        offsets[r["_pid"]] = (start, r["lo"])
-        start += r["c"]
-    spark = df.sparkSession
-    off = spark.createDataFrame(
-        [(int(p), int(a), int(lo)) for p, (a, lo) in offsets.items()], "_pid int, _start long, _lo long"
-    )
-    out = (
-        s.join(F.broadcast(off), "_pid")
-        .withColumn(name, (F.col("_mid") - F.col("_lo") + F.col("_start")).cast("int"))
-        .drop("_pid", "_mid", "_start", "_lo")
-    )
-    return out, start
+# --------------------------------------------------------------------------- item ids (driver)
+@dataclass(frozen=True)
+class _Vocabulary:
+    strings: pa.Array  # string, by id
+    ngram_len: np.ndarray  # int8
+    gram_tokens: np.ndarray  # (n_items, max_n) int32, -1 padded
 
 
-def _vocabulary(items: DataFrame, max_n: int, cached: list) -> DataFrame:
-    """(item, n, first) -> (id, item, n, tokens): unigrams by first appearance, then each level k by
-    (id of its (k-1)-prefix, id of its last token), ids continuing from the level below (the local order)."""
-    from pyspark import StorageLevel
-    from pyspark.sql import functions as F
-
-    uni, offset = _dense_ids(items.filter(F.col("n") == 1), ["first_row", "first_tok"], "id", cached)
-    uni = uni.select("id", "item", "n", F.array(F.col("id")).alias("tokens")).persist(StorageLevel.MEMORY_AND_DISK)
-    cached.append(uni)
-    levels = [uni]
-    prev = uni
+def _number_items(tab: pa.Table, max_n: int) -> _Vocabulary:
+    """Ids in the local engine's order from (item, n, first_row, first_tok): unigrams by first appearance, then
+    each level k by (id of its (k-1)-prefix, id of its last token), ids continuing from the level below."""
+    n = tab.column("n").to_numpy(zero_copy_only=False).astype(np.int64)
+    items = tab.column("item")
+    uni = np.flatnonzero(n == 1)
+    first_row = tab.column("first_row").to_numpy(zero_copy_only=False)[uni]
+    first_tok = tab.column("first_tok").to_numpy(zero_copy_only=False)[uni]
+    uni = uni[np.lexsort((first_tok, first_row))]
+    order = [uni]
+    strings = items.take(pa.array(uni)).to_pylist()
+    tokens: list[list[int]] = [[i] for i in range(len(uni))]
+    ids = {s: i for i, s in enumerate(strings)}
+    unigram_id = ids
+    prev = ids
     for k in range(2, max_n + 1):
-        kg = items.filter(F.col("n") == k).select(
-            "item",
-            "n",
-            F.regexp_extract("item", r"^(.*) [^ ]*$", 1).alias("prefix"),
-            F.substring_index("item", " ", -1).alias("last"),
-        )
-        kg = kg.join(
-            prev.select(F.col("item").alias("prefix"), F.col("id").alias("pid"), F.col("tokens").alias("ptok")),
-            "prefix",
-        ).join(uni.select(F.col("item").alias("last"), F.col("id").alias("lid")), "last")
-        kg, c = _dense_ids(kg, ["pid", "lid"], "lid_rank", cached)
-        if c == 0:
+        lvl = np.flatnonzero(n == k)
+        if lvl.size == 0:
             break
-        lvl = kg.select(
-            (F.col("lid_rank") + F.lit(offset)).cast("int").alias("id"),
-            "item",
-            "n",
-            F.concat("ptok", F.array("lid")).alias("tokens"),
-        ).persist(StorageLevel.MEMORY_AND_DISK)
-        cached.append(lvl)
-        levels.append(lvl)
-        offset += c
-        prev = lvl
-    out = levels[0]
-    for lvl in levels[1:]:
-        out = out.unionByName(lvl)
-    return out
+        grams = items.take(pa.array(lvl)).to_pylist()
+        keys = []
+        for g in grams:
+            prefix, last = g.rsplit(" ", 1)
+            keys.append((prev[prefix], unigram_id[last]))
+        rank = sorted(range(len(grams)), key=keys.__getitem__)
+        offset = len(strings)
+        level: dict[str, int] = {}
+        for j, r in enumerate(rank):
+            level[grams[r]] = offset + j
+            strings.append(grams[r])
+            tokens.append(tokens[keys[r][0]] + [keys[r][1]])
+        order.append(lvl[rank])
+        prev = level
+    ngram_len = n[np.concatenate(order)].astype(np.int8)
+    gram_tokens = np.full((len(strings), max_n), -1, dtype=np.int32)
+    for i, t in enumerate(tokens):
+        gram_tokens[i, : len(t)] = t
+    return _Vocabulary(pa.array(strings, pa.string()), ngram_len, gram_tokens)
+
+
+# --------------------------------------------------------------------------- per-user rows (executors)
+def _user_rows(batches, *, vocab_ipc: bytes, n_items: int):
+    """One shuffle partition's (user, ufirst, item, cnt) rows, every row of a user in this partition ->
+    that user's row (ukey, ufirst, sorted item ids, counts), items encoded with the broadcast vocabulary.
+    A last row with ukey null holds in ``ufirst`` the number of this partition's users without items."""
+
+    tabs = [pa.Table.from_batches([rb]) for rb in batches]
+    vocab = pa.ipc.open_stream(vocab_ipc).read_all().column(0).combine_chunks()
+    n_empty = 0
+    if tabs:
+        tab = pa.concat_tables(tabs).combine_chunks()
+        enc = tab.column("user").combine_chunks().dictionary_encode()
+        code = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        names = enc.dictionary
+        n_users = len(names)
+        ufirst = np.full(n_users, np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(ufirst, code, tab.column("ufirst").to_numpy().astype(np.int64))
+        ids = pc.index_in(tab.column("item").combine_chunks(), value_set=vocab)
+        valid = pc.is_valid(ids).to_numpy(zero_copy_only=False)
+        ids_np = pc.fill_null(ids, 0).to_numpy(zero_copy_only=False).astype(np.int64)[valid]
+        cnt = tab.column("cnt").combine_chunks().fill_null(0).to_numpy().astype(np.int64)[valid]
+        key = code[valid] * n_items + ids_np
+        order = np.argsort(key, kind="stable")
+        key, cnt = key[order], cnt[order]
+        starts = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]])) if key.size else np.zeros(0, np.int64)
+        pair_key = key[starts]
+        pair_cnt = np.add.reduceat(cnt, starts) if key.size else np.zeros(0, np.int64)
+        pair_user = pair_key // n_items
+        per_user = np.bincount(pair_user, minlength=n_users)
+        has = per_user > 0
+        n_empty = int(n_users - has.sum())
+        offsets = np.concatenate([[0], np.cumsum(per_user[has])]).astype(np.int32)
+        kept_names = names.filter(pa.array(has)).to_pylist()
+        ukey = string_keys(kept_names).view(np.int64)
+        yield pa.RecordBatch.from_arrays(
+            [
+                pa.array(ukey, pa.int64()),
+                pa.array(ufirst[has], pa.int64()),
+                pa.ListArray.from_arrays(pa.array(offsets), pa.array((pair_key % n_items).astype(np.int32))),
+                pa.ListArray.from_arrays(pa.array(offsets), pa.array(pair_cnt.astype(np.int32))),
+            ],
+            names=["ukey", "ufirst", "items", "counts"],
+        )
+    yield pa.RecordBatch.from_arrays(
+        [
+            pa.nulls(1, pa.int64()),
+            pa.array([n_empty], pa.int64()),
+            pa.ListArray.from_arrays(pa.array([0, 0], pa.int32()), pa.array([], pa.int32())),
+            pa.ListArray.from_arrays(pa.array([0, 0], pa.int32()), pa.array([], pa.int32())),
+        ],
+        names=["ukey", "ufirst", "items", "counts"],
+    )
+
+
+def _ipc(array: pa.Array) -> bytes:
+    sink = pa.BufferOutputStream()
+    batch = pa.RecordBatch.from_arrays([array], names=["v"])
+    with pa.ipc.new_stream(sink, batch.schema) as w:
+        w.write_batch(batch)
+    return sink.getvalue().to_pybytes()
 
 
 # --------------------------------------------------------------------------- the corpus on Spark
 @dataclass(eq=False)
 class SparkCorpus:
-    """A corpus whose per-user rows live on the executors.
+    """A corpus whose per-user rows live on the executors (not a ``Corpus``: it has no rows on the driver).
 
-    ``rows``: DataFrame(uid int, items array<int>, counts array<int>), ids sorted within a row, uids dense in the
-    local engine's user order. ``vocabulary``: a core ``Corpus`` on the driver holding the vocabulary only
-    (strings, n-gram lengths, token ids; no rows): what the driver needs for thresholds, DPNE's domains
-    and the released strings.
+    ``rows``: DataFrame(ukey long, ufirst long, items array<int>, counts array<int>): one row per user, ids
+    sorted; ``ukey`` the 64-bit BLAKE2b digest of the user id (the keyed sampling's input), ``ufirst`` the
+    user's first read position (the local engine's user order). ``vocabulary``: a core ``Corpus`` holding the
+    vocabulary only (strings, n-gram lengths, token ids; no users): what the driver needs for thresholds,
+    DPNE's domains and the released strings. ``item_keys``: the BLAKE2b digest of each item string.
     """
 
     spark: Any
     rows: Any
     vocabulary: Corpus
+    item_keys: np.ndarray
     n_users: int
     nnz: int
     source: SourceInfo = field(default_factory=SourceInfo)
@@ -398,37 +447,44 @@ class SparkCorpus:
     def n_items(self) -> int:
         return self.vocabulary.n_items
 
+    @spark_errors
     def to_corpus(self) -> Corpus:
-        """Collect the per-user id arrays into a core Corpus on the driver (for the sequential mechanisms)."""
-        tab = self.rows.orderBy("uid").toArrow()
-        items_col = tab.column("items").combine_chunks()
-        counts_col = tab.column("counts").combine_chunks()
+        """Collect the per-user id arrays into a core Corpus on the driver, users in the local engine's order
+        (for the sequential mechanisms)."""
+        tab = self.rows.select("ufirst", "items", "counts").toArrow()
+        order = pa.array(np.argsort(tab.column("ufirst").to_numpy(), kind="stable"))
+        items_col = tab.column("items").combine_chunks().take(order)
+        counts_col = tab.column("counts").combine_chunks().take(order)
         indptr = items_col.offsets.to_numpy().astype(np.int64)
-        indptr = indptr - indptr[0]
         items = items_col.flatten().to_numpy(zero_copy_only=False).astype(np.int32)
         counts = counts_col.flatten().to_numpy(zero_copy_only=False).astype(np.int32)
-        return replace(self.vocabulary, indptr=indptr, items=items, counts=counts, source=self.source)
+        return replace(self.vocabulary, indptr=indptr - indptr[0], items=items, counts=counts, source=self.source)
 
+    @spark_errors
     def histogram(
         self, *, max_items: int, power: float, salt: tuple[int, int], eligible: np.ndarray | None = None
     ) -> np.ndarray:
         """H over the vocabulary (float64): each user's row restricted to ``eligible`` items, sampled to
-        ``max_items`` by keyed hashing with ``salt``, then the core's update 1/|W|^power per kept item
-        (``dpsu_step.weighted_update``: power 0 Count, 1 Weighted Laplace, 1/2 Weighted Gaussian).
-        Computed on the executors, summed by item; NOT private (diagnostics and thresholding only)."""
+        ``max_items`` by the keyed hash with ``salt`` (``keyed.sample_rows``), then the core's update
+        1/|W|^power per kept item (``dpsu_step.weighted_update``: power 0 Count, 1 Weighted Laplace, 1/2
+        Weighted Gaussian). Computed on the executors, summed by item; NOT private (diagnostics and
+        thresholding only)."""
         from pyspark.sql import functions as F
 
         n_items = self.n_items
-        bits = None
-        if eligible is not None:
-            bits = self.spark.sparkContext.broadcast(np.packbits(np.asarray(eligible, dtype=bool)))
+        sc = self.spark.sparkContext
+        keys = sc.broadcast(self.item_keys)
+        bits = None if eligible is None else sc.broadcast(np.packbits(np.asarray(eligible, dtype=bool)))
 
         def fn(batches):
-            return _histogram_batches(batches, n_items, max_items, power, salt, bits)
+            return _histogram_batches(batches, n_items, max_items, power, salt, keys, bits)
 
-        parts = self.rows.mapInArrow(fn, _HIST_SCHEMA).groupBy("id").agg(F.sum("h").alias("h")).toArrow()
-        if bits is not None:
-            bits.unpersist()
+        try:
+            parts = self.rows.mapInArrow(fn, _HIST_SCHEMA).groupBy("id").agg(F.sum("h").alias("h")).toArrow()
+        finally:
+            for b in (keys, bits):
+                if b is not None:
+                    b.unpersist()
         h = np.zeros(n_items, dtype=np.float64)
         h[parts.column("id").to_numpy(zero_copy_only=False)] = parts.column("h").to_numpy(zero_copy_only=False)
         return h
@@ -437,14 +493,15 @@ class SparkCorpus:
         return f"SparkCorpus(users={self.n_users}, items={self.n_items}, nnz={self.nnz}, max_n={self.vocabulary.max_n})"
 
 
-def _histogram_batches(batches, n_items, max_items, power, salt, bits):
+def _histogram_batches(batches, n_items, max_items, power, salt, keys, bits):
     from ..mechanisms.dpsu_step import weighted_update
     from ..mechanisms.sampling import OrderedRows
 
+    item_keys = keys.value
     eligible = None if bits is None else np.unpackbits(bits.value, count=n_items).astype(bool)
     for rb in batches:
-        uid = rb.column(0).to_numpy(zero_copy_only=False).astype(np.int64)
-        lists = rb.column(1)
+        user_keys = rb.column(0).to_numpy(zero_copy_only=False).astype(np.int64).view(np.uint64)
+        lists = rb.column(2)
         indptr = lists.offsets.to_numpy().astype(np.int64)
         indptr -= indptr[0]
         items = lists.flatten().to_numpy(zero_copy_only=False).astype(np.int64)
@@ -452,7 +509,7 @@ def _histogram_batches(batches, n_items, max_items, power, salt, bits):
             ok = eligible[items]
             indptr = np.concatenate([[0], np.cumsum(ok, dtype=np.int64)])[indptr]
             items = items[ok]
-        indptr, kept = sample_rows(indptr, items, uid, salt, max_items)
+        indptr, kept = sample_rows(indptr, items, user_keys, item_keys, salt, max_items)
         if kept.size == 0:
             continue
         ids, local = np.unique(kept, return_inverse=True)
@@ -461,6 +518,7 @@ def _histogram_batches(batches, n_items, max_items, power, salt, bits):
         yield pa.RecordBatch.from_arrays([pa.array(ids.astype(np.int32)), pa.array(h)], names=["id", "h"])
 
 
+@spark_errors
 def load_spark_corpus(
     path: str,
     options: LoadOptions | None = None,
@@ -470,105 +528,67 @@ def load_spark_corpus(
     timings: dict[str, float] | None = None,
     **overrides: Any,
 ) -> SparkCorpus:
-    """``load_corpus`` on Spark: the same options, the same vocabulary, users and per-user items.
+    """``load_corpus`` on Spark: the same options, checks, messages, vocabulary, users and per-user items.
 
     Not computed here (they need whole columns on one machine): the chosen columns' facts and the sanity
     warnings; a note says so. ``timings``, if given, receives the wall seconds of each stage (benchmarks)."""
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
-    from ..corpus.columns import check_user_pattern
-    from ..params import PARAMS
-
-    opts = replace(options if options is not None else LoadOptions(), **overrides)
-    check_tokenizer(opts.tokenizer)
-    opts = replace(opts, max_n=int(PARAMS["max_n"].check(opts.max_n)))
-    prep, tokenizer, max_n = opts.preprocessing(), opts.tokenizer, opts.max_n
-    if prep.stop_words:
-        from ..corpus.clean import stop_words
-
-        stop_words(prep.stop_words)  # an unknown language fails before reading the file
-    if opts.user_pattern:
-        check_user_pattern(opts.user_pattern)
+    opts = checked_options(options, **overrides)
     spark = spark or spark_session()
     posts = read_posts(spark, path, opts)
-    if opts.user_pattern and posts.user_column is None:
-        raise ParameterError("--user-pattern needs a user column; drop --row-is-user to use a pattern")
+    check_pattern_has_column(opts, posts.user_column, posts.format)
 
     def ingest(batches):
         return _ingest_batches(batches, opts=opts)
 
     clock = _Clock(timings)
     raw = posts.df.mapInArrow(ingest, _RAW_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
-    cached: list = [raw]
-    stats = {
-        r["item"]: int(r["c"])
-        for r in raw.filter(F.col("user").isNull()).groupBy("item").agg(F.sum("cnt").alias("c")).collect()
-    }
-    stats = {s: stats.get(s, 0) for s in _STATS}
-    clock.lap("read_tokenize_ngrams")
-    if stats["posts"] == 0:
-        raw.unpersist()
-        raise EmptyCorpusError(
-            f"no usable rows: {stats['rows']} rows read, {stats['no_user']} without a user id, "
-            f"{stats['no_text']} without text, {stats['removed']} '[removed]'/'[deleted]'; "
-            "check the user and text columns"
+    try:
+        agg = (
+            raw.filter(F.col("item").isNotNull())
+            .groupBy(F.col("user").isNull().alias("stat"), "item")
+            .agg(
+                F.first("n").alias("n"),
+                F.min(F.struct("first_row", "first_tok")).alias("f"),
+                F.sum("cnt").alias("cnt"),
+            )
+            .select("stat", "item", "n", "f.first_row", "f.first_tok", "cnt")
+            .toArrow()
         )
-    if stats["tokens"] == 0:
-        raw.unpersist()
-        raise EmptyCorpusError(
-            f"the corpus has no tokens after preprocessing ({stats['posts']} posts read); check that the text "
-            f"column ({posts.text_column}) holds the posts, or switch off 'strip symbols'"
-        )
-    entries = raw.filter(F.col("user").isNotNull())
-    users_all = entries.groupBy("user").agg(
-        F.min("ufirst").alias("ufirst"), F.max(F.col("item").isNotNull().cast("int")).alias("has")
-    )
-    users, n_users = _dense_ids(users_all.filter(F.col("has") == 1).select("user", "ufirst"), ["ufirst"], "uid", cached)
-    clock.lap("user_ids")
-    pairs = entries.filter(F.col("item").isNotNull())
-    items = (
-        pairs.groupBy("item")
-        .agg(F.first("n").alias("n"), F.min(F.struct("first_row", "first_tok")).alias("f"))
-        .select("item", "n", "f.first_row", "f.first_tok")
-    )
-    vocab = _vocabulary(items, max_n, cached)
-    clock.lap("item_ids")
-    enc = (
-        pairs.groupBy("user", "item")
-        .agg(F.sum("cnt").cast("int").alias("cnt"))
-        .join(users.select("user", "uid"), "user")
-        .join(vocab.select("item", "id"), "item")
-    )
-    rows = (
-        enc.groupBy("uid")
-        .agg(F.array_sort(F.collect_list(F.struct("id", "cnt"))).alias("e"))
-        .select("uid", F.col("e.id").alias("items"), F.col("e.cnt").alias("counts"))
-        .persist(StorageLevel.MEMORY_AND_DISK)
-    )
-    nnz = int(rows.select(F.sum(F.size("items"))).first()[0] or 0)
-    clock.lap("per_user_rows")
-    vocabulary = _collect_vocabulary(vocab, max_n, n_users)
-    n_empty = users_all.filter(F.col("has") == 0).count()
-    for df in cached:
-        df.unpersist()
-    clock.lap("vocabulary_to_driver")
+        clock.lap("read_tokenize_items")
+        is_stat = agg.column("stat").to_numpy(zero_copy_only=False)
+        stat_tab = agg.filter(pa.array(is_stat))
+        found = dict(zip(stat_tab.column("item").to_pylist(), stat_tab.column("cnt").to_pylist()))
+        stats = {s: int(found.get(s) or 0) for s in _STATS}
+        dropped = {k: stats[k] for k in ("no_user", "no_text", "removed")}
+        check_posts(stats["posts"], stats["rows"], dropped)
+        check_tokens(stats["tokens"], stats["posts"], posts.text_column)
+        vocab = _number_items(agg.filter(pa.array(~is_stat)), opts.max_n)
+        n_items = len(vocab.strings)
+        clock.lap("item_ids")
+        shuffled = raw.filter(F.col("user").isNotNull()).select("user", "ufirst", "item", "cnt").repartition("user")
+        vocab_ipc = _ipc(vocab.strings)
 
-    notes = list(posts.notes)
-    if opts.user_pattern:
-        notes.append(
-            f"user = first group of {opts.user_pattern!r} in column {posts.user_column!r}"
-            + (f"; {stats['unmatched']:,} rows where it does not match have no user" if stats["unmatched"] else "")
-        )
-    dropped = [("no_user", "rows without a user id were dropped"), ("no_text", "rows without text were dropped")]
-    for key, text in dropped:
-        if stats[key]:
-            notes.append(f"{stats[key]} {text}")
-    if stats["removed"]:
-        notes.append(f"{stats['removed']} posts that were exactly '[removed]' or '[deleted]' were dropped")
-    notes.append(f"preprocessing: {prep.describe()}; tokenizer: {tokenizer}")
+        def encode(batches):
+            return _user_rows(batches, vocab_ipc=vocab_ipc, n_items=n_items)
+
+        enc = shuffled.mapInArrow(encode, _ROWS_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
+        summary = enc.agg(
+            F.sum(F.when(F.col("ukey").isNull(), F.col("ufirst"))).alias("empty"),
+            F.count("ukey").alias("users"),
+            F.sum(F.size("items")).alias("nnz"),
+        ).first()
+    finally:
+        raw.unpersist()
+    clock.lap("per_user_rows")
+    n_users, nnz, n_empty = int(summary["users"]), int(summary["nnz"] or 0), int(summary["empty"] or 0)
+    rows = enc.filter(F.col("ukey").isNotNull())
+
+    notes = list(posts.notes) + row_notes(opts, posts.user_column, stats["unmatched"], dropped)
     if n_empty:
-        notes.append(f"{n_empty} users had no tokens after preprocessing and are not in the corpus")
+        notes.append(empty_users_note(n_empty))
     notes.append(
         f"read and tokenized with Spark ({spark.sparkContext.master}); the columns' facts and the sanity "
         "warnings are not computed by the Spark engine (run the local engine on a sample to see them)"
@@ -583,79 +603,82 @@ def load_spark_corpus(
         rows_dropped_no_user=stats["no_user"],
         rows_dropped_no_text=stats["no_text"],
         rows_dropped_removed=stats["removed"],
-        tokenizer=tokenizer,
+        tokenizer=opts.tokenizer,
+        char_ngrams=opts.char_ngrams,
+        tokenization=tokenization_text(opts.tokenizer, opts.char_ngrams),
         notes=tuple(notes),
+        header=posts.header,
         row_is_user=opts.row_is_user,
         user_pattern=opts.user_pattern or None,
     )
-    vocabulary = replace(vocabulary, n_posts=stats["posts"], n_tokens=stats["tokens"], source=info)
     if n_users < 2:
-        rows.unpersist()
-        raise EmptyCorpusError(
-            f"the corpus has {n_users} user with tokens; user-level differential privacy hides each user, so "
-            "with a single user nothing can be released. Check the user column (does every row have the same "
-            "user id?) or add more users"
-        )
-    return SparkCorpus(spark=spark, rows=rows, vocabulary=vocabulary, n_users=n_users, nnz=nnz, source=info)
-
-
-def _collect_vocabulary(vocab: DataFrame, max_n: int, n_users: int) -> Corpus:
-    tab = vocab.orderBy("id").toArrow()
-    n_items = tab.num_rows
-    strings = np.asarray(tab.column("item").to_pylist(), dtype=object)
-    ngram_len = tab.column("n").to_numpy().astype(np.int8)
-    toks = tab.column("tokens").combine_chunks()
-    flat = toks.flatten().to_numpy(zero_copy_only=False).astype(np.int32)
-    gram_tokens = np.full((n_items, max_n), -1, dtype=np.int32)
-    row = np.repeat(np.arange(n_items), ngram_len.astype(np.int64))
-    offsets = toks.offsets.to_numpy().astype(np.int64)
-    col = np.arange(flat.shape[0]) - np.repeat(offsets[:-1] - offsets[0], ngram_len.astype(np.int64))
-    gram_tokens[row, col] = flat
-    return Corpus(
-        indptr=np.zeros(n_users + 1, dtype=np.int64),
+        enc.unpersist()
+        check_users(n_users)
+    vocabulary = Corpus(
+        indptr=np.zeros(1, dtype=np.int64),
         items=np.zeros(0, dtype=np.int32),
         counts=np.zeros(0, dtype=np.int32),
-        vocab=strings,
-        ngram_len=ngram_len,
-        gram_tokens=gram_tokens,
+        vocab=np.asarray(vocab.strings.to_pylist(), dtype=object),
+        ngram_len=vocab.ngram_len,
+        gram_tokens=vocab.gram_tokens,
+        n_posts=stats["posts"],
+        n_tokens=stats["tokens"],
+        source=info,
     )
+    item_keys = string_keys(vocabulary.vocab)
+    return SparkCorpus(spark, rows, vocabulary, item_keys, n_users=n_users, nnz=nnz, source=info)
 
 
 # --------------------------------------------------------------------------- releases
-#: Mechanisms whose only pass over the users is ``dpsu_step.weighted_histogram`` (order-free DPSU steps):
-#: they run as the core runs them, with that pass on the executors. Every other mechanism is sequential
-#: or needs the rows on the driver, and runs there on the collected corpus.
-PARALLEL_MECHANISMS = (
-    "count-laplace",
-    "count-gaussian",
-    "weighted-laplace",
-    "weighted-gaussian",
-    "dp-sips",
-    "dpne",
-    "dpsu-all",
-    "dpsu-even",
-    "dpsu-single",
-)
+def is_parallel(mech: Mechanism) -> bool:
+    """Whether ``mech`` builds its histogram on the executors (else it runs on the driver): its class's
+    ``order_free`` trait, True when its only pass over the users is ``dpsu_step.weighted_histogram``."""
+    return type(mech).order_free
 
 
-@dataclass(frozen=True, eq=False)
-class SparkRows(Corpus):
-    """The vocabulary on the driver, the rows on the executors: a core ``Corpus`` for the parallel mechanisms,
-    which call ``weighted_histogram`` (``dpsu_step.RowsElsewhere``) for their pass over the users. Each call
-    samples with a fresh salt."""
+class SparkRows:
+    """What a parallel mechanism sees of a SparkCorpus: the vocabulary on the driver and the pass over the
+    users on the executors (``weighted_histogram``, the ``dpsu_step.RowsElsewhere`` protocol; each call samples
+    with a fresh salt). Not a ``Corpus``: a mechanism that reads the rows (``indptr``, ``items``, ...) gets an
+    error naming the mechanism's need, never an empty corpus."""
 
-    backend: Any = None  # the SparkCorpus
-    salts: Any = None  # SaltSource
+    _VOCABULARY = (
+        "vocab",
+        "ngram_len",
+        "gram_tokens",
+        "n_items",
+        "max_n",
+        "lengths_mask",
+        "item_strings",
+        "unigram_of_token",
+        "n_posts",
+        "n_tokens",
+    )
+
+    def __init__(self, corpus: SparkCorpus, salts: SaltSource) -> None:
+        self._corpus, self._salts = corpus, salts
+        self.source = corpus.source
+        self.n_users = corpus.n_users
+        self.nnz = corpus.nnz
+
+    def __getattr__(self, name: str) -> Any:
+        if name in SparkRows._VOCABULARY:
+            return getattr(self._corpus.vocabulary, name)
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise SparkError(
+            f"this mechanism reads the users' rows ({name}), which the Spark engine keeps on the executors; "
+            "it runs on the driver after collecting them (spark_release does that for the sequential mechanisms)"
+        )
 
     def weighted_histogram(self, max_items: int, power: float, keep: np.ndarray | None) -> np.ndarray:
-        return self.backend.histogram(max_items=max_items, power=power, salt=self.salts.next(), eligible=keep)
+        return self._corpus.histogram(max_items=max_items, power=power, salt=self._salts.next(), eligible=keep)
+
+    def __repr__(self) -> str:
+        return f"SparkRows({self._corpus!r})"
 
 
-def is_parallel(mech: Mechanism) -> bool:
-    """Whether ``mech`` builds its histogram on the executors (else it runs on the driver)."""
-    return mech.name in PARALLEL_MECHANISMS
-
-
+@spark_errors
 def spark_release(mech: Mechanism, sc: SparkCorpus, *, seed: int | None = None) -> Release:
     """Release with ``mech`` on a SparkCorpus: the core mechanism's own ``release``, its pass over the users on
     the executors (parallel mechanisms) or on the corpus collected to the driver (the others). Where it ran
@@ -665,15 +688,10 @@ def spark_release(mech: Mechanism, sc: SparkCorpus, *, seed: int | None = None) 
     ``secrets``. ``seed`` fixes both only for teaching and tests, and the release is flagged as such.
     """
     if is_parallel(mech):
-        v = sc.vocabulary
-        view = SparkRows(**{f: getattr(v, f) for f in _CORPUS_FIELDS}, backend=sc, salts=SaltSource(seed))
-        rel = mech.release(view, seed=seed)
+        rel = mech.release(cast(Corpus, SparkRows(sc, SaltSource(seed))), seed=seed)
         note = PARALLEL_NOTE.format(name=mech.name)
     else:
         rel = mech.release(sc.to_corpus(), seed=seed)
         note = SEQUENTIAL_NOTE.format(name=mech.name)
     cal = replace(rel.calibration, details={**rel.calibration.details, "engine": note})
     return replace(rel, calibration=cal)
-
-
-_CORPUS_FIELDS = ("indptr", "items", "counts", "vocab", "ngram_len", "gram_tokens", "n_posts", "n_tokens", "source")

@@ -14,7 +14,7 @@ import inspect
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -22,6 +22,10 @@ from ..corpus.model import Corpus
 from ..errors import ParameterError
 from ..params import PARAMS, ParamSpec, resolve_params
 from ..privacy.validate import check_delta, check_epsilon, check_seed
+
+if TYPE_CHECKING:
+    from ..privacy.cost import ZcdpCost
+    from .traits import Stages
 
 ProgressFn = Callable[[float, str], None]
 
@@ -44,19 +48,6 @@ class Calibration:
 
     def as_dict(self) -> dict[str, Any]:
         return _jsonable(asdict(self))
-
-    def noise_quantities(self) -> list[tuple[str, float]]:
-        """(name, value) of the noise, each under its own name: PCR's Gumbel scale 1/eps* is not a standard
-        deviation and its counts carry a separate Gaussian noise; bounded counts has two Gaussians."""
-        d = self.details
-        if self.noise == "gumbel+gaussian":
-            return [
-                ("Gumbel scale (1/ε*)", float(d["gumbel_scale"])),
-                ("Count noise std (1st step)", float(d["count_noise_std_first"])),
-            ]
-        if "count_sigma" in d:
-            return [("Selection noise std (σ)", float(self.scale)), ("Count noise std", float(d["count_sigma"]))]
-        return [("Noise scale (λ)" if self.noise == "laplace" else "Noise std (σ)", float(self.scale))]
 
 
 @dataclass(frozen=True)
@@ -84,6 +75,7 @@ class Release:
     elapsed_seconds: float = 0.0
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
     privacy_unit: str = ""  # who one user of the guarantee is (from the corpus: SourceInfo.privacy_unit)
+    tokenization: str = ""  # how words were cut, as a method (SourceInfo.tokenization): no data in it
 
     @property
     def n_released(self) -> int:
@@ -99,15 +91,19 @@ class Release:
     def seeded(self) -> bool:
         return self.seed is not None
 
-    def private_frame(self):
-        """The released output as a DataFrame: item, n, and for count mechanisms count and std. Nothing else."""
-        import pandas as pd
-
+    def private_columns(self) -> dict[str, np.ndarray]:
+        """The released output by column: item, n, and for count mechanisms count and std. Nothing else."""
         data = {"item": self.items.astype(object), "n": self.ngram_len.astype(np.int64)}
         if self.noisy_counts is not None:
             data["count"] = np.asarray(self.noisy_counts)
             data["std"] = np.asarray(self.count_std, dtype=np.float64)
-        return pd.DataFrame(data)
+        return data
+
+    def private_frame(self):
+        """``private_columns`` as a DataFrame."""
+        import pandas as pd
+
+        return pd.DataFrame(self.private_columns())
 
 
 @dataclass(frozen=True)
@@ -130,16 +126,77 @@ class ReleaseParts:
 class Mechanism(abc.ABC):
     """Base class. Subclasses set the class variables and implement ``calibrate`` and ``_release``;
     ``release`` (the same for every mechanism) draws the randomness, times the pass over the data and
-    builds the ``Release``."""
+    builds the ``Release``.
+
+    Traits: what other modules need to know about a mechanism is declared here, on its class, and nowhere else
+    (no other module switches on mechanism names or on keys of ``Calibration.details``). Every class must
+    declare (``missing_traits`` lists what a class lacks; a test runs it over the registry):
+
+    * ``param_names``: the parameters it takes (their specs: ``params.PARAMS``);
+    * ``order_free``: True when its only pass over the users is an order-free DPSU step
+      (``dpsu_step.weighted_histogram``), so it runs as it stands with that pass on Spark executors;
+    * ``privacy_cost(cal)``: its cost as approximate zCDP for the ledger, or None (pure-epsilon / Laplace);
+    * ``preview_stages(cal, m_kept)``: its release rule for the utility preview, or None with
+      ``no_preview_reason`` saying why;
+    * ``noise_quantities(cal)``: its noise, each quantity under its own name, for display.
+
+    Optional, with defaults: ``preview_max_items`` (Δ0 the preview samples with), ``preview_first_in_order``
+    (the preview's item comes first in every holder's order, so it is never sampled out: GW).
+    """
 
     name: ClassVar[str]
     label: ClassVar[str]
     family: ClassVar[str]  # "laplace" or "gaussian" (or "gumbel" for PCR)
     kind: ClassVar[str] = "set-union"  # "set-union", "ngram" or "count"
-    param_names: ClassVar[tuple[str, ...]] = ()
+    param_names: ClassVar[tuple[str, ...]]
     summary: ClassVar[str] = ""
     #: what the guarantee sentence calls the output
     output_noun: ClassVar[str] = "set of released items"
+    #: parallel: the only pass over the users is an order-free DPSU step (runs on Spark executors)
+    order_free: ClassVar[bool]
+    #: why there is no utility preview (``preview_stages`` returns None), or None when there is one
+    no_preview_reason: ClassVar[str | None] = None
+    #: the previewed item comes first in each holder's order (never sampled out)
+    preview_first_in_order: ClassVar[bool] = False
+
+    # ---- traits: what the ledger, the utility preview, the display and the engines read
+    @classmethod
+    @abc.abstractmethod
+    def privacy_cost(cls, cal: Calibration) -> ZcdpCost | None:
+        """One release's cost as approximate zCDP (public: from the calibration), or None when the mechanism is
+        not zCDP-accounted (Laplace family, GW): the ledger then composes it by basic composition only."""
+
+    @classmethod
+    @abc.abstractmethod
+    def preview_stages(cls, cal: Calibration, m_kept: int) -> Stages | None:
+        """The noisy thresholds one item must pass when each kept holder has ``m_kept`` kept items (the utility
+        preview's model, ``utility``), or None when the release rule cannot be previewed from parameters alone."""
+
+    @classmethod
+    @abc.abstractmethod
+    def noise_quantities(cls, cal: Calibration) -> list[tuple[str, float]]:
+        """(name, value) of the noise, each under its own name (a Gumbel scale is not a standard deviation)."""
+
+    @classmethod
+    def preview_max_items(cls, cal: Calibration) -> int:
+        """The per-user cap Δ0 the utility preview samples with (0: no cap)."""
+        return int(cal.params.get("max_items") or 0)
+
+    @classmethod
+    def calibration_notes(cls, cal: Calibration) -> list[tuple[str, str]]:
+        """(name, text) lines the CLI's ``calibrate`` adds after the calibration's values (none by default)."""
+        return []
+
+    @classmethod
+    def missing_traits(cls) -> list[str]:
+        """The traits this class does not declare (empty for a complete mechanism)."""
+        missing = [t for t in ("name", "label", "family") if not isinstance(getattr(cls, t, None), str)]
+        if not isinstance(getattr(cls, "param_names", None), tuple):
+            missing.append("param_names")
+        if not isinstance(getattr(cls, "order_free", None), bool):
+            missing.append("order_free")
+        missing += sorted(getattr(cls, "__abstractmethods__", ()))
+        return missing
 
     def __init__(self, *, epsilon: float, delta: float, **params: Any) -> None:
         self.epsilon = check_epsilon(epsilon)
@@ -303,6 +360,7 @@ def make_release(
     order = canonical_order(items, lens)
     return Release(
         privacy_unit=corpus.source.privacy_unit,
+        tokenization=corpus.source.tokenization,
         calibration=cal,
         item_ids=ids[order],
         items=items[order],
@@ -318,7 +376,7 @@ def make_release(
 def noisy_threshold(weights: np.ndarray, rng: np.random.Generator, noise: str, scale: float, rho: float) -> np.ndarray:
     """Step 3 of the common frame: noise every item with weight > 0 and keep those above rho.
 
-    Items of weight 0 are never candidates (spec section 7: noising them inflates delta).
+    Items of weight 0 are never candidates (docs/algorithms.md §10: noising them inflates delta).
     Returns the selected ids (int64).
     """
     cand = np.flatnonzero(weights > 0)

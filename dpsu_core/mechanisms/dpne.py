@@ -27,19 +27,21 @@ strings the corpus never contained; those are released with item id -1.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 import numpy as np
 
 from ..corpus.model import Corpus
 from ..errors import ParameterError
+from ..privacy.cost import ZcdpCost, gaussian_cost
+from ..privacy.gaussian import round_up_composition
+from ..privacy.normal import ndtri
 from ..privacy.thresholds import gaussian_scale, rho_weighted_gaussian_sigma
 from ..privacy.validate import check_choice, check_positive, check_positive_int
 from ..wording import opt
 from .base import Calibration, Diagnostics, Mechanism, ReleaseParts, progress_step
 from .dpsu_step import weighted_gaussian_step
 from .ngram_domain import match_rows, valid_domain
-from .registry import register
+from .traits import Stage, Stages, one_stage, scale_quantity
 
 #: Above this expected number of spurious draws at one level, eta is too large for the corpus.
 MAX_SPURIOUS = 5_000_000
@@ -51,7 +53,7 @@ NOT_PRIVATE = (
 
 
 # --------------------------------------------------------------------------- budget and thresholds
-#: the schedule ratio that released the most n-grams on MSNBC (benchmarks/bench_msnbc.py; spec section 4)
+#: the schedule ratio that released the most n-grams on MSNBC (benchmarks/bench_msnbc.py; docs/algorithms.md §5)
 BEST_SCHEDULE_RATIO = 0.8
 SCHEDULES = ("equal", "geometric")
 
@@ -71,24 +73,13 @@ def noise_schedule(
         c = check_positive(ratio, "schedule_ratio c", f"e.g. --schedule-ratio {BEST_SCHEDULE_RATIO}")
         powers = np.power(c, np.arange(levels, dtype=np.float64))  # c^(k-1)
         sig = sigma * math.sqrt(float(np.sum(powers**-2.0))) * powers
-    return _round_up_composition(sig, sigma)
-
-
-def _round_up_composition(sig: np.ndarray, sigma: float) -> np.ndarray:
-    """Raise every sigma_k by whole ulps until sum_k 1/sigma_k^2 <= 1/sigma^2 holds in exact arithmetic,
-    so float rounding never spends more than the (epsilon, delta/2) budget that sigma was calibrated for."""
-    target = 1 / Fraction(sigma) ** 2
-    while sum(1 / Fraction(float(s)) ** 2 for s in sig) > target:
-        sig = np.nextafter(sig, np.inf)
-    return sig
+    return round_up_composition(sig, sigma)
 
 
 def level_threshold(sigma_k: float, eta: float, n_prev: int, n_valid: int) -> float:
     """rho_k = sigma_k Phi^-1(1 - eta min(1, |S_(k-1)| / |V_k|)) for a level k >= 2 (spurious control only)."""
     if n_valid <= 0:
         return math.inf
-    from scipy.special import ndtri  # loads on first use (start-up time)
-
     q = eta * min(1.0, n_prev / n_valid)
     return float(-sigma_k * ndtri(q))  # Phi^-1(1 - q) = -Phi^-1(q), accurate for tiny q
 
@@ -119,13 +110,37 @@ def _gram_strings(corpus: Corpus, grams: np.ndarray) -> np.ndarray:
 
 
 class _NgramMechanism(Mechanism):
+    """DPNE and the DPSU baselines: weighted-Gaussian DPSU steps only (order-free), whose Gaussian parts compose
+    to one Gaussian mechanism of noise ``cal.scale`` at l2-sensitivity 1, plus threshold events of total
+    probability delta/2 (docs/algorithms.md §5)."""
+
     family = "gaussian"
     kind = "ngram"
     output_noun = "set of released n-grams (all lengths together)"
+    order_free = True  # every pass over the users is ``weighted_gaussian_step``
+
+    @classmethod
+    def privacy_cost(cls, cal: Calibration) -> ZcdpCost:
+        return gaussian_cost(cal.scale, cal.delta / 2.0)
+
+    @classmethod
+    def noise_quantities(cls, cal: Calibration) -> list[tuple[str, float]]:
+        return scale_quantity(cal)
+
+    @classmethod
+    def preview_stages(cls, cal: Calibration, m_kept: int) -> Stages:
+        return one_stage(cal, 1.0 / math.sqrt(m_kept), "+1/√m per kept holder")
+
+
+def _level_one_stages(sigma_1: float, rho_1: float, m_kept: int) -> Stages:
+    """The preview of a level-wise mechanism: its 1-grams' weighted-Gaussian step (level 1) alone."""
+    return Stages(
+        (Stage("gaussian", sigma_1, rho_1, 1.0 / math.sqrt(m_kept)),),
+        "+1/√m per kept holder; 1-grams (level 1) only",
+    )
 
 
 # --------------------------------------------------------------------------- DPNE
-@register
 class DPNE(_NgramMechanism):
     name, label = "dpne", "DPNE (n-gram extraction)"
     param_names = ("max_items", "max_n", "eta", "pruning", "schedule", "schedule_ratio")
@@ -139,7 +154,7 @@ class DPNE(_NgramMechanism):
         T, m = int(p["max_n"]), int(p["max_items"])
         sigma = gaussian_scale(self.epsilon, self.delta)
         sig = noise_schedule(sigma, T, p["schedule"], p["schedule_ratio"])
-        rho1 = rho_weighted_gaussian_sigma(float(sig[0]), self.delta, m)
+        rho1 = rho_weighted_gaussian_sigma(float(sig[0]), m, delta_threshold=self.delta / 2.0)
         return self._calibration(
             "gaussian",
             sigma,
@@ -153,6 +168,10 @@ class DPNE(_NgramMechanism):
             spurious="valid k-grams of weight 0: Binomial(|V_k| - |supp H_k|, 1 - Phi(rho_k/sigma_k)) drawn "
             "uniformly from V_k minus supp(H_k)",
         )
+
+    @classmethod
+    def preview_stages(cls, cal: Calibration, m_kept: int) -> Stages:
+        return _level_one_stages(float(cal.details["sigma_k"][0]), float(cal.details["rho_1"]), m_kept)
 
     def _release(self, corpus: Corpus, rng: np.random.Generator, cal: Calibration, progress) -> ReleaseParts:
         p = self.params
@@ -259,7 +278,6 @@ class DPNE(_NgramMechanism):
 
 
 # --------------------------------------------------------------------------- DPSU baselines
-@register
 class DPSUAll(_NgramMechanism):
     """All lengths 1..T as one item universe; each user keeps at most T * Delta0 n-grams (Kim et al., Sec. 3)."""
 
@@ -273,10 +291,14 @@ class DPSUAll(_NgramMechanism):
         return self._calibration(
             "gaussian",
             sigma,
-            rho_weighted_gaussian_sigma(sigma, self.delta, T * m),
+            rho_weighted_gaussian_sigma(sigma, T * m, delta_threshold=self.delta / 2.0),
             max_items_all=T * m,
             l2_sensitivity=1.0,
         )
+
+    @classmethod
+    def preview_max_items(cls, cal: Calibration) -> int:
+        return int(cal.details["max_items_all"])  # all lengths as one universe: T * Delta0 per user
 
     def _release(self, corpus, rng, cal, progress):
         T = int(self.params["max_n"])
@@ -286,7 +308,6 @@ class DPSUAll(_NgramMechanism):
         return ReleaseParts(ids, Diagnostics(weights=h, extra={"note": NOT_PRIVATE}))
 
 
-@register
 class DPSUEven(_NgramMechanism):
     """The Gaussian budget split equally over the T lengths, one independent DPSU per length.
 
@@ -309,8 +330,7 @@ class DPSUEven(_NgramMechanism):
         T, m = int(self.params["max_n"]), int(self.params["max_items"])
         sigma = gaussian_scale(self.epsilon, self.delta)
         sig = noise_schedule(sigma, T, "equal")
-        # rho_weighted_gaussian_sigma spends half of its delta argument: delta/T -> delta/(2T) per length
-        rho_k = rho_weighted_gaussian_sigma(float(sig[0]), self.delta / T, m)
+        rho_k = rho_weighted_gaussian_sigma(float(sig[0]), m, delta_threshold=self.delta / T / 2.0)
         return self._calibration(
             "gaussian",
             sigma,
@@ -320,6 +340,10 @@ class DPSUEven(_NgramMechanism):
             threshold_delta_per_length=self.delta / (2 * T),
             l2_sensitivity=1.0,
         )
+
+    @classmethod
+    def preview_stages(cls, cal: Calibration, m_kept: int) -> Stages:
+        return _level_one_stages(float(cal.details["sigma_k"][0]), float(cal.details["rho_k"][0]), m_kept)
 
     def _release(self, corpus, rng, cal, progress):
         T, m = int(self.params["max_n"]), int(self.params["max_items"])
@@ -335,7 +359,6 @@ class DPSUEven(_NgramMechanism):
         return ReleaseParts(np.concatenate(out), Diagnostics(weights=h_all, extra={"note": NOT_PRIVATE}))
 
 
-@register
 class DPSUSingle(_NgramMechanism):
     name, label = "dpsu-single", "DPSU-single (one length only)"
     param_names = ("max_items", "only_n")
@@ -345,7 +368,10 @@ class DPSUSingle(_NgramMechanism):
         m = int(self.params["max_items"])
         sigma = gaussian_scale(self.epsilon, self.delta)
         return self._calibration(
-            "gaussian", sigma, rho_weighted_gaussian_sigma(sigma, self.delta, m), l2_sensitivity=1.0
+            "gaussian",
+            sigma,
+            rho_weighted_gaussian_sigma(sigma, m, delta_threshold=self.delta / 2.0),
+            l2_sensitivity=1.0,
         )
 
     def _release(self, corpus, rng, cal, progress):

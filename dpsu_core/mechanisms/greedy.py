@@ -1,6 +1,6 @@
 """Carvalho et al. 2022 (AAAI): greedy set union with item frequency, GW and GW-KT, in the capped form.
 
-The capped form (spec section 3a) is the only form dpsu offers:
+The capped form (docs/algorithms.md §4) is the only form dpsu offers:
 
 1. Each user's visiting order: descending own count C_i[u] (GW) or descending public frequency (GW-KT),
    ties by a keyed hash of the item *string* with a per-release secret.
@@ -39,8 +39,8 @@ from ..errors import ParameterError
 from ..privacy.norms import descent_budget
 from ..privacy.thresholds import cutoff, laplace_scale, rho_greedy, rho_greedy_published
 from .base import Calibration, Diagnostics, Mechanism, ReleaseParts
-from .registry import register
 from .sampling import OrderedRows, sampling_plan
+from .traits import Stages, one_stage, scale_quantity
 
 _U30 = np.uint64(30)
 _U27 = np.uint64(27)
@@ -436,6 +436,25 @@ def public_rank(corpus: Corpus, source: Any, lang: str) -> np.ndarray:
 class _Greedy(Mechanism):
     family = "laplace"
     param_names = ("max_items", "alpha")
+    order_free = False  # each user's greedy update depends on the users before
+    preview_first_in_order = True  # the previewed item is first in every holder's order: never sampled out
+
+    @classmethod
+    def privacy_cost(cls, cal: Calibration) -> None:
+        return None  # Laplace noise: pure-epsilon plus the threshold's delta, composed by basic composition
+
+    @classmethod
+    def noise_quantities(cls, cal: Calibration) -> list[tuple[str, float]]:
+        return scale_quantity(cal)
+
+    @classmethod
+    def preview_stages(cls, cal: Calibration, m_kept: int) -> Stages:
+        return one_stage(
+            cal,
+            1.0,
+            "a full unit per holder up to Γ (the item first in each holder's order: the best case)",
+            capped=True,
+        )
 
     def __init__(self, *, epsilon: float, delta: float, **params: Any) -> None:
         super().__init__(epsilon=epsilon, delta=delta, **params)
@@ -447,7 +466,7 @@ class _Greedy(Mechanism):
             "l1_sensitivity": 1.0,
             "sampling": f"none: each user's greedy update runs on its first Δ0 = {m} items in its own order",
             "candidates": "every item in some user's first Δ0 (weight 0 included) gets Laplace noise",
-            "threshold": "rho = ln((e^eps + Δ0 - 1)/(2 delta))/eps (capped form, spec 3a)",
+            "threshold": "rho = ln((e^eps + Δ0 - 1)/(2 delta))/eps (capped form, docs/algorithms.md §4)",
             "published_rho_unproven": rho_greedy_published(self.epsilon, self.delta),
         }
 
@@ -501,7 +520,6 @@ class _Greedy(Mechanism):
         return ReleaseParts(ids, Diagnostics(weights=h, extra=extra))
 
 
-@register
 class Gw(_Greedy):
     name, label = "gw", "GW"
     summary = (
@@ -514,7 +532,6 @@ class Gw(_Greedy):
         return {"counts": corpus.counts}
 
 
-@register
 class GwKt(_Greedy):
     name, label = "gw-kt", "GW-KT"
     summary = (

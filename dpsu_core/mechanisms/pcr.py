@@ -2,7 +2,7 @@
 
 Both release items together with noisy distinct-user counts (kind = "count").
 
-PCR (spec section 5; the paper's Algorithms 1 and 2)
+PCR (docs/algorithms.md §6; the paper's Algorithms 1 and 2)
     Counts are distinct-user counts: a user adds at most 1 to an item (l_inf = 1) and may touch any number
     of items (l0 unbounded); nothing is bounded or sampled. A privacy filter runs Unknown Domain Gumbel
     top-1 from top-(kbar+1) repeatedly: with beta = 1/eps_i and T = 1 + beta ln(kbar/delta_*), the step is
@@ -14,8 +14,10 @@ PCR (spec section 5; the paper's Algorithms 1 and 2)
     delta_z = delta/2 for the Gumbel steps, delta' = delta/2 for the conversion, rho_z the largest rho with
     rho + 2 sqrt(rho ln(1/delta')) = epsilon.
     delta_*: the paper's default 1e-11 lets delta stop the filter after delta_z/1e-11 steps (5 steps at
-    delta = 1e-10). By default dpsu derives it: delta_* = delta_z / (the largest number of Gumbel steps rho_z
-    allows, floor(8 rho_z/eps_*^2) - 1), so rho alone decides when the filter stops; ``--delta-star`` overrides.
+    delta = 1e-10). By default dpsu derives it from delta alone: delta_* = delta_z / PCR_STEP_CAP, the most steps
+    any release can need (10^7 released items plus the bottoms eps_i can take before the zCDP budget ends it), so
+    rho, not delta, decides when the filter stops, and the count noise std does not grow with epsilon
+    (docs/algorithms.md §6); ``--delta-star`` overrides.
     The calibration names the Gumbel scale 1/eps_* and the count noise std s separately.
 
 Bounded counts (the paper's "Plume" baseline, section 1)
@@ -29,6 +31,7 @@ Bounded counts (the paper's "Plume" baseline, section 1)
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -37,13 +40,14 @@ import numba
 import numpy as np
 
 from ..errors import ParameterError
+from ..privacy.cost import ZcdpCost, gaussian_costs_sum
 from ..privacy.gaussian import analytic_gaussian_sigma, lower_until
 from ..privacy.thresholds import count_l2_sensitivity, gaussian_scale, rho_weighted_gaussian
 from ..privacy.validate import check_fraction, check_max_items
 from ..privacy.zcdp import approx_zcdp_budget, check_rho, gaussian_zcdp
 from .base import Calibration, Diagnostics, Mechanism, ReleaseParts, guarantee_sentence, progress_step
 from .dpsu_step import COUNT, weighted_gaussian_step, weighted_histogram
-from .registry import register
+from .traits import Stage, Stages
 
 RHO_LOOP_MARGIN = 1.0 - 2.0**-30
 
@@ -52,9 +56,14 @@ PCR_SIGMA_CONSTANT = 1.5
 
 
 # --------------------------------------------------------------------------- formulas
+def log_kbar_over_delta_star(kbar: int, delta_star: float) -> float:
+    """ln(kbar/delta_*), in logs: kbar/delta_* itself overflows for a subnormal delta_*."""
+    return math.log(kbar) - math.log(delta_star)
+
+
 def gumbel_threshold(eps_i: float, kbar: int, delta_star: float) -> float:
     """T = 1 + (1/eps_i) ln(kbar/delta_*): Unknown Domain Gumbel's threshold (Rogers 2024, Theorem 4)."""
-    return 1.0 + math.log(kbar / delta_star) / eps_i
+    return 1.0 + log_kbar_over_delta_star(kbar, delta_star) / eps_i
 
 
 def gumbel_step_rho(eps_i: float) -> float:
@@ -65,22 +74,52 @@ def gumbel_step_rho(eps_i: float) -> float:
 def pcr_count_sigma(eps_i: float, kbar: int, delta_star: float, rel_error: float) -> float:
     """s = max((r/1.5)(1 + ln(kbar/delta_*)/eps_i), 2/eps_i): the paper's equation (2), kept >= 2/eps_i
     so that the Gaussian step costs at most eps_i^2/8."""
-    s = (rel_error / PCR_SIGMA_CONSTANT) * (1.0 + math.log(kbar / delta_star) / eps_i)
+    s = (rel_error / PCR_SIGMA_CONSTANT) * (1.0 + log_kbar_over_delta_star(kbar, delta_star) / eps_i)
     return max(s, 2.0 / eps_i)
 
 
+#: The most Gumbel steps any release can need: every hit releases a distinct item and leaves the candidates
+#: (PCR_MAX_HITS of them), and a bottom multiplies eps_i by sqrt(2), so between eps_* >= 1e-9 (its lower bound)
+#: and the loop's end (eps_i^2/4 > rho_z, rho_z < epsilon <= 1e300) there are fewer than 1,100 bottoms.
+PCR_MAX_HITS = 10_000_000
+PCR_MAX_BOTTOMS = 1_100
+PCR_STEP_CAP = PCR_MAX_HITS + PCR_MAX_BOTTOMS
+
+
 def max_gumbel_steps(rho_z: float, eps_star: float) -> int:
-    """The largest number of Gumbel steps the zCDP budget rho_z allows: every step costs at least
-    eps_*^2/8 (eps_i only grows) and one more step needs eps_i^2/4 of room, so after k steps
-    k eps_*^2/8 + eps_*^2/4 <= rho_z, i.e. at most floor(8 rho_z/eps_*^2) - 1 steps."""
-    return max(1, math.floor(8.0 * rho_z / (eps_star * eps_star) * (1.0 + 1e-12)) - 1)
+    """The largest number of Gumbel steps the zCDP budget rho_z allows, at most ``PCR_STEP_CAP``: every step costs
+    at least eps_*^2/8 (eps_i only grows) and one more step needs eps_i^2/4 of room, so after k steps
+    k eps_*^2/8 + eps_*^2/4 <= rho_z, i.e. at most floor(8 rho_z/eps_*^2) - 1 steps. Compared in logs: the ratio
+    overflows a float at large epsilon and small eps_*."""
+    log_ratio = math.log(8.0) + math.log(rho_z) - 2.0 * math.log(eps_star)
+    if log_ratio >= math.log(PCR_STEP_CAP + 1.0):
+        return PCR_STEP_CAP
+    return max(1, min(PCR_STEP_CAP, math.floor(math.exp(log_ratio) * (1.0 + 1e-12)) - 1))
 
 
-def default_delta_star(delta_z: float, rho_z: float, eps_star: float) -> float:
-    """delta_* = delta_z / (the largest number of Gumbel steps rho_z allows), rounded down so that
-    steps * delta_* <= delta_z holds exactly: the filter is then stopped by rho, never by delta."""
-    steps = max_gumbel_steps(rho_z, eps_star)
-    return lower_until(delta_z / steps, lambda d: Fraction(d) * steps <= Fraction(delta_z))
+def steps_delta_allows(delta_z: float, delta_star: float) -> int:
+    """floor(delta_z / delta_*), the Gumbel steps the delta budget allows, at most ``PCR_STEP_CAP`` (in logs: the
+    quotient overflows for a tiny given delta_*)."""
+    if math.log(delta_z) - math.log(delta_star) >= math.log(PCR_STEP_CAP + 1.0):
+        return PCR_STEP_CAP
+    return min(PCR_STEP_CAP, int(math.floor(delta_z / delta_star)))
+
+
+def default_delta_star(delta_z: float) -> float:
+    """delta_* = delta_z / PCR_STEP_CAP, rounded down so that PCR_STEP_CAP * delta_* <= delta_z holds exactly.
+
+    A function of delta alone: the count noise std s and the Gumbel threshold grow with ln(1/delta_*), so a delta_*
+    that shrank as epsilon grows (delta_z over the steps rho_z allows, the earlier rule) made both grow with epsilon,
+    and overflow at epsilon near 1e300. With the cap, delta never stops the filter before a corpus's last item (at
+    most PCR_MAX_HITS hits plus the bottoms), rho does; s does not depend on epsilon at all."""
+    dz = check_fraction(delta_z, "delta_z (the Gumbel steps' delta)")
+    d = lower_until(dz / PCR_STEP_CAP, lambda x: Fraction(x) * PCR_STEP_CAP <= Fraction(dz))
+    if d < sys.float_info.min:  # subnormal: ln(1/delta_*) loses precision, and delta is far below any use
+        raise ParameterError(
+            f"delta = {2 * dz:.3g} is too small for PCR's derived delta_star (delta/2 over {PCR_STEP_CAP:,} Gumbel "
+            f"steps is below {sys.float_info.min:.3g}); raise delta or give --delta-star"
+        )
+    return d
 
 
 def relative_error_threshold(sigma: float, rel_error: float) -> float:
@@ -121,7 +160,7 @@ def _pcr_loop(sorted_c, kbar, rho, delta, eps_star, delta_star, rel_error, rng):
     m = min(kbar, n)
     win = np.arange(m)
     nxt = m
-    log_term = math.log(kbar / delta_star)
+    log_term = math.log(kbar) - math.log(delta_star)  # in logs: kbar / delta_star may overflow
     eps = eps_star
     rho_spent = 0.0
     delta_spent = 0.0
@@ -277,7 +316,6 @@ class _CountMechanism(Mechanism):
     output_noun = "set of released items with their noisy counts"
 
 
-@register
 class PrivateCountRelease(_CountMechanism):
     name, label, family = "pcr", "PCR (Private Count Release)", "gumbel"
     summary = (
@@ -285,13 +323,41 @@ class PrivateCountRelease(_CountMechanism):
         "no bound on items per user."
     )
     param_names = ("kbar", "rel_error", "eps_star", "delta_star")
+    order_free = False  # the privacy filter is one sequential loop on the driver
+    no_preview_reason = (
+        "PCR ranks items against each other, so an item's chance depends on the other items' counts, "
+        "not on the parameters alone"
+    )
+
+    @classmethod
+    def privacy_cost(cls, cal: Calibration) -> ZcdpCost:
+        """delta_zcdp-approximate rho_zcdp-zCDP by construction (its filter never spends more); the Gumbel steps
+        are not Gaussian mechanisms, so no Gaussian-DP part."""
+        return ZcdpCost(float(cal.details["rho_zcdp"]), float(cal.details["delta_zcdp"]), None)
+
+    @classmethod
+    def preview_stages(cls, cal: Calibration, m_kept: int) -> None:
+        return None
+
+    @classmethod
+    def calibration_notes(cls, cal: Calibration) -> list[tuple[str, str]]:
+        """The delta_* the filter uses, and whether it was derived or given."""
+        return [("delta_star used", f"{cal.details['delta_star']:.6g} ({cal.details['delta_star_rule']})")]
+
+    @classmethod
+    def noise_quantities(cls, cal: Calibration) -> list[tuple[str, float]]:
+        d = cal.details
+        return [
+            ("Gumbel scale (1/ε*)", float(d["gumbel_scale"])),
+            ("Count noise std (1st step)", float(d["count_noise_std_first"])),
+        ]
 
     def calibrate(self) -> Calibration:
         p = self.params
         budget = approx_zcdp_budget(self.epsilon, self.delta)
         eps_star, kbar, r = p["eps_star"], p["kbar"], p["rel_error"]
         derived = p["delta_star"] == 0.0
-        delta_star = default_delta_star(budget.delta_zcdp, budget.rho, eps_star) if derived else p["delta_star"]
+        delta_star = default_delta_star(budget.delta_zcdp) if derived else p["delta_star"]
         if eps_star * eps_star / 4.0 > budget.rho:
             raise ParameterError(
                 f"eps_star = {eps_star:g} is too large for epsilon = {self.epsilon:g}: one step costs up to "
@@ -318,10 +384,12 @@ class PrivateCountRelease(_CountMechanism):
             "epsilon_from_rho": budget.rho + 2.0 * math.sqrt(budget.rho * math.log(1.0 / budget.delta_conversion)),
             "delta_star": delta_star,
             "delta_star_rule": (
-                "derived: delta_zcdp / (largest number of Gumbel steps rho_zcdp allows)" if derived else "given"
+                f"derived: delta_zcdp / {PCR_STEP_CAP:,} (the most Gumbel steps a release can need)"
+                if derived
+                else "given"
             ),
             "max_gumbel_steps": min(
-                int(math.floor(budget.delta_zcdp / delta_star)), max_gumbel_steps(budget.rho, eps_star)
+                steps_delta_allows(budget.delta_zcdp, delta_star), max_gumbel_steps(budget.rho, eps_star)
             ),
             "gumbel_scale": 1.0 / eps_star,
             "count_noise_std_first": s1,
@@ -368,7 +436,6 @@ class PrivateCountRelease(_CountMechanism):
         return ReleaseParts(res.positions, diag, noisy_counts=round_counts(res.noisy_counts), count_std=res.sigma)
 
 
-@register
 class BoundedCounts(_CountMechanism):
     name, label, family = "bounded-counts", "Bounded counts (Plume-style baseline)", "gaussian"
     summary = (
@@ -377,6 +444,28 @@ class BoundedCounts(_CountMechanism):
     )
     param_names = ("max_items", "rel_error", "use_threshold")
     selection_share = 0.5  # the paper's alpha: share of (epsilon, delta) spent on partition selection
+    # both passes are weighted histograms, but the count pass is not wired to the Spark engine: runs on the driver
+    order_free = False
+
+    @classmethod
+    def privacy_cost(cls, cal: Calibration) -> ZcdpCost:
+        """Gaussian partition selection (its threshold event: half of the selection's delta) composed with the
+        Gaussian counts (l2-sensitivity sqrt(Delta0), no delta): both Gaussian mechanisms."""
+        d = cal.details
+        sel = gaussian_zcdp(float(d["selection_sigma"]))
+        return gaussian_costs_sum([sel, float(d["count_zcdp_rho"])], float(d["selection_delta"]) / 2.0)
+
+    @classmethod
+    def preview_stages(cls, cal: Calibration, m_kept: int) -> Stages:
+        d = cal.details
+        stages = [Stage("gaussian", float(d["selection_sigma"]), float(d["selection_rho"]), 1.0 / math.sqrt(m_kept))]
+        if d.get("count_threshold") is not None:
+            stages.append(Stage("gaussian", float(d["count_sigma"]), float(d["count_threshold"]), 1.0))
+        return Stages(tuple(stages), "selection +1/√m per kept holder, then the noisy count (+1 per holder) past T")
+
+    @classmethod
+    def noise_quantities(cls, cal: Calibration) -> list[tuple[str, float]]:
+        return [("Selection noise std (σ)", float(cal.scale)), ("Count noise std", float(cal.details["count_sigma"]))]
 
     def calibrate(self) -> Calibration:
         p = self.params

@@ -1,4 +1,9 @@
-"""The registry of mechanisms: the CLI's names, the app's drop-down and the tests all read it."""
+"""The registry of mechanisms: the CLI's names, the app's drop-down and the tests all read it.
+
+``MECHANISM_CLASSES`` is an explicit list: a new mechanism is its own module (its class declares every trait,
+``Mechanism.missing_traits``) plus one line here. Nothing registers itself on import, and the families never
+import this module, so there is no import circle.
+"""
 
 from __future__ import annotations
 
@@ -6,37 +11,59 @@ from typing import Any
 
 from ..errors import ParameterError
 from .base import Mechanism
+from .dpne import DPNE, DPSUAll, DPSUEven, DPSUSingle
+from .greedy import Gw, GwKt
+from .pcr import BoundedCounts, PrivateCountRelease
+from .setunion import (
+    CountGaussian,
+    CountLaplace,
+    PolicyGaussian,
+    PolicyLaplace,
+    WeightedGaussian,
+    WeightedLaplace,
+)
+from .sips import DpSips
 
-_REGISTRY: dict[str, type[Mechanism]] = {}
+#: every mechanism, in the order the CLI, the app and the comparisons list them
+MECHANISM_CLASSES: tuple[type[Mechanism], ...] = (
+    DPNE,
+    DPSUAll,
+    DPSUEven,
+    DPSUSingle,
+    Gw,
+    GwKt,
+    PrivateCountRelease,
+    BoundedCounts,
+    CountLaplace,
+    CountGaussian,
+    WeightedLaplace,
+    WeightedGaussian,
+    PolicyLaplace,
+    PolicyGaussian,
+    DpSips,
+)
 
 
-def register(cls: type[Mechanism]) -> type[Mechanism]:
-    if cls.name in _REGISTRY:
-        raise RuntimeError(f"mechanism {cls.name!r} registered twice")
-    _REGISTRY[cls.name] = cls
-    return cls
-
-
-def _load_all() -> None:
-    # Importing a module registers its mechanisms. Each family lives in one module.
-    from . import (
-        dpne,  # noqa: F401  DPNE and the DPSU-all / -even / -single baselines
-        greedy,  # noqa: F401  GW, GW-KT
-        pcr,  # noqa: F401  PCR and the bounded-counts baseline
-        setunion,  # noqa: F401  count / weighted / policy, Laplace and Gaussian
-        sips,  # noqa: F401  DP-SIPS (iterated weighted-Gaussian rounds)
-    )
-
-
-def mechanisms(*kinds: str) -> dict[str, type[Mechanism]]:
-    """All mechanisms by CLI name, in registration order; only those of the given kinds if any are given
+def list_mechanisms(*kinds: str) -> dict[str, type[Mechanism]]:
+    """All mechanisms by CLI name, in ``MECHANISM_CLASSES`` order; only those of the given kinds if any are given
     ("set-union", "ngram", "count")."""
-    _load_all()
-    return {n: cls for n, cls in _REGISTRY.items() if not kinds or cls.kind in kinds}
+    out: dict[str, type[Mechanism]] = {}
+    for cls in MECHANISM_CLASSES:
+        if cls.name in out:
+            raise RuntimeError(f"mechanism {cls.name!r} listed twice")
+        if not kinds or cls.kind in kinds:
+            out[cls.name] = cls
+    return out
+
+
+def mechanism_class(name: str) -> type[Mechanism]:
+    """The class of the mechanism called ``name``; a clear error naming the choices otherwise."""
+    regs = list_mechanisms()
+    if name not in regs:
+        raise ParameterError(f"unknown mechanism {name!r}; choose one of: {', '.join(regs)}")
+    return regs[name]
 
 
 def get_mechanism(name: str, *, epsilon: float, delta: float, **params: Any) -> Mechanism:
-    regs = mechanisms()
-    if name not in regs:
-        raise ParameterError(f"unknown mechanism {name!r}; choose one of: {', '.join(regs)}")
-    return regs[name](epsilon=epsilon, delta=delta, **params)
+    """The mechanism called ``name``, set up with (epsilon, delta) and its parameters."""
+    return mechanism_class(name)(epsilon=epsilon, delta=delta, **params)

@@ -15,6 +15,7 @@ import numba
 import numpy as np
 
 from ..corpus.model import Corpus
+from ..privacy.cost import ZcdpCost, gaussian_cost
 from ..privacy.norms import descent_budget
 from ..privacy.thresholds import (
     count_l2_sensitivity,
@@ -28,8 +29,8 @@ from ..privacy.thresholds import (
 )
 from .base import Calibration, Diagnostics, Mechanism, ReleaseParts, noisy_threshold, progress_step
 from .dpsu_step import COUNT, WEIGHTED_GAUSSIAN, WEIGHTED_LAPLACE, weighted_histogram
-from .registry import register
 from .sampling import OrderedRows, SamplingPlan, kept_positions, sampling_plan
+from .traits import Stages, one_stage, scale_quantity
 
 
 # --------------------------------------------------------------------------- update rules
@@ -147,10 +148,34 @@ def policy_update(corpus: Corpus, plan: SamplingPlan, gamma: float, l1: bool) ->
 
 # --------------------------------------------------------------------------- mechanisms
 class _SetUnion(Mechanism):
-    """Shared release path: order & sample, update, noisy threshold over items with weight > 0."""
+    """Shared release path: order & sample, update, noisy threshold over items with weight > 0.
+
+    Traits shared by the six: one noise (its scale displayed as is); a Gaussian one is a Gaussian mechanism
+    at the calibration's l2-sensitivity plus the threshold's delta/2 (docs/algorithms.md §2, §8), a Laplace one
+    is not zCDP-accounted."""
 
     param_names: ClassVar[tuple[str, ...]] = ("max_items",)
     shuffle: bool  # whether the users are visited in a uniformly random order
+    #: the preview's rule: how one kept holder raises the item's weight (``_preview_weight``)
+    preview_rule: ClassVar[str]
+
+    @classmethod
+    def privacy_cost(cls, cal: Calibration) -> ZcdpCost | None:
+        if cal.noise != "gaussian":
+            return None
+        return gaussian_cost(cal.scale, cal.delta / 2.0, float(cal.details["l2_sensitivity"]))
+
+    @classmethod
+    def noise_quantities(cls, cal: Calibration) -> list[tuple[str, float]]:
+        return scale_quantity(cal)
+
+    @classmethod
+    def _preview_weight(cls, m_kept: int) -> float:
+        raise NotImplementedError
+
+    @classmethod
+    def preview_stages(cls, cal: Calibration, m_kept: int) -> Stages | None:
+        return one_stage(cal, cls._preview_weight(m_kept), cls.preview_rule, capped=cal.gamma is not None)
 
     def _histogram(self, corpus: Corpus, rng: np.random.Generator, cal: Calibration) -> np.ndarray:
         raise NotImplementedError
@@ -167,7 +192,14 @@ class _OrderFree(_SetUnion):
     invariant to the user order, so the users are not shuffled (a random-access pass over the whole CSR)."""
 
     shuffle = False
-    power: float
+    order_free = True  # its only pass over the users is ``weighted_histogram``
+    power: ClassVar[float]
+
+    @classmethod
+    def _preview_weight(cls, m_kept: int) -> float:
+        if cls.power == COUNT:
+            return 1.0
+        return 1.0 / math.sqrt(m_kept) if cls.power == WEIGHTED_GAUSSIAN else 1.0 / m_kept
 
     def _histogram(self, corpus, rng, cal):
         return weighted_histogram(corpus, rng, self.params["max_items"], self.power)
@@ -175,23 +207,29 @@ class _OrderFree(_SetUnion):
 
 class _CountPolicy(_OrderFree):
     power = COUNT
+    preview_rule = "+1 per kept holder"
 
 
 class _WeightedPolicy(_OrderFree):
-    power: float  # 1 for Laplace (l1 norm 1 per user), 1/2 for Gaussian (l2 norm 1 per user)
+    power: ClassVar[float]  # 1 for Laplace (l1 norm 1 per user), 1/2 for Gaussian (l2 norm 1 per user)
 
 
 class _DescentPolicy(_SetUnion):
     param_names = ("max_items", "alpha")
     shuffle = True  # the descent updates depend on the user order
-    l1: bool
+    order_free = False  # sequential: each user's step depends on the users before
+    l1: ClassVar[bool]
+
+    @classmethod
+    def _preview_weight(cls, m_kept: int) -> float:
+        # the descent when the holder's other items sit at the same weight: every item rises equally
+        return 1.0 / m_kept if cls.l1 else 1.0 / math.sqrt(m_kept)
 
     def _histogram(self, corpus, rng, cal):
         plan = sampling_plan(corpus, rng, self.params["max_items"], shuffle=self.shuffle)
         return policy_update(corpus, plan, cal.gamma, l1=self.l1)
 
 
-@register
 class CountLaplace(_CountPolicy):
     name, label, family = "count-laplace", "Count Laplace", "laplace"
     summary = "+1 per kept item; Laplace noise Δ0/ε (l1-sensitivity Δ0)."
@@ -202,7 +240,6 @@ class CountLaplace(_CountPolicy):
         return self._calibration("laplace", scale, rho_count_laplace(self.epsilon, self.delta, m), l1_sensitivity=m)
 
 
-@register
 class CountGaussian(_CountPolicy):
     name, label, family = "count-gaussian", "Count Gaussian", "gaussian"
     summary = "+1 per kept item; Gaussian noise √Δ0·σ (l2-sensitivity √Δ0)."
@@ -217,11 +254,11 @@ class CountGaussian(_CountPolicy):
         )
 
 
-@register
 class WeightedLaplace(_WeightedPolicy):
     name, label, family = "weighted-laplace", "Weighted Laplace", "laplace"
     summary = "+1/|W| per kept item; Laplace noise 1/ε."
     power = WEIGHTED_LAPLACE
+    preview_rule = "+1/m per kept holder"
 
     def calibrate(self):
         return self._calibration(
@@ -232,11 +269,11 @@ class WeightedLaplace(_WeightedPolicy):
         )
 
 
-@register
 class WeightedGaussian(_WeightedPolicy):
     name, label, family = "weighted-gaussian", "Weighted Gaussian", "gaussian"
     summary = "+1/√|W| per kept item; Gaussian noise σ (analytic, δ/2)."
     power = WEIGHTED_GAUSSIAN
+    preview_rule = "+1/√m per kept holder"
 
     def calibrate(self):
         return self._calibration(
@@ -247,11 +284,11 @@ class WeightedGaussian(_WeightedPolicy):
         )
 
 
-@register
 class PolicyLaplace(_DescentPolicy):
     name, label, family = "policy-laplace", "Policy Laplace", "laplace"
     summary = "l1-descent toward Γ = ρ + α/ε; Laplace noise 1/ε."
     l1 = True
+    preview_rule = "+1/m per kept holder, up to Γ, the holder's other items sitting at the same weight as this one"
 
     def calibrate(self):
         scale = laplace_scale(self.epsilon)
@@ -259,11 +296,11 @@ class PolicyLaplace(_DescentPolicy):
         return self._calibration("laplace", scale, rho, cutoff(rho, self.params["alpha"], scale), l1_sensitivity=1.0)
 
 
-@register
 class PolicyGaussian(_DescentPolicy):
     name, label, family = "policy-gaussian", "Policy Gaussian", "gaussian"
     summary = "l2-descent toward Γ = ρ + ασ; Gaussian noise σ (analytic, δ/2)."
     l1 = False
+    preview_rule = "+1/√m per kept holder, up to Γ, the holder's other items sitting at the same weight as this one"
 
     def calibrate(self):
         scale = gaussian_scale(self.epsilon, self.delta)

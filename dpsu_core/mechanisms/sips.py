@@ -1,4 +1,4 @@
-"""DP-SIPS (Swanberg, Desfontaines & Haney 2023): iterated weighted-Gaussian rounds (spec section 8).
+"""DP-SIPS (Swanberg, Desfontaines & Haney 2023): iterated weighted-Gaussian rounds (docs/algorithms.md §7).
 
 Round i = 1..I runs ONE weighted-Gaussian DPSU step (``dpsu_step.weighted_gaussian_step``) over every
 user at once: every item released in an earlier round is removed from every user's set, each user keeps
@@ -6,11 +6,13 @@ at most Delta0 of what remains (a fresh uniform sample), adds 1/sqrt(|kept|) to 
 H_i + N(0, sigma_i^2) above T_i are released. No loop over users in a data-dependent order: each round is
 a map (sample, weight) and a group-by (sum per item), so it parallelises as it stands.
 
-Budget (spec section 8). sigma is the analytic-Gaussian noise for (epsilon, delta/2) at l2-sensitivity 1:
+Budget (docs/algorithms.md §7). sigma is the analytic-Gaussian noise for (epsilon, delta/2) at l2-sensitivity 1:
 the Gaussian-DP curve at mu = 1/sigma, i.e. rho_z = mu^2 / 2 = 1/(2 sigma^2) with delta' = delta/2 for the
 conversion. Round i gets the share f_i = r^(I-i) / sum_j r^(I-j) (the last round the most):
 rho_i = f_i rho_z, sigma_i = 1/sqrt(2 rho_i) = sigma / sqrt(f_i), delta_i = f_i delta_thr with
 delta_thr = delta/2, and T_i = max_{t <= Delta0} [1/sqrt(t) + sigma_i Phi^-1((1 - delta_i)^(1/t))].
+In floats sigma_i is rounded up and delta_i down until sum_i 1/sigma_i^2 <= 1/sigma^2 and sum_i delta_i <= delta_thr
+hold exactly (``fractions.Fraction``), so the rounds never spend more than their shares.
 
 Why it is private. Round i depends on the corpus only through the public outputs of rounds < i (which
 items to remove) and its own pass. For neighbours D, D+u it is Gopi et al.'s weighted-Gaussian DPSU:
@@ -23,16 +25,20 @@ and the threshold events add sum_i delta_i = delta/2. Total (epsilon, delta).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from ..corpus.model import Corpus
+from ..privacy.cost import ZcdpCost, gaussian_costs_sum
+from ..privacy.gaussian import round_down_shares, round_up_composition
 from ..privacy.thresholds import gaussian_scale, rho_weighted_gaussian_sigma
 from ..privacy.validate import check_fraction, check_positive_int
+from ..privacy.zcdp import gaussian_zcdp
 from .base import Calibration, Diagnostics, Mechanism, ReleaseParts, progress_step
 from .dpsu_step import weighted_gaussian_step
-from .registry import register
+from .traits import Stage, Stages, scale_quantity
 
 
 def round_fractions(rounds: int, ratio: float) -> np.ndarray:
@@ -49,10 +55,11 @@ def round_calibration(epsilon: float, delta: float, max_items: int, rounds: int,
     rho_z = 1.0 / (2.0 * sigma * sigma)
     delta_thr = delta / 2.0
     f = round_fractions(rounds, ratio)
-    sig = sigma / np.sqrt(f)
-    delta_i = f * delta_thr
-    # rho_weighted_gaussian_sigma spends half of its delta argument on the threshold event: pass 2 delta_i
-    thr = [rho_weighted_gaussian_sigma(float(s), 2.0 * float(d), max_items) for s, d in zip(sig, delta_i)]
+    # rounded to the private side, checked in exact arithmetic: sum_i 1/sigma_i^2 <= 1/sigma^2 (sigma_i up) and
+    # sum_i delta_i <= delta_thr (delta_i down), whatever the float rounding of the shares f_i
+    sig = round_up_composition(sigma / np.sqrt(f), sigma)
+    delta_i = round_down_shares(delta_thr, f)
+    thr = [rho_weighted_gaussian_sigma(float(s), max_items, delta_threshold=float(d)) for s, d in zip(sig, delta_i)]
     return {
         "sigma": sigma,
         "mu_gdp": 1.0 / sigma,
@@ -67,7 +74,6 @@ def round_calibration(epsilon: float, delta: float, max_items: int, rounds: int,
     }
 
 
-@register
 class DpSips(Mechanism):
     name, label, family = "dp-sips", "DP-SIPS (iterated weighted Gaussian)", "gaussian"
     param_names = ("max_items", "rounds", "ratio")
@@ -75,6 +81,31 @@ class DpSips(Mechanism):
         "I rounds of weighted-Gaussian DPSU over all users at once, each without the items already released; "
         "round i gets the share r^(I-i) of the zCDP budget (Swanberg et al. 2023). Parallel: no user order."
     )
+    order_free = True  # every round is one ``weighted_gaussian_step`` over all users
+
+    @classmethod
+    def privacy_cost(cls, cal: Calibration) -> ZcdpCost:
+        """Its own composition: round i is a Gaussian mechanism of noise sigma_i (rho_i = 1/(2 sigma_i^2)) plus its
+        threshold event (delta_i); the rounds' rho add, and the threshold events add to at most delta_thresholds."""
+        d = cal.details
+        return gaussian_costs_sum([gaussian_zcdp(float(s)) for s in d["sigma_i"]], float(d["delta_thresholds"]))
+
+    @classmethod
+    def noise_quantities(cls, cal: Calibration) -> list[tuple[str, float]]:
+        return scale_quantity(cal)
+
+    @classmethod
+    def preview_stages(cls, cal: Calibration, m_kept: int) -> Stages:
+        d = cal.details
+        w = 1.0 / math.sqrt(m_kept)
+        rounds = tuple(
+            Stage("gaussian", float(sig), float(thr), w, round=True) for sig, thr in zip(d["sigma_i"], d["threshold_i"])
+        )
+        return Stages(
+            rounds,
+            f"+1/√m per kept holder in each of {len(rounds)} rounds (each round samples afresh; the holder's other "
+            "items assumed not yet released), released if any round passes its threshold",
+        )
 
     def calibrate(self) -> Calibration:
         p = self.params

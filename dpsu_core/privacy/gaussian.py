@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import functools
 import math
+from fractions import Fraction
+
+import numpy as np
 
 from .validate import check_delta, check_epsilon
 
@@ -75,6 +78,27 @@ def lower_until(x: float, ok) -> float:
         if ok(y):
             return y
         step *= 2.0
+
+
+def round_up_composition(sigmas: np.ndarray, sigma: float) -> np.ndarray:
+    """Noise scales sigma_k raised by whole ulps until sum_k 1/sigma_k^2 <= 1/sigma^2 holds in exact arithmetic:
+    Gaussian mechanisms that compose to at most the budget that ``sigma`` was calibrated for, whatever the float
+    rounding of the shares (DPNE's levels, DP-SIPS's rounds)."""
+    sig = np.asarray(sigmas, dtype=np.float64)
+    target = 1 / Fraction(sigma) ** 2
+    while sum(1 / Fraction(float(s)) ** 2 for s in sig) > target:
+        sig = np.nextafter(sig, np.inf)
+    return sig
+
+
+def round_down_shares(total: float, fractions: np.ndarray) -> np.ndarray:
+    """``fractions * total`` lowered by whole ulps until the parts sum to at most ``total`` in exact arithmetic
+    (a delta split into shares never spends more than the delta it splits)."""
+    parts = np.asarray(fractions, dtype=np.float64) * total
+    target = Fraction(total)
+    while sum(Fraction(float(x)) for x in parts) > target:
+        parts = np.nextafter(parts, 0.0)
+    return parts
 
 
 def _float_sigma_unit(epsilon: float, delta: float) -> float:

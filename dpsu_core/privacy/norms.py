@@ -1,4 +1,4 @@
-"""Per-user increments whose exact norm is at most 1 (spec section 3), for every update policy.
+"""Per-user increments whose exact norm is at most 1 (docs/algorithms.md §2, §3), for every update policy.
 
 Weighted Laplace / Gaussian: a user with n kept items adds w(n) to each, w = 1/n (l1 norm n w = 1) or
 1/sqrt(n) (l2 norm sqrt(n) w = 1). In floats 1/n and 1/sqrt(n) may round up (n = 5: 5 fl(1/5) = 1 + 2^-54),

@@ -1,6 +1,6 @@
-"""Noise scales and thresholds rho of the set-union mechanisms (spec section 2), rounded toward safety.
+"""Noise scales and thresholds rho of the set-union mechanisms (docs/algorithms.md §2), rounded toward safety.
 
-Each function is the closed form of the paper it cites; tests check them against the spec's reference
+Each function is the closed form of the paper it cites; tests check them against the reference
 values, against dp-accounting, and in exact arithmetic (mpmath) over a grid of (epsilon, delta).
 
 Rounding (every value errs on the private side):
@@ -9,12 +9,16 @@ Rounding (every value errs on the private side):
   the count l2-sensitivity sqrt(Delta0) is rounded up (``sqrt_up``).
 * thresholds rho: computed in floats, then raised by the relative margin ``RHO_MARGIN`` and one ulp.
   Each rho is a max over t of a few correctly rounded or faithfully rounded operations (log1p, expm1,
-  log, ndtri, one product, one sum): their float error is below 100 ulp of the result (relative
-  < 3e-14), and every rho is >= ln(5)/epsilon (Laplace) or >= 1.6 sigma (Gaussian) for delta <= 0.1,
+  log, one product, one sum) and the normal quantile (``normal.ndtri``, AS241 in numpy, within 1e-14
+  relative: ``test_normal``): their float error is below 100 ulp of the result (relative < 3e-14), and every rho is >= ln(5)/epsilon (Laplace) or >= 1.6 sigma (Gaussian) for delta <= 0.1,
   so the margin 1e-12 covers it with room to spare. Each rho is also computed with the *rounded* noise
   scale, so a larger scale cannot make the threshold event likelier than its share of delta.
 * cutoffs Gamma = rho + alpha * scale: rounded up (``cutoff``).
 * the max over t = 1..Delta0 runs in fixed-size blocks: O(1) memory for any Delta0.
+
+Which delta: a function taking ``(epsilon, delta)`` takes the release's whole budget and splits it itself (the
+Gaussian ones: delta/2 to the noise, delta/2 to the threshold); ``rho_weighted_gaussian_sigma`` takes a noise
+scale and the threshold's own ``delta_threshold``, and splits nothing.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import math
 import numpy as np
 
 from .gaussian import analytic_gaussian_sigma, sqrt_up
+from .normal import ndtri
 from .validate import check_alpha, check_delta, check_epsilon, check_max_items
 
 RHO_MARGIN = 1e-12  # relative; see the module docstring
@@ -42,8 +47,6 @@ def _one_minus_root(delta: float, t: np.ndarray | float) -> np.ndarray:
 
 def _upper_quantile_of_root(q: float, t: np.ndarray | float) -> np.ndarray:
     """Phi^-1((1 - q)^(1/t)) = -Phi^-1(1 - (1-q)^(1/t)), accurate when q is tiny."""
-    from scipy.special import ndtri
-
     return -ndtri(_one_minus_root(q, t))
 
 
@@ -97,22 +100,25 @@ def rho_count_gaussian(epsilon: float, delta: float, max_items: int) -> float:
     return round_up(float(1.0 + sigma_count * _upper_quantile_of_root(d / 2.0, np.float64(m))))
 
 
-def rho_weighted_gaussian_sigma(sigma: float, delta: float, max_items: int) -> float:
-    """rho = max_{1<=t<=Delta0} [1/sqrt(t) + sigma Phi^-1((1 - delta/2)^(1/t))] for a given sigma.
+def rho_weighted_gaussian_sigma(sigma: float, max_items: int, *, delta_threshold: float) -> float:
+    """rho = max_{1<=t<=Delta0} [1/sqrt(t) + sigma Phi^-1((1 - delta_threshold)^(1/t))] for a given sigma.
 
-    Split out so DPNE can reuse it with its level-1 sigma_1.
+    ``delta_threshold`` is the threshold's OWN delta, taken as given (nothing is halved here): the bound on the
+    probability that an item only the extra user holds crosses rho (docs/algorithms.md §2). Weighted and Policy
+    Gaussian pass delta/2; DPNE's level 1 passes delta/2 with its sigma_1; DP-SIPS passes each round's delta_i.
     """
-    d, m = check_delta(delta), check_max_items(max_items)
-    return round_up(_max_over_t(lambda t: 1.0 / np.sqrt(t) + sigma * _upper_quantile_of_root(d / 2.0, t), m))
+    d, m = check_delta(delta_threshold), check_max_items(max_items)
+    return round_up(_max_over_t(lambda t: 1.0 / np.sqrt(t) + sigma * _upper_quantile_of_root(d, t), m))
 
 
 def rho_weighted_gaussian(epsilon: float, delta: float, max_items: int) -> float:
-    """Weighted and Policy Gaussian threshold with sigma from (epsilon, delta/2)."""
-    return rho_weighted_gaussian_sigma(gaussian_scale(epsilon, delta), delta, max_items)
+    """Weighted and Policy Gaussian threshold: sigma from (epsilon, delta/2), the other delta/2 to the threshold."""
+    d = check_delta(delta)
+    return rho_weighted_gaussian_sigma(gaussian_scale(epsilon, d), max_items, delta_threshold=d / 2.0)
 
 
 def rho_greedy(epsilon: float, delta: float, max_items: int) -> float:
-    """GW / GW-KT threshold in the capped form (spec section 3a): rho = lambda ln((e^eps + Delta0 - 1) / (2 delta)).
+    """GW / GW-KT threshold in the capped form (docs/algorithms.md §4): rho = lambda ln((e^eps + Delta0 - 1) / (2 delta)).
 
     lambda = 1/eps rounded up (``laplace_scale``). Each user's greedy update runs on its first Delta0
     items in its own order and every such item is a candidate (weight 0 included). Between neighbours
@@ -128,7 +134,7 @@ def rho_greedy(epsilon: float, delta: float, max_items: int) -> float:
 
 
 def rho_greedy_published(epsilon: float, delta: float) -> float:
-    """Carvalho et al.'s published GW threshold rho = 1 - ln(2 delta)/eps: NOT proven (spec section 3a).
+    """Carvalho et al.'s published GW threshold rho = 1 - ln(2 delta)/eps: NOT proven (docs/algorithms.md §4).
 
     Its Lemma 2 ("only the added user can lift an item from weight 0") fails under the greedy update:
     other users' leftover budget spills onto items nobody touched without u. Shown for reference only;

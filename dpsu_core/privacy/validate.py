@@ -66,9 +66,19 @@ def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
     return value
 
 
+#: epsilon's documented upper bound: every calibration (PCR's filter included) stays finite up to it
+EPSILON_MAX = 1e300
+
+
 def check_epsilon(epsilon: float) -> float:
+    """epsilon: a finite number in (0, EPSILON_MAX]."""
     if not is_finite_real(epsilon) or epsilon <= 0:
         raise ParameterError(f"epsilon must be a finite number > 0, got {epsilon!r}; typical values are 0.1 to 10")
+    if float(epsilon) > EPSILON_MAX:
+        raise ParameterError(
+            f"epsilon must be at most {EPSILON_MAX:g}, got {epsilon!r}; typical values are 0.1 to 10 "
+            "(beyond about 20 the guarantee says next to nothing)"
+        )
     return float(epsilon)
 
 

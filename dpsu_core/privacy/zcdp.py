@@ -1,4 +1,4 @@
-"""Zero-concentrated DP (Bun & Steinke 2016) and its approximate form, as PCR uses them (spec section 5).
+"""Zero-concentrated DP (Bun & Steinke 2016) and its approximate form, as PCR uses them (docs/algorithms.md §6).
 
 A delta-approximate rho-zCDP mechanism is (rho + 2 sqrt(rho ln(1/delta')), delta + delta')-DP for every
 delta' > 0 (Rogers 2024, Lemma 2 / Theorem 5). dpsu takes (epsilon, delta) from the user everywhere, so

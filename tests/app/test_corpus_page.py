@@ -189,6 +189,40 @@ def test_upload_survives_a_visit_to_another_page():
     assert corpus.source.user_column == "author_id" and _state(at).pending_upload is None
 
 
+def test_chinese_upload_shows_the_scripts_and_segmenter_as_raw_data():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert at.selectbox(key="tokenizer").value == "auto"
+    assert {"auto", "fast", "treebank", "char-ngrams"} == set(at.selectbox(key="tokenizer").options)
+    at.radio(key="corpus_source").set_value("upload")
+    at.run()
+    rows = ["user,text"] + [f"u{i},我爱北京天安门 hello" for i in range(30)]
+    at.file_uploader(key="upload").upload("zh.csv", ("\n".join(rows) + "\n").encode(), "text/csv")
+    at.run()
+    _ok(at)
+    corpus = _load(at)
+    assert {"北京", "天安门", "hello"} <= _vocab(corpus)
+    shown = [c.value.replace("\\", "") for c in at.caption if "word segmentation" in c.value]  # unescaped
+    assert len(shown) == 1 and "(raw data, NOT private)" in shown[0]
+    assert "Han (Chinese characters) 80.0%, Latin 20.0%" in shown[0] and "jieba" in shown[0]
+
+
+def test_char_ngrams_choice_reaches_the_loader():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.radio(key="corpus_source").set_value("upload")
+    at.run()
+    rows = ["user,text"] + [f"u{i},hello" for i in range(30)]
+    at.file_uploader(key="upload").upload("h.csv", ("\n".join(rows) + "\n").encode(), "text/csv")
+    at.run()
+    at.selectbox(key="tokenizer").set_value("char-ngrams")
+    at.number_input(key="char_ngrams").set_value(3)
+    at.run()
+    corpus = _load(at)
+    assert _vocab(corpus) == {"hel", "ell", "llo"}
+    assert corpus.source.tokenizer == "char-ngrams"
+
+
 def test_column_facts_count_the_whole_file_and_a_category_user_is_warned_before_loading():
     """7,200 users over 7,501 readable rows, a malformed row and a post Python's csv refuses within the first 5,000:
     the facts are the whole file's; ``airline`` (6 values) as the user is warned about before loading."""

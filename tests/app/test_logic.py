@@ -14,7 +14,7 @@ from dpsu_core.corpus import LoadOptions
 from dpsu_core.corpus.build import corpus_from_token_lists
 from dpsu_core.errors import ParameterError
 from dpsu_core.export import export_basename
-from dpsu_core.mechanisms import mechanisms
+from dpsu_core.mechanisms import list_mechanisms
 from pages import _run
 from pages._format import calibration_rows, escape_markdown, filter_items
 from pages._state import Budget
@@ -32,7 +32,7 @@ def test_streamlit_config():
 
 def test_params_for_and_compare_params_take_only_what_a_mechanism_takes():
     vals = {"max_items": 50, "alpha": 4.0, "eta": 0.01, "max_n": 3}
-    regs = mechanisms()
+    regs = list_mechanisms()
     assert regs["policy-gaussian"].params_for(vals) == {"max_items": 50, "alpha": 4.0}
     assert regs["count-laplace"].params_for(vals) == {"max_items": 50}
     assert _run.compare_params(["count-laplace"], vals) == {"max_items": 50}

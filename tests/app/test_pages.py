@@ -166,6 +166,8 @@ def test_export_downloads_hold_only_the_private_output(released):
             "Released items (TXT)",
             "Release report (JSON)",
             "Release report (Markdown)",
+            "tokenizer.json",
+            "Report with the tokenizer (.md)",
             "Command line (.sh)",
             "Python script (.py)",
         ]
@@ -177,6 +179,28 @@ def test_export_downloads_hold_only_the_private_output(released):
     assert len(frame) == rel.n_released
     txt = to_txt_bytes(rel).decode()
     assert not set(load_canaries()) & set(txt.split())
+
+
+@pytest.mark.parametrize("model", ["wordlevel", "bpe"])
+def test_export_tokenizer_download_is_built_from_the_release(released, model):
+    from tokenizers import Tokenizer
+
+    at = _go(released, "7_export")
+    at.selectbox(key="tok_model").set_value(model)
+    at.text_input(key="tok_specials").set_value("[PAD], [MASK]")
+    at.run()
+    _ok(at)
+    rel = _state(at).release
+    body, report, built = _state(at).tokenizer_cache[1]
+    tok = Tokenizer.from_str(body.decode("utf-8"))
+    items = [str(s) for s in rel.items.tolist()]
+    specials = {"[UNK]", "[PAD]", "[MASK]"}
+    assert specials <= set(tok.get_vocab())
+    assert all(e in specials or any(e in i for i in items) for e in tok.get_vocab())
+    if model == "wordlevel":
+        assert set(tok.get_vocab()) == specials | {i for i, n in zip(items, rel.ngram_len) if n == 1}
+    assert built["model"] == model and "## Tokenizer (tokenizer.json)" in report.decode("utf-8")
+    assert any(f"{built['vocabulary_size']:,} entries" in c.value for c in at.caption)
 
 
 def _compare(at: AppTest, names: list[str], runs: int) -> pd.DataFrame:
@@ -201,11 +225,11 @@ def test_compare_page_runs_several_mechanisms(released):
 def test_thresholds_page_tables_cover_every_set_union_mechanism():
     at = _go(_new(), "3_thresholds")
     _ok(at)
-    from dpsu_core.mechanisms import mechanisms
+    from dpsu_core.mechanisms import list_mechanisms
     from dpsu_core.threshold_tables import PUBLISHED_GW
 
     df = _table(at, "mechanism", "epsilon", "rho")
-    set_union = {n for n, c in mechanisms().items() if c.kind == "set-union"}
+    set_union = {n for n, c in list_mechanisms().items() if c.kind == "set-union"}
     # every mechanism, plus the published (unproven) GW threshold as a labelled reference line
     assert set(df["mechanism"]) == set_union | {PUBLISHED_GW}
     pub = df[df["mechanism"] == PUBLISHED_GW]
@@ -444,7 +468,7 @@ def test_downloads_do_not_rerun_and_keep_their_files_across_reruns(released):
     at = _go(released, "7_export")
     _ok(at)
     first = {b.proto.label: b.proto for b in at.get("download_button")}
-    assert len(first) == 7  # items x 3, report x 2, command line and script
+    assert len(first) == 9  # items x 3, report x 2, tokenizer and its report, command line and script
     assert all(p.ignore_rerun for p in first.values())  # on_click="ignore": a click does not rerun the page
     time.sleep(1.1)  # the report's date has a one-second resolution: a rebuilt report would differ now
     at.run()

@@ -109,8 +109,10 @@ def test_release_end_to_end(tmp_path, capsys):
         "guarantee",
         "teaching_mode",
         "privacy_unit",
+        "tokenization",
         "warning",
     }
+    assert rep["tokenization"].startswith("auto: words segmented by script")  # a method: no data in it
     # nothing computed from the raw data: no weights, no corpus sizes (401 users, 40 words)
     assert "weight" not in text and "401" not in text
 

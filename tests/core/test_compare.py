@@ -5,7 +5,7 @@ import pytest
 from dpsu_core.compare import compare_runs, summarize
 from dpsu_core.corpus.build import corpus_from_token_lists
 from dpsu_core.errors import ParameterError
-from dpsu_core.mechanisms import get_mechanism, mechanisms
+from dpsu_core.mechanisms import get_mechanism, list_mechanisms
 
 NAMES = ["weighted-gaussian", "policy-gaussian", "count-laplace", "policy-laplace"]
 PARAMS = {"max_items": 10, "alpha": 3.0}
@@ -43,7 +43,7 @@ def test_rows_columns_and_per_length_counts(shared_corpus):
     assert len(df) == len(NAMES) * 3
     assert list(df["mechanism"]) == [n for n in NAMES for _ in range(3)]
     assert list(df["run"]) == [1, 2, 3] * len(NAMES)
-    assert list(df["label"]) == [mechanisms()[n].label for n in df["mechanism"]]
+    assert list(df["label"]) == [list_mechanisms()[n].label for n in df["mechanism"]]
     # a, b, c and the bigram "a b": 3 unigrams + 1 bigram for every mechanism and run
     assert (df["released_n1"] == 3).all() and (df["released_n2"] == 1).all()
     assert (df["released"] == df["released_n1"] + df["released_n2"]).all()

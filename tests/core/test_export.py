@@ -1,3 +1,4 @@
+import csv
 import io
 import json
 import math
@@ -15,6 +16,7 @@ from dpsu_core import get_mechanism
 from dpsu_core.corpus.build import corpus_from_token_lists
 from dpsu_core.errors import DpsuError, ParameterError
 from dpsu_core.export import (
+    TEACHING_CSV_LINE,
     neutralise_cell,
     report_dict,
     report_json,
@@ -42,6 +44,7 @@ ALLOWED_REPORT_KEYS = {
     "guarantee",
     "teaching_mode",
     "privacy_unit",
+    "tokenization",  # how words were cut, as a method (segment.tokenization_text): no data in it
     "warning",
 }
 
@@ -233,6 +236,32 @@ def test_count_release_exports_count_and_std_only(corpus):
     assert "-2" in [r["item"] for r in doc["items"]]
     assert "true_counts" not in report_json(rel).decode()
     assert not set(true.tolist()) & set(back["count"].tolist())
+
+
+def _pandas_csv(rel) -> bytes:
+    """The same columns written by pandas' CSV writer (formula cells neutralised first): the oracle."""
+    df = rel.private_frame()
+    df["item"] = df["item"].map(neutralise_cell)
+    head = TEACHING_CSV_LINE + "\n" if rel.seeded else ""
+    return (head + df.to_csv(index=False, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")).encode()
+
+
+def test_csv_bytes_are_what_pandas_writes(corpus, release, seeded):
+    count_rel, _ = _count_release(corpus)
+    noisy = np.array([-3.0, 0.1, 1e-5])  # floats whose text differs between formatters, if any does
+    odd = make_release(
+        count_rel.calibration,
+        corpus,
+        np.arange(3),
+        Diagnostics(),
+        seed=None,
+        elapsed=0.0,
+        noisy_counts=noisy,
+        count_std=np.array([2.5, 1 / 3, 1e17]),
+    )
+    for rel in (release, seeded, count_rel, odd):
+        assert to_csv_bytes(rel) == _pandas_csv(rel)
+    assert b"=HYPERLINK" in to_csv_bytes(release) and b"\"'=HYPERLINK" in to_csv_bytes(release)
 
 
 def test_write_release(tmp_path, release):

@@ -107,6 +107,9 @@ def test_cost_of_a_comparison_and_bad_counts():
 def test_spent_line_is_one_line():
     line = spent_line(_cal("policy-gaussian"))
     assert "\n" not in line and "epsilon = 3" in line and "rho" in line
+    for name in ("policy-gaussian", "weighted-laplace", "dp-sips"):  # the basic total of one release
+        cal, t = _cal(name, eps=1.5, delta=2e-6), cost_of(_cal(name, eps=1.5, delta=2e-6), 1)
+        assert f"epsilon = {t.basic_epsilon:g}, delta = {t.basic_delta:.3g} on" in spent_line(cal)
     assert total([]).releases == 0
 
 

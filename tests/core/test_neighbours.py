@@ -8,7 +8,8 @@ import pytest
 from dpsu_core.corpus.build import corpus_from_token_lists
 from dpsu_core.errors import ParameterError
 from dpsu_core.mechanisms import get_mechanism
-from dpsu_core.mechanisms.base import Mechanism, ReleaseParts
+from dpsu_core.mechanisms.base import ReleaseParts
+from dpsu_core.mechanisms.setunion import WeightedLaplace
 from dpsu_core.neighbours import add_user, holders, remove_user, run_neighbours, user_items
 from tests.helpers import lone_user_corpus
 
@@ -46,8 +47,9 @@ def test_add_user_with_a_canary_extends_the_vocabulary_and_its_ngrams():
         add_user(base, "   ")
 
 
-class _NoNoise(Mechanism):
-    """NOT private: releases every item anyone holds. The band check must flag it."""
+class _NoNoise(WeightedLaplace):
+    """NOT private: releases every item anyone holds. The band check must flag it. (Weighted Laplace's traits and
+    calibration, none of its noise.)"""
 
     name, label, family = "no-noise", "no noise (not private)", "laplace"
 

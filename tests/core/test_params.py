@@ -6,14 +6,14 @@ from __future__ import annotations
 import pytest
 
 from dpsu_core.errors import ParameterError
-from dpsu_core.mechanisms import Mechanism, mechanisms
+from dpsu_core.mechanisms import Mechanism, list_mechanisms
 from dpsu_core.params import PARAMS as SPECS
 
 PARAMS = {"max_items": 10, "alpha": 3.0}
 
 
 def test_each_mechanism_gets_only_its_params():
-    regs = mechanisms()
+    regs = list_mechanisms()
     assert regs["weighted-gaussian"].params_for(PARAMS) == {"max_items": 10}
     assert regs["policy-gaussian"].params_for(PARAMS) == PARAMS
 
@@ -41,7 +41,7 @@ def test_extra_keyword_only_constructor_argument_is_accepted():
 
 
 def test_params_for_fills_defaults_and_validates():
-    cls = mechanisms()["policy-gaussian"]
+    cls = list_mechanisms()["policy-gaussian"]
     assert cls.params_for({}) == {"max_items": SPECS["max_items"].default, "alpha": SPECS["alpha"].default}
     assert cls.params_for({"max_items": None, "alpha": 4}) == {"max_items": SPECS["max_items"].default, "alpha": 4.0}
     with pytest.raises(ParameterError, match="max_items"):
@@ -53,8 +53,8 @@ def test_params_for_fills_defaults_and_validates():
 
 
 def test_every_declared_parameter_has_a_spec_and_a_distinct_flag():
-    for cls in mechanisms().values():
+    for cls in list_mechanisms().values():
         assert [s.name for s in cls.param_specs()] == list(cls.param_names)
     flags = [s.cli for s in SPECS.values()]
     assert len(set(flags)) == len(flags) and all(f.startswith("--") for f in flags)
-    assert "public_source" in mechanisms()["gw-kt"].accepted_params()
+    assert "public_source" in list_mechanisms()["gw-kt"].accepted_params()

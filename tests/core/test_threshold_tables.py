@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from dpsu_core.errors import ParameterError
-from dpsu_core.mechanisms import Mechanism, mechanisms, registry
+from dpsu_core.mechanisms import Mechanism, list_mechanisms, registry
 from dpsu_core.threshold_tables import PUBLISHED_GW, thresholds_vs_epsilon, thresholds_vs_max_items
 
 COLUMNS = ["mechanism", "label", "family", "epsilon", "scale", "rho", "gamma"]
@@ -12,7 +12,7 @@ DELTA_REF = math.exp(-10)
 
 
 def set_union_names():
-    return [n for n, c in mechanisms().items() if c.kind == "set-union"]
+    return [n for n, c in list_mechanisms().items() if c.kind == "set-union"]
 
 
 def test_columns_and_one_row_per_mechanism_and_epsilon():
@@ -28,7 +28,7 @@ def test_columns_and_one_row_per_mechanism_and_epsilon():
 
 
 def test_spec_reference_values_eps3_delta_e10():
-    # algorithms.md section 2, epsilon = 3, delta = e^-10, Delta0 = 100.
+    # docs/algorithms.md §2, epsilon = 3, delta = e^-10, Delta0 = 100.
     df = thresholds_vs_epsilon([3.0], DELTA_REF, 100, 5.0).set_index("mechanism")
     assert df.loc["weighted-laplace", "rho"] == pytest.approx(4.6473, abs=1e-4)
     assert df.loc["policy-laplace", "rho"] == pytest.approx(4.6473, abs=1e-4)
@@ -39,7 +39,7 @@ def test_spec_reference_values_eps3_delta_e10():
     assert df.loc["count-laplace", "rho"] == pytest.approx(464.73, abs=1e-2)
     assert df.loc["count-gaussian", "scale"] == pytest.approx(13.3279, abs=1e-4)
     assert df.loc["count-gaussian", "rho"] == pytest.approx(68.237, abs=1e-3)
-    # GW/GW-KT in the capped form: 4.6956 at Delta0 = 100, 4.4001 at Delta0 = 30 (spec section 2)
+    # GW/GW-KT in the capped form: 4.6956 at Delta0 = 100, 4.4001 at Delta0 = 30 (docs/algorithms.md §4)
     df30 = thresholds_vs_epsilon([3.0], DELTA_REF, 30, 5.0).set_index("mechanism")
     for greedy in ("gw", "gw-kt"):
         assert df.loc[greedy, "rho"] == pytest.approx(4.6956, abs=1e-4)
@@ -53,7 +53,7 @@ def test_published_gw_reference_rows():
     assert list(pub.index) == [1.0, 3.0]
     assert pub.loc[3.0, "rho"] == pytest.approx(4.1023, abs=1e-4)
     assert pub["gamma"].isna().all()
-    assert "gw-published" not in mechanisms()  # a reference line, never a mechanism
+    assert "gw-published" not in list_mechanisms()  # a reference line, never a mechanism
     dm = thresholds_vs_max_items([1, 100], 3.0, DELTA_REF, 5.0, include_published_gw=True)
     assert (dm[dm["mechanism"] == PUBLISHED_GW]["rho"] == pub.loc[3.0, "rho"]).all()
     # the capped GW threshold grows with Delta0 and equals the published one at Delta0 = 1
@@ -66,7 +66,7 @@ def test_gamma_is_rho_plus_alpha_scale_for_policies_and_nan_otherwise():
     alpha = 3.5
     df = thresholds_vs_epsilon([0.7, 2.0], 1e-7, 50, alpha)
     for _, row in df.iterrows():
-        cls = mechanisms()[row["mechanism"]]
+        cls = list_mechanisms()[row["mechanism"]]
         if "alpha" in cls.param_names:
             assert row["gamma"] == pytest.approx(row["rho"] + alpha * row["scale"])
         else:
@@ -102,10 +102,23 @@ def test_vs_max_items_reference_table_and_count_growth():
 
 
 class _FakeGreedy(Mechanism):
-    """A GW-like mechanism that takes alpha but not max_items (rho from spec section 2)."""
+    """A GW-like mechanism that takes alpha but not max_items (the published GW rho, docs/algorithms.md §4)."""
 
     name, label, family = "fake-greedy", "Fake greedy", "laplace"
     param_names = ("alpha",)
+    order_free = False
+
+    @classmethod
+    def privacy_cost(cls, cal):
+        return None
+
+    @classmethod
+    def preview_stages(cls, cal, m_kept):
+        return None
+
+    @classmethod
+    def noise_quantities(cls, cal):
+        return [("Noise scale (λ)", cal.scale)]
 
     def calibrate(self):
         rho = 1 - math.log(2 * self.delta) / self.epsilon
@@ -116,12 +129,11 @@ class _FakeGreedy(Mechanism):
 
 
 def test_mechanism_with_other_params_gets_only_its_own(monkeypatch):
-    registry.mechanisms()  # load the real ones first
-    monkeypatch.setitem(registry._REGISTRY, _FakeGreedy.name, _FakeGreedy)
+    monkeypatch.setattr(registry, "MECHANISM_CLASSES", (*registry.MECHANISM_CLASSES, _FakeGreedy))
     df = thresholds_vs_max_items([1, 100, 300], 3.0, DELTA_REF, 2.0)
     fake = df[df["mechanism"] == "fake-greedy"]
     assert len(fake) == 3
-    assert fake["rho"].to_numpy() == pytest.approx([4.1023] * 3, abs=1e-4)  # GW rho, spec section 2
+    assert fake["rho"].to_numpy() == pytest.approx([4.1023] * 3, abs=1e-4)  # published GW rho, docs/algorithms.md §4
     assert fake["gamma"].to_numpy() == pytest.approx(fake["rho"].to_numpy() + 2.0 / 3.0)
     e = thresholds_vs_epsilon([1.0, 3.0], DELTA_REF, 100, 2.0)
     assert (e["mechanism"] == "fake-greedy").sum() == 2

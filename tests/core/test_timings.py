@@ -53,3 +53,33 @@ def test_phase_adds_up_only_when_on():
         pass
     assert set(timings.spent()) == {"start-up", "x"} and timings.spent()["x"] >= 0
     timings.start(False)
+
+
+def test_release_loads_neither_pandas_nor_scipy_special(tmp_path):
+    """What a release imports is part of its start-up time: pandas (0.15 s; pyarrow's to_numpy, pa.array and
+    Python scalars in compute calls load it) and scipy.special (0.2 s) are not needed for a CSV release with
+    a kept calibration. Run in a child process, so the test's own imports do not count."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    corpus = _corpus(tmp_path / "c.csv")
+    code = (
+        "import json, sys\n"
+        "from dpsu_core.cli import main\n"
+        f"argv = ['release', {str(corpus)!r}, '-m', 'policy-gaussian', '-e', '3', '-d', '1e-6', '-o', "
+        f"{str(tmp_path / 'o.csv')!r}]\n"
+        "codes = [main(argv), main(argv)]  # the first keeps the calibration, the second reads it back\n"
+        "print(json.dumps([codes, sorted(m for m in ('pandas', 'scipy.special') if m in sys.modules)]))\n"
+    )
+    env = {**os.environ, "DPSU_CACHE_DIR": str(tmp_path / "cache")}
+    fresh = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert json.loads(fresh.stdout.splitlines()[-1])[0] == [0, 0]
+    # the second process starts with the calibration kept on disk: the release's own path, nothing else
+    again = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert json.loads(again.stdout.splitlines()[-1]) == [[0, 0], []], again.stderr[-2000:]
+    # and the check can fail: the same process asked for a two-word corpus (n-grams build with pandas) has it
+    two = code.replace("'-o'", "'--max-n', '2', '-o'")
+    bigrams = subprocess.run([sys.executable, "-c", two], env=env, capture_output=True, text=True, check=True)
+    assert "pandas" in json.loads(bigrams.stdout.splitlines()[-1])[1]

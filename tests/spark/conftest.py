@@ -7,6 +7,35 @@ import csv
 import numpy as np
 import pytest
 
+EPS, DELTA = 4.0, 1e-4
+
+#: extra parameters per parallel mechanism (enough budget that something is released)
+_PARAMS = {
+    "weighted-laplace": {"epsilon": 100.0},
+    "count-laplace": {"epsilon": 400.0},
+    "dpne": {"max_n": 3, "eta": 0.05},
+    "dpsu-all": {"max_n": 3},
+    "dpsu-even": {"max_n": 3},
+    "dpsu-single": {"only_n": 2},
+}
+
+
+def _parallel() -> list[str]:
+    from dpsu_core.mechanisms.registry import list_mechanisms
+
+    return [name for name, cls in list_mechanisms().items() if cls.order_free]
+
+
+#: the mechanisms the Spark engine runs on the executors
+PARALLEL = _parallel()
+
+
+def parallel_mechanism(name: str, max_items: int):
+    """The test's instance of parallel mechanism ``name`` with Delta0 = ``max_items``."""
+    from dpsu_core.mechanisms.registry import get_mechanism
+
+    return get_mechanism(name, delta=DELTA, max_items=max_items, **{"epsilon": EPS, **_PARAMS.get(name, {})})
+
 
 @pytest.fixture(scope="session")
 def spark():

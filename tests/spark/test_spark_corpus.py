@@ -13,6 +13,7 @@ import pytest
 from dpsu_core.corpus import load_corpus
 from dpsu_core.engines.spark import load_spark_corpus
 from dpsu_core.errors import ColumnError, EmptyCorpusError, InputError
+from dpsu_core.wording import CLI_OPTIONS, speak
 
 from .conftest import corpus_rows
 
@@ -28,7 +29,38 @@ def _assert_same_corpus(local, spark_built):
         sp.rows_dropped_no_text,
         sp.rows_dropped_removed,
     )
-    assert {n for n in s.notes if "header" not in n} <= set(sp.notes)  # the header is taken, not detected
+    assert set(s.notes) <= set(sp.notes)  # the same header detection, drop counts and preprocessing notes
+    assert s.header == sp.header
+
+
+def test_headerless_csv_detected_like_the_local_reader(spark, tmp_path):
+    """No header row: both engines detect it from the first rows (the same rule) and read the same corpus."""
+    rows = [(u, t) for u, t in corpus_rows(n_users=20, seed=4) if u.strip() and t.strip()]
+    path = tmp_path / "nohead.csv"
+    path.write_text("".join(f'{u.strip()},"{t}"\n' for u, t in rows if '"' not in t), encoding="utf-8")
+    local = load_corpus(path, user_col=0, text_col=1)
+    built = load_spark_corpus(str(path), spark=spark, user_col=0, text_col=1)
+    assert not local.source.header.startswith("the first row is a header")
+    _assert_same_corpus(local, built.to_corpus())
+
+
+def test_the_distributed_corpus_is_not_a_corpus(spark_corpus3):
+    """A mechanism that reads the users' rows from what the Spark engine hands the parallel mechanisms gets an
+    error saying so, never an empty corpus; user ids stay on the executors as digests."""
+    from dpsu_core.corpus.model import Corpus
+    from dpsu_core.engines.keyed import SaltSource, string_keys
+    from dpsu_core.engines.spark import SparkRows
+    from dpsu_core.engines.spark_session import SparkError
+
+    view = SparkRows(spark_corpus3, SaltSource(seed=1))
+    assert not isinstance(spark_corpus3, Corpus) and not isinstance(view, Corpus)
+    assert view.n_items == spark_corpus3.n_items and view.n_users == spark_corpus3.n_users
+    with pytest.raises(SparkError, match="keeps on the executors"):
+        view.indptr  # noqa: B018
+    names = {u.strip() for u, _ in corpus_rows()} - {""}
+    ukeys = set(spark_corpus3.rows.select("ukey").toArrow().column("ukey").to_numpy().view(np.uint64).tolist())
+    assert len(ukeys) == spark_corpus3.n_users and ukeys <= set(string_keys(sorted(names)).tolist())
+    assert set(spark_corpus3.rows.columns) == {"ukey", "ufirst", "items", "counts"}
 
 
 def test_csv_trigrams_identical_to_local(spark_corpus3, local_corpus3):
@@ -66,8 +98,9 @@ def test_parquet_and_jsonl_with_options_identical_to_local(spark, tmp_path, fmt,
 
 
 def test_bad_input_says_what_to_fix(spark, tmp_path, csv_path):
-    with pytest.raises(InputError, match="--format"):
+    with pytest.raises(InputError, match="from its name; give") as err:
         load_spark_corpus(str(tmp_path / "posts.data"), spark=spark)
+    assert "--format" in speak(str(err.value), CLI_OPTIONS) and "--" not in str(err.value)  # named by the CLI
     with pytest.raises(InputError, match="check the path"):
         load_spark_corpus(str(tmp_path / "missing.csv"), spark=spark)
     with pytest.raises(ColumnError, match="no user column named 'who'"):

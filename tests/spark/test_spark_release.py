@@ -10,19 +10,22 @@ import numpy as np
 import pytest
 
 from dpsu_core.cli import main
-from dpsu_core.engines.keyed import SaltSource, sample_rows
-from dpsu_core.engines.spark import PARALLEL_MECHANISMS, load_spark_corpus, spark_release
+from dpsu_core.engines.keyed import SaltSource, sample_rows, string_keys
+from dpsu_core.engines.spark import load_spark_corpus, spark_release
 from dpsu_core.mechanisms.base import make_rng, noisy_threshold
 from dpsu_core.mechanisms.dpsu_step import weighted_update
-from dpsu_core.mechanisms.registry import get_mechanism, mechanisms
+from dpsu_core.mechanisms.registry import get_mechanism
 from dpsu_core.mechanisms.sampling import OrderedRows
 
-from .conftest import corpus_rows, write_csv
-
-EPS, DELTA = 4.0, 1e-4
-
+from .conftest import DELTA, EPS, PARALLEL, corpus_rows, parallel_mechanism, write_csv
 
 POWER = {"count": 0.0, "weighted-laplace": 1.0, "weighted-gaussian": 0.5}
+
+
+def _user_keys(spark_corpus):
+    """The users' BLAKE2b digests in the local engine's user order (first read position)."""
+    tab = spark_corpus.rows.orderBy("ufirst").select("ukey").toArrow()
+    return tab.column("ukey").to_numpy().view(np.uint64)
 
 
 def _core_update(corpus, update, kept_ptr, kept):
@@ -30,24 +33,11 @@ def _core_update(corpus, update, kept_ptr, kept):
     return weighted_update(rows, corpus.n_items, POWER[update])
 
 
-#: extra parameters per parallel mechanism (enough budget that something is released)
-_PARAMS = {
-    "weighted-laplace": {"epsilon": 100.0},
-    "count-laplace": {"epsilon": 400.0},
-    "dpne": {"max_n": 3, "eta": 0.05},
-    "dpsu-all": {"max_n": 3},
-    "dpsu-even": {"max_n": 3},
-    "dpsu-single": {"only_n": 2},
-}
-
-
-@pytest.mark.parametrize("name", [n for n in PARALLEL_MECHANISMS if n in mechanisms()])
+@pytest.mark.parametrize("name", PARALLEL)
 def test_parallel_release_identical_to_local(spark_corpus3, local_corpus3, name):
     """No row is longer than Delta0, so neither engine samples: same H (up to the order of float sums), and
     with the same noise stream the same release, item for item."""
-    longest = int(np.diff(local_corpus3.indptr).max())
-    params = {"epsilon": EPS, **_PARAMS.get(name, {})}
-    mech = get_mechanism(name, delta=DELTA, max_items=longest + 1, **params)
+    mech = parallel_mechanism(name, int(np.diff(local_corpus3.indptr).max()) + 1)
     got = spark_release(mech, spark_corpus3, seed=11)
     want = mech.release(local_corpus3, seed=11)
     assert got.n_released > 0
@@ -68,7 +58,9 @@ def test_sampled_histogram_and_release_match_the_core_on_the_same_keys(spark_cor
     corpus (same salt), and the release is the core's noisy threshold of that H with the same noise stream."""
     c = local_corpus3
     assert int(np.diff(c.indptr).max()) > 3
-    ptr, kept = sample_rows(c.indptr, c.items, np.arange(c.n_users), SaltSource(seed=5).next(), 3)
+    ptr, kept = sample_rows(
+        c.indptr, c.items, _user_keys(spark_corpus3), string_keys(c.vocab), SaltSource(seed=5).next(), 3
+    )
     want = _core_update(c, update, ptr, kept)
     got = spark_corpus3.histogram(max_items=3, power=POWER[update], salt=SaltSource(seed=5).next())
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)

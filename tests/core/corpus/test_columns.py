@@ -125,6 +125,8 @@ def test_column_facts():
     assert (f.rows, f.distinct, f.empty_share, f.mean_length) == (5, 2, 0.4, pytest.approx(8 / 3))
     assert f.numeric_share == pytest.approx(1 / 3)
     assert "2 distinct values in 5 rows, 40.0% empty, mean length 2.7" in f.describe("user")
+    g = column_facts(pa.array(["", None, "\u3000 ", "x y", "7"] * 3).slice(2, 11), "d")  # an offset view
+    assert (g.rows, g.distinct, g.empty_share, g.mean_length) == (11, 2, pytest.approx(7 / 11), 2.0)
 
 
 def test_column_warnings():
@@ -402,7 +404,7 @@ CASES = {
         "text",
         True,
         [],
-        {"naïve", "café", "日本語", "résumé"},
+        {"naïve", "café", "日本", "語", "résumé"},  # Han without kana: jieba's words (auto tokenizer)
         {"cafã", "naã", "sent"},
     ),
 }

@@ -70,7 +70,7 @@ def test_csv(tmp_path):
     check_expected(c)
     s = c.source
     assert (s.name, s.format, s.encoding, s.encoding_fallback) == ("p.csv", "csv", "utf-8", False)
-    assert (s.user_column, s.text_column, s.columns_guessed, s.tokenizer) == ("author", "body", True, "fast")
+    assert (s.user_column, s.text_column, s.columns_guessed, s.tokenizer) == ("author", "body", True, "auto")
     assert any("guessed" in n for n in s.notes) and any("[removed]" in n for n in s.notes)
 
 

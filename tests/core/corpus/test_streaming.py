@@ -236,6 +236,16 @@ def test_lower_table_is_arrows_lower_case():
     assert chr(table[ord("İ")]) == "i" and chr(table[ord("Ⱥ")]) == "ⱥ"  # one code point each, bytes may grow
 
 
+def test_shipped_lower_case_is_what_arrow_gives():
+    from dpsu_core.corpus import _char_table as shipped
+
+    built = charclass.build_lower_table()
+    if shipped.LOWER_PYARROW == pa.__version__:
+        assert np.array_equal(charclass.lower_table(), built), "regenerate: python -m dpsu_core.corpus.charclass"
+    changed = np.flatnonzero(built != np.arange(built.shape[0]))
+    assert 1000 < changed.shape[0] < 5000 and built[ord("A")] == ord("a")  # the table the file ships is small
+
+
 def test_shipped_character_classes_match_the_rule():
     built = charclass.build_char_classes()
     if unicodedata.unidata_version == __import__("dpsu_core.corpus._char_table", fromlist=["x"]).UNICODE_VERSION:
@@ -261,6 +271,19 @@ def test_interner_gives_dense_ids_in_order_of_first_sight_and_grows():
         first.setdefault(v, len(first))
     assert ids.tolist() == [first[v] for v in values + extra]
     assert intern.strings().to_pylist() == list(first)
+
+
+@pytest.mark.parametrize("pylist_max", [0, 1_000_000])  # Arrow's to_numpy, and the Python-list path
+def test_interner_objects_are_its_strings_as_python_str(monkeypatch, pylist_max):
+    from dpsu_core.corpus import intern as intern_module
+
+    monkeypatch.setattr(intern_module, "PYLIST_MAX", pylist_max)
+    table = Interner(capacity=4)
+    values = ["b", "", "é 漢字", "b", "a-much-longer-string"] + [f"w{i}" for i in range(3000)]
+    table.add_strings(pa.array(values))
+    got = table.objects()
+    assert got.dtype == object and got.shape == (len(table),)
+    assert got.tolist() == list(dict.fromkeys(values)) and all(type(x) is str for x in got)
 
 
 def test_interner_merge_maps_the_other_tables_ids():

@@ -37,7 +37,7 @@ def test_streamed_parallel_tokens_equal_one_thread(monkeypatch, prep, workers, b
     monkeypatch.setattr(tk, "_PARALLEL_MIN_BYTES", 1)  # split even small batches across the workers
     texts = _texts(6000, seed=workers * 10 + batches)
     whole = pa.array(texts, type=pa.string())
-    reference = tokenize(whole, prep=prep, workers=1)
+    reference = tokenize(whole, tokenizer="fast", prep=prep, workers=1)
     with TokenStream("fast", prep, workers=workers) as stream:
         for part in np.array_split(np.arange(len(texts)), batches):
             stream.submit(whole.slice(int(part[0]), len(part)))

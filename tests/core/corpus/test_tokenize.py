@@ -46,7 +46,7 @@ def test_fast_default_preprocessing_lowercases_strips_urls_and_symbols():
 
 
 def test_unicode_letters_digits_and_marks_are_word_characters():
-    out = run(["Ünïcode café 日本語 x\u0301y ٣ 😀 \u00a0 ok"], prep=NO_PREP)
+    out = run(["Ünïcode café 日本語 x\u0301y ٣ 😀 \u00a0 ok"], prep=NO_PREP, tokenizer="fast")  # auto: test_segment
     assert out == [["Ünïcode", "café", "日本語", "x\u0301y", "٣", "ok"]]
 
 
@@ -88,11 +88,11 @@ def test_treebank_and_fast_agree_on_plain_words():
 
 
 def test_unknown_tokenizer_is_a_parameter_error():
-    with pytest.raises(ParameterError, match="fast, treebank"):
+    with pytest.raises(ParameterError, match="auto, fast, treebank, char-ngrams"):
         check_tokenizer("spacy")
     with pytest.raises(ParameterError):
         tokenize(pa.array(["a"]), tokenizer="nope")
-    assert TOKENIZERS == ("fast", "treebank")
+    assert TOKENIZERS == ("auto", "fast", "treebank", "char-ngrams")
 
 
 def test_removed_and_blank_masks():

@@ -20,7 +20,7 @@ from dpsu_core.mechanisms import dpne as dpne_mod
 from dpsu_core.mechanisms import dpsu_step
 from dpsu_core.mechanisms.base import noisy_threshold as base_noisy_threshold
 from dpsu_core.mechanisms.dpne import DPNE, DPSUAll, DPSUEven, DPSUSingle, level_threshold, noise_schedule
-from dpsu_core.mechanisms.registry import get_mechanism, mechanisms
+from dpsu_core.mechanisms.registry import get_mechanism, list_mechanisms
 from dpsu_core.privacy.thresholds import gaussian_scale
 
 
@@ -132,7 +132,7 @@ def noise_schedule_unrounded(sigma, T, schedule, ratio):
 
 @pytest.mark.parametrize("T, c", [(6, 0.8), (3, 0.8), (4, 1.25)])
 def test_geometric_schedule_closed_form(T, c):
-    # written out from spec section 4: sigma_k = c^(k-1) sigma_1 and sum_k 1/sigma_k^2 = 1/sigma^2
+    # written out from docs/algorithms.md §5: sigma_k = c^(k-1) sigma_1 and sum_k 1/sigma_k^2 = 1/sigma^2
     sigma = 4.2
     sigma1 = sigma * math.sqrt(sum(c ** (-2 * j) for j in range(T)))
     expect = [sigma1 * c ** (k - 1) for k in range(1, T + 1)]
@@ -410,7 +410,7 @@ def test_eta_too_large_is_a_parameter_error(monkeypatch):
 
 # --------------------------------------------------------------------------- baselines
 def test_baselines_registered_with_their_parameters():
-    regs = mechanisms()
+    regs = list_mechanisms()
     want = {
         "dpne": ("max_items", "max_n", "eta", "pruning", "schedule", "schedule_ratio"),
         "dpsu-all": ("max_items", "max_n"),

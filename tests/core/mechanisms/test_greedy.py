@@ -1,4 +1,4 @@
-"""GW and GW-KT (Carvalho et al. 2022) in the capped form of spec section 3a: calibration, the capped GU
+"""GW and GW-KT (Carvalho et al. 2022) in the capped form of docs/algorithms.md §4: calibration, the capped GU
 update against Algorithm 2 on each user's first Delta0 items, the candidate set and l1-sensitivity on
 coupled neighbouring corpora, the tie-breaking rule, weight-0 candidates, and the lone-user Monte Carlo."""
 
@@ -24,7 +24,7 @@ from dpsu_core.mechanisms.greedy import (
     public_rank,
     user_visit_order,
 )
-from dpsu_core.mechanisms.registry import get_mechanism, mechanisms
+from dpsu_core.mechanisms.registry import get_mechanism, list_mechanisms
 from dpsu_core.mechanisms.sampling import rows_from_lists
 from dpsu_core.privacy import rho_greedy, rho_greedy_published
 from tests.helpers import exceed_probability, lone_user_release_rate, neighbouring_rows
@@ -35,7 +35,7 @@ KEYS = item_hash_keys(np.array([f"item{i}" for i in range(N_ITEMS)], dtype=objec
 
 # --------------------------------------------------------------------------- calibration
 def test_registered_names_and_labels():
-    regs = mechanisms()
+    regs = list_mechanisms()
     assert regs["gw"].label == "GW" and regs["gw-kt"].label == "GW-KT"
     assert regs["gw"].param_names == ("max_items", "alpha") and regs["gw-kt"].param_names == ("max_items", "alpha")
 
@@ -45,7 +45,7 @@ def test_registered_names_and_labels():
 def test_calibration_matches_spec(name, max_items, rho_ref):
     eps, delta, alpha = 3.0, math.exp(-10), 3.0
     cal = get_mechanism(name, epsilon=eps, delta=delta, alpha=alpha, max_items=max_items).calibrate()
-    assert cal.rho == pytest.approx(rho_ref, abs=5e-5)  # spec section 2 reference values
+    assert cal.rho == pytest.approx(rho_ref, abs=5e-5)  # docs/algorithms.md §2 reference values
     assert cal.rho == pytest.approx(math.log((math.exp(eps) + max_items - 1) / (2 * delta)) / eps, rel=1e-11)
     assert cal.noise == "laplace"
     assert cal.scale == pytest.approx(1 / 3) and cal.scale >= 1 / 3
@@ -161,7 +161,7 @@ def _reference_order(items, counts, rank, keys, secret):
 
 
 def _reference_capped_gu(rows, n_items, gamma, keys, secret, max_items, rank=None):
-    """Spec 3a written out literally: S_i = first Delta0 in order; Algorithm 2 (sets S and O) on S_i;
+    """docs/algorithms.md §4 written out literally: S_i = first Delta0 in order; Algorithm 2 (sets S and O) on S_i;
     candidates = union of the S_i."""
     h = np.zeros(n_items)
     cand = np.zeros(n_items, dtype=bool)

@@ -11,7 +11,7 @@ from scipy.stats import norm
 
 from dpsu_core.corpus.build import corpus_from_token_lists
 from dpsu_core.errors import ParameterError
-from dpsu_core.mechanisms import dpsu_step, get_mechanism, mechanisms
+from dpsu_core.mechanisms import dpsu_step, get_mechanism, list_mechanisms
 from dpsu_core.mechanisms import pcr as pcr_mod
 from dpsu_core.mechanisms.base import noisy_threshold as base_noisy_threshold
 from dpsu_core.mechanisms.pcr import (
@@ -179,7 +179,7 @@ def _easy_corpus():
 
 
 def test_pcr_registered_and_counts_close_to_truth():
-    assert mechanisms()["pcr"].kind == "count"
+    assert list_mechanisms()["pcr"].kind == "count"
     corpus = _easy_corpus()
     m = get_mechanism("pcr", epsilon=4.0, delta=1e-6, eps_star=0.05)
     truth = {"a": 600, "b": 450, "c": 300}
@@ -280,11 +280,13 @@ def test_pcr_calibration_shows_budget_split():
     d = cal.details
     assert d["delta_zcdp"] + d["delta_conversion"] == pytest.approx(1e-6)
     assert zcdp_to_dp_epsilon(d["rho_zcdp"], d["delta_conversion"]) == pytest.approx(1.0, rel=1e-12)
-    # delta_* derived: delta_zcdp / (largest number of steps rho_zcdp allows) = delta_zcdp / (8 rho/eps*^2 - 1)
+    # delta_* derived from delta alone: delta_zcdp / (10^7 hits + 1,100 bottoms), written out here
+    cap = 10_000_000 + 1_100
+    assert d["delta_star"] == pytest.approx(d["delta_zcdp"] / cap, rel=1e-12)
+    assert Fraction(d["delta_star"]) * cap <= Fraction(d["delta_zcdp"])  # exactly
+    # rho binds first: the steps rho allows (8 rho/eps*^2 - 1) are fewer than the cap
     steps = math.floor(8 * d["rho_zcdp"] / 0.0005**2) - 1
-    assert d["max_gumbel_steps"] == steps
-    assert d["delta_star"] == pytest.approx(d["delta_zcdp"] / steps, rel=1e-12)
-    assert Fraction(d["delta_star"]) * steps <= Fraction(d["delta_zcdp"])  # exactly
+    assert d["max_gumbel_steps"] == steps < cap
     ds = d["delta_star"]
     assert d["first_threshold"] == pytest.approx(1 + math.log(1e4 / ds) / 0.0005)
     # the Gumbel scale and the count noise std under their own names
@@ -345,7 +347,7 @@ def test_pcr_ignores_items_nobody_uses():
 def test_bounded_counts_calibration():
     m = get_mechanism("bounded-counts", epsilon=2.0, delta=1e-6, max_items=16)
     d = m.calibrate().details
-    assert mechanisms()["bounded-counts"].kind == "count"
+    assert list_mechanisms()["bounded-counts"].kind == "count"
     # Gaussian counts at (eps/2, delta/2) with l2-sensitivity sqrt(Delta0)
     assert gaussian_delta(d["count_sigma"], 1.0, math.sqrt(16)) == pytest.approx(5e-7, rel=1e-6)
     assert d["count_epsilon"] + d["selection_epsilon"] == pytest.approx(2.0)
@@ -453,3 +455,60 @@ def test_bounded_counts_noise_is_the_calibrated_gaussian():
 
 def test_relative_error_threshold_formula():
     assert relative_error_threshold(10.0, 0.1) == pytest.approx(210.0)
+
+
+# --------------------------------------------------------------------------- epsilon over its whole range
+EPS_RANGE = [1e-3, 1e-2, 0.1, 0.5, 1.0, 3.0, 10.0, 100.0, 1e4, 1e6, 1e12, 1e50, 1e100, 1e200, 1e300]
+
+
+def _range_mechanism(eps, delta=1e-6):
+    """PCR at ``eps`` with the default eps_* where the budget allows it, else the largest that fits (eps_*^2/4 <=
+    rho/4): below about epsilon = 0.003 the default first step alone would cost more than the whole budget."""
+    from dpsu_core.privacy.zcdp import approx_zcdp_budget
+
+    rho = approx_zcdp_budget(eps, delta).rho
+    return get_mechanism("pcr", epsilon=eps, delta=delta, eps_star=min(0.0005, math.sqrt(rho)))
+
+
+def test_count_noise_std_is_finite_and_never_grows_with_epsilon():
+    stds, thresholds = [], []
+    for eps in EPS_RANGE:
+        d = _range_mechanism(eps).calibrate().details
+        assert 0 < d["delta_star"] and math.isfinite(d["count_noise_std_first"]) and math.isfinite(d["first_threshold"])
+        assert 1 <= d["max_gumbel_steps"] <= pcr_mod.PCR_STEP_CAP
+        stds.append(d["count_noise_std_first"])
+        thresholds.append(d["first_threshold"])
+    assert all(b <= a for a, b in zip(stds, stds[1:])), stds
+    assert all(b <= a for a, b in zip(thresholds, thresholds[1:])), thresholds
+    # the issue's figures at delta = 1e-6 under the earlier rule were 5,205 (eps 3), 7,308 (1e6), 36,168 (1e100)
+    at = dict(zip(EPS_RANGE, stds))
+    assert at[3.0] == at[1e6] == at[1e100] < 5400
+
+
+@pytest.mark.parametrize("eps", [1e-3, 1.0, 1e6, 1e300])
+def test_release_over_the_epsilon_range(eps):
+    """Finite noisy counts at every epsilon. The frequent words (600, 450, 300 users) are released: all three at
+    epsilon >= 1e6, the first at 1; at 1e-3 the Gumbel threshold is far above any count and the release is empty."""
+    corpus = _easy_corpus()
+    rel = _range_mechanism(eps).release(corpus)
+    assert np.all(np.isfinite(rel.count_std)) and np.all(np.isfinite(rel.noisy_counts))
+    lg = rel.diagnostics.extra["ledger"]
+    assert lg.delta_spent <= rel.calibration.details["delta_zcdp"] and np.all(np.isfinite(lg.eps))
+    if eps >= 1e6:
+        assert set(rel.items.tolist()) == {"a", "b", "c"}  # and nobody's own word
+    elif eps >= 1.0:
+        assert "a" in set(rel.items.tolist()) <= {"a", "b", "c"}
+    else:
+        assert rel.n_released == 0
+
+
+def test_epsilon_above_its_bound_is_one_clear_error():
+    with pytest.raises(ParameterError, match="epsilon must be at most 1e[+]300"):
+        get_mechanism("pcr", epsilon=1e301, delta=1e-6)
+    with pytest.raises(ParameterError, match="at most 1e[+]300"):
+        get_mechanism("weighted-gaussian", epsilon=float("1.1e300"), delta=1e-6)
+
+
+def test_derived_delta_star_is_one_clear_error_when_delta_underflows():
+    with pytest.raises(ParameterError, match="too small for PCR's derived delta_star"):
+        get_mechanism("pcr", epsilon=1.0, delta=1e-310).calibrate()

@@ -130,7 +130,7 @@ def test_policy_spends_the_whole_budget_unless_all_reach_gamma(update, case):
         prev = cur
 
 
-# --------------------------------------------------------------------------- hand-worked updates (spec section 3)
+# --------------------------------------------------------------------------- hand-worked updates (docs/algorithms.md §3)
 def test_l1_descent_worked_example():
     # Gamma = 1. User 1 holds {0}: 0 rises by its full budget 1 -> reaches Gamma exactly.
     # User 2 holds {0, 1, 2}: 0 is at Gamma (skipped); 1 and 2 rise by 1/2 each.

@@ -1,4 +1,4 @@
-"""DP-SIPS (spec section 8): per-round calibration, composition, rounds never re-release, lone-user bound."""
+"""DP-SIPS (docs/algorithms.md §7): per-round calibration, composition, rounds never re-release, lone-user bound."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def sips(epsilon=1.0, delta=1e-5, **params):
 
 
 def independent_rounds(eps, delta, m, rounds, r):
-    """Spec section 8 written out from scratch: mu from the Gaussian-DP curve at delta' = delta/2, shares
+    """docs/algorithms.md §7 written out from scratch: mu from the Gaussian-DP curve at delta' = delta/2, shares
     f_i ~ r^(I-i), rho_i = f_i mu^2/2, sigma_i = 1/sqrt(2 rho_i), delta_i = f_i delta/2, T_i by its max over t."""
 
     def gdp_delta(mu):
@@ -43,11 +43,11 @@ def independent_rounds(eps, delta, m, rounds, r):
 
 # --------------------------------------------------------------------------- calibration
 def test_spec_reference_values():
-    # spec section 8: eps 1, delta 1e-5 (5e-6 / 5e-6), I = 3, r = 0.3, Delta0 = 100
+    # docs/algorithms.md §7: eps 1, delta 1e-5 (5e-6 / 5e-6), I = 3, r = 0.3, Delta0 = 100
     d = sips(max_items=100).calibrate().details
     assert d["mu_gdp"] == pytest.approx(0.2575, abs=5e-5)
     np.testing.assert_allclose(d["sigma_i"], [15.264, 8.361, 4.579], atol=5e-4)
-    # recomputed: 88.695 / 46.910 / 24.765 (the spec prints T_1 rounded up to 88.70)
+    # recomputed: 88.695 / 46.910 / 24.765 (older notes printed T_1 rounded up to 88.70)
     np.testing.assert_allclose(d["threshold_i"], [88.70, 46.91, 24.77], atol=6e-3)
     assert d["delta_thresholds"] == d["delta_conversion"] == 5e-6
 
@@ -176,3 +176,36 @@ def test_lone_user_items_released_with_probability_at_most_delta(n_unique):
     exact = 1 - miss
     assert exact <= DELTA_MC / 2 * (1 + 1e-9)  # the thresholds' share delta/2
     assert est.contains(exact), (est, exact)
+
+
+def test_round_budgets_are_rounded_to_the_private_side_exactly():
+    """Over 400 parameter sets the per-round shares, summed in exact arithmetic (Fractions of the floats), never
+    exceed what they split: sum_i delta_i <= delta/2 and sum_i 1/sigma_i^2 <= 1/sigma^2 (the plain products
+    f_i * delta/2 overshoot in a good share of such sets: ``over`` counts them, so the check is not vacuous)."""
+    from fractions import Fraction
+
+    from dpsu_core.privacy.gaussian import round_down_shares, round_up_composition
+    from dpsu_core.privacy.thresholds import gaussian_scale
+
+    rng = np.random.default_rng()
+    checked = over = 0
+    for eps in (0.3, 1.0, 3.0, 8.0):
+        for delta in (1e-5, 1e-7, math.exp(-10), 3.7e-9, 1e-12):
+            for rounds in (2, 3, 4, 7, 11):
+                for r in rng.uniform(0.05, 1.0, size=4):
+                    f = sips_mod.round_fractions(rounds, float(r))
+                    sigma = gaussian_scale(eps, delta)
+                    sig = round_up_composition(sigma / np.sqrt(f), sigma)
+                    dlt = round_down_shares(delta / 2, f)
+                    over += sum(Fraction(float(d)) for d in f * (delta / 2)) > Fraction(delta / 2)
+                    assert sum(Fraction(float(d)) for d in dlt) <= Fraction(delta / 2)
+                    assert sum(1 / Fraction(float(s)) ** 2 for s in sig) <= 1 / Fraction(sigma) ** 2
+                    # and by at most a few ulps: the shares are still the shares
+                    np.testing.assert_allclose(dlt, f * delta / 2, rtol=1e-14)
+                    np.testing.assert_allclose(sig, sigma / np.sqrt(f), rtol=1e-14)
+                    checked += 1
+    assert checked == 400 and over > 0
+    # the calibration uses exactly these roundings
+    d = sips(3.0, math.exp(-10), max_items=50, rounds=7, ratio=0.37).calibrate().details
+    assert sum(Fraction(x) for x in d["delta_i"]) <= Fraction(d["delta_thresholds"])
+    assert sum(1 / Fraction(s) ** 2 for s in d["sigma_i"]) <= 1 / Fraction(gaussian_scale(3.0, math.exp(-10))) ** 2

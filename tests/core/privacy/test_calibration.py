@@ -1,4 +1,4 @@
-"""Calibration of the set-union mechanisms: spec section 2 reference values, the analytic
+"""Calibration of the set-union mechanisms: docs/algorithms.md §2 reference values, the analytic
 Gaussian mechanism against dp-accounting, each mechanism's calibrate() against the closed
 forms, and parameter validation."""
 
@@ -14,7 +14,7 @@ import pytest
 from scipy.stats import norm
 
 from dpsu_core.errors import DpsuError, ParameterError
-from dpsu_core.mechanisms.registry import get_mechanism, mechanisms
+from dpsu_core.mechanisms.registry import get_mechanism, list_mechanisms
 from dpsu_core.privacy import (
     analytic_gaussian_sigma,
     gaussian_delta,
@@ -41,7 +41,7 @@ SET_UNION = [
 ]
 
 
-# --------------------------------------------------------------------------- spec section 2 reference values
+# --------------------------------------------------------------------------- docs/algorithms.md §2 reference values
 @pytest.mark.parametrize(
     "max_items, rho_lap, rho_gauss",
     [
@@ -66,7 +66,7 @@ def test_scale_and_count_reference_values():
     assert math.sqrt(100) * gaussian_scale(EPS, DELTA) == pytest.approx(13.3279, abs=1e-4)
     assert rho_count_gaussian(EPS, DELTA, 100) == pytest.approx(68.237, abs=1e-3)
     assert rho_greedy_published(EPS, DELTA) == pytest.approx(4.1023, abs=1e-4)
-    assert rho_greedy(EPS, DELTA, 100) == pytest.approx(4.6956, abs=1e-4)  # capped GW (spec section 3a)
+    assert rho_greedy(EPS, DELTA, 100) == pytest.approx(4.6956, abs=1e-4)  # capped GW (docs/algorithms.md §4)
     assert rho_greedy(EPS, DELTA, 30) == pytest.approx(4.4001, abs=1e-4)
 
 
@@ -185,8 +185,11 @@ def test_calibration_does_not_depend_on_data_or_calls():
 
 def test_rho_weighted_gaussian_sigma_is_the_general_form():
     sigma = gaussian_scale(1.0, 1e-6)
-    assert rho_weighted_gaussian_sigma(sigma, 1e-6, 30) == rho_weighted_gaussian(1.0, 1e-6, 30)
-    assert rho_weighted_gaussian_sigma(2 * sigma, 1e-6, 30) > rho_weighted_gaussian(1.0, 1e-6, 30)
+    # the threshold's own delta is passed as is: delta/2 of the (1.0, 1e-6) budget
+    assert rho_weighted_gaussian_sigma(sigma, 30, delta_threshold=0.5e-6) == rho_weighted_gaussian(1.0, 1e-6, 30)
+    assert rho_weighted_gaussian_sigma(2 * sigma, 30, delta_threshold=0.5e-6) > rho_weighted_gaussian(1.0, 1e-6, 30)
+    # a larger threshold delta gives a lower threshold: nothing is halved behind the caller's back
+    assert rho_weighted_gaussian_sigma(sigma, 30, delta_threshold=1e-6) < rho_weighted_gaussian(1.0, 1e-6, 30)
 
 
 def test_thresholds_stable_at_tiny_delta():
@@ -255,7 +258,7 @@ def test_valid_edge_parameters_accepted():
     get_mechanism(
         "policy-gaussian", epsilon=np.float64(2.0), delta=np.float32(1e-3), max_items=np.int64(5), alpha=3
     ).calibrate()
-    assert set(SET_UNION) <= set(mechanisms())
+    assert set(SET_UNION) <= set(list_mechanisms())
 
 
 @pytest.mark.parametrize(

@@ -116,7 +116,7 @@ def test_rho_event_probability_is_within_its_delta_share(eps, delta):
         # count Gaussian: Delta0 items of weight 1, sigma for l2 sqrt(Delta0), share delta/2
         sig_c = mp.mpf(gaussian_scale(eps, delta, count_l2_sensitivity(m)))
         assert _event(mp.ncdf(-(mp.mpf(rho_count_gaussian(eps, delta, m)) - 1) / sig_c), m) <= d / 2
-        # capped GW (spec 3a): new candidates carry weights summing to <= 1 over at most Delta0 items; the
+        # capped GW (docs/algorithms.md §4): new candidates carry weights summing to <= 1 over at most Delta0 items; the
         # union bound is largest at one weight 1 and Delta0 - 1 weights 0
         r_gw = mp.mpf(rho_greedy(eps, delta, m))
         assert _lap_tail(r_gw - 1, lam) + (m - 1) * _lap_tail(r_gw, lam) <= d

@@ -1,4 +1,4 @@
-"""zCDP <-> DP conversions (spec section 5) against their closed forms, written out here independently."""
+"""zCDP <-> DP conversions (docs/algorithms.md §6) against their closed forms, written out here independently."""
 
 import math
 

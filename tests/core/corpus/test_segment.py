@@ -1,0 +1,164 @@
+"""The auto tokenizer: words by script (jieba, SudachiPy, PyThaiNLP newmm, character n-grams), the fast
+tokenizer's exact tokens on space-separated text, the char-ngrams tokenizer, and what is reported."""
+
+from __future__ import annotations
+
+import csv
+import sys
+
+import jieba
+import numpy as np
+import pyarrow as pa
+import pytest
+from pythainlp.tokenize import word_tokenize
+from sudachipy import Dictionary, SplitMode
+
+from dpsu_core.cli import main
+from dpsu_core.corpus import segment
+from dpsu_core.corpus import tokenize as tk
+from dpsu_core.corpus.segment import char_ngrams, clusters
+from dpsu_core.corpus.tokenize import Preprocessing, TokenStream, tokenize
+
+CHINESE = ["我爱北京天安门", "今天天气很好", "研究生命的起源", "他来到了网易杭研大厦", "小明硕士毕业于中国科学院计算所"]
+JAPANESE = ["東京都に住んでいます", "今日はいい天気ですね", "外国人参政権について議論した", "すもももももももものうち"]
+THAI = ["ภาษาไทยง่ายนิดเดียว", "ฉันรักประเทศไทย", "วันนี้อากาศดีมาก"]
+SPACED = [
+    "Alpha", "beta", "don't", "'quoted'", "ΔΈΛΤΑ", "straße", "İstanbul", "ǅemal", "ﬁne", "naïve", "nai\u0308ve",
+    "😀", "👍🏽", "x1", "42", "...", "foo-bar", "ÅNGSTRÖM", "עברית", "العربية", "한국어", "сегодня", "हिन्दी",
+    "zero\u200bwidth", "it’s", "<b>bold</b>", "&amp;", "http://x.org/a", "www.y.com",
+]  # fmt: skip
+
+
+def _posts(tok) -> list[list[str]]:
+    return [list(tok.unigrams[tok.codes[a:b]]) for a, b in zip(tok.post_ptr[:-1], tok.post_ptr[1:])]
+
+
+def run(texts, **kw) -> list[list[str]]:
+    return _posts(tokenize(pa.array(texts, type=pa.string()), **kw))
+
+
+def _random_posts(words, n, seed):
+    rng = np.random.default_rng(seed)
+    seps = [" ", "  ", "\t", "\n", ", ", "—", " (", ") ", "。", "！"]
+    return [
+        "".join(str(rng.choice(words)) + str(rng.choice(seps)) for _ in range(int(rng.integers(0, 20))))
+        for _ in range(n)
+    ]
+
+
+def test_chinese_words_are_jiebas():
+    assert run(CHINESE) == [jieba.lcut(s) for s in CHINESE]
+    assert run(["我爱北京天安门"]) == [["我", "爱", "北京", "天安门"]]
+
+
+def test_japanese_words_are_sudachis_mode_c():
+    sudachi = Dictionary(dict="core").tokenizer(mode=SplitMode.C)
+    assert run(JAPANESE, prep=Preprocessing(lowercase=False)) == [
+        [m.surface() for m in sudachi.tokenize(s)] for s in JAPANESE
+    ]
+    assert run(["東京は日本の首都です"]) == [["東京", "は", "日本", "の", "首都", "です"]]
+
+
+def test_thai_words_are_newmms():
+    assert run(THAI) == [word_tokenize(s, engine="newmm", keep_whitespace=False) for s in THAI]
+
+
+def test_mixed_script_post_segments_each_part():
+    tweet = "今日はTokyoで🍣を食べた！ #foodie https://t.co/xyz 2024年 ภาษาไทย"
+    assert run([tweet]) == [["今日", "は", "tokyo", "で", "を", "食べ", "た", "foodie", "2024", "年", "ภาษาไทย"]]
+    keep = Preprocessing(lowercase=False, strip_urls=False, strip_symbols=False)
+    got = run(["北京Tokyo🍣"], prep=keep)
+    assert got == [["北京", "Tokyo", "🍣"]]
+
+
+@pytest.mark.parametrize("prep", [Preprocessing(), Preprocessing(lowercase=False, strip_symbols=False)])
+def test_space_separated_text_is_tokenized_exactly_as_fast(prep):
+    texts = _random_posts(SPACED, 3000, seed=7)
+    assert run(texts, prep=prep) == run(texts, prep=prep, tokenizer="fast")
+
+
+def test_khmer_lao_burmese_become_character_ngrams_of_clusters():
+    khmer = "ខ្ញុំស្រឡាញ់"
+    words = run([khmer, "ພາສາລາວ", "မြန်မာ"])
+    assert words[0] == char_ngrams(khmer, 2) and words[1] == char_ngrams("ພາສາລາວ", 2)
+    assert clusters("ខ្ញុំ") == ["ខ្ញុំ"]  # a letter, its subscript and its vowel sign are one character
+    assert all(len(clusters(w)) == 2 for post in words for w in post)
+    assert run(["ພາສາລາວ"], char_ngrams=3) == [char_ngrams("ພາສາລາວ", 3)]
+
+
+def test_char_ngrams_tokenizer_cuts_every_fast_word():
+    texts = ["Hello world, it's 2024", "北京天安门"]
+    fast = run(texts, tokenizer="fast")
+    got = run(texts, tokenizer="char-ngrams", char_ngrams=3)
+    assert got == [[g for w in post for g in char_ngrams(w, 3)] for post in fast]
+    assert got[0][:3] == ["hel", "ell", "llo"] and "it'" in got[0] and got[1][0] == "北京天"
+
+
+@pytest.mark.parametrize("workers, batches", [(2, 1), (2, 3)])
+def test_streamed_parallel_auto_equals_one_thread(monkeypatch, workers, batches):
+    monkeypatch.setattr(tk, "_PARALLEL_MIN_BYTES", 1)
+    texts = _random_posts(SPACED + CHINESE + JAPANESE + THAI + ["ខ្ញុំស្រឡាញ់"], 2000, seed=batches)
+    whole = pa.array(texts, type=pa.string())
+    reference = tokenize(whole, workers=1)
+    with TokenStream("auto", Preprocessing(), workers=workers) as stream:
+        for part in np.array_split(np.arange(len(texts)), batches):
+            stream.submit(whole.slice(int(part[0]), len(part)))
+        got = stream.finish()
+    assert _posts(got) == _posts(reference)
+
+
+def test_worker_processes_give_the_same_words(monkeypatch):
+    monkeypatch.setattr(segment, "PROCESS_MIN_BYTES", 1)
+    monkeypatch.setattr(segment, "_CHUNK_BYTES", 2000)  # several tasks for the two processes
+    texts = _random_posts(CHINESE + JAPANESE + THAI + SPACED, 400, seed=3)
+    in_process = run(texts, workers=1)
+    with TokenStream("auto", Preprocessing(), workers=1) as stream:
+        stream.submit(pa.array(texts, type=pa.string()))
+        got = _posts(stream.finish())
+        assert stream._processes is not None  # the two worker processes did run
+    assert got == in_process
+
+
+def test_detection_shares_and_segmenters():
+    with TokenStream("auto", Preprocessing(), workers=1) as stream:
+        stream.submit(pa.array(["我爱北京天安门", "東京は日本の首都です", "hello world", "ภาษาไทย"]))
+        tok = stream.finish()
+        det = stream.detection
+    assert det.segmented == {"Chinese", "Japanese", "Thai"} and not det.missing
+    assert sum(det.script_tokens.values()) == tok.n_tokens == 4 + 6 + 2 + 1
+    assert det.script_tokens["Latin"] == 2 and det.script_tokens["Thai"] == 1
+    notes = det.notes(2)
+    assert notes[0].startswith("scripts detected (share of tokens): ") and "Latin 15.4%" in notes[0]
+    assert "Chinese text segmented into words with jieba" in notes
+
+
+def test_missing_segmenter_falls_back_to_ngrams_and_says_so(monkeypatch):
+    monkeypatch.setitem(sys.modules, "jieba", None)  # import jieba raises ImportError: as if not installed
+    monkeypatch.setattr(segment, "_segmenters", {})
+    with TokenStream("auto", Preprocessing(), workers=1) as stream:
+        stream.submit(pa.array(["我爱北京", "hello"]))
+        got = _posts(stream.finish())
+        notes = stream.detection.notes(2)
+    assert got == [["我爱", "爱北", "北京"], ["hello"]]
+    assert any("Chinese text found but its segmenter (jieba) is not installed" in n for n in notes)
+
+
+def test_cli_releases_chinese_words_and_reports_detection(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    rows = ["user,text"]
+    for u in range(300):
+        rows.append(f"u{u},{''.join(rng.choice(CHINESE, 3))}")
+    src = tmp_path / "zh.csv"
+    src.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    out = tmp_path / "out.csv"
+    code = main(["release", str(src), "-m", "policy-laplace", "-e", "3", "-d", "1e-4", "-o", str(out)])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    with out.open(encoding="utf-8", newline="") as f:
+        items = {row["item"] for row in csv.DictReader(f)}
+    assert {"北京", "天安门", "今天天气", "中国科学院"} <= items
+    assert (
+        "segmentation (raw data, not private): scripts detected (share of tokens): Han (Chinese characters) 100.0%"
+        in err
+    )
+    assert "segmentation (raw data, not private): Chinese text segmented into words with jieba" in err

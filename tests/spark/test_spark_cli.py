@@ -1,0 +1,25 @@
+"""The CLI with ``--engine spark`` run as cron, pipx or an IDE run it: the interpreter by its path, the
+virtual environment not activated (PATH holds another ``python3``, one without any package), and a failure
+inside Spark reported in one line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from .test_spark_cluster import _release_argv, bare_python, child_env
+
+BASE_PATH = "/usr/bin:/bin"
+
+
+def test_cli_runs_without_the_environment_activated(csv_path, tmp_path):
+    """The Python workers run the driver's interpreter, not the ``python3`` first on PATH."""
+    bare = bare_python(tmp_path / "other")
+    env = child_env(PATH=f"{bare.parent}:{BASE_PATH}")
+    cli = [sys.executable, "-m", "dpsu_core.cli"]
+    local = subprocess.run(cli + _release_argv(csv_path, tmp_path / "local.csv"), env=env, capture_output=True)
+    assert local.returncode == 0, local.stderr
+    argv = _release_argv(csv_path, tmp_path / "spark.csv") + ["--engine", "spark", "--spark-master", "local[2]"]
+    proc = subprocess.run(cli + argv, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (tmp_path / "spark.csv").read_bytes() == (tmp_path / "local.csv").read_bytes()
