@@ -12,7 +12,9 @@ so GW-KT's public order is all ties there: its order is the keyed hash alone. sy
 sets (issue 2: "de-duplicated per user"), so GW's own counts are all 1 and its order is the keyed hash
 too. ``gw_variants`` gives GW at Delta0 = 30 and on the variant whose per-user counts keep the Zipf draws'
 multiplicities (``synthetic_200k(keep_counts=True)``): the order then puts each user's repeated, i.e. most
-common, words first.
+common, words first. ``frontier`` (issue 17; docs/policy_sips.md) measures Policy Gaussian, DP-SIPS and Policy
+DP-SIPS side by side at alpha 3 and 5, with the tuned delta split and with each other's round shares, against
+the goal of 30,000 items.
 """
 
 from __future__ import annotations
@@ -56,6 +58,69 @@ def _gw_variants(corpus, runs: int) -> dict:
     }
 
 
+def measure(
+    corpus, name: str, params: dict, runs: int, floor: float, *, epsilon: float = EPSILON, delta: float = DELTA
+) -> dict:
+    """One mechanism at these parameters: a warm-up release, then ``runs`` timed releases (items, recovered mass
+    over all n-gram lengths)."""
+    mech = get_mechanism(name, epsilon=epsilon, delta=delta, **params)
+    t = time.perf_counter()
+    mech.release(corpus)  # warm-up (numba compile / cache load, per-corpus caches)
+    first = time.perf_counter() - t
+    counts, masses, times = [], [], []
+    for _ in range(runs):
+        t = time.perf_counter()
+        rel = mech.release(corpus)
+        times.append(time.perf_counter() - t)
+        counts.append(rel.n_released)
+        mass = missing_mass(corpus, rel).set_index("n")["recovered_mass"]
+        masses.append(float(mass.loc[0]))  # n = 0: every length together
+    med = statistics.median(times)
+    n_mean, n_sd = _mean_sd(counts)
+    m_mean, m_sd = _mean_sd(masses)
+    return {
+        "params": params,
+        "released_mean": round(n_mean, 1),
+        "released_sd": round(n_sd, 1),
+        "recovered_mass_mean": round(m_mean, 4),
+        "recovered_mass_sd": round(m_sd, 4),
+        "release_seconds_median": round(med, 4),
+        "x_floor": round(med / floor, 2),
+        "first_run_seconds": round(first, 3),
+        "meets_time_target": med <= TARGET_SECONDS,
+    }
+
+
+#: issue 17 (docs/policy_sips.md): Policy Gaussian, DP-SIPS and Policy DP-SIPS side by side, at alpha 3 (the rows
+#: above) and 5, with the tuned delta split (privacy/tuning.py; Policy DP-SIPS with one round is Policy Gaussian)
+#: and with DP-SIPS's budget shares (r = 0.3) against Policy DP-SIPS's (r = 0.02)
+FRONTIER: dict[str, tuple[str, dict]] = {
+    "policy-gaussian alpha 5": ("policy-gaussian", {"alpha": 5.0}),
+    "policy-gaussian alpha 3, tuned split": ("policy-sips", {"alpha": 3.0, "rounds": 1, "delta_split": "tuned"}),
+    "policy-gaussian alpha 5, tuned split": ("policy-sips", {"alpha": 5.0, "rounds": 1, "delta_split": "tuned"}),
+    "dp-sips r 0.02": ("dp-sips", {"ratio": 0.02}),
+    "policy-sips alpha 5 (defaults: I 3, r 0.02)": ("policy-sips", {"alpha": 5.0}),
+    "policy-sips alpha 5, I 2": ("policy-sips", {"alpha": 5.0, "rounds": 2}),
+    "policy-sips alpha 5, tuned split": ("policy-sips", {"alpha": 5.0, "delta_split": "tuned"}),
+    "policy-sips alpha 5, r 0.3 (DP-SIPS's shares)": ("policy-sips", {"alpha": 5.0, "round_ratio": 0.3}),
+}
+TARGET_FRONTIER_ITEMS = 30_000
+
+
+def _frontier(corpus, runs: int, floor: float) -> dict:
+    rows = {
+        key: {"mechanism": name, **measure(corpus, name, {"max_items": MAX_ITEMS, **params}, runs, floor)}
+        for key, (name, params) in FRONTIER.items()
+    }
+    best = max(rows, key=lambda k: rows[k]["released_mean"])
+    return {
+        "rows": rows,
+        "best": best,
+        "target_items": TARGET_FRONTIER_ITEMS,
+        "meets_target": rows[best]["released_mean"] >= TARGET_FRONTIER_ITEMS,
+    }
+
+
 def run(runs: int = RUNS) -> dict:
     t0 = time.perf_counter()
     corpus = synthetic_200k()
@@ -74,37 +139,12 @@ def run(runs: int = RUNS) -> dict:
     out["floor_seconds"] = round(floor, 4)
     for name, cls in list_mechanisms().items():
         params = {k: v for k, v in SHARED.items() if k in cls.param_names}
-        mech = get_mechanism(name, epsilon=EPSILON, delta=DELTA, **params)
-        t = time.perf_counter()
-        mech.release(corpus)  # warm-up (numba compile / cache load, per-corpus caches)
-        first = time.perf_counter() - t
-        counts, masses, times = [], [], []
-        for _ in range(runs):
-            t = time.perf_counter()
-            rel = mech.release(corpus)
-            times.append(time.perf_counter() - t)
-            counts.append(rel.n_released)
-            masses.append(float(missing_mass(corpus, rel)["recovered_mass"].iloc[0]))
-        med = statistics.median(times)
-        n_mean, n_sd = _mean_sd(counts)
-        m_mean, m_sd = _mean_sd(masses)
-        row = {
-            "label": cls.label,
-            "kind": cls.kind,
-            "params": params,
-            "released_mean": round(n_mean, 1),
-            "released_sd": round(n_sd, 1),
-            "recovered_mass_mean": round(m_mean, 4),
-            "recovered_mass_sd": round(m_sd, 4),
-            "release_seconds_median": round(med, 4),
-            "x_floor": round(med / floor, 2),
-            "first_run_seconds": round(first, 3),
-            "meets_time_target": med <= TARGET_SECONDS,
-        }
+        row = {"label": cls.label, "kind": cls.kind, **measure(corpus, name, params, runs, floor)}
         if name in TARGET_ITEMS:
             row["target_items"] = TARGET_ITEMS[name]
-            row["meets_item_target"] = n_mean >= TARGET_ITEMS[name]
+            row["meets_item_target"] = row["released_mean"] >= TARGET_ITEMS[name]
         out["mechanisms"][name] = row
+    out["frontier"] = _frontier(corpus, runs, floor)
     out["gw_variants"] = _gw_variants(corpus, runs)
     out["targets"] = {
         "release_seconds_max": TARGET_SECONDS,

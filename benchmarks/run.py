@@ -41,12 +41,15 @@ SECTIONS = {
     "floor": "benchmarks.bench_floor",  # dpsu end to end as a multiple of an Arrow read + split (issue 20)
     "floor_10m": "benchmarks.bench_floor_10m",
     "segment": "benchmarks.bench_segment",  # auto vs fast MB/s per script; items released on synthetic Chinese
+    "frontier_msnbc": "benchmarks.bench_frontier_msnbc",  # Policy DP-SIPS beside Policy Gaussian and DP-SIPS on MSNBC
 }
 # sections run only when named: scale_10m needs about 12 GB, spark about 8 GB (and Java 17)
 OPT_IN = {"scale_10m", "floor_10m", "spark"}
 # data files a section needs: the runner refuses the section without them rather than replace committed
 # MSNBC figures with a "skipped" (the other sections run without the shared folder)
-NEEDS: dict[str, list[Path]] = {name: [MSNBC] for name in ("msnbc", "ingest", "pcr_metrics", "kernels")}
+NEEDS: dict[str, list[Path]] = {
+    name: [MSNBC] for name in ("msnbc", "ingest", "pcr_metrics", "kernels", "frontier_msnbc")
+}
 
 _CHILD = """
 import json, sys, importlib

@@ -132,7 +132,7 @@ PARAMS: dict[str, ParamSpec] = {
             "I (DP-SIPS rounds)",
             "int",
             3,
-            "DP-SIPS runs this many weighted-Gaussian rounds, each without the items already released; e.g. 3",
+            "DP-SIPS (and Policy DP-SIPS) run this many rounds, each without the items already released; e.g. 3",
             "--rounds",
             minimum=1,
             maximum=20,
@@ -146,6 +146,28 @@ PARAMS: dict[str, ParamSpec] = {
             "--ratio",
             minimum=1e-6,
             maximum=1.0,
+        ),
+        ParamSpec(
+            "round_ratio",
+            "r (Policy DP-SIPS budget ratio)",
+            "float",
+            0.02,
+            "Policy DP-SIPS gives round i the share r^(I-i) of the budget, in (0, 1]; a small r makes the first "
+            "rounds cheap passes that release the most common items, so the last round's users spend their Δ0 "
+            "and budget on the rest; 0.02 released the most on synthetic-200k (benchmarks/RESULTS.md)",
+            "--round-ratio",
+            minimum=1e-6,
+            maximum=1.0,
+        ),
+        ParamSpec(
+            "delta_split",
+            "δ split (noise / threshold)",
+            "choice",
+            "half",
+            "how delta is shared between the Gaussian noise and the threshold: 'half' gives each delta/2; 'tuned' "
+            "picks the share that minimises the cutoff Gamma, from the parameters alone (privacy unchanged)",
+            "--delta-split",
+            choices=("half", "tuned"),
         ),
         ParamSpec(
             "only_n",

@@ -14,6 +14,7 @@ from .base import Mechanism
 from .dpne import DPNE, DPSUAll, DPSUEven, DPSUSingle
 from .greedy import Gw, GwKt
 from .pcr import BoundedCounts, PrivateCountRelease
+from .policy_sips import PolicySips
 from .setunion import (
     CountGaussian,
     CountLaplace,
@@ -41,6 +42,7 @@ MECHANISM_CLASSES: tuple[type[Mechanism], ...] = (
     PolicyLaplace,
     PolicyGaussian,
     DpSips,
+    PolicySips,
 )
 
 

@@ -172,7 +172,8 @@ def test_one_bad_byte_decodes_one_row():
     at = _upload("one_bad_byte.csv")
     assert any("1 row was not valid UTF-8" in c.value for c in at.caption)
     corpus = _load(at)
-    assert {"café", "naïve", "résumé", "日本語"} <= _vocab(corpus) and corpus.source.encoding_fallback_rows == 1
+    # the kanji-only "日本語" is segmented as Chinese by the auto tokenizer (jieba: 日本 + 語)
+    assert {"café", "naïve", "résumé", "日本", "語"} <= _vocab(corpus) and corpus.source.encoding_fallback_rows == 1
 
 
 def test_upload_survives_a_visit_to_another_page():

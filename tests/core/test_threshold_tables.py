@@ -68,7 +68,13 @@ def test_gamma_is_rho_plus_alpha_scale_for_policies_and_nan_otherwise():
     for _, row in df.iterrows():
         cls = list_mechanisms()[row["mechanism"]]
         if "alpha" in cls.param_names:
-            assert row["gamma"] == pytest.approx(row["rho"] + alpha * row["scale"])
+            # rounds (Policy DP-SIPS): rho and gamma are round 1's, so gamma adds round 1's sigma_1
+            cal = cls(
+                epsilon=row["epsilon"], delta=1e-7, **cls.params_for({"max_items": 50, "alpha": alpha})
+            ).calibrate()
+            assert row["rho"] == cal.rho and row["scale"] == cal.scale
+            sigma = cal.details.get("sigma_i", [row["scale"]])[0]
+            assert row["gamma"] == pytest.approx(row["rho"] + alpha * sigma)
         else:
             assert np.isnan(row["gamma"])
 

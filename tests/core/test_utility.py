@@ -73,7 +73,15 @@ MC_CASES = [
     ("count-gaussian", {"max_items": 2}, 2),
     ("gw", {"alpha": 3.0, "max_items": 3}, 3),
     ("dp-sips", {"max_items": 4}, 1),  # holders hold only the item: nothing else can be released before it
+    ("policy-sips", {"max_items": 4, "alpha": 1.0, "round_ratio": 0.5}, 1),  # ... and each round caps it at Γ_i
 ]
+
+
+def test_one_round_policy_sips_previews_as_policy_gaussian():
+    a = utility_preview(get_mechanism("policy-gaussian", epsilon=3, delta=1e-6, max_items=50).calibrate(), 20)
+    b = utility_preview(get_mechanism("policy-sips", epsilon=3, delta=1e-6, max_items=50, rounds=1).calibrate(), 20)
+    assert a.users_needed == b.users_needed and a.ceiling == pytest.approx(b.ceiling, rel=1e-12)
+    assert has_preview("policy-sips") and "Γ_i" in b.assumptions
 
 
 @pytest.mark.parametrize("name,params,m", MC_CASES)

@@ -87,7 +87,7 @@ def test_registry_is_an_explicit_list_and_the_package_function_is_not_shadowed()
     import dpsu_core
     import dpsu_core.mechanisms as pkg
 
-    assert list(list_mechanisms()) == [c.name for c in MECHANISM_CLASSES] and len(MECHANISM_CLASSES) == 15
+    assert list(list_mechanisms()) == [c.name for c in MECHANISM_CLASSES] and len(MECHANISM_CLASSES) == 16
     assert dpsu_core.list_mechanisms is registry.list_mechanisms  # a function, not the subpackage
     assert dpsu_core.mechanisms is pkg and not callable(pkg)
     assert mechanism_class("gw") is list_mechanisms()["gw"]
@@ -144,3 +144,30 @@ def test_a_new_mechanism_needs_its_module_and_one_registry_line(monkeypatch, cap
     corpus = corpus_from_token_lists([["a"]] * 400)
     rel = toy.release(corpus)
     assert list(rel.items) == ["a"] and isinstance(rel.diagnostics.weights, np.ndarray)
+
+
+def test_no_module_outside_the_mechanisms_switches_on_a_mechanism_name():
+    """No comparison with a mechanism's name (``== "pcr"``, ``in ("gw", "gw-kt")``) outside dpsu_core/mechanisms/:
+    what a mechanism means is read from its class's traits."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    names = set(list_mechanisms())
+    files = [root / "app.py", *(root / "pages").glob("*.py")]
+    files += [f for f in (root / "dpsu_core").rglob("*.py") if "mechanisms" not in f.relative_to(root).parts]
+
+    def named(node: ast.AST) -> bool:
+        if isinstance(node, ast.Constant):
+            return node.value in names
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return any(named(e) for e in node.elts)
+        return False
+
+    hits = [
+        f"{f.relative_to(root)}:{node.lineno}"
+        for f in files
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Compare) and any(named(x) for x in [node.left, *node.comparators])
+    ]
+    assert hits == []

@@ -1,0 +1,292 @@
+"""Policy DP-SIPS: DP-SIPS's rounds with a Policy Gaussian pass inside each round (docs/policy_sips.md).
+
+Round i = 1..I: every item released in an earlier round is removed from every user's set; the users are
+visited in a fresh uniformly random order; each keeps at most Delta0 of its remaining items (a fresh
+uniform sample) and applies the l2-descent update of Policy Gaussian (Gopi et al. 2020, Algorithm 6)
+toward the round's cutoff Gamma_i = T_i + alpha sigma_i; the items with H_i + N(0, sigma_i^2) > T_i are
+released. DP-SIPS (Swanberg, Desfontaines & Haney 2023; ``sips``) runs the same rounds with the weighted
+Gaussian update; Policy Gaussian is the case I = 1.
+
+Calibration (public, ``round_calibration``). delta = delta_noise + delta_thr (``privacy.tuning``: the two
+halves by default, or the split that minimises the last round's threshold T_I with ``delta_split="tuned"``).
+sigma is the analytic-Gaussian noise for (epsilon, delta_noise) at l2-sensitivity 1, i.e. mu = 1/sigma in
+Gaussian DP. Round i gets the share f_i = r^(I-i) / sum_j r^(I-j): sigma_i >= sigma / sqrt(f_i) with
+sum_i 1/sigma_i^2 <= 1/sigma^2, and delta_i <= f_i delta_thr with sum_i delta_i <= delta_thr (both sums
+checked in exact rational arithmetic, every rounding toward safety);
+T_i = max_{t <= Delta0} [1/sqrt(t) + sigma_i Phi^-1((1 - delta_i)^(1/t))] and Gamma_i = T_i + alpha sigma_i.
+
+Why it is private (neighbours D and D' = D + u; the full argument is docs/policy_sips.md).
+1. One round, given the earlier rounds' outputs (public). The removed items, the order and the samples
+   of the users of D are coupled between D and D' (u is inserted somewhere in the order). Gopi et al.'s
+   Theorem 1.1 with their Lemma 5.2 (the l2-descent step is l2-contractive: each user moves H an l2
+   distance <= 1 toward (Gamma_i, ..., Gamma_i) and two histograms never move apart): on the items of
+   supp(H_i(D)), ||H_i(D') - H_i(D)||_2 <= 1 (the property test checks it on random coupled neighbours).
+   The items with H_i(D) = 0 < H_i(D') are u's alone (only a holder's step touches an item); they all
+   start at gap Gamma_i, so u's step gives each of its t such items at most 1/sqrt(t), and one of them
+   crosses T_i with probability <= 1 - Phi((T_i - 1/sqrt(t)) / sigma_i)^t <= delta_i by the choice of T_i
+   (Gopi et al., proof of Theorem 5.1). Restricted to supp(H_i(D)) the round is a Gaussian mechanism of
+   l2-sensitivity 1 with noise sigma_i: (1/sigma_i)-GDP.
+2. Rounds compose adaptively: the restricted rounds are mu-GDP with mu^2 = sum_i 1/sigma_i^2 <= 1/sigma^2,
+   which is (epsilon, delta_noise)-DP by the choice of sigma; the event that some round releases one of u's
+   lone items has probability <= sum_i delta_i <= delta_thr, and Gopi et al.'s Lemma 2.1 adds it in both
+   directions: (epsilon, delta_noise + delta_thr) <= (epsilon, delta). This is DP-SIPS's argument with Policy
+   Gaussian's contractivity in place of the weighted update's sensitivity; it never uses
+   delta_noise = delta_thr, which is why the split may be chosen.
+
+Default shares r = 0.02 (``round_ratio``): the early rounds are cheap passes that release the most common
+items, so in the last round (about 98% of mu^2) users with more than Delta0 items sample among the rest.
+
+The pass is a sequential numba kernel over the CSR (the l2-descent depends on the order): it filters each
+user's row by the still-unreleased items, samples and updates in one pass, with no per-user Python.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+import numba
+import numpy as np
+
+from ..corpus.model import Corpus
+from ..errors import ParameterError
+from ..privacy.cost import ZcdpCost, gaussian_costs_sum
+from ..privacy.gaussian import analytic_gaussian_sigma, raise_until
+from ..privacy.norms import descent_budget
+from ..privacy.thresholds import cutoff, rho_weighted_gaussian_sigma
+from ..privacy.tuning import TUNED, DeltaSplit, best_split, split_delta
+from ..privacy.zcdp import gaussian_zcdp
+from .base import Calibration, Diagnostics, Mechanism, ReleaseParts, noisy_threshold, progress_step
+from .sampling import OrderedRows, sample_in_place
+from .setunion import _l2_step
+from .sips import round_fractions
+from .traits import Stage, Stages, scale_quantity
+
+
+# --------------------------------------------------------------------------- calibration
+def _round_sigmas(sigma: float, f: np.ndarray) -> list[float]:
+    """sigma_i >= sigma / sqrt(f_i), rounded up until sum_i 1/sigma_i^2 <= 1/sigma^2 exactly."""
+    sig = [
+        raise_until(sigma / math.sqrt(fi), lambda s, fi=fi: Fraction(s) ** 2 * Fraction(fi) >= Fraction(sigma) ** 2)
+        for fi in f.tolist()
+    ]
+    while sum(1 / Fraction(s) ** 2 for s in sig) > 1 / Fraction(sigma) ** 2:
+        sig = [math.nextafter(s, math.inf) for s in sig]
+    return sig
+
+
+def _round_deltas(delta_thr: float, f: np.ndarray) -> list[float]:
+    """delta_i <= f_i delta_thr, rounded down until sum_i delta_i <= delta_thr exactly."""
+    dlt = [float(fi * delta_thr) for fi in f.tolist()]
+    while sum(Fraction(d) for d in dlt) > Fraction(delta_thr):
+        dlt = [math.nextafter(d, 0.0) for d in dlt]
+    return dlt
+
+
+def round_calibration(
+    epsilon: float, split: DeltaSplit, max_items: int, alpha: float, rounds: int, ratio: float
+) -> dict[str, Any]:
+    """Per-round sigma_i, delta_i, T_i and Gamma_i for this delta split and the shares f_i ~ ratio^(I-i)
+    (public: parameters only). With one round it is Policy Gaussian at this split."""
+    sigma = analytic_gaussian_sigma(epsilon, split.delta_noise)  # mu = 1/sigma at l2-sensitivity 1
+    f = round_fractions(rounds, ratio)
+    sig = _round_sigmas(sigma, f)
+    dlt = _round_deltas(split.delta_threshold, f)
+    if min(dlt) <= 0.0:  # f_1 * delta_thr below the smallest float
+        raise ParameterError(
+            f"delta ({split.delta_threshold + split.delta_noise:.3g}) is too small to share over {rounds} rounds at "
+            f"round ratio {ratio:g}: round 1's share of it is below the smallest float; use fewer rounds or a "
+            "larger round_ratio"
+        )
+    # round i's threshold event has probability <= delta_i (docs/algorithms.md §2)
+    thr = [rho_weighted_gaussian_sigma(s, max_items, delta_threshold=d) for s, d in zip(sig, dlt)]
+    gam = [cutoff(t, alpha, s) for t, s in zip(thr, sig)]
+    return {
+        "sigma": sigma,
+        "mu_gdp": 1.0 / sigma,
+        "noise_share": split.noise_share,
+        "delta_noise": split.delta_noise,
+        "delta_thresholds": split.delta_threshold,
+        "fraction_i": f.tolist(),
+        "sigma_i": sig,
+        "delta_i": dlt,
+        "threshold_i": thr,
+        "gamma_i": gam,
+    }
+
+
+def choose_split(
+    epsilon: float, delta: float, max_items: int, alpha: float, rounds: int, ratio: float, how: str
+) -> DeltaSplit:
+    """The delta split: two halves (``how="half"``) or, with ``how="tuned"``, the share of ``privacy.tuning``'s
+    grid that minimises the last round's threshold T_I (the round with the largest budget share; with one
+    round, Policy Gaussian's rho). Public: a function of the parameters only."""
+    if how != TUNED:
+        return split_delta(delta, 0.5)
+
+    def last_threshold(split: DeltaSplit) -> float:
+        return float(round_calibration(epsilon, split, max_items, alpha, rounds, ratio)["threshold_i"][-1])
+
+    return best_split(delta, last_threshold)[0]
+
+
+# --------------------------------------------------------------------------- the pass
+@numba.njit(cache=True, nogil=True)
+def _policy_round(indptr, items, order, keep, max_items, longest, n_items, gamma, budget, rng):
+    """One round over users in ``order``: each row filtered to the items where ``keep`` is True, sampled down
+    to max_items when longer (``sample_in_place``, uniforms from ``rng``; max_items = 0 keeps all), then the
+    l2-descent step toward ``gamma``. Returns the round's histogram H_i."""
+    h = np.zeros(n_items, dtype=np.float64)
+    sel = np.empty(longest, dtype=np.int64)
+    u = np.empty(max(min(max_items, longest), 1), dtype=np.float64)
+    for r in range(order.shape[0]):
+        row = order[r]
+        n = 0
+        for j in range(indptr[row], indptr[row + 1]):
+            if keep[items[j]]:
+                sel[n] = j
+                n += 1
+        if max_items > 0 and n > max_items:
+            for j in range(min(max_items, n - max_items)):
+                u[j] = rng.random()
+            sample_in_place(sel, n, u, 0, max_items)
+            n = max_items
+        if n > 0:
+            _l2_step(h, items, sel, n, gamma, budget)
+    return h
+
+
+def policy_round_histogram(
+    corpus: Corpus, rng: np.random.Generator, max_items: int, gamma: float, keep: np.ndarray
+) -> np.ndarray:
+    """H_i of one round: users in a fresh uniform order, rows filtered by ``keep``, <= Delta0 kept, l2-descent."""
+    longest = max(int(corpus.row_lengths.max()) if corpus.n_users else 1, 1)
+    return _policy_round(
+        corpus.indptr,
+        corpus.items,
+        rng.permutation(corpus.n_users).astype(np.int64),
+        np.asarray(keep, dtype=np.bool_),
+        int(max_items),
+        longest,
+        corpus.n_items,
+        float(gamma),
+        descent_budget(min(int(max_items), longest), gamma),
+        rng,
+    )
+
+
+def policy_round_update(rows: OrderedRows, n_items: int, gamma: float, keep: np.ndarray) -> np.ndarray:
+    """The same kernel over rows already ordered and sampled (the coupling of the sensitivity tests)."""
+    n = rows.n_rows
+    longest = max(int(np.diff(rows.indptr).max()) if n else 1, 1)
+    return _policy_round(
+        rows.indptr,
+        rows.items,
+        np.arange(n, dtype=np.int64),
+        np.asarray(keep, dtype=np.bool_),
+        0,
+        longest,
+        int(n_items),
+        float(gamma),
+        descent_budget(longest, gamma),
+        np.random.default_rng(0),  # unused: max_items = 0 samples nothing
+    )
+
+
+# --------------------------------------------------------------------------- the mechanism
+class PolicySips(Mechanism):
+    name, label, family = "policy-sips", "Policy DP-SIPS (iterated policy Gaussian)", "gaussian"
+    param_names = ("max_items", "alpha", "rounds", "round_ratio", "delta_split")
+    summary = (
+        "I rounds of Policy Gaussian (l2-descent toward Γ_i = T_i + ασ_i), each over the items not yet released; "
+        "round i gets the share r^(I-i) of the Gaussian budget, composed as in DP-SIPS. Sequential: one user order "
+        "per round."
+    )
+    order_free = False  # each round visits the users in one random order (the l2-descent is sequential)
+
+    @classmethod
+    def privacy_cost(cls, cal: Calibration) -> ZcdpCost:
+        """As DP-SIPS: round i is a Gaussian mechanism of noise sigma_i on the items of supp(H_i(D)) (rho_i =
+        1/(2 sigma_i^2), the rho add as Gaussian DP), plus the threshold events of total probability <=
+        delta_thresholds."""
+        d = cal.details
+        return gaussian_costs_sum([gaussian_zcdp(float(s)) for s in d["sigma_i"]], float(d["delta_thresholds"]))
+
+    @classmethod
+    def noise_quantities(cls, cal: Calibration) -> list[tuple[str, float]]:
+        return scale_quantity(cal)
+
+    @classmethod
+    def preview_stages(cls, cal: Calibration, m_kept: int) -> Stages:
+        d = cal.details
+        w = 1.0 / math.sqrt(m_kept)
+        rounds = tuple(
+            Stage("gaussian", float(sig), float(thr), w, float(cap), round=True)
+            for sig, thr, cap in zip(d["sigma_i"], d["threshold_i"], d["gamma_i"])
+        )
+        return Stages(
+            rounds,
+            f"+1/√m per kept holder in each of {len(rounds)} rounds, up to that round's Γ_i (each round samples "
+            "afresh; the holder's other items assumed not yet released), released if any round passes its threshold",
+        )
+
+    def calibrate(self) -> Calibration:
+        p = self.params
+        args = (p["max_items"], p["alpha"], p["rounds"], p["round_ratio"])
+        split = choose_split(self.epsilon, self.delta, *args, p["delta_split"])
+        rc = round_calibration(self.epsilon, split, *args)
+        sigma = rc.pop("sigma")
+        return self._calibration(
+            "gaussian",
+            sigma,
+            rc["threshold_i"][0],
+            rc["gamma_i"][0],
+            l2_sensitivity=1.0,
+            **rc,
+            # the ledger's cost: the Gaussian rounds compose to mu-GDP with mu^2 = 1/sigma^2 = 2 rho_zcdp;
+            # the threshold events spend delta_thresholds
+            rho_zcdp=raise_until(0.5 / (sigma * sigma), lambda x: Fraction(x) >= 1 / (2 * Fraction(sigma) ** 2)),
+            delta_zcdp=split.delta_threshold,
+            composition=(
+                "rounds compose adaptively: the Gaussian parts are mu-GDP with mu^2 = sum_i 1/sigma_i^2 <= "
+                "1/sigma^2, (epsilon, delta_noise)-DP; the threshold events add sum_i delta_i <= delta_thresholds"
+            ),
+            threshold_note="rho and Gamma shown are round 1's T_1 and Gamma_1; round i uses threshold_i[i], gamma_i[i]",
+        )
+
+    def _release(self, corpus: Corpus, rng: np.random.Generator, cal: Calibration, progress) -> ReleaseParts:
+        d = cal.details
+        m, rounds = int(self.params["max_items"]), int(self.params["rounds"])
+        remaining = np.ones(corpus.n_items, dtype=bool)
+        released: list[np.ndarray] = []
+        per_round: list[dict[str, Any]] = []
+        first_h: np.ndarray | None = None
+        for i in range(rounds):
+            progress_step(progress, i / rounds, f"round {i + 1} of {rounds}: Policy Gaussian pass over all users")
+            sigma_i, t_i, g_i = float(d["sigma_i"][i]), float(d["threshold_i"][i]), float(d["gamma_i"][i])
+            h = policy_round_histogram(corpus, rng, m, g_i, remaining)
+            ids = noisy_threshold(h, rng, "gaussian", sigma_i, t_i)
+            remaining[ids] = False  # released items never re-enter a later round
+            released.append(ids)
+            if first_h is None:
+                first_h = h
+            per_round.append(
+                dict(
+                    round=i + 1,
+                    sigma=sigma_i,
+                    threshold=t_i,
+                    gamma=g_i,
+                    candidates=int(np.count_nonzero(h)),
+                    released=ids.size,
+                )
+            )
+        progress_step(progress, 1.0, "done")
+        note = (
+            "NOT private: 'weights' is round 1's histogram H_1 and 'candidates' counts items with H_i > 0, both "
+            "computed from the raw data (the released count per round is part of the private output)"
+        )
+        return ReleaseParts(
+            np.concatenate(released).astype(np.int64),
+            Diagnostics(weights=first_h, extra={"rounds": per_round, "note": note}),
+        )
