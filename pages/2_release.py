@@ -129,6 +129,7 @@ if "public_source" in cls.accepted_params():
             try:
                 with st.spinner("Reading and tokenizing the public file…"):
                     opts = pub.options(LoadOptions(max_n=corpus.max_n))
+                    pub.upload.survey = None  # free the preview's reading before the load
                     state.public_corpus = load_upload(pub.upload.raw, pub.upload.name, opts)
                 state.public_corpus_key = (pub.upload.digest, pub.upload.name)
                 state.public_corpus_options = pub.reading

@@ -167,6 +167,7 @@ def load_upload_into_session(options: LoadOptions) -> None:
     state = app_state()
     assert state.upload is not None
     name = state.upload.name
+    state.upload.survey = None  # the preview's reading of every column goes before the load needs the memory
     try:
         with st.status("Reading and tokenizing the file…", expanded=False) as status:
             corpus = load_upload(state.upload.raw, name, options)
