@@ -42,6 +42,7 @@ SECTIONS = {
     "floor_10m": "benchmarks.bench_floor_10m",
     "segment": "benchmarks.bench_segment",  # auto vs fast MB/s per script; items released on synthetic Chinese
     "frontier_msnbc": "benchmarks.bench_frontier_msnbc",  # Policy DP-SIPS beside Policy Gaussian and DP-SIPS on MSNBC
+    "preview": "benchmarks.bench_preview",  # the Corpus page's whole-file column facts as a share of the load
 }
 # sections run only when named: scale_10m needs about 12 GB, spark about 8 GB (and Java 17)
 OPT_IN = {"scale_10m", "floor_10m", "spark"}
