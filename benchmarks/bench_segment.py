@@ -21,7 +21,8 @@ import pandas as pd
 
 from dpsu_core.corpus import load_corpus
 
-SIZES = {"zh": 20.0, "ja": 10.0, "th": 5.0, "en": 20.0}  # MB of text
+SIZES = {"zh": 20.0, "ja": 5.0, "th": 3.0, "en": 20.0}  # MB of text
+REPEATS = {"en": 3}  # quick loads: the best of alternating runs (a shared machine's noise); the others run once
 SPACED = {"en"}
 PUNCT = {"zh": ("，", "。"), "ja": ("、", "。"), "th": (" ", " "), "en": (",", ".")}
 
@@ -95,8 +96,13 @@ def run() -> dict:
             text_mb = float(posts["body"].str.encode("utf-8").str.len().sum()) / 1e6
             row = {"text_mb": round(text_mb, 2), "posts": int(posts.shape[0])}
             del posts
+            best = {"auto": float("inf"), "fast": float("inf")}
+            for _ in range(REPEATS.get(lang, 1) - 1):
+                for tokenizer in best:
+                    best[tokenizer] = min(best[tokenizer], _load(path, tokenizer)[0])
             for tokenizer in ("auto", "fast"):
                 seconds, corpus = _load(path, tokenizer)
+                seconds = min(seconds, best[tokenizer])
                 row[f"{tokenizer}_seconds"] = round(seconds, 3)
                 row[f"{tokenizer}_mb_per_s"] = round(text_mb / seconds, 2)
                 row[f"{tokenizer}_vocabulary"] = int(corpus.n_items)
@@ -111,7 +117,10 @@ def run() -> dict:
             row["auto_over_fast_time"] = round(row["auto_seconds"] / row["fast_seconds"], 2)
             out[lang] = row
     out["released_with"] = "policy-gaussian, epsilon 3, delta 1e-6 (fresh OS noise: counts vary a little per run)"
-    out["timed"] = "load_corpus end to end (read, clean, segment, tokenize, build), text MB / seconds"
+    out["timed"] = (
+        "load_corpus end to end (read, clean, segment, tokenize, build), text MB / seconds; English the best of "
+        f"{REPEATS['en']} alternating runs"
+    )
     out["load_average_after"] = round(os.getloadavg()[0], 2)
     return out
 

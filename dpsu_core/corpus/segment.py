@@ -16,6 +16,8 @@ them. Case folding, symbols, numbers, URLs and the other cleaning steps are the 
 ``tokenize.preprocess``'s, as for ``fast``: the segmenters only decide where words end. The segmenters are
 imported when their script is first found; for a large share of such text (at least ``PROCESS_MIN_BYTES``)
 the posts are segmented in two worker processes, batch by batch (the segmenters are Python and hold the GIL).
+The workers are forked (they inherit the segmenters already loaded, and a spawned worker would re-run the
+caller's main script, which a script without a ``__main__`` guard cannot survive); they get plain strings.
 
 ``char-ngrams`` is script-agnostic: every word of the fast tokenizer becomes its character n-grams (words of
 at most N characters stay whole).
@@ -25,6 +27,7 @@ Segmentation is a function of one post's own text, so the sensitivity arguments 
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import unicodedata
@@ -205,6 +208,14 @@ _segmenters: dict[str, Callable[[str], list[str]] | None] = {}
 _seg_lock = threading.Lock()
 
 
+def _after_fork() -> None:  # a worker process forked while another thread held the lock must not wait for it
+    global _seg_lock
+    _seg_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork)
+
+
 def _load(language: str) -> Callable[[str], list[str]] | None:
     """The word segmenter of ``language`` ("Chinese", "Japanese", "Thai"), or None when not installed."""
     with _seg_lock:
@@ -286,7 +297,7 @@ def segment_texts(texts: list[str], masks: list[int]) -> tuple[list[str], set[st
 
 
 def _segment_arrow(texts: pa.Array, masks: np.ndarray) -> tuple[pa.Array, set[str]]:
-    """Worker process task: one Arrow batch of posts and their script masks -> segmented batch."""
+    """One Arrow batch of posts and their script masks -> the segmented batch (in this process)."""
     out, used = segment_texts(texts.to_pylist(), masks.tolist())
     return pa.array(out, type=pa.string()), used
 
@@ -357,13 +368,15 @@ def segment_posts(
         cuts = np.searchsorted(offs, offs[0] + np.arange(_CHUNK_BYTES, size, _CHUNK_BYTES))
         bounds = np.unique(np.concatenate([[0], cuts, [len(sub)]]))
         executor = pool()
+        # the tasks carry Python strings: a pickled Arrow slice would carry its whole parent buffer, and the
+        # forked workers then never touch Arrow or numba (whose locks another thread may hold at the fork)
         futures = [
-            executor.submit(_segment_arrow, sub.slice(int(a), int(b - a)), masks[rows[a:b]])
+            executor.submit(segment_texts, sub.slice(int(a), int(b - a)).to_pylist(), masks[rows[a:b]].tolist())
             for a, b in zip(bounds[:-1], bounds[1:])
             if b > a
         ]
         parts = [f.result() for f in futures]
-        done = pa.concat_arrays([p for p, _ in parts])
+        done = pa.array([t for p, _ in parts for t in p], type=pa.string())
         for _, used in parts:
             detection.segmented |= used
     else:
@@ -440,10 +453,10 @@ def _expand(codes, post_ptr, piece_ptr, piece_ids, new_ptr):  # pragma: no cover
     return out
 
 
-def ngram_mask(unigrams: np.ndarray, detection: Detection) -> np.ndarray:
-    """Which tokens ``auto`` turns into character n-grams: Lao, Khmer and Burmese words, and the words of a
-    language whose segmenter is not installed. Records the scripts in ``detection``."""
-    scripts = token_scripts(pa.array(unigrams, type=pa.string()))
+def ngram_mask(scripts: np.ndarray, detection: Detection) -> np.ndarray:
+    """Which tokens ``auto`` turns into character n-grams (``scripts``: each token's script, ``token_scripts``):
+    Lao, Khmer and Burmese words, and the words of a language whose segmenter is not installed. Records the
+    scripts in ``detection``."""
     codes = list(_NGRAM_SCRIPTS)
     if "Chinese" in detection.missing or "Japanese" in detection.missing:
         codes += [HAN, KANA]
@@ -456,27 +469,33 @@ def ngram_mask(unigrams: np.ndarray, detection: Detection) -> np.ndarray:
     return which
 
 
-def count_scripts(codes: np.ndarray, unigrams: np.ndarray, detection: Detection) -> None:
-    """Tokens per script (by each token's first letter) into ``detection.script_tokens``."""
-    if len(unigrams) == 0:
+def count_scripts(codes: np.ndarray, scripts: np.ndarray, detection: Detection) -> None:
+    """Tokens per script (``scripts``: each token's script, by its first letter) into ``detection.script_tokens``."""
+    if len(scripts) == 0:
         return
-    scripts = token_scripts(pa.array(unigrams, type=pa.string()))
-    per_token = np.bincount(codes, minlength=len(unigrams))
+    per_token = np.bincount(codes, minlength=len(scripts))
     per_script = np.bincount(scripts.astype(np.int64), weights=per_token, minlength=len(SCRIPT_NAMES))
     detection.script_tokens = {SCRIPT_NAMES[s]: int(c) for s, c in enumerate(per_script) if c}
 
 
-def finish(tok: Tokenized, stream: TokenStream) -> Tokenized:
+def finish(tok: Tokenized, stream: TokenStream, strings: pa.Array | None = None) -> Tokenized:
     """The fast kernel's tokens of an ``auto`` or ``char-ngrams`` stream, with the words that become
-    character n-grams replaced by them; for ``auto`` the tokens per script go into ``stream.detection``."""
+    character n-grams replaced by them; for ``auto`` the tokens per script go into ``stream.detection``.
+    ``strings``: ``tok.unigrams`` as an Arrow array when the caller has one (building it from Python strings
+    would import pandas through pyarrow's shim, a fixed cost the release path avoids)."""
     n = stream.char_ngrams
+    scripts: np.ndarray | None = None
     if stream.detection is None:  # char-ngrams: every word
         which = np.ones(len(tok.unigrams), dtype=np.bool_)
     else:
-        which = ngram_mask(tok.unigrams, stream.detection)
+        scripts = token_scripts(strings if strings is not None else pa.array(tok.unigrams, type=pa.string()))
+        which = ngram_mask(scripts, stream.detection)
     if which.any():
         codes, post_ptr, unigrams = expand_ngrams(tok.codes, tok.post_ptr, tok.unigrams, which, n)
         tok = Tokenized(codes=codes, post_ptr=post_ptr, unigrams=unigrams)
+        scripts = None  # the tokens changed
     if stream.detection is not None:
-        count_scripts(tok.codes, tok.unigrams, stream.detection)
+        if scripts is None:
+            scripts = token_scripts(pa.array(tok.unigrams, type=pa.string()))
+        count_scripts(tok.codes, scripts, stream.detection)
     return tok

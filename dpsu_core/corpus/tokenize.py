@@ -347,7 +347,8 @@ class TokenStream:
             if self._processes is None:
                 import multiprocessing
 
-                self._processes = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn"))
+                # forked: see segment.py (the workers get plain strings and never touch Arrow or numba)
+                self._processes = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork"))
             return self._processes
 
     def submit(self, texts: pa.Array) -> None:
@@ -381,7 +382,7 @@ class TokenStream:
         np.cumsum(per_post, out=post_ptr[1:])
         unigrams = vocab.objects()
         tok = Tokenized(codes=codes, post_ptr=post_ptr, unigrams=unigrams)
-        return _segment().finish(tok, self) if self.segmented else tok
+        return _segment().finish(tok, self, vocab.strings()) if self.segmented else tok
 
     def _collect(self) -> None:
         pending, self._pending = self._pending, []

@@ -28,8 +28,11 @@ def test_each_flag_sets_its_field_and_nothing_else():
     default = _load_options(build_parser().parse_args(BASE))
     assert default == LoadOptions()
     for o in READING_OPTIONS:
-        value = {"format": "csv", "tokenizer": "treebank"}.get(o.field, "3" if o.type is int else "v")
-        argv = [*BASE, o.flag] + ([] if o.kind != "value" else [value])
+        argv = [*BASE, o.flag] + (
+            []
+            if o.kind != "value"
+            else [{"format": "csv", "tokenizer": "treebank", "char_ngrams": "3"}.get(o.field, "v")]
+        )
         got = _load_options(build_parser().parse_args(argv))
         changed = {f.name for f in fields(LoadOptions) if getattr(got, f.name) != getattr(default, f.name)}
         assert changed == {o.field}, (o.flag, changed)

@@ -4,12 +4,15 @@ tokenizer's exact tokens on space-separated text, the char-ngrams tokenizer, and
 from __future__ import annotations
 
 import csv
+import re
 import sys
 
 import jieba
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pythainlp.tokenize import word_tokenize
 from sudachipy import Dictionary, SplitMode
 
@@ -162,3 +165,72 @@ def test_cli_releases_chinese_words_and_reports_detection(tmp_path, capsys):
         in err
     )
     assert "segmentation (raw data, not private): Chinese text segmented into words with jieba" in err
+
+
+def test_worker_processes_run_from_a_script_without_a_main_guard(tmp_path):
+    """The generated release script has no ``if __name__ == "__main__"``: the workers must not re-run it."""
+    import subprocess
+    from pathlib import Path
+
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        "import pyarrow as pa\n"
+        "from dpsu_core.corpus import segment\n"
+        "from dpsu_core.corpus.tokenize import Preprocessing, TokenStream\n"
+        "segment.PROCESS_MIN_BYTES = 1\n"
+        "with TokenStream('auto', Preprocessing(), workers=1) as s:\n"
+        "    s.submit(pa.array(['我爱北京天安门'] * 50))\n"
+        "    tok = s.finish()\n"
+        "    assert s._processes is not None\n"
+        "print(sorted(set(tok.unigrams.tolist())))\n",
+        encoding="utf-8",
+    )
+    repo = Path(__file__).resolve().parents[3]
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=repo,
+        env={"PYTHONPATH": str(repo), "PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(sorted(["我", "爱", "北京", "天安门"]))
+
+
+def test_cli_bad_char_ngrams_is_one_line(tmp_path, capsys):
+    src = tmp_path / "c.csv"
+    src.write_text("user,text\na,hello\nb,world\n", encoding="utf-8")
+    argv = [
+        "release",
+        str(src),
+        "-m",
+        "pcr",
+        "-e",
+        "1",
+        "-d",
+        "1e-3",
+        "-o",
+        str(tmp_path / "o.csv"),
+        "--char-ngrams",
+        "0",
+    ]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["dpsu: error: --char-ngrams must be a whole number from 1 to 8, got 0"]
+
+
+_SEGMENTED = "[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u19e0-\u19ff\u3005-\u3007\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\ua9e0-\ua9ff\uaa60-\uaa7f\U00020000-\U0003ffff]"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    texts=st.lists(
+        st.text(st.characters(codec="utf-8"), max_size=40).filter(lambda t: not re.search(_SEGMENTED, t)),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_auto_equals_fast_on_any_text_without_unspaced_scripts(texts):
+    for prep in (Preprocessing(), Preprocessing(lowercase=False, strip_symbols=False, strip_urls=False)):
+        assert run(texts, prep=prep) == run(texts, prep=prep, tokenizer="fast")
