@@ -43,6 +43,7 @@ SECTIONS = {
     "segment": "benchmarks.bench_segment",  # auto vs fast MB/s per script; items released on synthetic Chinese
     "frontier_msnbc": "benchmarks.bench_frontier_msnbc",  # Policy DP-SIPS beside Policy Gaussian and DP-SIPS on MSNBC
     "frontier_demo": "benchmarks.bench_frontier_demo",  # the same on the bundled text corpus (assets/)
+    "preview": "benchmarks.bench_preview",  # the Corpus page's whole-file column facts as a share of the load
 }
 # sections run only when named: scale_10m needs about 12 GB, spark about 8 GB (and Java 17)
 OPT_IN = {"scale_10m", "floor_10m", "spark"}

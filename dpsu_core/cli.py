@@ -85,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("input", help="corpus file: csv, tsv, jsonl, parquet, txt or pre-tokenized sequences (.zip ok)")
     _add_mechanism_args(rel)
     _add_reading_args(rel, {"format": list(FORMATS), "tokenizer": list(TOKENIZERS)})
+    _add_public_reading_args(rel, {"format": list(FORMATS)})
     rel.add_argument("--strict", action="store_true", help="treat column warnings as errors (exit 2)")
     rel.add_argument(
         "--public-corpus",
@@ -259,6 +260,68 @@ def _add_reading_args(parser: argparse.ArgumentParser, choices: dict[str, list[s
         )
 
 
+def _add_public_reading_args(parser: argparse.ArgumentParser, choices: dict[str, list[str]]) -> None:
+    """How GW-KT's public corpus file is read: the file options of ``reading`` under --public-... flags."""
+    from .reading import FILE_FIELDS, HEADER_FLAGS, HEADER_HELP, READING, public_flag
+
+    for field in FILE_FIELDS:
+        o = READING[field]
+        what = f"GW-KT's public corpus: as {o.flag} for the input"
+        if o.kind == "value":
+            parser.add_argument(
+                public_flag(o.flag),
+                dest="public_" + field,
+                default=o.default,
+                choices=choices.get(field),
+                metavar=o.metavar,
+                help=what,
+            )
+        else:
+            parser.add_argument(public_flag(o.flag), dest="public_" + field, action="store_true", help=what)
+    head = parser.add_mutually_exclusive_group()
+    for value in (True, False):
+        flag = public_flag(HEADER_FLAGS[value])
+        head.add_argument(
+            flag,
+            dest=flag[2:].replace("-", "_"),
+            action="store_true",
+            help=f"GW-KT's public corpus: {HEADER_HELP[value]}",
+        )
+
+
+def _public_options(args: argparse.Namespace) -> LoadOptions | None:
+    """How GW-KT's public corpus is read (None: no --public-... reading flag given: known column names)."""
+    from .corpus.load import LoadOptions
+    from .reading import FILE_FIELDS
+
+    given = {field: getattr(args, "public_" + field) for field in FILE_FIELDS}
+    header = False if args.public_no_header else (True if args.public_header else None)
+    opts = LoadOptions(**given, has_header=header)
+    return None if opts == LoadOptions() else opts
+
+
+def _load_public(args: argparse.Namespace, options: LoadOptions | None):
+    """GW-KT's public corpus, read now with its columns as given (n-grams as long as the input's); a problem with
+    it is named as the public corpus's, with its --public-... flags."""
+    from dataclasses import replace
+
+    from .corpus import LoadOptions, load_corpus
+    from .reading import FILE_FIELDS, HEADER_FLAGS, READING, public_flag
+    from .wording import CLI_OPTIONS
+
+    names = {
+        **CLI_OPTIONS,
+        **{f: public_flag(READING[f].flag) for f in FILE_FIELDS},
+        "header": public_flag(HEADER_FLAGS[True]),
+        "no_header": public_flag(HEADER_FLAGS[False]),
+    }
+    try:
+        opts = replace(options or LoadOptions(), max_n=_corpus_max_n(args))
+        return load_corpus(args.public_corpus, opts, limits=_read_limits(args))
+    except DpsuError as exc:
+        raise type(exc)(f"the public corpus {Path(args.public_corpus).name}: {speak(str(exc), names)}") from None
+
+
 def _load_options(args: argparse.Namespace) -> LoadOptions:
     """How ``release`` reads and tokenizes its input (``command.release_argv`` writes the inverse)."""
     from .corpus.load import LoadOptions
@@ -302,6 +365,11 @@ def _cmd_release(args: argparse.Namespace) -> int:
                     "from PUBLIC data: give a public corpus, or drop the flag to use the built-in wordfreq list"
                 )
         public = args.public_corpus
+    public_options = _public_options(args)
+    if public_options is not None and not args.public_corpus:
+        raise DpsuError("the --public-... reading flags describe --public-corpus: add it, or drop them")
+    if public is not None:
+        public = _load_public(args, public_options)
     if args.spark_master and args.engine != "spark":
         raise DpsuError("--spark-master is only used with --engine spark; add --engine spark or drop it")
     if args.strict and args.engine == "spark":

@@ -15,7 +15,7 @@ from .corpus import LoadOptions
 from .errors import ParameterError
 from .mechanisms.base import Calibration
 from .params import PARAMS
-from .reading import HEADER_FLAGS, READING_OPTIONS
+from .reading import FILE_FIELDS, HEADER_FLAGS, READING, READING_OPTIONS, public_flag
 
 # load_corpus keyword -> how the CLI says it (declared in ``reading``). A boolean preprocessing default of True is
 # switched off by a --keep-... flag; the others take a value. ``cli._load_options`` is the inverse (tests check the
@@ -57,6 +57,7 @@ def release_argv(
     output: str,
     report: str,
     public_corpus: str | None = None,
+    public_options: LoadOptions | None = None,
 ) -> list[str]:
     """The argument list of ``dpsu release`` that redoes this release's configuration (no --seed)."""
     opts = _check_options(load_options)
@@ -80,8 +81,30 @@ def release_argv(
     argv += [flag for key, flag in _FLAG_IF_TRUE.items() if opts.get(key, False) is True]
     if public_corpus is not None:
         argv += ["--public-corpus", str(public_corpus)]
+        argv += _public_flags(public_options)
     argv += ["-o", output, "--report", report]
     return argv
+
+
+def _public_file_options(public_options: LoadOptions | None) -> dict[str, Any]:
+    """How GW-KT's public corpus file is read, where it differs from the defaults (known column names)."""
+    if public_options is None:
+        return {}
+    default = LoadOptions()
+    keys = (*FILE_FIELDS, "has_header")
+    return {k: getattr(public_options, k) for k in keys if getattr(public_options, k) != getattr(default, k)}
+
+
+def _public_flags(public_options: LoadOptions | None) -> list[str]:
+    flags: list[str] = []
+    for key, value in _public_file_options(public_options).items():
+        if key == "has_header":
+            flags.append(public_flag(HEADER_FLAGS[bool(value)]))
+        elif READING[key].kind == "value":
+            flags += [public_flag(READING[key].flag), str(value)]
+        elif value:
+            flags.append(public_flag(READING[key].flag))
+    return flags
 
 
 def release_command(cal: Calibration, input_name: str, load_options: LoadOptions | dict[str, Any], **kw: Any) -> str:
@@ -97,15 +120,23 @@ def release_script(
     output: str,
     report: str,
     public_corpus: str | None = None,
+    public_options: LoadOptions | None = None,
 ) -> str:
     """A short Python script (public API only) that redoes the release with fresh randomness."""
     opts = _check_options(load_options)
     opts["max_n"] = _corpus_max_n(cal, opts)
     load_args = "".join(f",\n    {k}={opts[k]!r}" for k in LOAD_OPTIONS if k in opts)
-    params = dict(cal.params)
+    params: dict[str, Any] = {k: repr(v) for k, v in cal.params.items() if v is not None}
+    public_load = ""
     if public_corpus is not None:
-        params["public_source"] = public_corpus
-    mech_args = "".join(f", {k}={v!r}" for k, v in params.items() if v is not None)
+        public_args = {**_public_file_options(public_options), "max_n": opts["max_n"]}
+        if public_options is None:
+            params["public_source"] = repr(public_corpus)
+        else:  # read as in the app, with its columns as chosen
+            kw = "".join(f", {k}={v!r}" for k, v in public_args.items())
+            public_load = f"public = load_corpus({str(public_corpus)!r}{kw})  # a PUBLIC corpus\n"
+            params["public_source"] = "public"
+    mech_args = "".join(f", {k}={v}" for k, v in params.items())
     return (
         f'"""Redo a dpsu release: {cal.label} at epsilon={cal.epsilon!r}, delta={cal.delta!r}.\n\n'
         "No seed: every run draws fresh noise from the operating system, so each run is a new release\n"
@@ -114,6 +145,7 @@ def release_script(
         "from dpsu_core import get_mechanism, load_corpus\n"
         "from dpsu_core.export import write_release\n\n"
         f"corpus = load_corpus(\n    {str(input_name)!r}{load_args},\n)\n"
+        f"{public_load}"
         f"mechanism = get_mechanism({cal.mechanism!r}, epsilon={cal.epsilon!r}, delta={cal.delta!r}{mech_args})\n"
         "release = mechanism.release(corpus)\n"
         f"write_release(release, {output!r}, {report!r})\n"

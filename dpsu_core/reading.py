@@ -179,3 +179,12 @@ HEADER_NEUTRAL = {
     "header": "the header choice (the first row is a header)",
     "no_header": "the header choice (the file has no header row)",
 }
+
+# How a file is read (its layout and columns), as opposed to how its posts are cleaned: GW-KT's public corpus takes
+# these too, under --public-... flags (``public_flag``), and is cleaned as the private corpus is by default.
+FILE_FIELDS: tuple[str, ...] = ("format", "user_col", "text_col", "row_is_user", "user_pattern")
+
+
+def public_flag(flag: str) -> str:
+    """The CLI flag of a reading option for GW-KT's public corpus: --user-col -> --public-user-col."""
+    return "--public-" + flag.removeprefix("--")

@@ -99,6 +99,7 @@ def explore_section() -> None:
                         raise InputError("this file may not fit in memory: tick 'Load it anyway' to try")
                     opts = public.options(LoadOptions(max_n=state.corpus_options.max_n))
                     name = public.upload.name
+                    public.upload.survey = None  # free the preview's reading before the load
                     with st.spinner("Reading and tokenizing the public file…"):
                         explored = load_upload(public.upload.raw, name, opts)
                     state.explore(explored, f"exploration: {name}", opts)

@@ -122,17 +122,19 @@ if "public_source" in cls.accepted_params():
     )
     pub = upload_section("public", "Public corpus (optional)", corpus.max_n)
     if state.uploads["public"].pending is None:  # no file (or removed): wordfreq
-        state.public_corpus = state.public_corpus_key = None
+        state.public_corpus = state.public_corpus_key = state.public_corpus_options = None
     elif pub is not None and state.public_corpus_key != (pub.upload.digest, pub.upload.name):
         over = pub.memory_warning is not None and not st.checkbox("Load it anyway", key="public_over_budget")
         if st.button("Use this public corpus", key="public_use", disabled=over):
             try:
                 with st.spinner("Reading and tokenizing the public file…"):
                     opts = pub.options(LoadOptions(max_n=corpus.max_n))
+                    pub.upload.survey = None  # free the preview's reading before the load
                     state.public_corpus = load_upload(pub.upload.raw, pub.upload.name, opts)
                 state.public_corpus_key = (pub.upload.digest, pub.upload.name)
+                state.public_corpus_options = pub.reading
             except Exception as exc:
-                state.public_corpus = state.public_corpus_key = None
+                state.public_corpus = state.public_corpus_key = state.public_corpus_options = None
                 _ui.show_error(exc, "the public corpus cannot be read (using wordfreq instead)")
     if state.public_corpus is not None and state.public_corpus_key is not None:
         st.caption(f"GW-KT's frequencies come from {escape_markdown(state.public_corpus_key[1])} (public).")

@@ -172,8 +172,13 @@ else:
         )
         where = record.corpus
         out, rep = f"{stem}.csv", f"{stem}_report.json"
-        command = release_command(cal, where.input_name, where.options, output=out, report=rep, public_corpus=public)
-        script = release_script(cal, where.input_name, where.options, output=out, report=rep, public_corpus=public)
+        how = state.public_corpus_options if public is not None else None  # its columns, as chosen in the app
+        command = release_command(
+            cal, where.input_name, where.options, output=out, report=rep, public_corpus=public, public_options=how
+        )
+        script = release_script(
+            cal, where.input_name, where.options, output=out, report=rep, public_corpus=public, public_options=how
+        )
         st.code(command, language="bash", wrap_lines=True)  # the whole command visible, no side scrolling
         c1, c2 = st.columns(2)
         c1.download_button(

@@ -128,6 +128,7 @@ class AppState:
     )  # mechanism parameters beyond the sidebar's
     public_corpus: Corpus | None = None  # GW-KT's public frequencies (None: wordfreq)
     public_corpus_key: tuple[str, str] | None = None  # (content digest, name) of the upload it was read from
+    public_corpus_options: LoadOptions | None = None  # how that file was read (its columns), for the command export
     # every release of the session, on every corpus (pages show the ones on the corpus in use)
     history: ReleaseHistory = field(default_factory=ReleaseHistory)
     # results on the loaded corpus: cleared by ``set_corpus``
@@ -210,7 +211,7 @@ class AppState:
         self.exploring, self.private = False, None
         self.corpus, self.corpus_name, self.corpus_options, self.is_demo = corpus, name, options, is_demo
         if self.public_corpus_key is not None and dataset_key == UPLOAD_KEY + self.public_corpus_key[0]:
-            self.public_corpus = self.public_corpus_key = None  # GW-KT's "public" corpus is now the private one
+            self.public_corpus = self.public_corpus_key = self.public_corpus_options = None  # now the private one
         self.ids_issued += 1
         self.corpus_id = self.ids_issued
         self.dataset_key = dataset_key or name

@@ -167,6 +167,7 @@ def load_upload_into_session(options: LoadOptions) -> None:
     state = app_state()
     assert state.upload is not None
     name = state.upload.name
+    state.upload.survey = None  # the preview's reading of every column goes before the load needs the memory
     try:
         with st.status("Reading and tokenizing the file…", expanded=False) as status:
             corpus = load_upload(state.upload.raw, name, options)
@@ -374,17 +375,16 @@ def redraw_ledger() -> None:
         )
         if t.releases:
             with st.expander("Ledger", icon=ICONS["ledger"]):
-                st.dataframe(
-                    state.ledger.frame(state.private_key, compact=True),
-                    hide_index=True,
-                    width="stretch",
-                    column_config={
-                        "mechanism": st.column_config.TextColumn("mechanism", width="medium"),
-                        "×": st.column_config.NumberColumn("×", help="releases", width="small"),
-                        "ε": st.column_config.NumberColumn("ε", format="%.3g", width="small"),
-                        "δ": st.column_config.NumberColumn("δ", format="%.1e", width="small"),
-                    },
-                )
+                # a static table wraps its cells to the sidebar's width: mechanism, releases, ε and δ all show
+                st.table(ledger_rows(state.ledger.frame(state.private_key, compact=True)), hide_index=True)
+
+
+def ledger_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """The sidebar ledger's rows as short text (ε to 3 significant digits, δ in e-notation)."""
+    out = frame.copy()
+    out["ε"] = [f"{v:.3g}" for v in frame["ε"]]
+    out["δ"] = [f"{v:.0e}" if v else "0" for v in frame["δ"]]
+    return out
 
 
 # ---- the spend gate -----------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import streamlit as st
 from dpsu_core.corpus import FORMATS, LoadOptions
 from dpsu_core.corpus.load import refuse_private_copy
 from dpsu_core.corpus.preview import SHOWN_ROWS, Preview, Survey, preview
+from dpsu_core.errors import InputError
 from dpsu_core.reading import HEADER_LABEL, READING
 from dpsu_core.wording import speak
 from pages import _ui
@@ -103,12 +104,16 @@ def upload_section(role: UploadRole, label: str, max_n: int) -> UploadPick | Non
     try:  # unpacked once per upload and read once per format and header (reruns and previews reuse it)
         upload = _ui.upload_once(name, data, role)
         if role in PUBLIC_USE:
-            refuse_private_copy(upload.digest, state.private_digest, PUBLIC_USE[role])
+            try:
+                refuse_private_copy(upload.digest, state.private_digest, PUBLIC_USE[role])
+            except InputError as exc:
+                _ui.show_error(exc, "this file cannot be used")
+                return None
         with st.spinner("Reading the file for its column facts…"):
             sv = _ui.upload_survey(upload, fmt, HEADER[header])
         base = _preview(role, upload.digest, sv, fmt, HEADER[header], None, None, False, None)
     except Exception as exc:  # bad upload: say why, keep what is in use
-        _ui.show_error(exc, "this file cannot be used")
+        _ui.show_error(exc, "this file cannot be read")
         _ui.free_failed_load(exc)
         slot.cache = None
         return None

@@ -65,10 +65,6 @@ class Preview:
             return f"all {self.n_rows:,} rows of the file"
         return f"the first {self.n_rows:,} rows of the file (it is longer)"
 
-    @property
-    def sample_note(self) -> str:
-        return "" if self.complete else f"in the first {self.n_rows:,} rows"
-
 
 @dataclass(frozen=True)
 class Survey:

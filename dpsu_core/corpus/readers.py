@@ -521,7 +521,7 @@ def _delimited_layout(raw: RawFile, data: bytes, fmt: str, has_header) -> _Delim
 
 
 def _delimited_batches(
-    lay: _Delimited, data: bytes, fmt: str, types: dict[int, pa.DataType], bad_rows: list[int]
+    lay: _Delimited, data: bytes, fmt: str, types: dict[int, pa.DataType], bad_rows: list[int], threads: bool = False
 ) -> Iterator[pa.RecordBatch]:
     """Arrow's batches of the columns in ``types`` (position -> type), named ``c<position>``; each row with the
     wrong number of fields is skipped and counted in ``bad_rows[0]``. The one parse of a delimited file: the
@@ -540,7 +540,7 @@ def _delimited_batches(
                 column_names=internal,
                 skip_rows=1 if lay.decision.has_header else 0,
                 block_size=lay.block,
-                use_threads=False,
+                use_threads=threads,  # the loader's tokenizer threads work beside the parse: one thread there
             ),
             parse_options=pacsv.ParseOptions(
                 delimiter=lay.delimiter, newlines_in_values=lay.multiline, invalid_row_handler=skip
@@ -636,7 +636,7 @@ def read_sheet(
         lay = _delimited_layout(raw, decoded.data, fmt, has_header)
         bad_rows, batches, size = [0], [], 0
         every = dict.fromkeys(range(len(lay.columns)), pa.string())
-        stream = _delimited_batches(lay, decoded.data, fmt, every, bad_rows)
+        stream = _delimited_batches(lay, decoded.data, fmt, every, bad_rows, threads=True)
         for batch in stream:
             batches.append(batch)
             size += batch.nbytes

@@ -190,6 +190,20 @@ def test_upload_survives_a_visit_to_another_page():
     assert corpus.source.user_column == "author_id" and _state(at).pending_upload is None
 
 
+def test_the_loaded_file_is_called_the_file_in_use_not_a_file_not_loaded_yet():
+    at = _upload("index_first.csv")
+    _load(at)
+    at.run()  # the uploader still holds the file: it is the pending upload again
+    assert _state(at).pending_upload is not None
+    at.switch_page(str(REPO / "pages" / "2_release.py"))
+    at.run()
+    at.switch_page(str(REPO / "pages" / "1_corpus.py"))
+    at.run()
+    _ok(at)
+    kept = [i.value for i in at.info if "index_first.csv" in i.value]
+    assert kept and all(k.startswith("File in use: index_first.csv") for k in kept), kept
+
+
 def test_chinese_upload_shows_the_scripts_and_segmenter_as_raw_data():
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()

@@ -230,3 +230,12 @@ def test_diagnostics_tables_show_headers_in_words():
     for page, heads in seen.items():
         assert heads, page
         assert not [h for h in heads if SNAKE.match(h)], (page, heads)
+
+
+def test_the_sidebar_ledger_is_a_table_of_mechanism_releases_epsilon_and_delta():
+    at = _new()
+    _release(at, "policy-gaussian")
+    (table,) = at.sidebar.table
+    frame = table.value
+    assert list(frame.columns) == ["mechanism", "×", "ε", "δ"]
+    assert frame.iloc[0].tolist() == ["Policy Gaussian", 1, "3", "1e-06"]

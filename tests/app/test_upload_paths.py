@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from tests.app.test_pages import _go, _new, _ok, _state, _upload_and_load
+from tests.app.test_pages import _confirm_spend, _go, _new, _ok, _state, _upload_and_load
 
 
 def _public_posts() -> bytes:
@@ -95,6 +95,14 @@ def test_a_public_upload_holding_the_private_file_is_refused_on_both_paths():
     at.run()
     _ok(at)
     assert _state(at).public_corpus is not None and _state(at).public_corpus.n_users == 60
+    # its release's command reads the public file with the columns chosen here
+    _confirm_spend(at)
+    at.button(key="run_release").click()
+    at.run()
+    _ok(at)
+    _go(at, "7_export")
+    (command,) = [c.value for c in at.code if c.value.startswith("dpsu release")]
+    assert "--public-corpus words.csv --public-user-col 0 --public-text-col 1" in command  # by position, as chosen
 
 
 def test_a_public_corpus_that_becomes_the_private_one_is_dropped():

@@ -331,3 +331,38 @@ def test_release_warns_on_stderr_when_delta_is_at_least_one_over_n(tmp_path, cap
     assert "Use δ ≤ 1e-04" in warnings[0]
     code, out, err = _run([*argv, "-d", "1e-6"], capsys)
     assert code == 0 and "warning:" not in err, err
+
+
+def test_public_corpus_columns_are_given_with_public_flags(tmp_path, capsys):
+    src = _write_corpus(tmp_path / "posts.csv")
+    pub = tmp_path / "public.csv"
+    pub.write_text("handle,said\n" + "".join(f"p{i % 50},word{i % 40} word{(i * 7) % 40}\n" for i in range(500)))
+    args = ["release", str(src), "-m", "gw-kt", "-e", "3", "-d", "1e-6", "--public-corpus", str(pub)]
+    code, out, err = _run([*args, "-o", str(tmp_path / "o.csv")], capsys)
+    # no known name: the public corpus's columns are asked for, with its own flags, in one line
+    assert code == 2 and "handle" in err and "--public-user-col" in err and len(err.strip().splitlines()) == 1
+    out_csv = tmp_path / "o2.csv"
+    code, out, err = _run(
+        [
+            *args,
+            "--public-user-col",
+            "handle",
+            "--public-text-col",
+            "said",
+            "--report",
+            str(tmp_path / "r.json"),
+            "-o",
+            str(out_csv),
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    assert (
+        json.loads((tmp_path / "r.json").read_text())["calibration"]["details"]["public_frequencies"]
+        == "public corpus public.csv"
+    )
+    code, out, err = _run(
+        ["release", str(src), "-m", "gw-kt", "-e", "3", "-d", "1e-6", "--public-user-col", "x", "-o", str(out_csv)],
+        capsys,
+    )
+    assert code == 2 and "--public-corpus" in err

@@ -128,3 +128,29 @@ def test_teaching_mode_cannot_spend_on_an_uploaded_private_corpus(browser, app_u
         shot(page, screenshots, "session_teaching_refused")
     finally:
         ctx.close()
+
+
+def test_a_release_that_fails_part_way_is_in_the_sidebar_total(browser, app_url, screenshots):
+    """DPNE asked for n-grams longer than the corpus was read with refuses after its spend was recorded: the
+    error box says why and the sidebar counts the attempt at once."""
+    from pages._format import mechanism_labels
+
+    ctx, page, _ = new_page(browser, app_url)
+    try:
+        go(page, "Release", "2 · Release")
+        assert _spent(page) == "0"
+        page.get_by_role("combobox", name="Mechanism", exact=True).click()
+        page.get_by_role("option", name=mechanism_labels()["dpne"], exact=True).click()
+        wait_idle(page)
+        box = page.locator(".st-key-param_max_n input")
+        box.fill("3")
+        box.press("Enter")
+        wait_idle(page)
+        page.get_by_role("button", name="Run release").click()
+        wait_idle(page)
+        expect(page.locator('[data-testid="stAlertContentError"]')).to_contain_text("DPNE needs n-grams up to length 3")
+        assert _spent(page) == "3"
+        assert_no_traceback(page)
+        shot(page, screenshots, "session_failed_release_counted")
+    finally:
+        ctx.close()
