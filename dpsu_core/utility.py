@@ -110,6 +110,7 @@ def stages_release_probability(stages: tuple[Stage, ...], k: int, q: float) -> f
 
 
 def highest_chance(stages: tuple[Stage, ...], q: float) -> float:
+    """The chance of release as the number of holders grows without bound (below 1 when Gamma caps the weight)."""
     if q <= 0:
         return 0.0
     big = np.array([1e18])
