@@ -17,16 +17,18 @@ def test_phases_are_read_from_the_timings_line():
 
 def test_pairs_alternate_and_the_ratio_is_the_median_of_per_pair_ratios(monkeypatch):
     calls, walls = [], iter([2.0, 1.0, 3.0, 1.0, 9.0, 1.0, 5.0, 2.0])
+    cpus = iter([1.0, 1.0, 4.0, 2.0, 3.0, 3.0, 6.0, 1.0])
 
     def fake(argv, keep_stderr=False):
         calls.append(argv[0])
-        res = {"wall_s": next(walls), "cpu_s": 1.0, "peak_rss_mb": 10.0, "load_avg_before": 0.5}
+        res = {"wall_s": next(walls), "cpu_s": next(cpus), "peak_rss_mb": 10.0, "load_avg_before": 0.5}
         return {**res, "stderr": ""} if keep_stderr else res
 
     monkeypatch.setattr(bench_floor, "measure", fake)
     res = bench_floor.paired(["A"], ["B"], runs=3, warmup=1)
     assert calls == ["A", "B"] * 4  # the warm-up pair, then A B A B A B
     assert res["ratios"] == [3.0, 9.0, 2.5] and res["ratio_median"] == 3.0
+    assert res["cpu_ratio_median"] == 2.0  # per pair 2.0, 1.0, 6.0: the CPU seconds' own median
     assert res["a"]["wall_s_median"] == 5.0 and res["b"]["wall_s_median"] == 1.0
 
 
