@@ -36,6 +36,14 @@ class CorpusRef:
 
 
 @dataclass(frozen=True)
+class PublicRef:
+    """The public corpus file a release took its item frequencies from (GW-KT): its name and how it was read."""
+
+    name: str
+    options: LoadOptions | None = None
+
+
+@dataclass(frozen=True)
 class ReleaseRecord:
     """One release of the session (its number is its name: #1, #2, ...)."""
 
@@ -45,6 +53,7 @@ class ReleaseRecord:
     release: Release  # the private output (with its calibration and seed)
     params: dict[str, float | int | str | bool | None]  # the mechanism's parameters beyond ε and δ (scalars)
     time_utc: str = field(default_factory=lambda: datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S"))
+    public: PublicRef | None = None  # the uploaded public corpus it used (None: none, or the built-in list)
 
     @property
     def calibration(self) -> Calibration:
@@ -87,9 +96,16 @@ class ReleaseHistory:
         self.records: list[ReleaseRecord] = []
 
     def add(
-        self, release: Release, corpus: CorpusRef, page: str, params: dict[str, object] | None = None
+        self,
+        release: Release,
+        corpus: CorpusRef,
+        page: str,
+        params: dict[str, object] | None = None,
+        public: PublicRef | None = None,
     ) -> ReleaseRecord:
-        rec = ReleaseRecord(len(self.records) + 1, corpus, page, release, scalar_params(dict(params or {})))
+        rec = ReleaseRecord(
+            len(self.records) + 1, corpus, page, release, scalar_params(dict(params or {})), public=public
+        )
         self.records.append(rec)
         return rec
 

@@ -4,7 +4,6 @@ import streamlit as st
 
 from dpsu_core.command import release_command, release_script
 from dpsu_core.export import export_basename, guarantee_text
-from dpsu_core.mechanisms import list_mechanisms
 from dpsu_core.metrics import canaries_released
 from dpsu_core.tokenizer_export import DEFAULT_VOCAB_SIZE, MODELS, TokenizerSpec, parse_special_tokens
 from pages import _ui
@@ -165,14 +164,11 @@ if not record.corpus.private or not record.corpus.input_name:
 else:
     try:
         stem = export_basename(rel).replace("_TEACHING", "")
-        public = (
-            state.public_corpus_key[1]
-            if state.public_corpus_key and "public_source" in list_mechanisms()[cal.mechanism].accepted_params()
-            else None
-        )
+        # the public corpus this release used (recorded with it), not whichever the session holds now
+        public = record.public.name if record.public is not None else None
         where = record.corpus
         out, rep = f"{stem}.csv", f"{stem}_report.json"
-        how = state.public_corpus_options if public is not None else None  # its columns, as chosen in the app
+        how = record.public.options if record.public is not None else None  # its columns, as chosen in the app
         command = release_command(
             cal, where.input_name, where.options, output=out, report=rep, public_corpus=public, public_options=how
         )

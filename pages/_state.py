@@ -18,9 +18,10 @@ from dpsu_core.corpus import Corpus, LoadOptions
 from dpsu_core.corpus.preview import Survey
 from dpsu_core.corpus.readers import RawFile
 from dpsu_core.export import ExportFile, export_files
-from dpsu_core.history import CorpusRef, ReleaseHistory, ReleaseRecord
+from dpsu_core.history import CorpusRef, PublicRef, ReleaseHistory, ReleaseRecord
 from dpsu_core.ledger import Ledger, LedgerEntry, LedgerTotal, ledger_summary
 from dpsu_core.mechanisms import Calibration, Release
+from dpsu_core.mechanisms.registry import mechanism_class
 from dpsu_core.neighbours import NeighbourRuns
 from dpsu_core.params import PARAMS
 from dpsu_core.spend import SpendPlan, plan_spend
@@ -314,7 +315,11 @@ class AppState:
         """A release made on the corpus in use, from ``page``: into the history (the ledger entry was made when
         it was attempted)."""
         self.export_cache = None
-        return self.history.add(release, self.corpus_ref(), page, params)
+        public = None
+        takes_public = "public_source" in mechanism_class(release.calibration.mechanism).accepted_params()
+        if takes_public and self.public_corpus is not None and self.public_corpus_key is not None:
+            public = PublicRef(self.public_corpus_key[1], self.public_corpus_options)  # the file it used, as read
+        return self.history.add(release, self.corpus_ref(), page, params, public)
 
     @property
     def release_record(self) -> ReleaseRecord | None:

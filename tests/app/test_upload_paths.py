@@ -103,6 +103,14 @@ def test_a_public_upload_holding_the_private_file_is_refused_on_both_paths():
     _go(at, "7_export")
     (command,) = [c.value for c in at.code if c.value.startswith("dpsu release")]
     assert "--public-corpus words.csv --public-user-col 0 --public-text-col 1" in command  # by position, as chosen
+    # the session's public corpus later cleared: the release's command still names the file that release used
+    state = _state(at)
+    assert state.release_record is not None and state.release_record.public is not None
+    state.public_corpus = state.public_corpus_key = state.public_corpus_options = None
+    at.run()
+    _ok(at)
+    (command,) = [c.value for c in at.code if c.value.startswith("dpsu release")]
+    assert "--public-corpus words.csv --public-user-col 0 --public-text-col 1" in command
 
 
 def test_a_public_corpus_that_becomes_the_private_one_is_dropped():
