@@ -26,7 +26,7 @@ import numpy as np
 from ..corpus.model import Corpus
 from ..privacy.norms import UNIT_NORM_SAFETY
 from .base import noisy_threshold
-from .sampling import OrderedRows, SamplingPlan, sample_in_place, sampling_plan
+from .sampling import OrderedRows, SamplingPlan, sample_in_place, sampling_plan, select_kept
 
 #: the update powers of the order-independent policies
 COUNT, WEIGHTED_LAPLACE, WEIGHTED_GAUSSIAN = 0.0, 1.0, 0.5
@@ -84,16 +84,7 @@ def _filter_sample_and_add(indptr, items, keep, max_items, longest, n_items, pow
     sel = np.empty(longest, dtype=np.int64)
     u = np.empty(max(min(max_items, longest), 1), dtype=np.float64)  # never more than the longest row needs
     for r in range(indptr.shape[0] - 1):
-        n = 0
-        for j in range(indptr[r], indptr[r + 1]):
-            if keep[items[j]]:
-                sel[n] = j
-                n += 1
-        if max_items > 0 and n > max_items:
-            for j in range(min(max_items, n - max_items)):
-                u[j] = rng.random()
-            sample_in_place(sel, n, u, 0, max_items)
-            n = max_items
+        n = select_kept(indptr, items, r, keep, max_items, sel, u, rng)
         _add_row(h, items, sel, n, power)
     return h
 

@@ -60,10 +60,10 @@ from ..privacy.norms import descent_budget
 from ..privacy.thresholds import cutoff, rho_weighted_gaussian_sigma
 from ..privacy.tuning import TUNED, DeltaSplit, best_split, split_delta
 from ..privacy.zcdp import gaussian_zcdp
-from .base import Calibration, Diagnostics, Mechanism, ReleaseParts, noisy_threshold, progress_step
-from .sampling import OrderedRows, sample_in_place
+from .base import Calibration, Mechanism, ReleaseParts, noisy_threshold
+from .sampling import OrderedRows, select_kept
 from .setunion import _l2_step
-from .sips import round_fractions
+from .sips import round_fractions, run_rounds
 from .traits import Stage, Stages, scale_quantity
 
 
@@ -198,17 +198,7 @@ def _policy_round(indptr, items, order, keep, max_items, longest, n_items, gamma
     sel = np.empty(longest, dtype=np.int64)
     u = np.empty(max(min(max_items, longest), 1), dtype=np.float64)
     for r in range(order.shape[0]):
-        row = order[r]
-        n = 0
-        for j in range(indptr[row], indptr[row + 1]):
-            if keep[items[j]]:
-                sel[n] = j
-                n += 1
-        if max_items > 0 and n > max_items:
-            for j in range(min(max_items, n - max_items)):
-                u[j] = rng.random()
-            sample_in_place(sel, n, u, 0, max_items)
-            n = max_items
+        n = select_kept(indptr, items, order[r], keep, max_items, sel, u, rng)
         if n > 0:
             _l2_step(h, items, sel, n, gamma, budget)
     return h
@@ -344,37 +334,12 @@ class PolicySips(Mechanism):
         )
 
     def _release(self, corpus: Corpus, rng: np.random.Generator, cal: Calibration, progress) -> ReleaseParts:
-        d = cal.details
-        m, rounds = int(self.params["max_items"]), int(self.params["rounds"])
-        remaining = np.ones(corpus.n_items, dtype=bool)
-        released: list[np.ndarray] = []
-        per_round: list[dict[str, Any]] = []
-        first_h: np.ndarray | None = None
-        for i in range(rounds):
-            progress_step(progress, i / rounds, f"round {i + 1} of {rounds}: Policy Gaussian pass over all users")
+        d, m = cal.details, int(self.params["max_items"])
+
+        def one_round(i: int, remaining: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
             sigma_i, t_i, g_i = float(d["sigma_i"][i]), float(d["threshold_i"][i]), float(d["gamma_i"][i])
             h = policy_round_histogram(corpus, rng, m, g_i, remaining)
             ids = noisy_threshold(h, rng, "gaussian", sigma_i, t_i)
-            remaining[ids] = False  # released items never re-enter a later round
-            released.append(ids)
-            if first_h is None:
-                first_h = h
-            per_round.append(
-                dict(
-                    round=i + 1,
-                    sigma=sigma_i,
-                    threshold=t_i,
-                    gamma=g_i,
-                    candidates=int(np.count_nonzero(h)),
-                    released=ids.size,
-                )
-            )
-        progress_step(progress, 1.0, "done")
-        note = (
-            "NOT private: 'weights' is round 1's histogram H_1 and 'candidates' counts items with H_i > 0, both "
-            "computed from the raw data (the released count per round is part of the private output)"
-        )
-        return ReleaseParts(
-            np.concatenate(released).astype(np.int64),
-            Diagnostics(weights=first_h, extra={"rounds": per_round, "note": note}),
-        )
+            return ids, h, dict(sigma=sigma_i, threshold=t_i, gamma=g_i)
+
+        return run_rounds(corpus.n_items, int(self.params["rounds"]), progress, "Policy Gaussian pass", one_round)

@@ -60,6 +60,25 @@ def sample_in_place(sel, n, uniforms, ui, max_items):
 
 
 @numba.njit(cache=True, nogil=True)
+def select_kept(indptr, items, row, keep, max_items, sel, u, rng):
+    """Row ``row``'s entries whose item passes ``keep``, into ``sel[:n]``; a row longer than ``max_items`` is
+    sampled down to max_items of them (``sample_in_place``, its uniforms drawn from ``rng`` into the scratch
+    ``u``; max_items = 0 keeps all). Returns n. The one filter-and-sample step of the kernels that run over
+    the items not yet released (``dpsu_step``'s weighted pass, Policy DP-SIPS's rounds)."""
+    n = 0
+    for j in range(indptr[row], indptr[row + 1]):
+        if keep[items[j]]:
+            sel[n] = j
+            n += 1
+    if max_items > 0 and n > max_items:
+        for j in range(min(max_items, n - max_items)):
+            u[j] = rng.random()
+        sample_in_place(sel, n, u, 0, max_items)
+        n = max_items
+    return n
+
+
+@numba.njit(cache=True, nogil=True)
 def kept_positions(indptr, u, uniforms, ui, max_items, sel):
     """Fill ``sel`` with the CSR positions of user u's kept items; return (how many, next uniform index).
 

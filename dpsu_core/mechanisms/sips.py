@@ -26,6 +26,7 @@ and the threshold events add sum_i delta_i = delta/2. Total (epsilon, delta).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -127,27 +128,41 @@ class DpSips(Mechanism):
         )
 
     def _release(self, corpus: Corpus, rng: np.random.Generator, cal: Calibration, progress) -> ReleaseParts:
-        d = cal.details
-        m, rounds = int(self.params["max_items"]), int(self.params["rounds"])
-        remaining = np.ones(corpus.n_items, dtype=bool)
-        released: list[np.ndarray] = []
-        per_round: list[dict[str, Any]] = []
-        first_h: np.ndarray | None = None
-        for i in range(rounds):
-            progress_step(progress, i / rounds, f"round {i + 1} of {rounds}: weighted-Gaussian step over all users")
+        d, m = cal.details, int(self.params["max_items"])
+
+        def one_round(i: int, remaining: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
             sigma_i, t_i = float(d["sigma_i"][i]), float(d["threshold_i"][i])
             ids, h = weighted_gaussian_step(corpus, rng, m, sigma_i, t_i, remaining)
-            remaining[ids] = False  # released items never re-enter a later round
-            released.append(ids)
-            if first_h is None:
-                first_h = h
-            per_round.append(
-                dict(round=i + 1, sigma=sigma_i, threshold=t_i, candidates=int(np.count_nonzero(h)), released=ids.size)
-            )
-        progress_step(progress, 1.0, "done")
-        note = (
-            "NOT private: 'weights' is round 1's histogram H_1 and 'candidates' counts items with H_i > 0, both "
-            "computed from the raw data (the released count per round is part of the private output)"
-        )
-        diag = Diagnostics(weights=first_h, extra={"rounds": per_round, "note": note})
-        return ReleaseParts(np.concatenate(released).astype(np.int64), diag)
+            return ids, h, dict(sigma=sigma_i, threshold=t_i)
+
+        return run_rounds(corpus.n_items, int(self.params["rounds"]), progress, "weighted-Gaussian step", one_round)
+
+
+RoundStep = Callable[[int, np.ndarray], tuple[np.ndarray, np.ndarray, dict[str, Any]]]
+
+
+def run_rounds(n_items: int, rounds: int, progress, what: str, one_round: RoundStep) -> ReleaseParts:
+    """The round loop of DP-SIPS and Policy DP-SIPS: round i = 0..rounds-1 runs ``one_round(i, remaining)`` ->
+    (released ids, the round's histogram H_i, its public parameters) over the items not yet released; released
+    items never re-enter a later round. The release is the union of the rounds' releases."""
+    remaining = np.ones(n_items, dtype=bool)
+    released: list[np.ndarray] = []
+    per_round: list[dict[str, Any]] = []
+    first_h: np.ndarray | None = None
+    for i in range(rounds):
+        progress_step(progress, i / rounds, f"round {i + 1} of {rounds}: {what} over all users")
+        ids, h, public = one_round(i, remaining)
+        remaining[ids] = False  # released items never re-enter a later round
+        released.append(ids)
+        if first_h is None:
+            first_h = h
+        per_round.append(dict(round=i + 1, **public, candidates=int(np.count_nonzero(h)), released=ids.size))
+    progress_step(progress, 1.0, "done")
+    note = (
+        "NOT private: 'weights' is round 1's histogram H_1 and 'candidates' counts items with H_i > 0, both "
+        "computed from the raw data (the released count per round is part of the private output)"
+    )
+    return ReleaseParts(
+        np.concatenate(released).astype(np.int64),
+        Diagnostics(weights=first_h, extra={"rounds": per_round, "note": note}),
+    )
