@@ -688,11 +688,15 @@ def _as_text_table(tab: pa.Table) -> pa.Table:
     return pa.table({f"c{i}": _as_text(tab.column(i)) for i in range(tab.num_columns)})
 
 
-def _as_text(col) -> pa.Array:
+def _flat(col) -> pa.Array:
+    """One plain (not chunked, not dictionary-encoded) array of ``col``."""
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks()
-    if pa.types.is_dictionary(col.type):
-        col = col.dictionary_decode()
+    return col.dictionary_decode() if pa.types.is_dictionary(col.type) else col
+
+
+def _as_text(col) -> pa.Array:
+    col = _flat(col)
     if pa.types.is_string(col.type):
         return col
     try:
@@ -707,10 +711,7 @@ def _short(e: Exception) -> str:
 
 
 def _as_string(col, name: str, role: str) -> pa.Array:
-    if isinstance(col, pa.ChunkedArray):
-        col = col.combine_chunks()
-    if pa.types.is_dictionary(col.type):
-        col = col.dictionary_decode()
+    col = _flat(col)
     if pa.types.is_string(col.type):
         return col
     try:
