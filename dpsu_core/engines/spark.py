@@ -219,7 +219,8 @@ def _short(e: Exception) -> str:
 _STATS = ("rows", "unmatched", "no_user", "no_text", "removed", "posts", "tokens")
 _POSTS_SCHEMA = "user string, text string, pos long, unmatched boolean"  # see _derive_users
 _ITEMS_SCHEMA = "stat boolean, item string, n int, cnt long, first_row long, first_tok long"  # _partition_items
-_ROWS_SCHEMA = "ukey long, ufirst long, items array<int>, counts array<int>"  # see _partition_rows
+_ROWS_SCHEMA = "ukey long, ufirst long, n int, items binary, counts binary"  # see _partition_rows
+_ROWS_PER_BATCH = 65536
 
 
 def _derive_users(batches, pattern: str | None):
@@ -340,8 +341,10 @@ def _partition_items(batches, *, opts: LoadOptions):
 
 
 def _partition_rows(batches, *, opts: LoadOptions, vocab_ipc: bytes):
-    """A partition's users as rows (ukey, ufirst, sorted item ids, counts), the items numbered by the broadcast
-    vocabulary; a last row with ukey null holds in ``ufirst`` the number of its users without tokens."""
+    """A partition's users as rows (ukey, ufirst, n, items, counts): the row's n sorted item ids (numbered by
+    the broadcast vocabulary) and their counts as little-endian int32 bytes (``_blob``: Spark caches bytes
+    far cheaper than arrays). A last row with ukey null holds in ``ufirst`` the number of its users without
+    tokens."""
     part = _build_partition(batches, opts)
     n_empty = 0 if part.names is None else len(part.names)
     if part.built is not None and part.names is not None and part.ufirst is not None:
@@ -354,22 +357,48 @@ def _partition_rows(batches, *, opts: LoadOptions, vocab_ipc: bytes):
         order = np.lexsort((ids, entry_user))
         has = row_len > 0
         n_empty = int((~has).sum())
-        offsets = np.concatenate([[0], np.cumsum(row_len[has])]).astype(np.int32)
+        lens = row_len[has]
+        offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
         ukey = string_keys(part.names.filter(pa.array(has)).to_pylist()).view(np.int64)
-        yield pa.RecordBatch.from_arrays(
-            [
-                pa.array(ukey, pa.int64()),
-                pa.array(part.ufirst[has], pa.int64()),
-                pa.ListArray.from_arrays(pa.array(offsets), pa.array(ids[order].astype(np.int32))),
-                pa.ListArray.from_arrays(pa.array(offsets), pa.array(b.counts[order].astype(np.int32))),
-            ],
-            names=["ukey", "ufirst", "items", "counts"],
-        )
-    empty = pa.ListArray.from_arrays(pa.array([0, 0], pa.int32()), pa.array([], pa.int32()))
+        ufirst, items, counts = part.ufirst[has], ids[order].astype("<i4"), b.counts[order].astype("<i4")
+        for a in range(0, lens.shape[0], _ROWS_PER_BATCH):
+            z = min(a + _ROWS_PER_BATCH, lens.shape[0])
+            lo, hi = offsets[a], offsets[z]
+            yield pa.RecordBatch.from_arrays(
+                [
+                    pa.array(ukey[a:z], pa.int64()),
+                    pa.array(ufirst[a:z], pa.int64()),
+                    pa.array(lens[a:z].astype(np.int32)),
+                    _blob(offsets[a : z + 1] - lo, items[lo:hi]),
+                    _blob(offsets[a : z + 1] - lo, counts[lo:hi]),
+                ],
+                names=["ukey", "ufirst", "n", "items", "counts"],
+            )
     yield pa.RecordBatch.from_arrays(
-        [pa.nulls(1, pa.int64()), pa.array([n_empty], pa.int64()), empty, empty],
-        names=["ukey", "ufirst", "items", "counts"],
+        [pa.nulls(1, pa.int64()), pa.array([n_empty], pa.int64()), pa.array([0], pa.int32()), _blob(), _blob()],
+        names=["ukey", "ufirst", "n", "items", "counts"],
     )
+
+
+def _blob(offsets: np.ndarray | None = None, values: np.ndarray | None = None) -> pa.Array:
+    """Rows of int32 values as one binary value per row (``offsets`` in values; None: one empty row)."""
+    if offsets is None or values is None:
+        return pa.array([b""], pa.binary())
+    byte_offsets = pa.py_buffer((np.asarray(offsets, dtype=np.int64) * 4).astype(np.int32).tobytes())
+    data = pa.py_buffer(np.ascontiguousarray(values, dtype="<i4").tobytes())
+    return pa.Array.from_buffers(pa.binary(), len(offsets) - 1, [None, byte_offsets, data])
+
+
+def _unblob(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(indptr int64, values int32) of a binary column written by ``_blob``."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    bufs = arr.buffers()
+    off = np.frombuffer(bufs[1], dtype=np.int32)[arr.offset : arr.offset + len(arr) + 1].astype(np.int64)
+    start, end = int(off[0]) if off.size else 0, int(off[-1]) if off.size else 0
+    data = bufs[2]
+    values = np.frombuffer(data, dtype="<i4", count=(end - start) // 4, offset=start) if end > start else None
+    return (off - start) // 4, values if values is not None else np.zeros(0, dtype=np.int32)
 
 
 class _Clock:
@@ -444,8 +473,8 @@ def _ipc(array: pa.Array) -> bytes:
 class SparkCorpus:
     """A corpus whose per-user rows live on the executors (not a ``Corpus``: it has no rows on the driver).
 
-    ``rows``: DataFrame(ukey long, ufirst long, items array<int>, counts array<int>): one row per user, ids
-    sorted; ``ukey`` the 64-bit BLAKE2b digest of the user id (the keyed sampling's input), ``ufirst`` the
+    ``rows``: DataFrame(ukey long, ufirst long, n int, items binary, counts binary): one row per user, its n
+    item ids (sorted) and counts as int32 bytes (``_unblob``); ``ukey`` the 64-bit BLAKE2b digest of the user id (the keyed sampling's input), ``ufirst`` the
     user's first read position (the local engine's user order). ``vocabulary``: a core ``Corpus`` holding the
     vocabulary only (strings, n-gram lengths, token ids; no users): what the driver needs for thresholds,
     DPNE's domains and the released strings. ``item_keys``: the BLAKE2b digest of each item string.
@@ -468,13 +497,14 @@ class SparkCorpus:
         """Collect the per-user id arrays into a core Corpus on the driver, users in the local engine's order
         (for the sequential mechanisms)."""
         tab = self.rows.select("ufirst", "items", "counts").toArrow()
-        order = pa.array(np.argsort(tab.column("ufirst").to_numpy(), kind="stable"))
-        items_col = tab.column("items").combine_chunks().take(order)
-        counts_col = tab.column("counts").combine_chunks().take(order)
-        indptr = items_col.offsets.to_numpy().astype(np.int64)
-        items = items_col.flatten().to_numpy(zero_copy_only=False).astype(np.int32)
-        counts = counts_col.flatten().to_numpy(zero_copy_only=False).astype(np.int32)
-        return replace(self.vocabulary, indptr=indptr - indptr[0], items=items, counts=counts, source=self.source)
+        order = np.argsort(tab.column("ufirst").to_numpy(), kind="stable")
+        ptr, items = _unblob(tab.column("items"))
+        counts = _unblob(tab.column("counts"))[1]
+        lens = np.diff(ptr)[order]
+        take = np.repeat(ptr[:-1][order] - np.concatenate([[0], np.cumsum(lens)[:-1]]), lens) + np.arange(lens.sum())
+        indptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+        items, counts = items[take].astype(np.int32), counts[take].astype(np.int32)
+        return replace(self.vocabulary, indptr=indptr, items=items, counts=counts, source=self.source)
 
     @spark_errors
     def histogram(
@@ -517,10 +547,7 @@ def _histogram_batches(batches, n_items, max_items, power, salt, keys, bits):
     eligible = None if bits is None else np.unpackbits(bits.value, count=n_items).astype(bool)
     for rb in batches:
         user_keys = rb.column(0).to_numpy(zero_copy_only=False).astype(np.int64).view(np.uint64)
-        lists = rb.column(2)
-        indptr = lists.offsets.to_numpy().astype(np.int64)
-        indptr -= indptr[0]
-        items = lists.flatten().to_numpy(zero_copy_only=False).astype(np.int64)
+        indptr, items = _unblob(rb.column(3))
         if eligible is not None:
             ok = eligible[items]
             indptr = np.concatenate([[0], np.cumsum(ok, dtype=np.int64)])[indptr]
@@ -600,7 +627,7 @@ def load_spark_corpus(
         summary = enc.agg(
             F.sum(F.when(F.col("ukey").isNull(), F.col("ufirst"))).alias("empty"),
             F.count("ukey").alias("users"),
-            F.sum(F.size("items")).alias("nnz"),
+            F.sum("n").alias("nnz"),
         ).first()
     except BaseException:
         if enc is not None:
