@@ -4,17 +4,18 @@ Data path (every step on the executors unless it says driver):
 
 1. read CSV/TSV/Parquet/JSONL from any path Spark reads; the delimiter and header detected by the local
    reader's own rules (``readers.delimited_head`` on the input's first bytes), columns chosen by
-   ``choose_columns`` (never silently: a guess is a note); each row keeps its read position;
-2. one Arrow-batch function (``mapInArrow``) per batch of rows: the core's row filters, tokenizer and
-   n-gram builder (``build_corpus``), so tokens and n-grams are the local engine's, byte for byte; it emits
-   each batch-user's distinct items with counts and where each unigram first occurs. The output is cached;
-3. the distinct items with their first positions (one aggregation with map-side combining) go to the
-   driver, which numbers them in the local engine's order (unigrams by first appearance, k-grams by
-   (prefix id, last token id)): it needs the vocabulary anyway, so no second global pass assigns ids;
-4. ONE shuffle of the (user, item) pairs by user; per partition, an Arrow function encodes the items with
-   the broadcast vocabulary and builds each user's row ``(ukey, ufirst, items[], counts[])`` (sorted ids,
-   ``ukey`` the keyed hash's digest of the user id, ``ufirst`` the user's first read position). The rows
-   stay cached on the executors; user ids never reach the driver.
+   ``choose_columns`` (never silently: a guess is a note); each row keeps its read position; each post's
+   user derived as the core derives it (user pattern, trimmed);
+2. ONE shuffle: the posts by user, so each partition holds every post of its users;
+3. per partition, once (``mapInArrow``): the core's row filters, tokenizer, token filters and n-gram builder
+   (``build_corpus``), so tokens and n-grams are the local engine's, byte for byte; cached as the users' rows
+   with the partition's own item ids, plus the partition's distinct items with their first positions;
+4. the distinct items (one aggregation over at most items x partitions rows) go to the driver, which numbers
+   them in the local engine's order (unigrams by first appearance, k-grams by (prefix id, last token id)): it
+   needs the vocabulary anyway, so no second global pass over the pairs assigns ids;
+5. per partition: the rows renumbered with the broadcast vocabulary into ``(ukey, ufirst, n, items, counts)``
+   (sorted ids and counts as int32 bytes; ``ukey`` the keyed hash's digest of the user id, ``ufirst`` the
+   user's first read position), cached on the executors; user ids never reach the driver.
 
 Parallel mechanisms (count, weighted, DP-SIPS, DPNE's levels) build their histogram H on the executors:
 each user's row is filtered (DPNE's valid k-grams, DP-SIPS's not-yet-released items: a bitmask over item ids,
@@ -218,7 +219,6 @@ def _short(e: Exception) -> str:
 # --------------------------------------------------------------------------- executors: tokenize and build
 _STATS = ("rows", "unmatched", "no_user", "no_text", "removed", "posts", "tokens")
 _POSTS_SCHEMA = "user string, text string, pos long, unmatched boolean"  # see _derive_users
-_ITEMS_SCHEMA = "stat boolean, item string, n int, cnt long, first_row long, first_tok long"  # _partition_items
 _ROWS_SCHEMA = "ukey long, ufirst long, n int, items binary, counts binary"  # see _partition_rows
 _ROWS_PER_BATCH = 65536
 
@@ -308,72 +308,110 @@ def _build_partition(batches, opts: LoadOptions) -> _Partition:
     return part
 
 
-def _partition_items(batches, *, opts: LoadOptions):
-    """A partition's distinct items (item, n, first position of a unigram) and its statistics (stat rows)."""
+_BUILT_SCHEMA = (
+    "kind int, ukey long, ufirst long, n int, items binary, counts binary, item string, first_row long, "
+    "first_tok long, cnt long"
+)  # see _partition_build
+_USER, _ITEM, _STAT, _EMPTY = 0, 1, 2, 3
+
+
+def _built_batch(m: int, kind: int, **cols: pa.Array) -> pa.RecordBatch:
+    types = {
+        "ukey": pa.int64(), "ufirst": pa.int64(), "n": pa.int32(), "items": pa.binary(), "counts": pa.binary(),
+        "item": pa.string(), "first_row": pa.int64(), "first_tok": pa.int64(), "cnt": pa.int64(),
+    }  # fmt: skip
+    arrays = [pa.array(np.full(m, kind, dtype=np.int32))]
+    arrays += [cols.get(name, pa.nulls(m, t)) for name, t in types.items()]
+    return pa.RecordBatch.from_arrays(arrays, names=["kind", *types])
+
+
+def _partition_build(batches, *, opts: LoadOptions):
+    """One partition built once: its users' rows with the partition's own item ids (kind _USER: ukey, ufirst,
+    n, items, counts as int32 bytes), its distinct items (kind _ITEM: item, n = length, first position of a
+    unigram, cnt = the partition's id), its statistics (kind _STAT: item = name, cnt) and the number of its
+    users without tokens (kind _EMPTY, in ufirst). Cached; ``_partition_rows`` renumbers the rows."""
     part = _build_partition(batches, opts)
-    if part.built is not None:
+    n_empty = 0 if part.names is None else len(part.names)
+    if part.built is not None and part.names is not None and part.ufirst is not None:
         b = part.built
         fr = np.full(b.n_items, -1, dtype=np.int64)
         ft = np.full(b.n_items, -1, dtype=np.int64)
         uni = np.flatnonzero(b.ngram_len == 1)
         fr[uni], ft[uni] = part.first_row[uni], part.first_tok[uni]  # type: ignore[index]
-        yield pa.RecordBatch.from_pydict(
-            {
-                "stat": pa.array(np.zeros(b.n_items, dtype=bool)),
-                "item": pa.array(b.vocab, pa.string()),
-                "n": pa.array(b.ngram_len.astype(np.int32)),
-                "cnt": pa.nulls(b.n_items, pa.int64()),
-                "first_row": pa.array(fr),
-                "first_tok": pa.array(ft),
-            }
+        yield _built_batch(
+            b.n_items,
+            _ITEM,
+            item=pa.array(b.vocab, pa.string()),
+            n=pa.array(b.ngram_len.astype(np.int32)),
+            first_row=pa.array(fr),
+            first_tok=pa.array(ft),
+            cnt=pa.array(np.arange(b.n_items, dtype=np.int64)),
         )
-    m = len(_STATS)
-    yield pa.RecordBatch.from_pydict(
-        {
-            "stat": pa.array(np.ones(m, dtype=bool)),
-            "item": pa.array(_STATS, pa.string()),
-            "n": pa.nulls(m, pa.int32()),
-            "cnt": pa.array([part.stats[s] for s in _STATS], pa.int64()),
-            "first_row": pa.nulls(m, pa.int64()),
-            "first_tok": pa.nulls(m, pa.int64()),
-        }
-    )
-
-
-def _partition_rows(batches, *, opts: LoadOptions, vocab_ipc: bytes):
-    """A partition's users as rows (ukey, ufirst, n, items, counts): the row's n sorted item ids (numbered by
-    the broadcast vocabulary) and their counts as little-endian int32 bytes (``_blob``: Spark caches bytes
-    far cheaper than arrays). A last row with ukey null holds in ``ufirst`` the number of its users without
-    tokens."""
-    part = _build_partition(batches, opts)
-    n_empty = 0 if part.names is None else len(part.names)
-    if part.built is not None and part.names is not None and part.ufirst is not None:
-        b = part.built
-        vocab = pa.ipc.open_stream(vocab_ipc).read_all().column(0).combine_chunks()
-        to_global = pc.index_in(pa.array(b.vocab, pa.string()), value_set=vocab).to_numpy(zero_copy_only=False)
         row_len = np.diff(b.indptr)
-        entry_user = np.repeat(np.arange(row_len.shape[0]), row_len)
-        ids = to_global[b.items].astype(np.int64)
-        order = np.lexsort((ids, entry_user))
         has = row_len > 0
         n_empty = int((~has).sum())
         lens = row_len[has]
         offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
         ukey = string_keys(part.names.filter(pa.array(has)).to_pylist()).view(np.int64)
-        ufirst, items, counts = part.ufirst[has], ids[order].astype("<i4"), b.counts[order].astype("<i4")
+        ufirst = part.ufirst[has]
+        items, counts = b.items.astype("<i4"), b.counts.astype("<i4")  # rows of empty users hold no entries
         for a in range(0, lens.shape[0], _ROWS_PER_BATCH):
             z = min(a + _ROWS_PER_BATCH, lens.shape[0])
             lo, hi = offsets[a], offsets[z]
-            yield pa.RecordBatch.from_arrays(
-                [
-                    pa.array(ukey[a:z], pa.int64()),
-                    pa.array(ufirst[a:z], pa.int64()),
-                    pa.array(lens[a:z].astype(np.int32)),
-                    _blob(offsets[a : z + 1] - lo, items[lo:hi]),
-                    _blob(offsets[a : z + 1] - lo, counts[lo:hi]),
-                ],
-                names=["ukey", "ufirst", "n", "items", "counts"],
+            yield _built_batch(
+                z - a,
+                _USER,
+                ukey=pa.array(ukey[a:z], pa.int64()),
+                ufirst=pa.array(ufirst[a:z], pa.int64()),
+                n=pa.array(lens[a:z].astype(np.int32)),
+                items=_blob(offsets[a : z + 1] - lo, items[lo:hi]),
+                counts=_blob(offsets[a : z + 1] - lo, counts[lo:hi]),
             )
+    yield _built_batch(
+        len(_STATS), _STAT, item=pa.array(_STATS, pa.string()), cnt=pa.array([part.stats[s] for s in _STATS])
+    )
+    yield _built_batch(1, _EMPTY, ufirst=pa.array([n_empty], pa.int64()))
+
+
+def _partition_rows(batches, *, vocab_ipc: bytes):
+    """A cached partition of ``_partition_build`` -> its users as rows (ukey, ufirst, n, items, counts): the
+    row's n item ids renumbered by the broadcast vocabulary and sorted, and their counts, as little-endian
+    int32 bytes (``_blob``: Spark caches bytes far cheaper than arrays). A last row with ukey null holds in
+    ``ufirst`` the number of the partition's users without tokens."""
+    tabs = [pa.Table.from_batches([rb]) for rb in batches if rb.num_rows]
+    n_empty = 0
+    if tabs:
+        tab = pa.concat_tables(tabs)
+        kind = tab.column("kind").to_numpy()
+        n_empty = int(tab.column("ufirst").to_numpy(zero_copy_only=False)[kind == _EMPTY].sum())
+        voc = tab.filter(pa.array(kind == _ITEM))
+        users = tab.filter(pa.array(kind == _USER))
+        if users.num_rows:
+            vocab = pa.ipc.open_stream(vocab_ipc).read_all().column(0).combine_chunks()
+            local = voc.column("cnt").to_numpy()
+            to_global = np.zeros(int(local.max()) + 1, dtype=np.int64)
+            to_global[local] = pc.index_in(voc.column("item"), value_set=vocab).to_numpy(zero_copy_only=False)
+            ptr, items = _unblob(users.column("items"))
+            counts = _unblob(users.column("counts"))[1]
+            lens = np.diff(ptr)
+            ids = to_global[items]
+            order = np.lexsort((ids, np.repeat(np.arange(lens.shape[0]), lens)))
+            ids, counts = ids[order].astype("<i4"), counts[order]
+            ukey = users.column("ukey").to_numpy()
+            ufirst = users.column("ufirst").to_numpy()
+            for a in range(0, lens.shape[0], _ROWS_PER_BATCH):
+                z = min(a + _ROWS_PER_BATCH, lens.shape[0])
+                lo, hi = ptr[a], ptr[z]
+                yield pa.RecordBatch.from_arrays(
+                    [
+                        pa.array(ukey[a:z], pa.int64()),
+                        pa.array(ufirst[a:z], pa.int64()),
+                        pa.array(lens[a:z].astype(np.int32)),
+                        _blob(ptr[a : z + 1] - lo, ids[lo:hi]),
+                        _blob(ptr[a : z + 1] - lo, counts[lo:hi]),
+                    ],
+                    names=["ukey", "ufirst", "n", "items", "counts"],
+                )
     yield pa.RecordBatch.from_arrays(
         [pa.nulls(1, pa.int64()), pa.array([n_empty], pa.int64()), pa.array([0], pa.int32()), _blob(), _blob()],
         names=["ukey", "ufirst", "n", "items", "counts"],
@@ -591,15 +629,16 @@ def load_spark_corpus(
 
     # the one shuffle: every post to the partition of its user (the user as the core derives it)
     shuffled = posts.df.mapInArrow(derive, _POSTS_SCHEMA).repartition("user").persist(StorageLevel.MEMORY_AND_DISK)
-    enc = None
+    enc = built = None
     try:
 
-        def items_of(batches):
-            return _partition_items(batches, opts=opts)
+        def build(batches):
+            return _partition_build(batches, opts=opts)
 
+        built = shuffled.mapInArrow(build, _BUILT_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
         agg = (
-            shuffled.mapInArrow(items_of, _ITEMS_SCHEMA)
-            .groupBy("stat", "item")
+            built.filter(F.col("kind").isin(_ITEM, _STAT))
+            .groupBy((F.col("kind") == _STAT).alias("stat"), "item")
             .agg(
                 F.first("n").alias("n"),
                 F.min(F.struct("first_row", "first_tok")).alias("f"),
@@ -608,6 +647,7 @@ def load_spark_corpus(
             .select("stat", "item", "n", "f.first_row", "f.first_tok", "cnt")
             .toArrow()
         )
+        shuffled.unpersist()  # the posts are built and cached: the text is no longer needed
         clock.lap("read_tokenize_items")
         is_stat = agg.column("stat").to_numpy(zero_copy_only=False)
         stat_tab = agg.filter(pa.array(is_stat))
@@ -621,9 +661,9 @@ def load_spark_corpus(
         vocab_ipc = _ipc(vocab.strings)
 
         def rows_of(batches):
-            return _partition_rows(batches, opts=opts, vocab_ipc=vocab_ipc)
+            return _partition_rows(batches, vocab_ipc=vocab_ipc)
 
-        enc = shuffled.mapInArrow(rows_of, _ROWS_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
+        enc = built.mapInArrow(rows_of, _ROWS_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
         summary = enc.agg(
             F.sum(F.when(F.col("ukey").isNull(), F.col("ufirst"))).alias("empty"),
             F.count("ukey").alias("users"),
@@ -635,6 +675,8 @@ def load_spark_corpus(
         raise
     finally:
         shuffled.unpersist()
+        if built is not None:
+            built.unpersist()
     clock.lap("per_user_rows")
     n_users, nnz, n_empty = int(summary["users"]), int(summary["nnz"] or 0), int(summary["empty"] or 0)
     rows = enc.filter(F.col("ukey").isNotNull())
