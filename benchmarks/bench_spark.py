@@ -6,8 +6,8 @@ The corpus is synthetic-200k's shape at 1M users (``dpsu_core.synthetic.zipf_cor
 words per user, Zipf(1.0) over 100,000 words ``w<rank>``), one CSV row per user holding the user's words,
 written once into benchmarks/_cache/ (git-ignored) in chunks.
 
-Figures: wall seconds per stage (Spark: read + tokenize + n-grams, user ids, item ids, per-user rows,
-vocabulary to the driver; then each release), peak RSS of the whole process tree (this Python process, the
+Figures: wall seconds per stage (Spark: read + the shuffle of the posts by user + tokenize + items, item ids
+on the driver, per-user rows; then each release), peak RSS of the whole process tree (this Python process, the
 JVM and the Python workers, sampled from /proc every 0.2 s), and the items released next to the local
 engine's on the same file (``dpsu release`` in a child process: wall and peak RSS from its rusage).
 The machine is shared: the load average is recorded beside the figures.

@@ -36,6 +36,7 @@ SECTIONS = {
     "hostile": "benchmarks.bench_hostile",
     "sessions": "benchmarks.bench_sessions",
     "spark": "benchmarks.bench_spark",  # Spark local[2] on 1M users (Java 17 + pyspark; about 8 GB)
+    "spark_side": "benchmarks.bench_spark_side",  # local vs Spark vs PipelineDP on synthetic-200k; 1M load
     "scale": "benchmarks.bench_scale",
     "scale_10m": "benchmarks.bench_scale_10m",
     "floor": "benchmarks.bench_floor",  # dpsu end to end as a multiple of an Arrow read + split (issue 20)
@@ -45,8 +46,9 @@ SECTIONS = {
     "frontier_demo": "benchmarks.bench_frontier_demo",  # the same on the bundled text corpus (assets/)
     "preview": "benchmarks.bench_preview",  # the Corpus page's whole-file column facts as a share of the load
 }
-# sections run only when named: scale_10m needs about 12 GB, spark about 8 GB (and Java 17)
-OPT_IN = {"scale_10m", "floor_10m", "spark"}
+# sections run only when named: scale_10m needs about 12 GB, spark about 8 GB (and Java 17), spark_side
+# Java 17 and pipeline-dp (the 'bench' extra)
+OPT_IN = {"scale_10m", "floor_10m", "spark", "spark_side"}
 # data files a section needs: the runner refuses the section without them rather than replace committed
 # MSNBC figures with a "skipped" (the other sections run without the shared folder)
 NEEDS: dict[str, list[Path]] = {

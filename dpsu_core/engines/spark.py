@@ -4,17 +4,18 @@ Data path (every step on the executors unless it says driver):
 
 1. read CSV/TSV/Parquet/JSONL from any path Spark reads; the delimiter and header detected by the local
    reader's own rules (``readers.delimited_head`` on the input's first bytes), columns chosen by
-   ``choose_columns`` (never silently: a guess is a note); each row keeps its read position;
-2. one Arrow-batch function (``mapInArrow``) per batch of rows: the core's row filters, tokenizer and
-   n-gram builder (``build_corpus``), so tokens and n-grams are the local engine's, byte for byte; it emits
-   each batch-user's distinct items with counts and where each unigram first occurs. The output is cached;
-3. the distinct items with their first positions (one aggregation with map-side combining) go to the
-   driver, which numbers them in the local engine's order (unigrams by first appearance, k-grams by
-   (prefix id, last token id)): it needs the vocabulary anyway, so no second global pass assigns ids;
-4. ONE shuffle of the (user, item) pairs by user; per partition, an Arrow function encodes the items with
-   the broadcast vocabulary and builds each user's row ``(ukey, ufirst, items[], counts[])`` (sorted ids,
-   ``ukey`` the keyed hash's digest of the user id, ``ufirst`` the user's first read position). The rows
-   stay cached on the executors; user ids never reach the driver.
+   ``choose_columns`` (never silently: a guess is a note); each row keeps its read position; each post's
+   user derived as the core derives it (user pattern, trimmed);
+2. ONE shuffle: the posts by user, so each partition holds every post of its users;
+3. per partition, once (``mapInArrow``): the core's row filters, tokenizer, token filters and n-gram builder
+   (``build_corpus``), so tokens and n-grams are the local engine's, byte for byte; cached as the users' rows
+   with the partition's own item ids, plus the partition's distinct items with their first positions;
+4. the distinct items (one aggregation over at most items x partitions rows) go to the driver, which numbers
+   them in the local engine's order (unigrams by first appearance, k-grams by (prefix id, last token id)): it
+   needs the vocabulary anyway, so no second global pass over the pairs assigns ids;
+5. per partition: the rows renumbered with the broadcast vocabulary into ``(ukey, ufirst, n, items, counts)``
+   (sorted ids and counts as int32 bytes; ``ukey`` the keyed hash's digest of the user id, ``ufirst`` the
+   user's first read position), cached on the executors; user ids never reach the driver.
 
 Parallel mechanisms (count, weighted, DP-SIPS, DPNE's levels) build their histogram H on the executors:
 each user's row is filtered (DPNE's valid k-grams, DP-SIPS's not-yet-released items: a bitmask over item ids,
@@ -87,10 +88,6 @@ SEQUENTIAL_NOTE = (
     "on the per-user id arrays collected from Spark; Spark did the reading, tokenizing and encoding"
 )
 
-_RAW_SCHEMA = (
-    "user string, ufirst long, item string, n int, cnt long, first_row long, first_tok long"  # see _ingest_batches
-)
-_ROWS_SCHEMA = "ukey long, ufirst long, items array<int>, counts array<int>"  # see _user_rows
 _HIST_SCHEMA = "id int, h double"
 _HEAD_BYTES = 65536
 
@@ -122,10 +119,36 @@ def _detect_format(path: str, format: str) -> str:
     return fmt
 
 
+def _local_file(path: str) -> Path | None:
+    local = Path(path[len("file://") :] if path.startswith("file://") else path)
+    return local if local.is_file() else None
+
+
+def _multiline(path: str, delimiter: str) -> bool:
+    """Whether quoted fields span lines (then Spark must read the file in one piece): the local reader's own
+    quoting scan for a local file, else assumed (any other input is read safely, as one piece per file)."""
+    import mmap
+
+    from ..corpus.csvscan import UnterminatedQuote, scan_csv
+
+    local = _local_file(path)
+    if local is None:
+        return True
+    if local.stat().st_size == 0:
+        return False
+    with open(local, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        try:
+            return scan_csv(data, delimiter).multiline_fields > 0
+        except UnterminatedQuote as e:
+            raise InputError(
+                f'{local.name}: line {e.line}: {e}; close that quote (a quote inside a quoted field is written twice: "")'
+            ) from None
+
+
 def _head(spark: SparkSession, path: str) -> bytes:
     """The input's first bytes (a local file), or its first lines as Spark reads them (anything else)."""
-    local = Path(path[len("file://") :] if path.startswith("file://") else path)
-    if local.is_file():
+    local = _local_file(path)
+    if local is not None:
         with open(local, "rb") as f:
             return f.read(_HEAD_BYTES)
     lines = [r[0] for r in spark.read.text(path).limit(200).collect()]
@@ -154,7 +177,7 @@ def read_posts(spark: SparkSession, path: str, opts: LoadOptions) -> _Posts:
                 path,
                 sep=delimiter,
                 header=header,
-                multiLine=True,
+                multiLine=_multiline(path, delimiter),
                 escape='"',
                 inferSchema=False,
                 encoding="UTF-8",
@@ -196,110 +219,225 @@ def _short(e: Exception) -> str:
 
 # --------------------------------------------------------------------------- executors: tokenize and build
 _STATS = ("rows", "unmatched", "no_user", "no_text", "removed", "posts", "tokens")
+_POSTS_SCHEMA = "user string, text string, pos long, unmatched boolean"  # see _derive_users
+_ROWS_SCHEMA = "ukey long, ufirst long, n int, items binary, counts binary"  # see _partition_rows
+_ROWS_PER_BATCH = 65536
 
 
-def _ingest_batches(batches, *, opts: LoadOptions):
-    """Arrow batches of (user, text, pos) -> each batch-user's distinct items with counts.
+def _derive_users(batches, pattern: str | None):
+    """Each post's user as the core derives it (the user pattern's first group, white space trimmed; null when
+    the pattern does not match), before the shuffle that brings each user's posts together."""
+    from ..corpus.columns import apply_user_pattern
 
-    Rows: (user, ufirst = the user's first kept row, item, n = its length, cnt = occurrences,
-    first_row/first_tok = where a unigram first occurs). A kept user without tokens in the batch gets one
-    row with item null (it still fixes the user's first position); one row per statistic per partition
-    has user null, item = the statistic's name, cnt = its value.
-    """
+    for rb in batches:
+        users = rb.column(0)
+        unmatched = np.zeros(rb.num_rows, dtype=bool)
+        if pattern:
+            matched, _ = apply_user_pattern(users, pattern)
+            unmatched = pc.is_null(matched).to_numpy(zero_copy_only=False)  # as apply_user_pattern counts
+            users = matched
+        yield pa.RecordBatch.from_arrays(
+            [pc.utf8_trim_whitespace(users), rb.column(1), rb.column(2), pa.array(unmatched)],
+            names=["user", "text", "pos", "unmatched"],
+        )
+
+
+@dataclass
+class _Partition:
+    """One shuffle partition's posts (every post of its users, in read order) through the core's loading
+    steps: row filters, user pattern, tokenizer, token filters and ``build_corpus`` (n-grams)."""
+
+    stats: dict[str, int]
+    names: pa.Array | None = None  # the partition's kept users (trimmed ids), in order of first post
+    ufirst: np.ndarray | None = None  # each user's first read position
+    built: Corpus | None = None  # users x the partition's own item numbering (empty users kept)
+    first_row: np.ndarray | None = None  # per partition unigram: read position of its first post
+    first_tok: np.ndarray | None = None  # ... and its token index in that post
+
+
+def _build_partition(batches, opts: LoadOptions) -> _Partition:
     from ..corpus.build import build_corpus
     from ..corpus.clean import drop_tokens, token_drop_mask
-    from ..corpus.columns import apply_user_pattern
     from ..corpus.tokenize import blank_mask, removed_mask, tokenize
 
-    prep, max_n = opts.preprocessing(), opts.max_n
-    totals = dict.fromkeys(_STATS, 0)
-    for rb in batches:
-        users, texts = rb.column(0), rb.column(1)
-        pos = rb.column(2).to_numpy(zero_copy_only=False).astype(np.int64)
-        n_rows = rb.num_rows
-        totals["rows"] += n_rows
-        if opts.user_pattern:
-            users, unmatched = apply_user_pattern(users, opts.user_pattern)
-            totals["unmatched"] += unmatched
-        no_user = blank_mask(users)
-        no_text = blank_mask(texts) & ~no_user
-        removed = removed_mask(texts) & ~no_user & ~no_text if prep.drop_removed else np.zeros(n_rows, bool)
-        keep = ~(no_user | no_text | removed)
-        totals["no_user"] += int(no_user.sum())
-        totals["no_text"] += int(no_text.sum())
-        totals["removed"] += int(removed.sum())
-        if not keep.any():
-            continue
-        mask = pa.array(keep)
-        users, texts, pos = users.filter(mask), texts.filter(mask), pos[keep]
-        totals["posts"] += len(texts)
-        enc = pc.utf8_trim_whitespace(users).dictionary_encode()
-        post_user = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        names = enc.dictionary
-        n_users = len(names)
-        first_post = np.unique(post_user, return_index=True)[1]  # the batch's rows are in read order
-        ufirst = pos[first_post]
-        tok = tokenize(texts, tokenizer=opts.tokenizer, prep=prep, workers=1, char_ngrams=opts.char_ngrams)
-        drop = token_drop_mask(tok.unigrams, drop_digits=prep.drop_digits, stop_language=prep.stop_words)
-        if drop is not None and drop.any():
-            codes, post_ptr = drop_tokens(tok.codes, tok.post_ptr, drop)
-            tok = replace(tok, codes=codes, post_ptr=post_ptr)
-        totals["tokens"] += tok.n_tokens
-        if tok.n_tokens == 0:
-            yield _raw_batch(names, ufirst, np.arange(n_users), None)
-            continue
-        bc = build_corpus(
-            tok.codes, tok.post_ptr, post_user, tok.unigrams, max_n=max_n, n_users=n_users, drop_empty_users=False
+    prep = opts.preprocessing()
+    stats = dict.fromkeys(_STATS, 0)
+    tabs = [pa.Table.from_batches([rb]) for rb in batches if rb.num_rows]
+    if not tabs:
+        return _Partition(stats)
+    tab = pa.concat_tables(tabs)
+    tab = tab.take(pc.sort_indices(tab, [("pos", "ascending")]))  # read order: first positions need it
+    users, texts = tab.column("user").combine_chunks(), tab.column("text").combine_chunks()
+    pos = tab.column("pos").to_numpy().astype(np.int64)
+    stats["rows"] = n_rows = tab.num_rows
+    stats["unmatched"] = int(pc.sum(tab.column("unmatched")).as_py() or 0)
+    no_user = blank_mask(users)
+    no_text = blank_mask(texts) & ~no_user
+    removed = removed_mask(texts) & ~no_user & ~no_text if prep.drop_removed else np.zeros(n_rows, bool)
+    keep = ~(no_user | no_text | removed)
+    stats["no_user"], stats["no_text"], stats["removed"] = int(no_user.sum()), int(no_text.sum()), int(removed.sum())
+    if not keep.any():
+        return _Partition(stats)
+    mask = pa.array(keep)
+    users, texts, pos = users.filter(mask), texts.filter(mask), pos[keep]
+    stats["posts"] = len(texts)
+    enc = pc.utf8_trim_whitespace(users).dictionary_encode()
+    post_user = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    first_post = np.unique(post_user, return_index=True)[1]
+    tok = tokenize(texts, tokenizer=opts.tokenizer, prep=prep, workers=1, char_ngrams=opts.char_ngrams)
+    drop = token_drop_mask(tok.unigrams, drop_digits=prep.drop_digits, stop_language=prep.stop_words)
+    if drop is not None and drop.any():
+        codes, post_ptr = drop_tokens(tok.codes, tok.post_ptr, drop)
+        tok = replace(tok, codes=codes, post_ptr=post_ptr)
+    stats["tokens"] = tok.n_tokens
+    part = _Partition(stats, names=enc.dictionary, ufirst=pos[first_post])
+    if tok.n_tokens == 0:
+        return part
+    part.built = build_corpus(
+        tok.codes,
+        tok.post_ptr,
+        post_user,
+        tok.unigrams,
+        max_n=opts.max_n,
+        n_users=len(enc.dictionary),
+        drop_empty_users=False,
+    )
+    # where each unigram first occurs: build_corpus numbers the used unigrams densely, in order of first use
+    first_idx = np.unique(tok.codes, return_index=True)[1]
+    post = np.searchsorted(tok.post_ptr, first_idx, side="right") - 1
+    part.first_row, part.first_tok = pos[post], first_idx - tok.post_ptr[post]
+    return part
+
+
+_BUILT_SCHEMA = (
+    "kind int, ukey long, ufirst long, n int, items binary, counts binary, item string, first_row long, "
+    "first_tok long, cnt long"
+)  # see _partition_build
+_USER, _ITEM, _STAT, _EMPTY = 0, 1, 2, 3
+
+
+def _built_batch(m: int, kind: int, **cols: pa.Array) -> pa.RecordBatch:
+    types = {
+        "ukey": pa.int64(), "ufirst": pa.int64(), "n": pa.int32(), "items": pa.binary(), "counts": pa.binary(),
+        "item": pa.string(), "first_row": pa.int64(), "first_tok": pa.int64(), "cnt": pa.int64(),
+    }  # fmt: skip
+    arrays = [pa.array(np.full(m, kind, dtype=np.int32))]
+    arrays += [cols.get(name, pa.nulls(m, t)) for name, t in types.items()]
+    return pa.RecordBatch.from_arrays(arrays, names=["kind", *types])
+
+
+def _partition_build(batches, *, opts: LoadOptions):
+    """One partition built once: its users' rows with the partition's own item ids (kind _USER: ukey, ufirst,
+    n, items, counts as int32 bytes), its distinct items (kind _ITEM: item, n = length, first position of a
+    unigram, cnt = the partition's id), its statistics (kind _STAT: item = name, cnt) and the number of its
+    users without tokens (kind _EMPTY, in ufirst). Cached; ``_partition_rows`` renumbers the rows."""
+    part = _build_partition(batches, opts)
+    n_empty = 0 if part.names is None else len(part.names)
+    if part.built is not None and part.names is not None and part.ufirst is not None:
+        b = part.built
+        fr = np.full(b.n_items, -1, dtype=np.int64)
+        ft = np.full(b.n_items, -1, dtype=np.int64)
+        uni = np.flatnonzero(b.ngram_len == 1)
+        fr[uni], ft[uni] = part.first_row[uni], part.first_tok[uni]  # type: ignore[index]
+        yield _built_batch(
+            b.n_items,
+            _ITEM,
+            item=pa.array(b.vocab, pa.string()),
+            n=pa.array(b.ngram_len.astype(np.int32)),
+            first_row=pa.array(fr),
+            first_tok=pa.array(ft),
+            cnt=pa.array(np.arange(b.n_items, dtype=np.int64)),
         )
-        # where each unigram first occurs: (read position of its post, token index in the post)
-        n_uni = int(np.count_nonzero(bc.ngram_len == 1))
-        first_tok_idx = np.full(n_uni, -1, dtype=np.int64)
-        uniq, idx = np.unique(tok.codes, return_index=True)
-        first_tok_idx[np.arange(uniq.shape[0])] = idx  # build_corpus numbers the used unigrams densely, in order
-        post = np.searchsorted(tok.post_ptr, first_tok_idx, side="right") - 1
-        first_row, first_tok = pos[post], first_tok_idx - tok.post_ptr[post]
-        row_len = np.diff(bc.indptr)
-        entry_user = np.repeat(np.arange(n_users), row_len)
-        items = bc.items.astype(np.int64)
-        is_uni = items < n_uni
-        fr = np.where(is_uni, first_row[np.minimum(items, n_uni - 1)], -1)
-        ft = np.where(is_uni, first_tok[np.minimum(items, n_uni - 1)], -1)
-        yield _raw_batch(
-            names,
-            ufirst,
-            entry_user,
-            (pa.array(bc.vocab, type=pa.string()).take(pa.array(items)), bc.ngram_len[items], bc.counts, fr, ft),
-        )
-        empty = np.flatnonzero(row_len == 0)
-        if empty.size:
-            yield _raw_batch(names, ufirst, empty, None)
-    yield pa.RecordBatch.from_pydict(
-        {
-            "user": pa.nulls(len(_STATS), pa.string()),
-            "ufirst": pa.nulls(len(_STATS), pa.int64()),
-            "item": pa.array(_STATS, pa.string()),
-            "n": pa.nulls(len(_STATS), pa.int32()),
-            "cnt": pa.array([totals[s] for s in _STATS], pa.int64()),
-            "first_row": pa.nulls(len(_STATS), pa.int64()),
-            "first_tok": pa.nulls(len(_STATS), pa.int64()),
-        }
+        row_len = np.diff(b.indptr)
+        has = row_len > 0
+        n_empty = int((~has).sum())
+        lens = row_len[has]
+        offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+        ukey = string_keys(part.names.filter(pa.array(has)).to_pylist()).view(np.int64)
+        ufirst = part.ufirst[has]
+        items, counts = b.items.astype("<i4"), b.counts.astype("<i4")  # rows of empty users hold no entries
+        for a in range(0, lens.shape[0], _ROWS_PER_BATCH):
+            z = min(a + _ROWS_PER_BATCH, lens.shape[0])
+            lo, hi = offsets[a], offsets[z]
+            yield _built_batch(
+                z - a,
+                _USER,
+                ukey=pa.array(ukey[a:z], pa.int64()),
+                ufirst=pa.array(ufirst[a:z], pa.int64()),
+                n=pa.array(lens[a:z].astype(np.int32)),
+                items=_blob(offsets[a : z + 1] - lo, items[lo:hi]),
+                counts=_blob(offsets[a : z + 1] - lo, counts[lo:hi]),
+            )
+    yield _built_batch(
+        len(_STATS), _STAT, item=pa.array(_STATS, pa.string()), cnt=pa.array([part.stats[s] for s in _STATS])
+    )
+    yield _built_batch(1, _EMPTY, ufirst=pa.array([n_empty], pa.int64()))
+
+
+def _partition_rows(batches, *, vocab_ipc: bytes):
+    """A cached partition of ``_partition_build`` -> its users as rows (ukey, ufirst, n, items, counts): the
+    row's n item ids renumbered by the broadcast vocabulary and sorted, and their counts, as little-endian
+    int32 bytes (``_blob``: Spark caches bytes far cheaper than arrays). A last row with ukey null holds in
+    ``ufirst`` the number of the partition's users without tokens."""
+    tabs = [pa.Table.from_batches([rb]) for rb in batches if rb.num_rows]
+    n_empty = 0
+    if tabs:
+        tab = pa.concat_tables(tabs)
+        kind = tab.column("kind").to_numpy()
+        n_empty = int(tab.column("ufirst").to_numpy(zero_copy_only=False)[kind == _EMPTY].sum())
+        voc = tab.filter(pa.array(kind == _ITEM))
+        users = tab.filter(pa.array(kind == _USER))
+        if users.num_rows:
+            vocab = pa.ipc.open_stream(vocab_ipc).read_all().column(0).combine_chunks()
+            local = voc.column("cnt").to_numpy()
+            to_global = np.zeros(int(local.max()) + 1, dtype=np.int64)
+            to_global[local] = pc.index_in(voc.column("item"), value_set=vocab).to_numpy(zero_copy_only=False)
+            ptr, items = _unblob(users.column("items"))
+            counts = _unblob(users.column("counts"))[1]
+            lens = np.diff(ptr)
+            ids = to_global[items]
+            order = np.lexsort((ids, np.repeat(np.arange(lens.shape[0]), lens)))
+            ids, counts = ids[order].astype("<i4"), counts[order]
+            ukey = users.column("ukey").to_numpy()
+            ufirst = users.column("ufirst").to_numpy()
+            for a in range(0, lens.shape[0], _ROWS_PER_BATCH):
+                z = min(a + _ROWS_PER_BATCH, lens.shape[0])
+                lo, hi = ptr[a], ptr[z]
+                yield pa.RecordBatch.from_arrays(
+                    [
+                        pa.array(ukey[a:z], pa.int64()),
+                        pa.array(ufirst[a:z], pa.int64()),
+                        pa.array(lens[a:z].astype(np.int32)),
+                        _blob(ptr[a : z + 1] - lo, ids[lo:hi]),
+                        _blob(ptr[a : z + 1] - lo, counts[lo:hi]),
+                    ],
+                    names=["ukey", "ufirst", "n", "items", "counts"],
+                )
+    yield pa.RecordBatch.from_arrays(
+        [pa.nulls(1, pa.int64()), pa.array([n_empty], pa.int64()), pa.array([0], pa.int32()), _blob(), _blob()],
+        names=["ukey", "ufirst", "n", "items", "counts"],
     )
 
 
-def _raw_batch(names: pa.Array, ufirst: np.ndarray, entry_user: np.ndarray, entries) -> pa.RecordBatch:
-    m = len(entry_user)
-    take = pa.array(entry_user, pa.int64())
-    if entries is None:
-        item, n, cnt, fr, ft = pa.nulls(m, pa.string()), None, None, None, None
-        n, cnt, fr, ft = (pa.nulls(m, t) for t in (pa.int32(), pa.int64(), pa.int64(), pa.int64()))
-    else:
-        item, n_, cnt_, fr_, ft_ = entries
-        n, cnt = pa.array(n_.astype(np.int32)), pa.array(cnt_.astype(np.int64))
-        fr, ft = pa.array(fr_.astype(np.int64)), pa.array(ft_.astype(np.int64))
-    return pa.RecordBatch.from_arrays(
-        [names.take(take).cast(pa.string()), pa.array(ufirst[entry_user], pa.int64()), item, n, cnt, fr, ft],
-        names=["user", "ufirst", "item", "n", "cnt", "first_row", "first_tok"],
-    )
+def _blob(offsets: np.ndarray | None = None, values: np.ndarray | None = None) -> pa.Array:
+    """Rows of int32 values as one binary value per row (``offsets`` in values; None: one empty row)."""
+    if offsets is None or values is None:
+        return pa.array([b""], pa.binary())
+    byte_offsets = pa.py_buffer((np.asarray(offsets, dtype=np.int64) * 4).astype(np.int32).tobytes())
+    data = pa.py_buffer(np.ascontiguousarray(values, dtype="<i4").tobytes())
+    return pa.Array.from_buffers(pa.binary(), len(offsets) - 1, [None, byte_offsets, data])
+
+
+def _unblob(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(indptr int64, values int32) of a binary column written by ``_blob``."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    bufs = arr.buffers()
+    off = np.frombuffer(bufs[1], dtype=np.int32)[arr.offset : arr.offset + len(arr) + 1].astype(np.int64)
+    start, end = int(off[0]) if off.size else 0, int(off[-1]) if off.size else 0
+    data = bufs[2]
+    values = np.frombuffer(data, dtype="<i4", count=(end - start) // 4, offset=start) if end > start else None
+    return (off - start) // 4, values if values is not None else np.zeros(0, dtype=np.int32)
 
 
 class _Clock:
@@ -361,60 +499,6 @@ def _number_items(tab: pa.Table, max_n: int) -> _Vocabulary:
     return _Vocabulary(pa.array(strings, pa.string()), ngram_len, gram_tokens)
 
 
-# --------------------------------------------------------------------------- per-user rows (executors)
-def _user_rows(batches, *, vocab_ipc: bytes, n_items: int):
-    """One shuffle partition's (user, ufirst, item, cnt) rows, every row of a user in this partition ->
-    that user's row (ukey, ufirst, sorted item ids, counts), items encoded with the broadcast vocabulary.
-    A last row with ukey null holds in ``ufirst`` the number of this partition's users without items."""
-
-    tabs = [pa.Table.from_batches([rb]) for rb in batches]
-    vocab = pa.ipc.open_stream(vocab_ipc).read_all().column(0).combine_chunks()
-    n_empty = 0
-    if tabs:
-        tab = pa.concat_tables(tabs).combine_chunks()
-        enc = tab.column("user").combine_chunks().dictionary_encode()
-        code = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        names = enc.dictionary
-        n_users = len(names)
-        ufirst = np.full(n_users, np.iinfo(np.int64).max, dtype=np.int64)
-        np.minimum.at(ufirst, code, tab.column("ufirst").to_numpy().astype(np.int64))
-        ids = pc.index_in(tab.column("item").combine_chunks(), value_set=vocab)
-        valid = pc.is_valid(ids).to_numpy(zero_copy_only=False)
-        ids_np = pc.fill_null(ids, 0).to_numpy(zero_copy_only=False).astype(np.int64)[valid]
-        cnt = tab.column("cnt").combine_chunks().fill_null(0).to_numpy().astype(np.int64)[valid]
-        key = code[valid] * n_items + ids_np
-        order = np.argsort(key, kind="stable")
-        key, cnt = key[order], cnt[order]
-        starts = np.flatnonzero(np.concatenate([[True], key[1:] != key[:-1]])) if key.size else np.zeros(0, np.int64)
-        pair_key = key[starts]
-        pair_cnt = np.add.reduceat(cnt, starts) if key.size else np.zeros(0, np.int64)
-        pair_user = pair_key // n_items
-        per_user = np.bincount(pair_user, minlength=n_users)
-        has = per_user > 0
-        n_empty = int(n_users - has.sum())
-        offsets = np.concatenate([[0], np.cumsum(per_user[has])]).astype(np.int32)
-        kept_names = names.filter(pa.array(has)).to_pylist()
-        ukey = string_keys(kept_names).view(np.int64)
-        yield pa.RecordBatch.from_arrays(
-            [
-                pa.array(ukey, pa.int64()),
-                pa.array(ufirst[has], pa.int64()),
-                pa.ListArray.from_arrays(pa.array(offsets), pa.array((pair_key % n_items).astype(np.int32))),
-                pa.ListArray.from_arrays(pa.array(offsets), pa.array(pair_cnt.astype(np.int32))),
-            ],
-            names=["ukey", "ufirst", "items", "counts"],
-        )
-    yield pa.RecordBatch.from_arrays(
-        [
-            pa.nulls(1, pa.int64()),
-            pa.array([n_empty], pa.int64()),
-            pa.ListArray.from_arrays(pa.array([0, 0], pa.int32()), pa.array([], pa.int32())),
-            pa.ListArray.from_arrays(pa.array([0, 0], pa.int32()), pa.array([], pa.int32())),
-        ],
-        names=["ukey", "ufirst", "items", "counts"],
-    )
-
-
 def _ipc(array: pa.Array) -> bytes:
     sink = pa.BufferOutputStream()
     batch = pa.RecordBatch.from_arrays([array], names=["v"])
@@ -428,8 +512,8 @@ def _ipc(array: pa.Array) -> bytes:
 class SparkCorpus:
     """A corpus whose per-user rows live on the executors (not a ``Corpus``: it has no rows on the driver).
 
-    ``rows``: DataFrame(ukey long, ufirst long, items array<int>, counts array<int>): one row per user, ids
-    sorted; ``ukey`` the 64-bit BLAKE2b digest of the user id (the keyed sampling's input), ``ufirst`` the
+    ``rows``: DataFrame(ukey long, ufirst long, n int, items binary, counts binary): one row per user, its n
+    item ids (sorted) and counts as int32 bytes (``_unblob``); ``ukey`` the 64-bit BLAKE2b digest of the user id (the keyed sampling's input), ``ufirst`` the
     user's first read position (the local engine's user order). ``vocabulary``: a core ``Corpus`` holding the
     vocabulary only (strings, n-gram lengths, token ids; no users): what the driver needs for thresholds,
     DPNE's domains and the released strings. ``item_keys``: the BLAKE2b digest of each item string.
@@ -452,13 +536,14 @@ class SparkCorpus:
         """Collect the per-user id arrays into a core Corpus on the driver, users in the local engine's order
         (for the sequential mechanisms)."""
         tab = self.rows.select("ufirst", "items", "counts").toArrow()
-        order = pa.array(np.argsort(tab.column("ufirst").to_numpy(), kind="stable"))
-        items_col = tab.column("items").combine_chunks().take(order)
-        counts_col = tab.column("counts").combine_chunks().take(order)
-        indptr = items_col.offsets.to_numpy().astype(np.int64)
-        items = items_col.flatten().to_numpy(zero_copy_only=False).astype(np.int32)
-        counts = counts_col.flatten().to_numpy(zero_copy_only=False).astype(np.int32)
-        return replace(self.vocabulary, indptr=indptr - indptr[0], items=items, counts=counts, source=self.source)
+        order = np.argsort(tab.column("ufirst").to_numpy(), kind="stable")
+        ptr, items = _unblob(tab.column("items"))
+        counts = _unblob(tab.column("counts"))[1]
+        lens = np.diff(ptr)[order]
+        take = np.repeat(ptr[:-1][order] - np.concatenate([[0], np.cumsum(lens)[:-1]]), lens) + np.arange(lens.sum())
+        indptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+        items, counts = items[take].astype(np.int32), counts[take].astype(np.int32)
+        return replace(self.vocabulary, indptr=indptr, items=items, counts=counts, source=self.source)
 
     @spark_errors
     def histogram(
@@ -501,10 +586,7 @@ def _histogram_batches(batches, n_items, max_items, power, salt, keys, bits):
     eligible = None if bits is None else np.unpackbits(bits.value, count=n_items).astype(bool)
     for rb in batches:
         user_keys = rb.column(0).to_numpy(zero_copy_only=False).astype(np.int64).view(np.uint64)
-        lists = rb.column(2)
-        indptr = lists.offsets.to_numpy().astype(np.int64)
-        indptr -= indptr[0]
-        items = lists.flatten().to_numpy(zero_copy_only=False).astype(np.int64)
+        indptr, items = _unblob(rb.column(3))
         if eligible is not None:
             ok = eligible[items]
             indptr = np.concatenate([[0], np.cumsum(ok, dtype=np.int64)])[indptr]
@@ -540,15 +622,24 @@ def load_spark_corpus(
     posts = read_posts(spark, path, opts)
     check_pattern_has_column(opts, posts.user_column, posts.format)
 
-    def ingest(batches):
-        return _ingest_batches(batches, opts=opts)
-
     clock = _Clock(timings)
-    raw = posts.df.mapInArrow(ingest, _RAW_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
+    pattern = opts.user_pattern
+
+    def derive(batches):
+        return _derive_users(batches, pattern)
+
+    # the one shuffle: every post to the partition of its user (the user as the core derives it)
+    shuffled = posts.df.mapInArrow(derive, _POSTS_SCHEMA).repartition("user").persist(StorageLevel.MEMORY_AND_DISK)
+    enc = built = None
     try:
+
+        def build(batches):
+            return _partition_build(batches, opts=opts)
+
+        built = shuffled.mapInArrow(build, _BUILT_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
         agg = (
-            raw.filter(F.col("item").isNotNull())
-            .groupBy(F.col("user").isNull().alias("stat"), "item")
+            built.filter(F.col("kind").isin(_ITEM, _STAT))
+            .groupBy((F.col("kind") == _STAT).alias("stat"), "item")
             .agg(
                 F.first("n").alias("n"),
                 F.min(F.struct("first_row", "first_tok")).alias("f"),
@@ -557,6 +648,7 @@ def load_spark_corpus(
             .select("stat", "item", "n", "f.first_row", "f.first_tok", "cnt")
             .toArrow()
         )
+        shuffled.unpersist()  # the posts are built and cached: the text is no longer needed
         clock.lap("read_tokenize_items")
         is_stat = agg.column("stat").to_numpy(zero_copy_only=False)
         stat_tab = agg.filter(pa.array(is_stat))
@@ -566,22 +658,26 @@ def load_spark_corpus(
         check_posts(stats["posts"], stats["rows"], dropped)
         check_tokens(stats["tokens"], stats["posts"], posts.text_column)
         vocab = _number_items(agg.filter(pa.array(~is_stat)), opts.max_n)
-        n_items = len(vocab.strings)
         clock.lap("item_ids")
-        shuffled = raw.filter(F.col("user").isNotNull()).select("user", "ufirst", "item", "cnt").repartition("user")
         vocab_ipc = _ipc(vocab.strings)
 
-        def encode(batches):
-            return _user_rows(batches, vocab_ipc=vocab_ipc, n_items=n_items)
+        def rows_of(batches):
+            return _partition_rows(batches, vocab_ipc=vocab_ipc)
 
-        enc = shuffled.mapInArrow(encode, _ROWS_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
+        enc = built.mapInArrow(rows_of, _ROWS_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
         summary = enc.agg(
             F.sum(F.when(F.col("ukey").isNull(), F.col("ufirst"))).alias("empty"),
             F.count("ukey").alias("users"),
-            F.sum(F.size("items")).alias("nnz"),
+            F.sum("n").alias("nnz"),
         ).first()
+    except BaseException:
+        if enc is not None:
+            enc.unpersist()
+        raise
     finally:
-        raw.unpersist()
+        shuffled.unpersist()
+        if built is not None:
+            built.unpersist()
     clock.lap("per_user_rows")
     n_users, nnz, n_empty = int(summary["users"]), int(summary["nnz"] or 0), int(summary["empty"] or 0)
     rows = enc.filter(F.col("ukey").isNotNull())

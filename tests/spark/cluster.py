@@ -29,7 +29,8 @@ def free_port() -> int:
 
 
 def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_")}
+    # no PYSPARK_* and no PYTHONPATH: the executors find dpsu only where the driver ships it
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_") and k != "PYTHONPATH"}
     env.update(SPARK_HOME=str(SPARK_HOME), SPARK_LOCAL_IP=HOST, SPARK_PUBLIC_DNS=HOST, SPARK_NO_DAEMONIZE="1")
     return env
 

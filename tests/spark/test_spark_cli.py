@@ -7,6 +7,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from .test_spark_cluster import _release_argv, bare_python, child_env
 
 BASE_PATH = "/usr/bin:/bin"
@@ -23,3 +25,23 @@ def test_cli_runs_without_the_environment_activated(csv_path, tmp_path):
     proc = subprocess.run(cli + argv, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert (tmp_path / "spark.csv").read_bytes() == (tmp_path / "local.csv").read_bytes()
+
+
+def test_a_failure_inside_spark_is_one_line(spark):
+    """A Python exception on an executor reaches the caller as its last line, not as a Java stack."""
+    from dpsu_core.engines.spark_session import SparkError, spark_errors
+
+    def fails(batches):
+        for batch in batches:
+            raise ValueError("bad cell in this batch")
+            yield batch
+
+    @spark_errors
+    def job():
+        return spark.range(3).mapInArrow(fails, "id long").collect()
+
+    with pytest.raises(SparkError) as err:
+        job()
+    msg = str(err.value)
+    assert msg.startswith("Spark failed: ValueError: bad cell in this batch"), msg
+    assert "\n" not in msg and "org.apache" not in msg and "Traceback" not in msg and "Spark's log: " in msg
