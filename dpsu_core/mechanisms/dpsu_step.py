@@ -98,8 +98,9 @@ def sample_and_add(corpus: Corpus, plan: SamplingPlan, power: float) -> np.ndarr
 
 @runtime_checkable
 class RowsElsewhere(Protocol):
-    """A Corpus whose per-user rows live elsewhere (the Spark engine's executors, ``engines.spark``): it runs
-    steps 1-2 there and hands back H; noise and threshold (step 3) stay here."""
+    """What a parallel mechanism gets instead of a Corpus when the per-user rows live elsewhere (the Spark
+    engine's executors, ``engines.spark.SparkRows``: the vocabulary here, no rows): it runs steps 1-2 there and
+    hands back H; noise and threshold (step 3) stay here."""
 
     def weighted_histogram(self, max_items: int, power: float, keep: np.ndarray | None) -> np.ndarray: ...
 
