@@ -29,10 +29,10 @@ from dpsu_core.tokenizer_export import (
 SPECIALS = ("[UNK]", "[PAD]", "[CLS]", "[SEP]", "[MASK]")
 
 
-def _release(users: list[list[str]], mechanism: str = "policy-laplace", max_n: int = 1):
+def _release(users: list[list[str]], mechanism: str = "policy-laplace", max_n: int = 1, **params):
     corpus = corpus_from_token_lists([[u] for u in users], max_n=max_n)
     extra = {"max_n": max_n} if max_n > 1 else {}
-    return get_mechanism(mechanism, epsilon=5.0, delta=1e-3, **extra).release(corpus)
+    return get_mechanism(mechanism, epsilon=5.0, delta=1e-3, **extra, **params).release(corpus)
 
 
 def _entries_ok(tok: Tokenizer, items: list[str], specials: tuple[str, ...]) -> list[str]:
@@ -73,8 +73,11 @@ def test_every_vocabulary_entry_comes_from_the_release(mechanism, words, seed):
 
 def test_round_trip_through_tokenizers_encodes_released_words(tmp_path):
     users = [["the", "quick", "brown", "fox", "don't", "北京"]] * 300 + [["canary"]]
-    release = _release(users)
-    assert "canary" not in release.items
+    # alpha 20: each word's weight reaches rho + 20/epsilon, so a word falls below rho only if its Laplace noise
+    # (scale 1/5) is below -4, probability e^-20 / 2 (at alpha 3 it is e^-3 / 2 per word, and one of the six
+    # words was missing in about one run in seven)
+    release = _release(users, alpha=20.0)
+    assert set(users[0]) <= set(release.items.tolist()) and "canary" not in release.items
     for model in MODELS:
         path = tmp_path / f"{model}.json"
         body, _ = tokenizer_json(release, TokenizerSpec(model=model))
