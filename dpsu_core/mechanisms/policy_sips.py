@@ -54,17 +54,16 @@ import numpy as np
 
 from ..corpus.model import Corpus
 from ..errors import ParameterError
-from ..privacy.cost import ZcdpCost, gaussian_costs_sum
+from ..privacy.cost import ZcdpCost
 from ..privacy.gaussian import analytic_gaussian_sigma, raise_until
 from ..privacy.norms import descent_budget
 from ..privacy.thresholds import cutoff, rho_weighted_gaussian_sigma
 from ..privacy.tuning import TUNED, DeltaSplit, best_split, split_delta
-from ..privacy.zcdp import gaussian_zcdp
 from .base import Calibration, Mechanism, ReleaseParts, noisy_threshold
 from .sampling import OrderedRows, select_kept
 from .setunion import _l2_step
-from .sips import round_fractions, run_rounds
-from .traits import Stage, Stages, scale_quantity
+from .sips import round_fractions, round_stages, rounds_cost, run_rounds
+from .traits import Stages, scale_quantity
 
 
 # --------------------------------------------------------------------------- calibration
@@ -117,16 +116,6 @@ def round_calibration(
         "threshold_i": thr,
         "gamma_i": gam,
     }
-
-
-def round_stages(rc: dict[str, Any], m_kept: int) -> tuple[Stage, ...]:
-    """The utility preview's stages of these rounds (``round_calibration`` or a calibration's details): +1/sqrt(m)
-    per kept holder, up to Gamma_i, released if any round's noisy weight passes T_i."""
-    w = 1.0 / math.sqrt(m_kept)
-    return tuple(
-        Stage("gaussian", float(sig), float(thr), w, float(cap), round=True)
-        for sig, thr, cap in zip(rc["sigma_i"], rc["threshold_i"], rc["gamma_i"])
-    )
 
 
 def release_chance(
@@ -276,8 +265,7 @@ class PolicySips(Mechanism):
         """As DP-SIPS: round i is a Gaussian mechanism of noise sigma_i on the items of supp(H_i(D)) (rho_i =
         1/(2 sigma_i^2), the rho add as Gaussian DP), plus the threshold events of total probability <=
         delta_thresholds."""
-        d = cal.details
-        return gaussian_costs_sum([gaussian_zcdp(float(s)) for s in d["sigma_i"]], float(d["delta_thresholds"]))
+        return rounds_cost(cal.details)
 
     @classmethod
     def noise_quantities(cls, cal: Calibration) -> list[tuple[str, float]]:

@@ -75,6 +75,25 @@ def round_calibration(epsilon: float, delta: float, max_items: int, rounds: int,
     }
 
 
+def rounds_cost(details: dict[str, Any]) -> ZcdpCost:
+    """The ledger's cost of rounds composed as DP-SIPS composes them: round i is a Gaussian mechanism of noise
+    sigma_i (rho_i = 1/(2 sigma_i^2)) plus its threshold event (delta_i); the rounds' rho add (still exactly
+    Gaussian DP), and the threshold events add to at most delta_thresholds."""
+    return gaussian_costs_sum([gaussian_zcdp(float(s)) for s in details["sigma_i"]], float(details["delta_thresholds"]))
+
+
+def round_stages(details: dict[str, Any], m_kept: int) -> tuple[Stage, ...]:
+    """The utility preview's stages of rounds (a calibration's details, or ``round_calibration``'s): +1/sqrt(m)
+    per kept holder, up to round i's Gamma_i where the rounds have one (Policy DP-SIPS), released if any
+    round's noisy weight passes T_i."""
+    w = 1.0 / math.sqrt(m_kept)
+    caps = details.get("gamma_i") or [None] * len(details["sigma_i"])
+    return tuple(
+        Stage("gaussian", float(sig), float(thr), w, None if cap is None else float(cap), round=True)
+        for sig, thr, cap in zip(details["sigma_i"], details["threshold_i"], caps)
+    )
+
+
 class DpSips(Mechanism):
     name, label, family = "dp-sips", "DP-SIPS (iterated weighted Gaussian)", "gaussian"
     param_names = ("max_items", "rounds", "ratio")
@@ -88,8 +107,7 @@ class DpSips(Mechanism):
     def privacy_cost(cls, cal: Calibration) -> ZcdpCost:
         """Its own composition: round i is a Gaussian mechanism of noise sigma_i (rho_i = 1/(2 sigma_i^2)) plus its
         threshold event (delta_i); the rounds' rho add, and the threshold events add to at most delta_thresholds."""
-        d = cal.details
-        return gaussian_costs_sum([gaussian_zcdp(float(s)) for s in d["sigma_i"]], float(d["delta_thresholds"]))
+        return rounds_cost(cal.details)
 
     @classmethod
     def noise_quantities(cls, cal: Calibration) -> list[tuple[str, float]]:
@@ -97,11 +115,7 @@ class DpSips(Mechanism):
 
     @classmethod
     def preview_stages(cls, cal: Calibration, m_kept: int) -> Stages:
-        d = cal.details
-        w = 1.0 / math.sqrt(m_kept)
-        rounds = tuple(
-            Stage("gaussian", float(sig), float(thr), w, round=True) for sig, thr in zip(d["sigma_i"], d["threshold_i"])
-        )
+        rounds = round_stages(cal.details, m_kept)
         return Stages(
             rounds,
             f"+1/√m per kept holder in each of {len(rounds)} rounds (each round samples afresh; the holder's other "
