@@ -32,6 +32,9 @@ Public API (import as ``from tests.helpers import ...`` or ``from helpers import
 
 ``rows_strategy(...)`` / ``extra_row_strategy(...)``: hypothesis strategies of small row lists over a
     small item universe (many repeats, so weights reach a small Gamma often).
+
+``coupled_neighbours()``: a hypothesis strategy of (n_items, Delta0, D's rows, the extra user's row, its
+    position, gamma) for the sensitivity property tests.
 """
 
 from __future__ import annotations
@@ -99,6 +102,18 @@ class RateEstimate:
         return self.lower <= p <= self.upper
 
 
+def zipf_corpus(n_users: int = 400, n_words: int = 60, seed: int = 0) -> Corpus:
+    """``n_users`` users, each holding 1 to 14 distinct words of ``n_words`` drawn with Zipf weights 1/rank (one
+    post per user): a small corpus where the rounds of DP-SIPS-like mechanisms release something."""
+    rng = np.random.default_rng(seed)
+    p = 1 / np.arange(1, n_words + 1)
+    p /= p.sum()
+    users = [
+        [f"w{j}" for j in rng.choice(n_words, size=rng.integers(1, 15), replace=False, p=p)] for _ in range(n_users)
+    ]
+    return corpus_from_token_lists(users, posts_per_user=False)
+
+
 def rate_estimate(hits: int, n_runs: int, confidence: float = 0.999) -> RateEstimate:
     lo = stats.binomtest(hits, n_runs, alternative="greater").proportion_ci(confidence, method="exact").low
     hi = stats.binomtest(hits, n_runs, alternative="less").proportion_ci(confidence, method="exact").high
@@ -162,3 +177,19 @@ def extra_row_strategy(n_items: int, max_items: int):
 def rows_strategy(n_items: int, max_items: int, max_users: int = 25):
     """A list of user rows (as kept after sampling) over a small universe, so items repeat a lot."""
     return st.lists(extra_row_strategy(n_items, max_items), max_size=max_users)
+
+
+GAMMAS = st.sampled_from([0.05, 0.2, 0.5, 1 / 3, 0.75, 1.0, 1.7, 4.0])
+
+
+@st.composite
+def coupled_neighbours(draw):
+    """(n_items, m, rows, extra, pos, gamma): a small item universe, D's rows of at most m = Delta0 items, the
+    extra user's row, where it is inserted, and a cutoff Gamma (``neighbouring_rows`` builds the pair)."""
+    n_items = draw(st.integers(1, 8))
+    m = draw(st.integers(1, 6))
+    rows = draw(rows_strategy(n_items, m, max_users=25))
+    extra = draw(extra_row_strategy(n_items, m))
+    pos = draw(st.integers(0, len(rows)))
+    gamma = draw(GAMMAS)
+    return n_items, m, rows, extra, pos, gamma

@@ -17,18 +17,17 @@ from hypothesis import strategies as st
 from scipy.optimize import brentq
 from scipy.stats import norm
 
-from dpsu_core.corpus.build import corpus_from_token_lists
 from dpsu_core.errors import ParameterError
 from dpsu_core.mechanisms import policy_sips as mod
 from dpsu_core.mechanisms.registry import get_mechanism, list_mechanisms
 from dpsu_core.mechanisms.sampling import rows_from_lists
 from dpsu_core.mechanisms.setunion import l2_descent_update
 from tests.helpers import (
+    coupled_neighbours,
     exceed_probability,
-    extra_row_strategy,
     lone_user_release_rate,
     neighbouring_rows,
-    rows_strategy,
+    zipf_corpus,
 )
 
 TOL = 1e-9
@@ -138,12 +137,8 @@ SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[Heal
 
 @st.composite
 def coupled(draw):
-    n_items = draw(st.integers(1, 8))
-    m = draw(st.integers(1, 6))
-    rows = draw(rows_strategy(n_items, m, max_users=25))
-    extra = draw(extra_row_strategy(n_items, m))
-    pos = draw(st.integers(0, len(rows)))
-    gamma = draw(st.sampled_from([0.05, 0.2, 0.5, 1 / 3, 0.75, 1.0, 1.7, 4.0]))
+    """A coupled pair (``coupled_neighbours``) and which items the round still holds (the others released)."""
+    n_items, _, rows, extra, pos, gamma = draw(coupled_neighbours())
     keep = np.array(draw(st.lists(st.booleans(), min_size=n_items, max_size=n_items)), dtype=bool)
     return n_items, rows, extra, pos, gamma, keep
 
@@ -178,18 +173,8 @@ def test_the_round_kernel_is_the_l2_descent_over_the_remaining_items(case):
 
 
 # --------------------------------------------------------------------------- rounds
-def _corpus(n_users=400, n_words=60, seed=0):
-    rng = np.random.default_rng(seed)
-    p = 1 / np.arange(1, n_words + 1)
-    p /= p.sum()
-    users = [
-        [f"w{j}" for j in rng.choice(n_words, size=rng.integers(1, 15), replace=False, p=p)] for _ in range(n_users)
-    ]
-    return corpus_from_token_lists(users, posts_per_user=False)
-
-
 def test_released_items_never_reenter_a_later_round(monkeypatch):
-    corpus = _corpus()
+    corpus = zipf_corpus()
     calls: list[dict] = []
     real_h, real_thr = mod.policy_round_histogram, mod.noisy_threshold
 

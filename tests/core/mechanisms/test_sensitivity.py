@@ -21,7 +21,7 @@ from dpsu_core.mechanisms.dpsu_step import count_update, weighted_update
 from dpsu_core.mechanisms.sampling import apply_plan, rows_from_lists, sampling_plan
 from dpsu_core.mechanisms.setunion import l1_descent_update, l2_descent_update, policy_update
 from dpsu_core.privacy.norms import DESCENT_BUDGET
-from tests.helpers import extra_row_strategy, neighbouring_rows, rows_strategy
+from tests.helpers import GAMMAS, coupled_neighbours, neighbouring_rows
 
 TOL = 1e-9
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -35,23 +35,11 @@ POLICIES = {
     "l1-descent": (l1_descent_update, 1, lambda m: 1.0),
     "l2-descent": (l2_descent_update, 2, lambda m: 1.0),
 }
-GAMMAS = st.sampled_from([0.05, 0.2, 0.5, 1 / 3, 0.75, 1.0, 1.7, 4.0])
-
-
-@st.composite
-def coupled(draw):
-    n_items = draw(st.integers(1, 8))
-    m = draw(st.integers(1, 6))
-    rows = draw(rows_strategy(n_items, m, max_users=25))
-    extra = draw(extra_row_strategy(n_items, m))
-    pos = draw(st.integers(0, len(rows)))
-    gamma = draw(GAMMAS)
-    return n_items, m, rows, extra, pos, gamma
 
 
 @pytest.mark.parametrize("policy", list(POLICIES))
 @SETTINGS
-@given(case=coupled())
+@given(case=coupled_neighbours())
 def test_neighbour_sensitivity(policy, case):
     update, order, bound = POLICIES[policy]
     n_items, m, rows, extra, pos, gamma = case
@@ -74,7 +62,7 @@ def test_neighbour_sensitivity(policy, case):
 
 @pytest.mark.parametrize("policy", ["count-l1", "weighted-laplace", "weighted-gaussian", "l1-descent"])
 @SETTINGS
-@given(case=coupled())
+@given(case=coupled_neighbours())
 def test_adding_a_user_never_lowers_a_weight(policy, case):
     # Lemma 4.1's invariant G1 >= G2 for l1-descent; trivially true for the additive policies
     update = POLICIES[policy][0]
@@ -85,7 +73,7 @@ def test_adding_a_user_never_lowers_a_weight(policy, case):
 
 @pytest.mark.parametrize("policy", list(POLICIES))
 @SETTINGS
-@given(case=coupled())
+@given(case=coupled_neighbours())
 def test_each_user_moves_the_histogram_by_at_most_its_budget(policy, case):
     update, order, bound = POLICIES[policy]
     n_items, m, rows, _, _, gamma = case
@@ -101,7 +89,7 @@ def test_each_user_moves_the_histogram_by_at_most_its_budget(policy, case):
 
 @pytest.mark.parametrize("update", [l1_descent_update, l2_descent_update], ids=["l1", "l2"])
 @SETTINGS
-@given(case=coupled())
+@given(case=coupled_neighbours())
 def test_policy_weights_never_exceed_gamma(update, case):
     n_items, m, rows, extra, pos, gamma = case
     _, du = neighbouring_rows(rows, extra, pos)
@@ -112,7 +100,7 @@ def test_policy_weights_never_exceed_gamma(update, case):
 
 @pytest.mark.parametrize("update", [l1_descent_update, l2_descent_update], ids=["l1", "l2"])
 @SETTINGS
-@given(case=coupled())
+@given(case=coupled_neighbours())
 def test_policy_spends_the_whole_budget_unless_all_reach_gamma(update, case):
     # the descent is not lazy: a user whose items cannot all reach Gamma spends exactly its budget
     # (DESCENT_BUDGET = 1 - 2^-32: the margin that keeps the exact norm of the increments <= 1)

@@ -16,7 +16,7 @@ from dpsu_core.errors import ParameterError
 from dpsu_core.mechanisms import dpsu_step
 from dpsu_core.mechanisms import sips as sips_mod
 from dpsu_core.mechanisms.registry import get_mechanism
-from tests.helpers import exceed_probability, lone_user_release_rate
+from tests.helpers import exceed_probability, lone_user_release_rate, zipf_corpus
 
 
 def sips(epsilon=1.0, delta=1e-5, **params):
@@ -97,18 +97,8 @@ def test_bad_parameters(kwargs, word):
 
 
 # --------------------------------------------------------------------------- rounds
-def _corpus(n_users=400, n_words=60, seed=0):
-    rng = np.random.default_rng(seed)
-    p = 1 / np.arange(1, n_words + 1)
-    p /= p.sum()
-    users = [
-        [f"w{j}" for j in rng.choice(n_words, size=rng.integers(1, 15), replace=False, p=p)] for _ in range(n_users)
-    ]
-    return corpus_from_token_lists(users, posts_per_user=False)
-
-
 def test_released_items_never_reenter_a_later_round(monkeypatch):
-    corpus = _corpus()
+    corpus = zipf_corpus()
     calls = []
     real = dpsu_step.weighted_gaussian_step
 
@@ -148,7 +138,7 @@ def test_later_rounds_resample_among_the_remaining_items():
 
 
 def test_release_diagnostics_are_labelled_not_private():
-    corpus = _corpus()
+    corpus = zipf_corpus()
     rel = sips(epsilon=3.0, delta=1e-5, max_items=5).release(corpus, seed=0)
     assert "NOT private" in rel.diagnostics.extra["note"]
     assert rel.diagnostics.weights is not None and rel.diagnostics.weights.shape == (corpus.n_items,)
