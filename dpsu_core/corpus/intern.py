@@ -201,13 +201,15 @@ class Interner:
                 self.reserve(max(1, self.n), max(int(ends[j] - starts[j]), int(self.offsets[self.n])))
         return ids
 
-    def objects(self) -> np.ndarray:
-        """The distinct strings as a numpy object array of str (id order).
+    def objects(self, arr: pa.Array | None = None) -> np.ndarray:
+        """The distinct strings as a numpy object array of str (id order); ``arr``: ``strings()`` when the caller
+        already built it.
 
         Up to ``PYLIST_MAX`` strings through a Python list: Arrow's ``to_numpy`` first imports pandas (pyarrow's
         pandas shim), a fixed 0.1-0.2 s that a small vocabulary does not repay; past it ``to_numpy``'s faster
         conversion does."""
-        arr = self.strings()
+        if arr is None:
+            arr = self.strings()
         if len(arr) > PYLIST_MAX:
             return arr.to_numpy(zero_copy_only=False).astype(object, copy=False)
         out = np.empty(len(arr), dtype=object)

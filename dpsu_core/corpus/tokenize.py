@@ -380,9 +380,9 @@ class TokenStream:
         per_post = np.concatenate(self._per_post) if self._per_post else np.zeros(0, np.int64)
         post_ptr = np.zeros(per_post.shape[0] + 1, dtype=np.int64)
         np.cumsum(per_post, out=post_ptr[1:])
-        unigrams = vocab.objects()
-        tok = Tokenized(codes=codes, post_ptr=post_ptr, unigrams=unigrams)
-        return _segment().finish(tok, self, vocab.strings()) if self.segmented else tok
+        strings = vocab.strings()  # built once: the object array below and the script scan both read it
+        tok = Tokenized(codes=codes, post_ptr=post_ptr, unigrams=vocab.objects(strings))
+        return _segment().finish(tok, self, strings) if self.segmented else tok
 
     def _collect(self) -> None:
         pending, self._pending = self._pending, []
