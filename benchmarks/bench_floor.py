@@ -40,6 +40,10 @@ def _floor(path) -> list[str]:
     return [sys.executable, "-m", "benchmarks.floor", str(path)]
 
 
+def _start() -> list[str]:
+    return [sys.executable, "-m", "benchmarks.numba_start"]
+
+
 def phases(stderr: str) -> dict[str, float]:
     """The phases of dpsu's ``timings (s): name s, ...; total s`` line on stderr."""
     line = next((x for x in stderr.splitlines() if x.startswith("timings (s):")), "")
@@ -76,8 +80,18 @@ def paired(a: list[str], b: list[str], runs: int, warmup: int = 1) -> dict:
     }
 
 
-def point(n_users: int, runs: int = RUNS, warmup: int = 1) -> dict:
-    """dpsu release vs the floor on the synthetic corpus of ``n_users`` users."""
+def start_vs_floor(path, runs: int = RUNS) -> dict:
+    """The fixed start-up of a process that runs a compiled kernel (``benchmarks.numba_start``: interpreter,
+    numpy, Arrow, numba and its first cached call, no work) beside the floor on ``path``: the part of any
+    ratio that start-up alone takes."""
+    res = paired(_start(), _floor(path), runs)
+    res.pop("_stderr")
+    return {"start_over_floor": res["ratio_median"], "ratios": res["ratios"], "start": res["a"], "floor": res["b"]}
+
+
+def point(n_users: int, runs: int = RUNS, warmup: int = 1, start_probe: bool = True) -> dict:
+    """dpsu release vs the floor on the synthetic corpus of ``n_users`` users; with ``start_probe`` also the
+    fixed start-up vs the floor (``start_vs_floor``)."""
     path = corpus_file(n_users)
     out = CACHE / f"floor_release_{n_users}.csv"
     res = paired(_dpsu(path, out), _floor(path), runs, warmup)
@@ -85,6 +99,7 @@ def point(n_users: int, runs: int = RUNS, warmup: int = 1) -> dict:
     per_run = [phases(e) for e in res.pop("_stderr")]
     names = list(dict.fromkeys(k for p in per_run for k in p))
     target = TARGETS.get(str(n_users))
+    start = start_vs_floor(path, runs) if start_probe else None
     return {
         "users": n_users,
         "csv_mb": round(path.stat().st_size / 1e6, 1),
@@ -99,6 +114,13 @@ def point(n_users: int, runs: int = RUNS, warmup: int = 1) -> dict:
         "floor": res["b"],
         "dpsu_phases_s_median": {k: round(statistics.median(p.get(k, 0.0) for p in per_run), 3) for k in names},
         "load_avg_before": res["load_avg_before"],
+        # start-up alone, as a multiple of the floor; with a target, what is left of it for the work itself
+        **({} if start is None else {"start_up_only": start}),
+        **(
+            {}
+            if start is None or target is None
+            else {"target_left_for_work_over_floor": round(target - start["start_over_floor"], 2)}
+        ),
     }
 
 
@@ -139,9 +161,9 @@ def run_10m(runs: int = 3) -> dict:
     path = corpus_file(10_000_000)
     measure([sys.executable, "-m", "dpsu_core.cli", "list"])
     corpus_file(200_000)
-    point(200_000, runs=1, warmup=0)  # numba's and the calibration cache warm
+    point(200_000, runs=1, warmup=0, start_probe=False)  # numba's and the calibration cache warm
     _warm_file(path)
-    res = point(10_000_000, runs=runs, warmup=0)
+    res = point(10_000_000, runs=runs, warmup=0, start_probe=False)
     res["peak_target_mb"] = PEAK_TARGET_MB_10M
     res["peak_met"] = res["dpsu"]["peak_rss_mb"] <= PEAK_TARGET_MB_10M
     return {"cpus": os.cpu_count(), "point_10m": res}
