@@ -42,3 +42,30 @@ def test_floor_sections_are_registered_and_the_10m_point_is_opt_in():
     assert bench.SECTIONS["floor"] == "benchmarks.bench_floor" and "floor" not in bench.OPT_IN
     assert "floor_10m" in bench.OPT_IN
     assert bench_floor._dpsu("f.csv", "o.csv")[:3] == [sys.executable, "-m", "dpsu_core.cli"]
+
+
+def test_the_start_up_probe_runs_a_cached_kernel():
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-m", "benchmarks.numba_start"], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "2", out.stderr
+
+
+def test_fixed_costs_pair_both_probes_against_the_floor_on_the_same_file(monkeypatch, tmp_path):
+    seen = []
+    walls = iter([0.7, 0.5, 0.9, 0.5] * 10)
+
+    def fake(argv, keep_stderr=False):
+        seen.append(argv)
+        res = {"wall_s": next(walls), "cpu_s": 1.0, "peak_rss_mb": 10.0, "load_avg_before": 0.5}
+        return {**res, "stderr": ""} if keep_stderr else res
+
+    monkeypatch.setattr(bench_floor, "measure", fake)
+    monkeypatch.setattr(bench_floor, "CACHE", tmp_path)
+    monkeypatch.setattr(bench_floor, "corpus_file", lambda n: tmp_path / f"synthetic_{n}.csv")
+    probes = bench_floor.start_vs_floor(tmp_path / "big.csv", runs=1)
+    assert set(probes) == {"numba_start", "dpsu_2000_users"}
+    floors = [a for a in seen if a[2] == "benchmarks.floor"]
+    assert floors and all(a[3] == str(tmp_path / "big.csv") for a in floors)  # every pair: the same floor file
+    assert any(str(tmp_path / "synthetic_2000.csv") in a for a in seen)  # the small release
+    assert probes["numba_start"]["ratios"] == [1.8]  # 0.9 / 0.5: the warm-up pair (0.7, 0.5) is not counted
