@@ -56,13 +56,13 @@ from ..corpus.model import Corpus
 from ..errors import ParameterError
 from ..privacy.cost import ZcdpCost
 from ..privacy.gaussian import analytic_gaussian_sigma, raise_until
-from ..privacy.norms import descent_budget
+from ..privacy.norms import check_descent_range, descent_budget
 from ..privacy.thresholds import cutoff, rho_weighted_gaussian_sigma
 from ..privacy.tuning import TUNED, DeltaSplit, best_split, split_delta
 from .base import Calibration, Mechanism, ReleaseParts, noisy_threshold
 from .sampling import OrderedRows, select_kept
-from .setunion import _l2_step
-from .sips import round_fractions, round_stages, rounds_cost, run_rounds
+from .setunion import l2_step
+from .sips import check_round_deltas, round_fractions, round_stages, rounds_cost, run_rounds
 from .traits import Stages, scale_quantity
 
 
@@ -95,15 +95,12 @@ def round_calibration(
     f = round_fractions(rounds, ratio)
     sig = _round_sigmas(sigma, f)
     dlt = _round_deltas(split.delta_threshold, f)
-    if min(dlt) <= 0.0:  # f_1 * delta_thr below the smallest float
-        raise ParameterError(
-            f"delta ({split.delta_threshold + split.delta_noise:.3g}) is too small to share over {rounds} rounds at "
-            f"round ratio {ratio:g}: round 1's share of it is below the smallest float; use fewer rounds or a "
-            "larger round_ratio"
-        )
+    check_round_deltas(dlt, split.delta_threshold + split.delta_noise, rounds, ratio, max_items)
     # round i's threshold event has probability <= delta_i (docs/algorithms.md §2)
     thr = [rho_weighted_gaussian_sigma(s, max_items, delta_threshold=d) for s, d in zip(sig, dlt)]
     gam = [cutoff(t, alpha, s) for t, s in zip(thr, sig)]
+    for g in gam:  # every round's cutoff where the l2-descent is proven
+        check_descent_range(max_items, g, "epsilon or round_ratio, or use fewer rounds")
     return {
         "sigma": sigma,
         "mu_gdp": 1.0 / sigma,
@@ -136,8 +133,11 @@ def margin_users(epsilon: float, delta: float, max_items: int, alpha: float, rou
     rc = round_calibration(epsilon, split_delta(delta, 0.5), max_items, alpha, rounds, ratio)
     stages = round_stages(rc, max_items)
     k = users_for_chance(stages, 1.0, 0.5 * highest_chance(stages, 1.0))
-    if k is None:  # pragma: no cover - the cap Gamma_i makes the ceiling reachable at finite k
-        raise ParameterError("no item reaches half its highest chance of release at these parameters")
+    if k is None:  # at a tiny epsilon the chance of release underflows: nothing to tune the split for
+        raise ParameterError(
+            "no item reaches half its highest chance of release at these parameters, so there is nothing to tune "
+            "the delta split for; raise epsilon, or use delta_split 'half'"
+        )
     return k
 
 
@@ -189,7 +189,7 @@ def _policy_round(indptr, items, order, keep, max_items, longest, n_items, gamma
     for r in range(order.shape[0]):
         n = select_kept(indptr, items, order[r], keep, max_items, sel, u, rng)
         if n > 0:
-            _l2_step(h, items, sel, n, gamma, budget)
+            l2_step(h, items, sel, n, gamma, budget)
     return h
 
 
@@ -207,7 +207,7 @@ def policy_round_histogram(
         longest,
         corpus.n_items,
         float(gamma),
-        descent_budget(min(int(max_items), longest), gamma),
+        descent_budget(min(int(max_items), longest)),
         rng,
     )
 
@@ -225,7 +225,7 @@ def policy_round_update(rows: OrderedRows, n_items: int, gamma: float, keep: np.
         longest,
         int(n_items),
         float(gamma),
-        descent_budget(longest, gamma),
+        descent_budget(longest),
         np.random.default_rng(0),  # unused: max_items = 0 samples nothing
     )
 

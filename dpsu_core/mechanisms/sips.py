@@ -26,6 +26,7 @@ and the threshold events add sum_i delta_i = delta/2. Total (epsilon, delta).
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -35,6 +36,7 @@ from ..corpus.model import Corpus
 from ..privacy.cost import ZcdpCost, gaussian_costs_sum
 from ..privacy.gaussian import round_down_shares, round_up_composition
 from ..privacy.thresholds import gaussian_scale, rho_weighted_gaussian_sigma
+from ..errors import ParameterError
 from ..privacy.validate import check_fraction, check_positive_int
 from ..privacy.zcdp import gaussian_zcdp
 from .base import Calibration, Diagnostics, Mechanism, ReleaseParts, progress_step
@@ -50,6 +52,17 @@ def round_fractions(rounds: int, ratio: float) -> np.ndarray:
     return w / w.sum()
 
 
+def check_round_deltas(delta_i: list[float], delta: float, rounds: int, ratio: float, max_items: int) -> None:
+    """Every round's threshold delta_i large enough that its threshold's tail probability delta_i / t (t <= Delta0)
+    stays a normal float (``thresholds._one_minus_root`` asserts it too); otherwise one line naming what to change."""
+    if min(delta_i) < 2.0 * sys.float_info.min * max_items:
+        raise ParameterError(
+            f"delta ({delta:.3g}) is too small to share over {rounds} rounds at round ratio {ratio:g} with Delta0 = "
+            f"{max_items:,}: round 1's share of it ({min(delta_i):.3g}) leaves the float range; use fewer rounds, a "
+            "larger ratio or a larger delta"
+        )
+
+
 def round_calibration(epsilon: float, delta: float, max_items: int, rounds: int, ratio: float) -> dict[str, Any]:
     """Per-round sigma_i, T_i, rho_i, delta_i of DP-SIPS (public: parameters only)."""
     sigma = gaussian_scale(epsilon, delta)  # (epsilon, delta/2) at l2-sensitivity 1, i.e. mu = 1/sigma
@@ -60,6 +73,7 @@ def round_calibration(epsilon: float, delta: float, max_items: int, rounds: int,
     # sum_i delta_i <= delta_thr (delta_i down), whatever the float rounding of the shares f_i
     sig = round_up_composition(sigma / np.sqrt(f), sigma)
     delta_i = round_down_shares(delta_thr, f)
+    check_round_deltas(delta_i.tolist(), delta, rounds, ratio, max_items)
     thr = [rho_weighted_gaussian_sigma(float(s), max_items, delta_threshold=float(d)) for s, d in zip(sig, delta_i)]
     return {
         "sigma": sigma,
