@@ -33,10 +33,10 @@ from typing import Any
 import numpy as np
 
 from ..corpus.model import Corpus
+from ..errors import ParameterError
 from ..privacy.cost import ZcdpCost, gaussian_costs_sum
 from ..privacy.gaussian import round_down_shares, round_up_composition
 from ..privacy.thresholds import gaussian_scale, rho_weighted_gaussian_sigma
-from ..errors import ParameterError
 from ..privacy.validate import check_fraction, check_positive_int
 from ..privacy.zcdp import gaussian_zcdp
 from .base import Calibration, Diagnostics, Mechanism, ReleaseParts, progress_step
