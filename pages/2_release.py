@@ -10,6 +10,7 @@ from dpsu_core.export import guarantee_text
 from dpsu_core.history import RELEASE_PAGE
 from dpsu_core.mechanisms import list_mechanisms, mechanism_class
 from dpsu_core.metrics import canaries_released
+from dpsu_core.params import MAX_ITEMS_LIMIT
 from dpsu_core.privacy import delta_guidance
 from dpsu_core.utility import has_preview, utility_preview
 from pages import _run, _ui
@@ -35,7 +36,7 @@ def utility_section(cal, max_items: int):
     m = st.number_input(
         "Assume each user holding an item has this many distinct items",
         min_value=1,
-        max_value=100_000,
+        max_value=MAX_ITEMS_LIMIT,  # the same range as Δ0's widget: the preview follows any Δ0 the sidebar takes
         value=int(max_items),
         step=1,
         key="preview_items_per_user",
