@@ -8,13 +8,14 @@ commands, so it answers without loading numba, Arrow or scipy.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import DpsuError, InputError, ParameterError, cap_message, os_error_message
+from .errors import DpsuError, InputError, OutputError, ParameterError, cap_message, os_error_message
 from .wording import CLI_OPTIONS, speak
 
 if TYPE_CHECKING:
@@ -343,8 +344,9 @@ def _cmd_release(args: argparse.Namespace) -> int:
 
     timings.start(args.timings)
     from .corpus import load_corpus
-    from .export import check_output_paths, write_release
+    from .export import write_release
     from .ledger import spent_line
+    from .outputs import check_output_paths
     from .privacy.guidance import delta_guidance
 
     public = None
@@ -408,13 +410,14 @@ def _cmd_release(args: argparse.Namespace) -> int:
         with timings.phase("release"):
             release = mech.release(corpus, seed=args.seed)
     tokenizer = None
-    if tok_spec is not None:
-        from .tokenizer_export import tokenizer_json
+    with _after_noise(release.calibration):  # every output is written, or none and the error says what was spent
+        if tok_spec is not None:
+            from .tokenizer_export import tokenizer_json
 
-        body, built = tokenizer_json(release, tok_spec)
-        tokenizer = (args.export_tokenizer, body, built)
-    with timings.phase("write"):
-        write_release(release, args.output, args.report, tokenizer)
+            body, built = tokenizer_json(release, tok_spec)
+            tokenizer = (args.export_tokenizer, body, built)
+        with timings.phase("write"):
+            write_release(release, args.output, args.report, tokenizer)
     per = ", ".join(f"{n}-grams: {c}" for n, c in release.per_length().items())
     print(
         f"released {release.n_released} items ({per}) with {release.calibration.label} "
@@ -432,6 +435,27 @@ def _cmd_release(args: argparse.Namespace) -> int:
         print("warning: fixed seed (teaching mode): this release is NOT for real use", file=sys.stderr)
     timings.report()
     return 0
+
+
+@contextlib.contextmanager
+def _after_noise(cal: Any) -> Iterator[None]:
+    """Outputs of a release whose noise is drawn: a failure says whether anything of it was published. The
+    outputs are written together (``outputs.OutputSet``), so a failure while building or writing them leaves
+    none and nothing was published; a failure while renaming them into place may have shown one: spent."""
+    from .errors import OutputCommitError
+    from .ledger import spent_line
+
+    try:
+        yield
+    except OutputCommitError as exc:
+        raise OutputCommitError(f"{spent_line(cal)}, yet writing the outputs failed: {exc}") from None
+    except (DpsuError, OSError, MemoryError) as exc:
+        what = os_error_message(exc) if isinstance(exc, OSError) else str(exc) or type(exc).__name__
+        error = type(exc) if isinstance(exc, DpsuError) else OutputError
+        none = "" if "no output was written" in what else "no output was written; "
+        raise error(
+            f"{what}; {none}the noise was drawn, but nothing of this release was published: fix this and run again"
+        ) from None
 
 
 def _tokenizer_spec(args: argparse.Namespace, options: LoadOptions):
