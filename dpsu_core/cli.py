@@ -86,6 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("input", help="corpus file: csv, tsv, jsonl, parquet, txt or pre-tokenized sequences (.zip ok)")
     _add_mechanism_args(rel)
     _add_reading_args(rel, {"format": list(FORMATS), "tokenizer": list(TOKENIZERS)})
+    rel.set_defaults(char_ngrams=None)  # None: not given (given, it is refused where the tokenizer ignores it)
     _add_public_reading_args(rel, {"format": list(FORMATS)})
     rel.add_argument("--strict", action="store_true", help="treat column warnings as errors (exit 2)")
     rel.add_argument(
@@ -167,6 +168,10 @@ def _make_mechanism(args: argparse.Namespace, public_source: Any = None):
     cls = list_mechanisms().get(args.mechanism)
     if cls is None:
         raise DpsuError(f"unknown mechanism {args.mechanism!r}; choose one of: {', '.join(list_mechanisms())}")
+    if "tune_users" in cls.param_names and args.tune_users is not None and args.delta_split != "tuned":
+        raise DpsuError(
+            "--tune-users is only used by the tuned delta split: add --delta-split tuned, or drop --tune-users"
+        )
     given = {k: getattr(args, k, None) for k in PARAMS if k != "max_n" or k in cls.param_names}
     params = cls.params_for({**given, "public_source": public_source}, strict=True)
     return get_mechanism(args.mechanism, epsilon=args.epsilon, delta=args.delta, **params)
@@ -210,18 +215,18 @@ def _seed(text: str) -> int:
 
 def _read_limits(args: argparse.Namespace) -> ReadLimits:
     """The read limits from --max-file-mb and --max-unpacked-mb (an explicit cap replaces the 20x rule)."""
-    from .corpus.limits import ReadLimits
+    from .corpus.limits import ReadLimits, TiB
 
-    try:
-        if args.max_unpacked_mb is None:
-            return ReadLimits(max_file_bytes=int(args.max_file_mb * MB))
-        cap = int(args.max_unpacked_mb * MB)  # floor = ceiling = cap: the 20x rule no longer applies
-        return ReadLimits(max_file_bytes=int(args.max_file_mb * MB), unpack_floor_bytes=cap, unpack_max_bytes=cap)
-    except (ValueError, OverflowError, ParameterError):
-        raise ParameterError(
-            f"--max-file-mb and --max-unpacked-mb must be positive numbers of MB, got {args.max_file_mb!r} and "
-            f"{args.max_unpacked_mb!r}"
-        ) from None
+    def size(flag: str, mb: float) -> int:
+        if not 0 < mb <= TiB // MB:  # NaN fails too; the range is checked before any conversion
+            raise ParameterError(f"{flag} must be more than 0 and at most {TiB // MB:,} MB (1 TiB), got {mb:g}")
+        return max(1, int(mb * MB))
+
+    max_file = size("--max-file-mb", args.max_file_mb)
+    if args.max_unpacked_mb is None:
+        return ReadLimits(max_file_bytes=max_file)
+    cap = size("--max-unpacked-mb", args.max_unpacked_mb)  # floor = ceiling = cap: the 20x rule no longer applies
+    return ReadLimits(max_file_bytes=max_file, unpack_floor_bytes=cap, unpack_max_bytes=cap)
 
 
 def _corpus_max_n(args: argparse.Namespace) -> int:
@@ -325,13 +330,20 @@ def _load_public(args: argparse.Namespace, options: LoadOptions | None):
 
 def _load_options(args: argparse.Namespace) -> LoadOptions:
     """How ``release`` reads and tokenizes its input (``command.release_argv`` writes the inverse)."""
-    from .corpus.load import LoadOptions
-    from .reading import READING_OPTIONS
+    from .corpus.load import CHAR_NGRAM_TOKENIZERS, LoadOptions
+    from .reading import READING, READING_OPTIONS
 
     given = vars(args)
     reading: dict[str, Any] = {
         o.field: (not given[o.field]) if o.kind == "off" else given[o.field] for o in READING_OPTIONS
     }
+    if reading["char_ngrams"] is None:
+        reading["char_ngrams"] = READING["char_ngrams"].default
+    elif reading["tokenizer"] not in CHAR_NGRAM_TOKENIZERS:
+        raise DpsuError(
+            f"--char-ngrams is not used by --tokenizer {reading['tokenizer']} (only by "
+            f"{' and '.join(CHAR_NGRAM_TOKENIZERS)}); drop it, or choose --tokenizer char-ngrams"
+        )
     return LoadOptions(
         **reading,
         has_header=False if args.no_header else (True if args.header else None),
