@@ -585,8 +585,9 @@ def repeated_header_rows(columns: dict[int, pa.Array], names: list[str]) -> pa.A
     mask = None
     for i, arr in columns.items():
         same = pc.equal(arr, names[i])
-        if i == 0:  # the second file's BOM is at the start of its header line
-            same = pc.or_(same, pc.equal(arr, "\ufeff" + names[i]))
+        if i == 0:  # the second file's BOM is at the start of its header line (before a quote: kept as text)
+            marked = pc.is_in(arr, value_set=pa.array(["\ufeff" + names[i], f'\ufeff"{names[i]}"'], arr.type))
+            same = pc.or_(same, marked)
         mask = same if mask is None else pc.and_(mask, same)
         if not pc.any(mask).as_py():
             return None
