@@ -423,3 +423,20 @@ def test_joined_csvs_note_the_dropped_header_row(tmp_path, capsys):
     assert code == 0, err
     assert "note (raw data, not private): 1 row repeating the header ('author', 'body') was dropped" in err
     assert "user column 'author': 121 distinct values in 242 rows" in err  # 2 x (60 users + 'lonely'), no 'author'
+
+
+@pytest.mark.parametrize("tokenizer", ["fast", "treebank", "auto", "char-ngrams"])
+def test_the_apps_command_never_carries_a_char_ngrams_the_cli_refuses(tmp_path, capsys, tokenizer):
+    """The app keeps its 'Character n-gram length' box whatever the tokenizer: the exported command leaves the
+    length out where the tokenizer ignores it (the CLI refuses it there), and the command runs."""
+    from dpsu_core import get_mechanism
+    from dpsu_core.command import release_argv
+    from dpsu_core.corpus import LoadOptions
+
+    src = _write_corpus(tmp_path / "in.csv", n_users=60)
+    cal = get_mechanism("policy-gaussian", epsilon=4, delta=1e-6).calibrate()
+    opts = LoadOptions(tokenizer=tokenizer, char_ngrams=3)
+    argv = release_argv(cal, str(src), opts, output=str(tmp_path / "o.csv"), report=str(tmp_path / "r.json"))
+    assert ("--char-ngrams" in argv) == (tokenizer in ("auto", "char-ngrams"))
+    code, _, err = _run(argv[1:], capsys)
+    assert code == 0, err
