@@ -468,6 +468,10 @@ def _after_noise(cal: Any) -> Iterator[None]:
         raise error(
             f"{what}; {none}the noise was drawn, but nothing of this release was published: fix this and run again"
         ) from None
+    except Exception as exc:  # a bug: still says that nothing was published (the internal-error line)
+        raise RuntimeError(
+            f"{type(exc).__name__}: {exc}; no output was written, nothing of this release was published"
+        ) from exc
 
 
 def _tokenizer_spec(args: argparse.Namespace, options: LoadOptions):

@@ -11,6 +11,9 @@ spends again. So:
   on disk renames them over their targets together (``commit``). A failure while staging removes the temporary
   files and leaves every target as it was; a failure during the renames puts back the targets already renamed
   (the old files are kept as hard links until the end). The error says which outputs were (not) written.
+
+A process killed (SIGKILL, power loss) between staging and the renames leaves hidden ``.<name>.<hex>.tmp`` files
+beside the targets and every target as it was.
 """
 
 from __future__ import annotations

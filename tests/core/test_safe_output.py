@@ -183,3 +183,28 @@ def test_read_only_folder_is_refused_before_anything(tmp_path):
             check_output_paths({"-o": tmp_path / "o.csv", "--report": ro / "r.json"}, {})
         assert _names(ro) == []
     assert _names(tmp_path) == ["ro"]  # the probe file is gone
+
+
+def test_the_cli_says_what_a_failed_write_after_the_noise_means(tmp_path):
+    """A failure while writing: nothing was published (say so); a failure part way through the renames: an
+    output was in place, so the release counts as spent (say what it spent)."""
+    from dpsu_core.mechanisms import get_mechanism
+
+    cal = get_mechanism("policy-gaussian", epsilon=4, delta=1e-6).calibrate()
+    with pytest.raises(OutputError, match="no output was written.*the noise was drawn, but nothing of this release"):
+        with cli._after_noise(cal):
+            write_together([("-o", tmp_path / "missing" / "o.csv", b"x")])
+    out = OutputSet()
+    out.stage("-o", tmp_path / "o.csv", b"new")
+    out.stage("--report", tmp_path / "r.json", b"R")
+    (tmp_path / "r.json").mkdir()
+    (tmp_path / "r.json" / "keep").write_text("x")
+    with pytest.raises(OutputCommitError) as info, cli._after_noise(cal):
+        out.commit()
+    message = str(info.value)
+    assert message.startswith("privacy spent by this run: epsilon = 4, delta = 1e-06")
+    assert "yet writing the outputs failed: cannot write --report" in message and "\n" not in message
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
+    with pytest.raises(RuntimeError, match="ZeroDivisionError: .*nothing of this release was published"):
+        with cli._after_noise(cal):
+            1 / 0  # noqa: B018
