@@ -23,6 +23,7 @@ GiB = 1 << 30
 
 _MEASURE = """
 import json, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))  # a regression fails with MemoryError, not 10 GB used
 from dpsu_core.corpus.readers import read_source
 from dpsu_core.errors import DpsuError
 try:
