@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ParameterError
+from .errors import OutputError, ParameterError
 from .mechanisms.base import Release
 from .outputs import atomic_write as atomic_write  # re-exported: the output files' safety lives in ``outputs``
 from .outputs import check_output_paths as check_output_paths
@@ -361,26 +362,23 @@ def export_files(
     ``session_spent`` (``ledger.ledger_summary``) and ``release_name`` go into the reports."""
     release = _check_release(release)
     base = export_basename(release)
-    return [
-        ExportFile("csv", "items", "Released items (CSV)", to_csv_bytes(release), f"{base}.csv", "text/csv"),
-        ExportFile(
-            "json", "items", "Released items (JSON)", to_json_bytes(release), f"{base}.json", "application/json"
-        ),
-        ExportFile("txt", "items", "Released items (TXT)", to_txt_bytes(release), f"{base}.txt", "text/plain"),
-        ExportFile(
-            "report_json",
-            "report",
-            "Release report (JSON)",
-            report_json(release, session_spent, release_name),
-            f"{base}_report.json",
-            "application/json",
-        ),
-        ExportFile(
-            "report_md",
-            "report",
-            "Release report (Markdown)",
-            report_markdown(release, session_spent, release_name).encode("utf-8"),
-            f"{base}_report.md",
-            "text/markdown",
-        ),
-    ]
+    specs: list[tuple[str, str, str, Callable[[], bytes], str, str]] = [
+        ("csv", "items", "Released items (CSV)", lambda: to_csv_bytes(release), f"{base}.csv", "text/csv"),
+        ("json", "items", "Released items (JSON)", lambda: to_json_bytes(release), f"{base}.json", "application/json"),
+        ("txt", "items", "Released items (TXT)", lambda: to_txt_bytes(release), f"{base}.txt", "text/plain"),
+        ("report_json", "report", "Release report (JSON)", lambda: report_json(release, session_spent, release_name),
+         f"{base}_report.json", "application/json"),
+        ("report_md", "report", "Release report (Markdown)",
+         lambda: report_markdown(release, session_spent, release_name).encode("utf-8"), f"{base}_report.md",
+         "text/markdown"),
+    ]  # fmt: skip
+    files = []
+    for kind, group, label, build, name, mime in specs:  # every download, or none and the error names which
+        try:
+            files.append(ExportFile(kind, group, label, build(), name, mime))
+        except (ValueError, TypeError) as exc:
+            raise OutputError(
+                f"could not build the download {label} ({type(exc).__name__}: {exc}); no download was made "
+                "(the others are not offered half made): check the release's items, or report it"
+            ) from exc
+    return files

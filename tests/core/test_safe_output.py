@@ -208,3 +208,19 @@ def test_the_cli_says_what_a_failed_write_after_the_noise_means(tmp_path):
     with pytest.raises(RuntimeError, match="ZeroDivisionError: .*nothing of this release was published"):
         with cli._after_noise(cal):
             1 / 0  # noqa: B018
+
+
+def test_the_apps_downloads_are_all_built_or_none_with_the_reason():
+    """The app's downloads are built in memory: one that cannot be built (here a released item holding a lone
+    surrogate, which UTF-8 cannot encode) fails them all with an error naming it, never a partial set."""
+    from dpsu_core.corpus.build import corpus_from_token_lists
+    from dpsu_core.export import export_files
+    from dpsu_core.mechanisms import get_mechanism
+
+    mech = get_mechanism("weighted-gaussian", epsilon=8, delta=1e-6)
+    good = mech.release(corpus_from_token_lists([["alpha beta"] for _ in range(200)]), seed=1)
+    assert [f.kind for f in export_files(good)] == ["csv", "json", "txt", "report_json", "report_md"]
+    bad = mech.release(corpus_from_token_lists([["alpha", "b\ud800"] for _ in range(200)]), seed=1)
+    assert "\ud800" in bad.items.tolist()
+    with pytest.raises(OutputError, match=r"could not build the download Released items \(CSV\) \(UnicodeEncodeError"):
+        export_files(bad)
