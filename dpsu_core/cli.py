@@ -8,13 +8,14 @@ commands, so it answers without loading numba, Arrow or scipy.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import DpsuError, InputError, ParameterError, cap_message, os_error_message
+from .errors import DpsuError, InputError, OutputError, ParameterError, cap_message, os_error_message
 from .wording import CLI_OPTIONS, speak
 
 if TYPE_CHECKING:
@@ -85,6 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("input", help="corpus file: csv, tsv, jsonl, parquet, txt or pre-tokenized sequences (.zip ok)")
     _add_mechanism_args(rel)
     _add_reading_args(rel, {"format": list(FORMATS), "tokenizer": list(TOKENIZERS)})
+    rel.set_defaults(char_ngrams=None)  # None: not given (given, it is refused where the tokenizer ignores it)
     _add_public_reading_args(rel, {"format": list(FORMATS)})
     rel.add_argument("--strict", action="store_true", help="treat column warnings as errors (exit 2)")
     rel.add_argument(
@@ -166,6 +168,10 @@ def _make_mechanism(args: argparse.Namespace, public_source: Any = None):
     cls = list_mechanisms().get(args.mechanism)
     if cls is None:
         raise DpsuError(f"unknown mechanism {args.mechanism!r}; choose one of: {', '.join(list_mechanisms())}")
+    if "tune_users" in cls.param_names and args.tune_users is not None and args.delta_split != "tuned":
+        raise DpsuError(
+            "--tune-users is only used by the tuned delta split: add --delta-split tuned, or drop --tune-users"
+        )
     given = {k: getattr(args, k, None) for k in PARAMS if k != "max_n" or k in cls.param_names}
     params = cls.params_for({**given, "public_source": public_source}, strict=True)
     return get_mechanism(args.mechanism, epsilon=args.epsilon, delta=args.delta, **params)
@@ -209,18 +215,18 @@ def _seed(text: str) -> int:
 
 def _read_limits(args: argparse.Namespace) -> ReadLimits:
     """The read limits from --max-file-mb and --max-unpacked-mb (an explicit cap replaces the 20x rule)."""
-    from .corpus.limits import ReadLimits
+    from .corpus.limits import ReadLimits, TiB
 
-    try:
-        if args.max_unpacked_mb is None:
-            return ReadLimits(max_file_bytes=int(args.max_file_mb * MB))
-        cap = int(args.max_unpacked_mb * MB)  # floor = ceiling = cap: the 20x rule no longer applies
-        return ReadLimits(max_file_bytes=int(args.max_file_mb * MB), unpack_floor_bytes=cap, unpack_max_bytes=cap)
-    except (ValueError, OverflowError, ParameterError):
-        raise ParameterError(
-            f"--max-file-mb and --max-unpacked-mb must be positive numbers of MB, got {args.max_file_mb!r} and "
-            f"{args.max_unpacked_mb!r}"
-        ) from None
+    def size(flag: str, mb: float) -> int:
+        if not 0 < mb <= TiB // MB:  # NaN fails too; the range is checked before any conversion
+            raise ParameterError(f"{flag} must be more than 0 and at most {TiB // MB:,} MB (1 TiB), got {mb:g}")
+        return max(1, int(mb * MB))
+
+    max_file = size("--max-file-mb", args.max_file_mb)
+    if args.max_unpacked_mb is None:
+        return ReadLimits(max_file_bytes=max_file)
+    cap = size("--max-unpacked-mb", args.max_unpacked_mb)  # floor = ceiling = cap: the 20x rule no longer applies
+    return ReadLimits(max_file_bytes=max_file, unpack_floor_bytes=cap, unpack_max_bytes=cap)
 
 
 def _corpus_max_n(args: argparse.Namespace) -> int:
@@ -324,13 +330,20 @@ def _load_public(args: argparse.Namespace, options: LoadOptions | None):
 
 def _load_options(args: argparse.Namespace) -> LoadOptions:
     """How ``release`` reads and tokenizes its input (``command.release_argv`` writes the inverse)."""
-    from .corpus.load import LoadOptions
-    from .reading import READING_OPTIONS
+    from .corpus.load import CHAR_NGRAM_TOKENIZERS, LoadOptions
+    from .reading import READING, READING_OPTIONS
 
     given = vars(args)
     reading: dict[str, Any] = {
         o.field: (not given[o.field]) if o.kind == "off" else given[o.field] for o in READING_OPTIONS
     }
+    if reading["char_ngrams"] is None:
+        reading["char_ngrams"] = READING["char_ngrams"].default
+    elif reading["tokenizer"] not in CHAR_NGRAM_TOKENIZERS:
+        raise DpsuError(
+            f"--char-ngrams is not used by --tokenizer {reading['tokenizer']} (only by "
+            f"{' and '.join(CHAR_NGRAM_TOKENIZERS)}); drop it, or choose --tokenizer char-ngrams"
+        )
     return LoadOptions(
         **reading,
         has_header=False if args.no_header else (True if args.header else None),
@@ -343,8 +356,9 @@ def _cmd_release(args: argparse.Namespace) -> int:
 
     timings.start(args.timings)
     from .corpus import load_corpus
-    from .export import check_output_paths, write_release
+    from .export import write_release
     from .ledger import spent_line
+    from .outputs import check_output_paths
     from .privacy.guidance import delta_guidance
 
     public = None
@@ -408,13 +422,14 @@ def _cmd_release(args: argparse.Namespace) -> int:
         with timings.phase("release"):
             release = mech.release(corpus, seed=args.seed)
     tokenizer = None
-    if tok_spec is not None:
-        from .tokenizer_export import tokenizer_json
+    with _after_noise(release.calibration):  # every output is written, or none and the error says what was spent
+        if tok_spec is not None:
+            from .tokenizer_export import tokenizer_json
 
-        body, built = tokenizer_json(release, tok_spec)
-        tokenizer = (args.export_tokenizer, body, built)
-    with timings.phase("write"):
-        write_release(release, args.output, args.report, tokenizer)
+            body, built = tokenizer_json(release, tok_spec)
+            tokenizer = (args.export_tokenizer, body, built)
+        with timings.phase("write"):
+            write_release(release, args.output, args.report, tokenizer)
     per = ", ".join(f"{n}-grams: {c}" for n, c in release.per_length().items())
     print(
         f"released {release.n_released} items ({per}) with {release.calibration.label} "
@@ -432,6 +447,31 @@ def _cmd_release(args: argparse.Namespace) -> int:
         print("warning: fixed seed (teaching mode): this release is NOT for real use", file=sys.stderr)
     timings.report()
     return 0
+
+
+@contextlib.contextmanager
+def _after_noise(cal: Any) -> Iterator[None]:
+    """Outputs of a release whose noise is drawn: a failure says whether anything of it was published. The
+    outputs are written together (``outputs.OutputSet``), so a failure while building or writing them leaves
+    none and nothing was published; a failure while renaming them into place may have shown one: spent."""
+    from .errors import OutputCommitError
+    from .ledger import spent_line
+
+    try:
+        yield
+    except OutputCommitError as exc:
+        raise OutputCommitError(f"{spent_line(cal)}, yet writing the outputs failed: {exc}") from None
+    except (DpsuError, OSError, MemoryError) as exc:
+        what = os_error_message(exc) if isinstance(exc, OSError) else str(exc) or type(exc).__name__
+        error = type(exc) if isinstance(exc, DpsuError) else OutputError
+        none = "" if "no output was written" in what else "no output was written; "
+        raise error(
+            f"{what}; {none}the noise was drawn, but nothing of this release was published: fix this and run again"
+        ) from None
+    except Exception as exc:  # a bug: still says that nothing was published (the internal-error line)
+        raise RuntimeError(
+            f"{type(exc).__name__}: {exc}; no output was written, nothing of this release was published"
+        ) from exc
 
 
 def _tokenizer_spec(args: argparse.Namespace, options: LoadOptions):

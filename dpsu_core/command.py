@@ -12,6 +12,7 @@ from dataclasses import asdict
 from typing import Any
 
 from .corpus import LoadOptions
+from .corpus.load import CHAR_NGRAM_TOKENIZERS
 from .errors import ParameterError
 from .mechanisms.base import Calibration
 from .params import PARAMS
@@ -70,6 +71,8 @@ def release_argv(
     if "max_n" not in cal.params and max_n > 1:
         argv += ["--max-n", str(max_n)]
     for key, (flag, default) in _VALUE_FLAGS.items():
+        if key == "char_ngrams" and opts.get("tokenizer", "auto") not in CHAR_NGRAM_TOKENIZERS:
+            continue  # unused by this tokenizer: the CLI refuses it
         if opts.get(key, default) != default:
             argv += [flag, str(opts[key])]
     for key, flag in _COLUMN_FLAGS.items():

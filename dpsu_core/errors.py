@@ -40,6 +40,14 @@ def short_name(name: object, limit: int = MAX_NAME_CHARS) -> str:
     return repr(text)
 
 
+def short_path(path: object, limit: int = MAX_NAME_CHARS) -> str:
+    """``repr`` of a user-supplied path, cut at the front to ``limit`` characters (the file name is kept)."""
+    text = str(path)
+    if len(text) > limit:
+        text = "…" + text[-(limit - 1) :]
+    return repr(text)
+
+
 def shorten_list(items: Iterable[object], limit: int = MAX_LISTED, *, quote: bool = False, sep: str = ", ") -> str:
     """The first ``limit`` items joined by ``sep``, then "… and N more"; "none" when empty.
 
@@ -93,6 +101,11 @@ class ResourceLimitError(InputError):
 
 class OutputError(ParameterError):
     """An output path is unsafe (it would overwrite an input) or cannot be written."""
+
+
+class OutputCommitError(OutputError):
+    """Renaming a run's written outputs into place failed part way: an output may have been visible (or still be
+    there), so the release must count as spent."""
 
 
 def os_error_message(exc: OSError) -> str:

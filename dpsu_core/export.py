@@ -8,13 +8,11 @@ or anything else in ``Release.diagnostics``.
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
 import json
 import math
-import os
-import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,8 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from .errors import OutputError, ParameterError, short_name
+from .errors import OutputError, ParameterError
 from .mechanisms.base import Release
+from .outputs import atomic_write as atomic_write  # re-exported: the output files' safety lives in ``outputs``
+from .outputs import check_output_paths as check_output_paths
+from .outputs import write_together
 
 TEACHING_WARNING = (
     "fixed seed: NOT for real releases. The noise is reproducible from the seed, so this "
@@ -311,14 +312,15 @@ def write_release(
     (``tokenizer`` = (path, tokenizer.json bytes, how it was built), from ``tokenizer_export.tokenizer_json``;
     the report then records how it was built).
 
-    Every file is written atomically (``atomic_write``): every body is rendered first, then each file
-    appears whole or not at all. Check the paths with ``check_output_paths`` before reading the corpus.
+    Every body is rendered first, then the files are written together (``outputs.OutputSet``): all of them
+    appear whole, or none (an ``OutputError`` says so). Check the paths with ``check_output_paths`` before
+    reading the corpus.
     """
     release = _check_release(release)
-    targets = [(Path(out_csv_path), to_csv_bytes(release))]
+    targets = [("-o", Path(out_csv_path), to_csv_bytes(release))]
     built = tokenizer[2] if tokenizer is not None else None
     if tokenizer is not None:
-        targets.append((Path(tokenizer[0]), tokenizer[1]))
+        targets.append(("--export-tokenizer", Path(tokenizer[0]), tokenizer[1]))
     if report_path is not None:
         rp = Path(report_path)
         body = (
@@ -326,85 +328,8 @@ def write_release(
             if rp.suffix.lower() in (".md", ".markdown")
             else report_json(release, tokenizer=built)
         )
-        targets.append((rp, body))
-    for path, body in targets:
-        atomic_write(path, body)
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    """Whether two paths name the same file: same resolved path, or (both existing) the same inode."""
-    if os.path.realpath(a) == os.path.realpath(b):
-        return True
-    try:
-        return os.path.samefile(a, b)
-    except OSError:  # one of them does not exist (yet)
-        return False
-
-
-def check_output_paths(outputs: dict[str, Any], inputs: dict[str, Any]) -> None:
-    """Refuse outputs that would overwrite an input or each other, or that cannot be written.
-
-    ``outputs`` and ``inputs`` map a label (e.g. "-o", "--report", "the input") to a path or None.
-    Run this before reading any input, so a bad output path costs nothing.
-    """
-    outs = [(label, Path(p)) for label, p in outputs.items() if p is not None]
-    ins = [(label, Path(p)) for label, p in inputs.items() if p is not None]
-    for i, (label, out) in enumerate(outs):
-        for in_label, src in ins:
-            if _same_file(out, src):
-                raise OutputError(
-                    f"{label} {short_name(out)} is {in_label} itself: writing it would destroy {in_label}; "
-                    "choose another output path"
-                )
-        for other_label, other in outs[:i]:
-            if _same_file(out, other):
-                raise OutputError(
-                    f"{other_label} and {label} are the same file ({short_name(out)}): one would overwrite the "
-                    "other; give them different paths"
-                )
-        _check_writable(label, out)
-
-
-def _check_writable(label: str, path: Path) -> None:
-    if path.is_dir():
-        raise OutputError(f"{label} {short_name(path)} is a folder; give a file path such as released.csv")
-    if path.exists() and not path.is_file():
-        raise OutputError(f"{label} {short_name(path)} is not a regular file (a device or pipe); give a file path")
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise OutputError(f"the folder of {label} {short_name(path)} does not exist; create it or choose another path")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise OutputError(f"the folder of {label} {short_name(path)} is not writable; choose a writable folder")
-
-
-def atomic_write(path, body: bytes) -> None:
-    """Write ``body`` to ``path`` whole or not at all: a temporary file in the same folder, then ``os.replace``.
-
-    A failure (disk full, a kill) leaves the old file, if any, untouched and no half-written file behind.
-    The new file gets the usual permissions of a new file (0666 minus the umask).
-    """
-    path = Path(path)
-    folder = path.parent if str(path.parent) else Path(".")
-    tmp_name = None
-    try:
-        name = str(folder / f".{path.name[:40]}.{secrets.token_hex(6)}.tmp")
-        # O_EXCL: never follow or reuse an existing name; mode 0666 minus the umask, like any new file
-        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        tmp_name = name
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(body)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp_name, path)
-        tmp_name = None
-    except OSError as exc:
-        raise OutputError(
-            f"cannot write {short_name(path)} ({exc.strerror or exc}); choose a path in an existing, writable folder"
-        ) from None
-    finally:
-        if tmp_name is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp_name)
+        targets.append(("--report", rp, body))
+    write_together(targets)
 
 
 # ---- the downloads of one release (the app's Export page) -------------------------------------------
@@ -437,26 +362,23 @@ def export_files(
     ``session_spent`` (``ledger.ledger_summary``) and ``release_name`` go into the reports."""
     release = _check_release(release)
     base = export_basename(release)
-    return [
-        ExportFile("csv", "items", "Released items (CSV)", to_csv_bytes(release), f"{base}.csv", "text/csv"),
-        ExportFile(
-            "json", "items", "Released items (JSON)", to_json_bytes(release), f"{base}.json", "application/json"
-        ),
-        ExportFile("txt", "items", "Released items (TXT)", to_txt_bytes(release), f"{base}.txt", "text/plain"),
-        ExportFile(
-            "report_json",
-            "report",
-            "Release report (JSON)",
-            report_json(release, session_spent, release_name),
-            f"{base}_report.json",
-            "application/json",
-        ),
-        ExportFile(
-            "report_md",
-            "report",
-            "Release report (Markdown)",
-            report_markdown(release, session_spent, release_name).encode("utf-8"),
-            f"{base}_report.md",
-            "text/markdown",
-        ),
-    ]
+    specs: list[tuple[str, str, str, Callable[[], bytes], str, str]] = [
+        ("csv", "items", "Released items (CSV)", lambda: to_csv_bytes(release), f"{base}.csv", "text/csv"),
+        ("json", "items", "Released items (JSON)", lambda: to_json_bytes(release), f"{base}.json", "application/json"),
+        ("txt", "items", "Released items (TXT)", lambda: to_txt_bytes(release), f"{base}.txt", "text/plain"),
+        ("report_json", "report", "Release report (JSON)", lambda: report_json(release, session_spent, release_name),
+         f"{base}_report.json", "application/json"),
+        ("report_md", "report", "Release report (Markdown)",
+         lambda: report_markdown(release, session_spent, release_name).encode("utf-8"), f"{base}_report.md",
+         "text/markdown"),
+    ]  # fmt: skip
+    files = []
+    for kind, group, label, build, name, mime in specs:  # every download, or none and the error names which
+        try:
+            files.append(ExportFile(kind, group, label, build(), name, mime))
+        except (ValueError, TypeError) as exc:
+            raise OutputError(
+                f"could not build the download {label} ({type(exc).__name__}: {exc}); no download was made "
+                "(the others are not offered half made): check the release's items, or report it"
+            ) from exc
+    return files

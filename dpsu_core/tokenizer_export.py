@@ -39,6 +39,25 @@ _URL = r"(?i)(?:\b[a-z][a-z0-9+.\-]*://|\bwww\.)\S+"  # as tokenize._URL
 _IGNORED = "[\u00ad\u200c-\u200f\u2060-\u2064\ufeff\ufe00-\ufe0f\u180b-\u180f]"  # format characters, selectors
 
 
+def check_special_tokens(names: object) -> None:
+    """Special tokens at the API boundary: strings that are valid Unicode (no lone surrogate), or a ParameterError
+    naming the bad one (never an error from inside ``tokenizers``)."""
+    if isinstance(names, (bytes, bytearray)) or not isinstance(names, (str, Sequence)):
+        raise ParameterError(
+            f"special tokens must be a list of strings or comma-separated text, got {type(names).__name__}"
+        )
+    for i, name in enumerate([names] if isinstance(names, str) else names):
+        if not isinstance(name, str):
+            raise ParameterError(f"special token {i + 1} must be a string, got {type(name).__name__} {name!r:.40}")
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ParameterError(
+                f"special token {i + 1} ({name.encode('utf-8', 'backslashreplace').decode()[:40]!r}) holds a lone "
+                "surrogate, which is not valid Unicode text; remove it"
+            ) from None
+
+
 @dataclass(frozen=True)
 class TokenizerSpec:
     """How to build the tokenizer; ``lowercase``, ``strip_urls``, ``strip_symbols`` and ``tokenizer`` are the
@@ -65,6 +84,8 @@ class TokenizerSpec:
 
 def parse_special_tokens(text: str | Sequence[str] | None) -> tuple[str, ...]:
     """``[UNK]`` first, then the named special tokens (comma-separated text or a list), without repeats."""
+    if text is not None:
+        check_special_tokens(text)
     names = text.split(",") if isinstance(text, str) else list(text or ())
     out = [UNK]
     for name in (n.strip() for n in names):
@@ -74,6 +95,12 @@ def parse_special_tokens(text: str | Sequence[str] | None) -> tuple[str, ...]:
 
 
 def check_spec(spec: TokenizerSpec) -> TokenizerSpec:
+    if not isinstance(spec, TokenizerSpec):
+        raise ParameterError(f"expected a TokenizerSpec, got {type(spec).__name__}")
+    check_special_tokens(spec.special_tokens)
+    size = spec.vocab_size
+    if size is not None and (isinstance(size, bool) or not isinstance(size, (int, np.integer))):
+        raise ParameterError(f"the tokenizer vocabulary size must be a whole number, got {size!r:.40}")
     if spec.model not in MODELS:
         raise ParameterError(f"unknown tokenizer model {spec.model!r}; choose one of {', '.join(MODELS)}")
     if spec.vocab_size is not None and (spec.model == "wordlevel" or not 2 <= spec.vocab_size <= 10_000_000):

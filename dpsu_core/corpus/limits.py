@@ -19,6 +19,7 @@ from __future__ import annotations
 import io
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +31,22 @@ from ..errors import InputError, ParameterError, ResourceLimitError, short_name
 MiB = 1 << 20
 GiB = 1 << 30
 _CHUNK = 4 * MiB
+
+
+TiB = 1 << 40
+# the largest value of each read limit (no file this machine can hold passes them: past them a typo, not a file)
+LIMIT_MAX: dict[str, int] = {
+    "max_file_bytes": TiB,
+    "unpack_ratio": 1_000_000,
+    "unpack_floor_bytes": TiB,
+    "unpack_max_bytes": TiB,
+    "max_json_depth": 1_000_000,
+}
+
+
+def _shown(v: object) -> str:
+    text = repr(v)
+    return text if len(text) <= 30 else f"a {type(v).__name__} of {len(text)} digits"
 
 
 @dataclass(frozen=True)
@@ -50,10 +67,11 @@ class ReadLimits:
     max_json_depth: int = 100
 
     def __post_init__(self) -> None:
-        for name in ("max_file_bytes", "unpack_ratio", "unpack_floor_bytes", "unpack_max_bytes", "max_json_depth"):
+        for name, most in LIMIT_MAX.items():
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v) or v <= 0:
-                raise ParameterError(f"read limit {name} must be a positive number, got {v!r}")
+            ok = not isinstance(v, bool) and isinstance(v, (int, float, np.integer, np.floating))
+            if not ok or not 0 < v <= most:  # NaN fails this too; a huge int is compared exactly, never cast
+                raise ParameterError(f"read limit {name} must be a positive number up to {most:,}, got {_shown(v)}")
 
     def unpack_limit(self, compressed_bytes: int) -> int:
         """Most bytes a compressed input of ``compressed_bytes`` may unpack to."""
@@ -67,8 +85,13 @@ def _mb(n: float) -> str:
     return f"{n / MiB:,.0f} MB" if n >= MiB else f"{n:,.0f} bytes"
 
 
-def read_regular_file(path: Path, limits: ReadLimits) -> bytes:
-    """The bytes of the regular file ``path``, after checking its type and size (nothing read before)."""
+HEAD_BYTES = 65536  # the first bytes of a file, checked before the rest is read
+
+
+def read_regular_file(path: Path, limits: ReadLimits, check_head: Callable[[bytes], None] | None = None) -> bytes:
+    """The bytes of the regular file ``path``, after checking its type and size (nothing read before) and, with
+    ``check_head``, its first ``HEAD_BYTES`` (it raises to refuse the file: a 10 GB sparse file of zeros is
+    refused as binary after 64 KB, not read whole)."""
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -86,6 +109,9 @@ def read_regular_file(path: Path, limits: ReadLimits) -> bytes:
             "split it, or raise the limit (CLI: --max-file-mb)"
         )
     with open(path, "rb") as fh:
+        if check_head is not None:
+            check_head(fh.read(HEAD_BYTES))
+            fh.seek(0)  # read again with the rest: one buffer, no copy of a large file
         data = fh.read(st.st_size + 1)  # one byte more: a file that grew while we read is noticed
     if len(data) > limits.max_file_bytes:
         raise ResourceLimitError(

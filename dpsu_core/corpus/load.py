@@ -188,6 +188,9 @@ def load_corpus(
 
 
 # ---- shared with the Spark engine (engines.spark): one place for option checks, messages and notes -----
+CHAR_NGRAM_TOKENIZERS = ("auto", "char-ngrams")  # the tokenizers that use char_ngrams (fast, treebank ignore it)
+
+
 def checked_options(options: LoadOptions | None = None, **overrides: Any) -> LoadOptions:
     """``options`` with ``overrides``, checked before anything is read (tokenizer, max_n, stop-word language,
     user pattern); max_n as the checked int."""

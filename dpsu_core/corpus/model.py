@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import PurePath
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, short_name
 from .columns import ColumnFacts, SanityWarning
 
 
@@ -68,6 +69,78 @@ def validate_csr(indptr: np.ndarray, items: np.ndarray, counts: np.ndarray, n_it
             f"user row {row} of the corpus holds the same item more than once; each row must list a user's "
             f"DISTINCT items (merge repeats and add their occurrence counts into Corpus.counts)"
         )
+
+
+_BUILD_HINT = "build the corpus with load_corpus, build_corpus or corpus_from_token_lists"
+# field -> (dtype kinds allowed, number of dimensions, what it holds)
+_FIELDS: dict[str, tuple[str, int, str]] = {
+    "indptr": ("iu", 1, "integer row offsets, one more than the users"),
+    "items": ("iu", 1, "integer vocabulary ids"),
+    "counts": ("iu", 1, "integer occurrence counts >= 1"),
+    "vocab": ("OUT", 1, "the item strings"),
+    "ngram_len": ("iu", 1, "each item's n-gram length"),
+    "gram_tokens": ("iu", 2, "each item's unigram ids, -1 padded: shape (items, longest n)"),
+}
+
+
+def check_fields(corpus: Corpus) -> None:
+    """The types and shapes of a ``Corpus``'s fields (O(1): no pass over the data; ``validate_csr`` checks the
+    values): a hand-built corpus with a list, float ids or a mis-shaped array is a ``CorpusRowError`` naming the
+    field, never an error from deep inside a compiled kernel."""
+    for name, (kinds, ndim, holds) in _FIELDS.items():
+        value = getattr(corpus, name)
+        if not isinstance(value, np.ndarray):
+            raise CorpusRowError(
+                f"Corpus.{name} must be a numpy array ({holds}), got {type(value).__name__}; {_BUILD_HINT}"
+            )
+        if value.ndim != ndim:
+            raise CorpusRowError(
+                f"Corpus.{name} must have {ndim} dimension{'s' if ndim > 1 else ''} ({holds}), got shape "
+                f"{value.shape}; {_BUILD_HINT}"
+            )
+        if value.dtype.kind not in kinds and not (name in ("items", "counts") and value.size == 0):
+            raise CorpusRowError(f"Corpus.{name} must hold {holds}, got dtype {value.dtype}; {_BUILD_HINT}")
+    n_items = corpus.vocab.shape[0]
+    if corpus.ngram_len.shape[0] != n_items:
+        raise CorpusRowError(
+            f"Corpus.ngram_len must have one entry per vocabulary item ({n_items}), got {corpus.ngram_len.shape[0]}"
+        )
+    if corpus.gram_tokens.shape[0] != n_items or corpus.gram_tokens.shape[1] < 1:
+        raise CorpusRowError(
+            f"Corpus.gram_tokens must have shape ({n_items}, longest n) (one row per vocabulary item), got "
+            f"{corpus.gram_tokens.shape}; {_BUILD_HINT}"
+        )
+    for name in ("n_posts", "n_tokens"):
+        value = getattr(corpus, name)
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+            raise CorpusRowError(f"Corpus.{name} must be a whole number >= 0, got {value!r}")
+    if not isinstance(corpus.source, SourceInfo):
+        raise CorpusRowError(f"Corpus.source must be a SourceInfo, got {type(corpus.source).__name__}")
+
+
+def check_release_call(corpus: object, rng: object = None) -> None:
+    """The arguments of ``Mechanism.release`` at the public boundary: a ``Corpus`` (not a path, not a table) and
+    ``rng`` a numpy ``Generator`` or None. A ``ParameterError`` naming the fix, never a kernel's traceback."""
+    from ..errors import ParameterError
+
+    if not isinstance(corpus, Corpus):
+        if isinstance(corpus, (str, PurePath)):
+            raise ParameterError(
+                f"release takes a Corpus, got the path {short_name(corpus)}: load it first, release(load_corpus(path))"
+            )
+        raise ParameterError(
+            f"release takes a Corpus (from load_corpus), got {type(corpus).__name__}; load the data first"
+        )
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise ParameterError(
+            f"rng must be a numpy Generator (np.random.default_rng()), got {type(rng).__name__} {short_repr(rng)}; "
+            "leave it out for noise seeded by the operating system, or give seed=... for a teaching release"
+        )
+
+
+def short_repr(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 @dataclass(frozen=True)
@@ -146,6 +219,7 @@ class Corpus:
     source: SourceInfo = field(default_factory=SourceInfo)
 
     def __post_init__(self) -> None:
+        check_fields(self)
         validate_csr(self.indptr, self.items, self.counts, int(self.vocab.shape[0]))
 
     # ---- sizes ---------------------------------------------------------------

@@ -59,7 +59,7 @@ from .columns import (  # noqa: F401  (the names and guess_columns re-exported)
 )
 from .csvscan import UnterminatedQuote, scan_csv
 from .decode import Decoded, decode_rows
-from .limits import DEFAULT_LIMITS, ReadLimits, check_json_depth, read_capped, read_regular_file
+from .limits import DEFAULT_LIMITS, HEAD_BYTES, ReadLimits, check_json_depth, read_capped, read_regular_file
 
 FORMATS: tuple[str, ...] = ("auto", "csv", "tsv", "jsonl", "parquet", "txt", "sequences")
 # Names also accepted for a format (mapped to the reader's own name; plain text is read as "text").
@@ -190,7 +190,7 @@ def read_source(source, limits: ReadLimits = DEFAULT_LIMITS) -> RawFile:
         return source
     if isinstance(source, (str, PurePath)):
         path = Path(source)
-        data, name = read_regular_file(path, limits), path.name
+        data, name = read_regular_file(path, limits, lambda head: check_head(head, path.name)), path.name
     elif isinstance(source, (bytes, bytearray, memoryview)):
         data, name = bytes(source), ""
     elif hasattr(source, "read"):
@@ -199,11 +199,12 @@ def read_source(source, limits: ReadLimits = DEFAULT_LIMITS) -> RawFile:
                 source.seek(0)
             except (OSError, ValueError):
                 pass
-        data = source.read(limits.max_file_bytes + 1)
+        name = PurePath(str(getattr(source, "name", "") or "")).name
+        data = source.read(HEAD_BYTES)
         if isinstance(data, str):
             raise InputError("the file object was opened in text mode; open it in binary mode ('rb') or pass its path")
-        data = bytes(data)
-        name = PurePath(str(getattr(source, "name", "") or "")).name
+        check_head(bytes(data), name)  # before the rest is read
+        data = bytes(data) + source.read(limits.max_file_bytes + 1 - len(data))
     else:
         raise InputError(
             f"cannot read a corpus from a {type(source).__name__}; give a file path, bytes, or a binary file object"
@@ -369,6 +370,19 @@ def _valid_utf8(data: bytes) -> bool:
     except pa.ArrowInvalid:
         return False
     return True
+
+
+_NOT_TEXT_MAGIC = (b"PK", b"\x1f\x8b", b"PAR1", codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)  # zip, gzip, Parquet, UTF-16
+_NOT_TEXT_SUFFIXES = (".zip", ".gz", ".parquet")
+
+
+def check_head(head: bytes, name: str = "") -> None:
+    """The first bytes of a file, checked before the rest is read: unless they start an archive, a Parquet or a
+    UTF-16 file, binary first bytes (NUL or control bytes) refuse the file at once, so a huge binary file (a 10 GB
+    sparse file of zeros) is never read whole to be refused."""
+    if head.startswith(_NOT_TEXT_MAGIC) or name.lower().endswith(_NOT_TEXT_SUFFIXES):
+        return
+    _check_not_binary(RawFile(data=head, name=name))
 
 
 def _check_not_binary(raw: RawFile) -> None:
@@ -564,6 +578,30 @@ def malformed_note(bad_rows: int) -> str:
     return f"{bad_rows:,} malformed rows (wrong number of fields) were skipped"
 
 
+def repeated_header_rows(columns: dict[int, pa.Array], names: list[str]) -> pa.Array | None:
+    """Which rows repeat the header (every given column equal to its name; the first column's may start with a
+    byte-order mark): files joined together, each with its header. None when no row does. The columns are
+    compared in the order given (give the short ones first: the comparison stops at the first with no match)."""
+    mask = None
+    for i, arr in columns.items():
+        same = pc.equal(arr, names[i])
+        if i == 0:  # the second file's BOM is at the start of its header line (before a quote: kept as text)
+            marked = pc.is_in(arr, value_set=pa.array(["\ufeff" + names[i], f'\ufeff"{names[i]}"'], arr.type))
+            same = pc.or_(same, marked)
+        mask = same if mask is None else pc.and_(mask, same)
+        if not pc.any(mask).as_py():
+            return None
+    return mask
+
+
+def repeated_header_note(n: int, names: list[str]) -> str:
+    rows = "1 row repeating the header (" if n == 1 else f"{n:,} rows repeating the header ("
+    return (
+        f"{rows}{', '.join(short_name(x) for x in names)}) {'was' if n == 1 else 'were'} dropped, not read as "
+        "posts: files joined together, each with its header?"
+    )
+
+
 def _read_delimited(raw: RawFile, data: bytes, fmt: str, user_col, text_col, has_header, row_is_user=False) -> Table:
     """A streamed Table of the user and text columns (text as large_string: a column may pass 2 GiB)."""
     lay = _delimited_layout(raw, data, fmt, has_header)
@@ -583,11 +621,25 @@ def _read_delimited(raw: RawFile, data: bytes, fmt: str, user_col, text_col, has
     )
 
     def batches() -> Iterator[tuple[pa.Array | None, pa.Array]]:
-        bad_rows = [0]
+        bad_rows, repeated = [0], 0
         for batch in _delimited_batches(lay, data, fmt, types, bad_rows):
-            yield (batch.column(f"c{u}") if u is not None else None), batch.column(f"c{t}")
+            texts = batch.column(f"c{t}")
+            if u is None:
+                yield None, texts
+                continue
+            users = batch.column(f"c{u}")
+            # a repeated header row is dropped, not read as a post by a user named like the column (with a user
+            # column only: in a text-only file a one-word post may well equal the column's name)
+            again = repeated_header_rows({u: users, t: texts}, lay.columns) if header else None
+            if again is not None:
+                keep = pc.invert(again)
+                repeated += len(texts) - pc.sum(keep).as_py()
+                users, texts = users.filter(keep), texts.filter(keep)
+            yield users, texts
         if bad_rows[0]:
             table.notes.append(malformed_note(bad_rows[0]))
+        if repeated:
+            table.notes.append(repeated_header_note(repeated, [lay.columns[i] for i in (u, t) if i is not None]))
 
     table.stream = batches
     return table
@@ -637,7 +689,14 @@ def read_sheet(
         bad_rows, batches, size = [0], [], 0
         every = dict.fromkeys(range(len(lay.columns)), pa.string())
         stream = _delimited_batches(lay, decoded.data, fmt, every, bad_rows, threads=True)
+        repeated = 0
         for batch in stream:
+            again = (
+                repeated_header_rows(dict(enumerate(batch.columns)), lay.columns) if lay.decision.has_header else None
+            )
+            if again is not None:
+                repeated += pc.sum(again).as_py()
+                batch = batch.filter(pc.invert(again))
             batches.append(batch)
             size += batch.nbytes
             if size > max_bytes:
@@ -647,6 +706,7 @@ def read_sheet(
         schema = pa.schema([(n, pa.string()) for n in names])
         notes += [n for n in lay.notes if n != lay.decision.reason]  # the decision is a field of its own
         notes += [malformed_note(bad_rows[0])] if bad_rows[0] else []
+        notes += [repeated_header_note(repeated, lay.columns)] if repeated else []
         return Sheet(fmt, lay.columns, pa.Table.from_batches(batches, schema=schema), complete, lay.decision, notes)
     if fmt == "jsonl":
         check_json_depth(decoded.data, raw.name or "the file", limits)

@@ -366,3 +366,77 @@ def test_public_corpus_columns_are_given_with_public_flags(tmp_path, capsys):
         capsys,
     )
     assert code == 2 and "--public-corpus" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["-m", "policy-sips", "--tune-users", "5"], "--tune-users is only used by the tuned delta split"),
+        (["-m", "policy-sips", "--tune-users", "0", "--delta-split", "half"], "add --delta-split tuned"),
+        (["--tokenizer", "fast", "--char-ngrams", "3"], "--char-ngrams is not used by --tokenizer fast"),
+        (["--tokenizer", "treebank", "--char-ngrams", "2"], "--char-ngrams is not used by --tokenizer treebank"),
+        (["--max-unpacked-mb", "1e300"], "--max-unpacked-mb must be more than 0 and at most 1,048,576 MB"),
+        (["--max-unpacked-mb", "nan"], "--max-unpacked-mb must be more than 0"),
+        (["--max-file-mb", "1e300"], "--max-file-mb must be more than 0 and at most 1,048,576 MB"),
+        (["--max-file-mb=-inf"], "--max-file-mb must be more than 0"),
+    ],
+)
+def test_ignored_or_absurd_flags_are_refused_before_reading(tmp_path, capsys, argv, message):
+    """A flag the run would ignore, or a number out of its range, is one line and exit 2 before the corpus is
+    read (the input here is not a corpus at all: reading it would fail otherwise)."""
+    src = tmp_path / "in.csv"
+    src.write_bytes(b"\x00" * 64)
+    mech = [] if "-m" in argv else ["-m", "policy-gaussian"]
+    code, out, err = _run(["release", str(src), *mech, "-e", "1", "-d", "1e-6", "-o", str(tmp_path / "o.csv"), *argv],
+                          capsys)  # fmt: skip
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert message in err and "internal error" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
+
+
+def test_tune_users_with_the_tuned_split_and_char_ngrams_where_used_are_taken(capsys):
+    code, out, err = _run(
+        ["calibrate", "-m", "policy-sips", "-e", "1", "-d", "1e-6", "--delta-split", "tuned", "--tune-users", "5"],
+        capsys,
+    )
+    assert code == 0 and "held by 5 users" in out, err
+
+
+def test_char_ngrams_given_with_its_tokenizers(tmp_path, capsys):
+    src = _write_corpus(tmp_path / "in.csv", n_users=60)
+    for tok in ("char-ngrams", "auto"):
+        out_csv = tmp_path / f"{tok}.csv"
+        argv = ["release", str(src), "-m", "policy-gaussian", "-e", "8", "-d", "1e-6", "-o", str(out_csv)]
+        code, _, err = _run([*argv, "--tokenizer", tok, "--char-ngrams", "3"], capsys)
+        assert code == 0, err
+    items = [row[0] for row in csv.reader(open(tmp_path / "char-ngrams.csv", encoding="utf-8"))][1:]
+    assert items and all(len(i) <= 3 for i in items)  # the 3-grams were used, not the default 2
+
+
+def test_joined_csvs_note_the_dropped_header_row(tmp_path, capsys):
+    one = _write_corpus(tmp_path / "one.csv", n_users=60).read_bytes()
+    src = tmp_path / "joined.csv"
+    src.write_bytes(one + b"\xef\xbb\xbf" + one.replace(b"user", b"other"))
+    code, out, err = _run(
+        ["release", str(src), "-m", "policy-gaussian", "-e", "4", "-d", "1e-6", "-o", str(tmp_path / "o.csv")], capsys
+    )
+    assert code == 0, err
+    assert "note (raw data, not private): 1 row repeating the header ('author', 'body') was dropped" in err
+    assert "user column 'author': 121 distinct values in 242 rows" in err  # 2 x (60 users + 'lonely'), no 'author'
+
+
+@pytest.mark.parametrize("tokenizer", ["fast", "treebank", "auto", "char-ngrams"])
+def test_the_apps_command_never_carries_a_char_ngrams_the_cli_refuses(tmp_path, capsys, tokenizer):
+    """The app keeps its 'Character n-gram length' box whatever the tokenizer: the exported command leaves the
+    length out where the tokenizer ignores it (the CLI refuses it there), and the command runs."""
+    from dpsu_core import get_mechanism
+    from dpsu_core.command import release_argv
+    from dpsu_core.corpus import LoadOptions
+
+    src = _write_corpus(tmp_path / "in.csv", n_users=60)
+    cal = get_mechanism("policy-gaussian", epsilon=4, delta=1e-6).calibrate()
+    opts = LoadOptions(tokenizer=tokenizer, char_ngrams=3)
+    argv = release_argv(cal, str(src), opts, output=str(tmp_path / "o.csv"), report=str(tmp_path / "r.json"))
+    assert ("--char-ngrams" in argv) == (tokenizer in ("auto", "char-ngrams"))
+    code, _, err = _run(argv[1:], capsys)
+    assert code == 0, err

@@ -199,6 +199,20 @@ def _out_is_symlink(path: Path, folder: Path) -> list[str]:
     return ["release", str(path), *MECH, "-o", str(link)]
 
 
+def _tokenizer_onto_symlink(path: Path, folder: Path) -> list[str]:
+    (folder / "tok.json").symlink_to(path.name)
+    return _release(path, "--export-tokenizer", str(folder / "tok.json"))
+
+
+def _tokenizer_onto_hard_link(path: Path, folder: Path) -> list[str]:
+    os.link(path, folder / "tok.json")
+    return _release(path, "--export-tokenizer", str(folder / "tok.json"))
+
+
+def _policy_sips(path: Path, folder: Path, *extra: str) -> list[str]:
+    return ["release", str(path), "-m", "policy-sips", "-e", "4", "-d", "1e-6", "-o", str(folder / "o.csv"), *extra]
+
+
 def _rel(path: Path, folder: Path, *extra: str) -> list[str]:
     return _release(path, *extra)
 
@@ -364,6 +378,22 @@ CASES: list[Case] = [
             str(f / "o.csv"),
         ],
     ),
+    # ---- two files joined together, each with its header (the second after a byte-order mark) ----
+    file_case("joined_with_bom.csv", "release", GOOD_CSV + codecs.BOM_UTF8 + csv_bytes(good_rows()[:5])),
+    file_case("joined_no_bom.tsv", "release", csv_bytes(good_rows(), delimiter="\t") * 2),
+    # ---- flags a run would ignore ----
+    flag_case("tune_users_without_tuned_split", "error", lambda p, f: _policy_sips(p, f, "--tune-users", "5")),
+    flag_case(
+        "tune_users_with_half_split",
+        "error",
+        lambda p, f: _policy_sips(p, f, "--tune-users", "5", "--delta-split", "half"),
+    ),
+    flag_case("char_ngrams_with_fast", "error", _flags("--tokenizer", "fast", "--char-ngrams", "3")),
+    flag_case("char_ngrams_with_treebank", "error", _flags("--tokenizer", "treebank", "--char-ngrams", "2")),
+    flag_case("char_ngrams_huge", "error", _flags("--tokenizer", "char-ngrams", "--char-ngrams", "9" * 30)),
+    # ---- outputs: a tokenizer export onto the input ----
+    flag_case("export_tokenizer_is_symlink_to_input", "error", _tokenizer_onto_symlink),
+    flag_case("export_tokenizer_is_hard_link_of_input", "error", _tokenizer_onto_hard_link),
     # ---- flags out of range ----
     flag_case("seed_negative", "error", _flags("--seed", "-1")),
     flag_case("seed_text", "error", _flags("--seed", "abc")),
@@ -391,6 +421,16 @@ CASES: list[Case] = [
     flag_case("text_col_missing", "error", _flags("--text-col", "nosuchcolumn" * 50)),
     flag_case("format_parquet_on_csv", "error", _flags("--format", "parquet")),
     flag_case("max_unpacked_negative", "error", _flags("--max-unpacked-mb", "-1")),
+    flag_case("max_unpacked_1e300", "error", _flags("--max-unpacked-mb", "1e300")),
+    flag_case("max_unpacked_nan", "error", _flags("--max-unpacked-mb", "nan")),
+    flag_case("max_file_1e300", "error", _flags("--max-file-mb", "1e300")),
+    flag_case("max_file_inf", "error", _flags("--max-file-mb", "inf")),
+    flag_case("alpha_1e300", "error", _flags("--alpha", "1e300")),
+    flag_case(
+        "tokenizer_vocab_size_huge",
+        "error",
+        _flags("--tokenizer-model", "bpe", "--tokenizer-vocab-size", "9" * 40, "--export-tokenizer", "t.json"),
+    ),  # fmt: skip
     flag_case("max_file_tiny", "error", _flags("--max-file-mb", "0.0001")),
     flag_case("calibrate_max_items_1e24", "error", _calibrate("--max-items", "1" + "0" * 24)),
     flag_case(
