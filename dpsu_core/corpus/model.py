@@ -123,7 +123,8 @@ def check_release_call(corpus: object, rng: object = None) -> None:
     ``rng`` a numpy ``Generator`` or None. A ``ParameterError`` naming the fix, never a kernel's traceback."""
     from ..errors import ParameterError
 
-    if not isinstance(corpus, Corpus):
+    # a Corpus, or an engine's rows standing in for one (they carry the same n_users and vocabulary)
+    if not isinstance(corpus, Corpus) and not (hasattr(corpus, "n_users") and hasattr(corpus, "vocab")):
         if isinstance(corpus, (str, PurePath)):
             raise ParameterError(
                 f"release takes a Corpus, got the path {short_name(corpus)}: load it first, release(load_corpus(path))"

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from ..corpus.model import Corpus
+from ..corpus.model import Corpus, check_release_call
 from ..errors import ParameterError
 from ..params import PARAMS, ParamSpec, resolve_params
 from ..privacy.norms import check_descent_range
@@ -261,6 +261,7 @@ class Mechanism(abc.ABC):
         rng: np.random.Generator | None = None,
         progress: ProgressFn | None = None,
     ) -> Release:
+        check_release_call(corpus, rng)
         cal = self.calibrate()
         rng = rng if rng is not None else make_rng(seed)
         t0 = time.perf_counter()

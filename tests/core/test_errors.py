@@ -126,6 +126,15 @@ def test_release_arguments_are_checked_at_the_boundary(tmp_path):
     with pytest.raises(ParameterError, match="got RandomState"):
         check_release_call(corpus, np.random.RandomState(0))
 
+    # and through the public release itself, before anything is calibrated or drawn
+    from dpsu_core.mechanisms.registry import get_mechanism
+
+    mech = get_mechanism("weighted-gaussian", epsilon=1.0, delta=1e-6)
+    with pytest.raises(ParameterError, match="got the path"):
+        mech.release("path")
+    with pytest.raises(ParameterError, match="rng must be a numpy Generator"):
+        mech.release(corpus, rng=42)
+
 
 def _tiny_release():
     from dpsu_core import get_mechanism
