@@ -24,7 +24,7 @@ from ..params import PARAMS, ParamSpec, resolve_params
 from ..privacy.validate import check_delta, check_epsilon, check_seed
 
 if TYPE_CHECKING:
-    from ..privacy.cost import ZcdpCost
+    from ..privacy.cost import LaplaceCost, ZcdpCost
     from .traits import Stages
 
 ProgressFn = Callable[[float, str], None]
@@ -165,6 +165,13 @@ class Mechanism(abc.ABC):
     def privacy_cost(cls, cal: Calibration) -> ZcdpCost | None:
         """One release's cost as approximate zCDP (public: from the calibration), or None when the mechanism is
         not zCDP-accounted (Laplace family, GW): the ledger then composes it by basic composition only."""
+
+    @classmethod
+    def laplace_cost(cls, cal: Calibration) -> LaplaceCost | None:
+        """One release as a Laplace mechanism plus a threshold event (the ledger's privacy-loss-distribution
+        composition), or None (the default): a release that is neither this nor a Gaussian mechanism enters that
+        composition through its own stated (epsilon, delta) bound."""
+        return None
 
     @classmethod
     @abc.abstractmethod
