@@ -66,7 +66,13 @@ def _table(at: AppTest, *columns: str) -> pd.DataFrame:
 
 
 def _confirm_spend(at: AppTest) -> bool:
-    """Tick the spend gate's explicit yes if the page asks for one (a spend past the sidebar's ε)."""
+    """Confirm what the spend gate asks for, if anything: a new session budget covering a spend past the current
+    one (its button), or the explicit yes once the totals promise no guarantee (its checkbox)."""
+    for b in at.button:
+        if b.key and b.key.startswith("raise_budget_"):
+            b.click()
+            at.run()
+            return True
     for cb in at.checkbox:
         if cb.key and cb.key.startswith("spend_yes_"):
             cb.check()
