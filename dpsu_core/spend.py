@@ -152,12 +152,12 @@ def plan_spend(
 
 
 def round_up(x: float, digits: int) -> float:
-    """``x`` rounded up to ``digits`` significant digits (a budget shown in round figures, never below ``x``)."""
+    """``x`` rounded up to ``digits`` significant digits (a budget shown in round figures, never below ``x``): the
+    nearest such figure if its float is not below ``x``, else the next one up."""
     if x <= 0:
         return 0.0
-    scale = 10.0 ** (math.floor(math.log10(x)) - digits + 1)
-    out = math.ceil(x / scale) * scale
-    out = float(f"{out:.{digits}g}")
-    while out < x:  # a float of the rounded figure below x: one more step
-        out = float(f"{out + scale:.{digits}g}")
+    out = float(f"{x:.{digits}g}")
+    while out < x:
+        step = 10.0 ** (math.floor(math.log10(out)) - digits + 1)
+        out = float(f"{out + step:.{digits}g}")
     return out
