@@ -419,7 +419,8 @@ def redraw_ledger() -> None:
         )
         sb = state.session_budget
         used = 1.0 if not t.guaranteed else min(1.0, max(t.epsilon / sb.epsilon, t.basic_delta / sb.delta))
-        left = "none (no guarantee)" if not t.guaranteed else f"ε = {max(sb.epsilon - t.epsilon, 0.0):.3g}"
+        rest = sb.epsilon - t.epsilon
+        left = "none (no guarantee)" if not t.guaranteed else f"ε = {rest if rest > 1e-9 * sb.epsilon else 0.0:.3g}"
         st.progress(
             used,
             text=f"Session budget left: {left} of {sb.epsilon:g}, "
