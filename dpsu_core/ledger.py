@@ -386,6 +386,7 @@ def ledger_summary(t: LedgerTotal) -> dict[str, Any]:
         "basic_delta": t.basic_delta,
         "zcdp_epsilon": t.zcdp_epsilon,
         "gdp_epsilon": t.gdp_epsilon,
+        "pld_epsilon": t.pld_epsilon,
         "seeded_releases": t.seeded,
         "summary": t.sentence(),
     }

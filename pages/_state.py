@@ -35,6 +35,7 @@ from pages._text import (
 
 UPLOAD_KEY = "upload:"  # an uploaded private corpus's ledger key: this prefix and its content digest
 STATE_KEY = "dpsu_state"  # the one session-state entry of the app (AppTests read it too)
+SESSION_BUDGET_KEYS = ("session_epsilon", "session_delta")  # the sidebar's session-budget inputs
 CANARY_TEXT_KEY = "canary_text"  # the Corpus page's canary text area: reset when a corpus is installed
 
 
@@ -481,3 +482,13 @@ def ensure_canary_text() -> None:
     ss = st.session_state
     if CANARY_TEXT_KEY not in ss:
         ss[CANARY_TEXT_KEY] = "\n".join(app_state().canaries)
+
+
+def sync_session_budget_inputs() -> None:
+    """Before the sidebar draws the session budget's inputs: on the first run, or after a new budget was confirmed
+    (in the sidebar or by a spend gate's button), they show the budget in force."""
+    state = app_state()
+    if state.budget_changed or SESSION_BUDGET_KEYS[0] not in st.session_state:
+        sb = state.session_budget
+        st.session_state[SESSION_BUDGET_KEYS[0]], st.session_state[SESSION_BUDGET_KEYS[1]] = sb.epsilon, sb.delta
+        state.budget_changed = False

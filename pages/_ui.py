@@ -28,6 +28,7 @@ from dpsu_core.wording import speak
 from pages._format import budget_summary, escape_markdown, header_labels, parse_canaries
 from pages._state import (
     CANARY_TEXT_KEY,
+    SESSION_BUDGET_KEYS,
     UPLOAD_KEY,
     Budget,
     UploadCache,
@@ -35,6 +36,7 @@ from pages._state import (
     app_state,
     ensure_canary_text,
     install_corpus,
+    sync_session_budget_inputs,
 )
 from pages._text import APP_OPTIONS, DEFAULT_DELTA, DEFAULT_EPSILON, TEACHING_NOTE
 
@@ -326,24 +328,19 @@ def sidebar() -> None:
         ledger_panel()
 
 
-SESSION_KEYS = ("session_epsilon", "session_delta")
-
-
 def session_budget_inputs() -> None:
     """The session budget: the most the session may spend on the private corpus in total (ε, δ), apart from each
     release's own. A new value counts once confirmed (its button); the spend gate blocks what would pass it."""
     state = app_state()
+    sync_session_budget_inputs()
     sb = state.session_budget
-    if state.budget_changed or SESSION_KEYS[0] not in st.session_state:  # set here or from a gate's confirm
-        st.session_state[SESSION_KEYS[0]], st.session_state[SESSION_KEYS[1]] = sb.epsilon, sb.delta
-        state.budget_changed = False
     st.subheader("Session budget")
     e = st.number_input(
         "Total ε the session may spend",
         min_value=0.01,
         max_value=10_000.0,
         step=1.0,
-        key=SESSION_KEYS[0],
+        key=SESSION_BUDGET_KEYS[0],
         help="The cap on the session's total on the private corpus (all its releases composed). A release that "
         "would take the total past it is blocked until you confirm a larger budget.",
     )
@@ -353,7 +350,7 @@ def session_budget_inputs() -> None:
         max_value=0.5,
         step=1e-6,
         format="%.2e",
-        key=SESSION_KEYS[1],
+        key=SESSION_BUDGET_KEYS[1],
         help="The cap on the session's total δ (the releases' δ add up).",
     )
     changed = (float(e), float(d)) != (sb.epsilon, sb.delta)
