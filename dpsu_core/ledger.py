@@ -235,8 +235,8 @@ def total(entries: list[LedgerEntry]) -> LedgerTotal:
 
     # Gaussian DP on the Gaussian parts, basic on the others
     g_eps = g_mu = None
-    gs = [e for e in entries if e.zcdp is not None and e.zcdp.gaussian_mu_sq is not None]
-    not_g = [e for e in entries if e not in gs]
+    gs = [e for e in entries if _is_gaussian(e)]
+    not_g = [e for e in entries if not _is_gaussian(e)]
     if gs:
         g_mu = _gaussian_mu(gs)
         conv = remaining_delta(all_deltas, _threshold_deltas(gs) + _deltas(not_g))
@@ -245,7 +245,7 @@ def total(entries: list[LedgerEntry]) -> LedgerTotal:
 
     # the privacy-loss distribution of everything
     lap = [e for e in entries if e.laplace is not None]
-    generic = [e for e in entries if e not in gs and e.laplace is None]
+    generic = [e for e in entries if not _is_gaussian(e) and e.laplace is None]
     p_eps = None
     rem = remaining_delta(all_deltas, _threshold_deltas(gs) + [(e.laplace.delta, e.releases) for e in lap if e.laplace])
     if rem > 0:
@@ -258,6 +258,11 @@ def total(entries: list[LedgerEntry]) -> LedgerTotal:
     return LedgerTotal(
         n, eps, delta, z_eps, rho, g_eps, g_mu, seeded, p_eps, zcdp_mixed=bool(rest), gdp_mixed=bool(not_g)
     )
+
+
+def _is_gaussian(e: LedgerEntry) -> bool:
+    """Whether the entry's continuous part is exactly a composition of Gaussian mechanisms (mu^2 known)."""
+    return e.zcdp is not None and e.zcdp.gaussian_mu_sq is not None
 
 
 def _deltas(entries: list[LedgerEntry]) -> list[tuple[float, int]]:

@@ -13,7 +13,9 @@ threshold events leave (``remaining_delta``, in exact rational arithmetic, round
 
 dp-accounting discretises each privacy loss on a grid of ``VALUE_INTERVAL``; with ``pessimistic_estimate`` (its
 default, kept here) every loss is rounded up and truncated tail mass goes to the infinite loss, so the epsilon it
-returns is an upper bound on the exact one: safe, larger by at most about (number of parts) x the grid step.
+returns is an upper bound on the exact one: safe, larger by at most about (number of parts) x the grid step. A
+ledger of thousands of releases gets a coarser grid (``GRID_POINTS`` steps over its span), so one sidebar redraw
+stays well under a second.
 
 dp-accounting is imported on first use (about a second), never when the CLI starts; results are cached by their
 public parameters (a sidebar redrawn without a new release does not recompute).
@@ -26,6 +28,7 @@ from fractions import Fraction
 from functools import lru_cache
 
 VALUE_INTERVAL = 1e-3  # dp-accounting's value_discretization_interval (its default 1e-4 costs 10x the time)
+GRID_POINTS = 1e6  # at most about this many grid steps over the composed losses' span (a coarser grid: still safe)
 
 
 def sum_up(values: list[tuple[float, int]]) -> float:
@@ -76,19 +79,19 @@ def _pld_epsilon(
     from dp_accounting.pld import privacy_loss_distribution as pld
     from dp_accounting.pld.common import DifferentialPrivacyParameters
 
+    # the grid: VALUE_INTERVAL, coarser when the losses span more than GRID_POINTS of it (thousands of releases)
+    mu = gaussian_mu or 0.0
+    span = mu * mu / 2.0 + 10.0 * mu + sum(e * k for e, k in laplace) + sum(e * k for e, _, k in generic)
+    step = max(VALUE_INTERVAL, span / GRID_POINTS)
     parts = []
     if gaussian_mu is not None:
         # noise 1 at sensitivity mu: mu itself was rounded up, so the pair dominates the exact one
-        parts.append(
-            pld.from_gaussian_mechanism(1.0, sensitivity=gaussian_mu, value_discretization_interval=VALUE_INTERVAL)
-        )
+        parts.append(pld.from_gaussian_mechanism(1.0, sensitivity=gaussian_mu, value_discretization_interval=step))
     for eps, k in laplace:
-        one = pld.from_laplace_mechanism(1.0, sensitivity=eps, value_discretization_interval=VALUE_INTERVAL)
+        one = pld.from_laplace_mechanism(1.0, sensitivity=eps, value_discretization_interval=step)
         parts.append(one.self_compose(k) if k > 1 else one)
     for eps, d, k in generic:
-        one = pld.from_privacy_parameters(
-            DifferentialPrivacyParameters(eps, d), value_discretization_interval=VALUE_INTERVAL
-        )
+        one = pld.from_privacy_parameters(DifferentialPrivacyParameters(eps, d), value_discretization_interval=step)
         parts.append(one.self_compose(k) if k > 1 else one)
     composed = parts[0]
     for p in parts[1:]:
