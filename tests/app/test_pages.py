@@ -215,7 +215,7 @@ def _compare(at: AppTest, names: list[str], runs: int) -> pd.DataFrame:
     at.multiselect(key="cmp_mechanisms").set_value(names)
     at.number_input(key="cmp_runs").set_value(runs)
     at.run()
-    _confirm_spend(at)  # past the sidebar's ε: the explicit yes
+    _confirm_spend(at)  # past the session budget: a new one covering it
     at.button(key="cmp_run").click()
     at.run()
     _ok(at)

@@ -284,9 +284,9 @@ def _full_flow(page, dialogs, screenshots):
     runs.press("Enter")
     wait_idle(page)
     expect(page.get_by_text(re.compile(r"Compare: \d+ mechanisms × 1 run: \d+ releases on"))).to_be_visible()
-    confirm = page.locator('[class*="st-key-spend_yes_"]')
-    if confirm.count():  # past the sidebar's ε: the page asks before spending, naming the new total
-        confirm.locator("label").click()
+    raise_budget = page.locator('[data-testid="stMain"] [class*="st-key-raise_budget_"] button')
+    if raise_budget.count():  # past the session budget: blocked until a new budget covering it is confirmed
+        raise_budget.click()
         wait_idle(page)
     page.get_by_role("button", name="Run comparison").click()
     wait_idle(page)
