@@ -243,12 +243,14 @@ def total(entries: list[LedgerEntry]) -> LedgerTotal:
         if conv > 0:
             g_eps = _sum_eps([(gdp_epsilon(g_mu, conv), 1)] + _epsilons(not_g))
 
-    # the privacy-loss distribution of everything
     lap = [e for e in entries if e.laplace is not None]
     generic = [e for e in entries if not _is_gaussian(e) and e.laplace is None]
+    # the privacy-loss distribution of everything: only where it can beat the others (Gaussian DP is exact on
+    # Gaussian parts alone; one release's own (ε, δ) is its basic total), so a Gaussian-only session never loads
+    # dp-accounting
     p_eps = None
     rem = remaining_delta(all_deltas, _threshold_deltas(gs) + [(e.laplace.delta, e.releases) for e in lap if e.laplace])
-    if rem > 0:
+    if rem > 0 and (lap or generic) and n > 1:
         p_eps = pld_epsilon(
             g_mu,
             tuple(_merged([(e.laplace.epsilon, e.releases) for e in lap if e.laplace])),
