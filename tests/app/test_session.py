@@ -153,7 +153,9 @@ def test_a_release_that_raises_after_it_was_attempted_is_in_the_ledger():
     assert any("DPNE needs n-grams up to length 3" in _plain(e.value) for e in at.error)
     state = _state(at)
     assert len(state.ledger.entries) == 1 and state.ledger.entries[0].mechanism == "dpne"
-    assert len(state.history) == 0  # no output, but the attempt spent
+    assert len(state.history) == 0  # no output, but the attempt spent: the history counts it, as the ledger does
+    (group,) = state.history.groups_on(state.private_key)
+    assert group.releases == 1 and group.members == [] and "failed part-way" in group.not_kept
     assert _sidebar_headline(at) == "3"
     # a comparison failing at its second mechanism: the runs attempted before and at the failure are counted
     _go(at, "6_compare")
@@ -346,3 +348,20 @@ def test_history_counts_every_release_the_ledger_counts_compare_and_neighbours_i
     # downloads of different releases have different names
     names = {f.file_name for r in state.history.records for f in state.export_files(r) if f.kind == "csv"}
     assert len(names) == 6
+
+
+def test_compare_prompt_follows_the_picks_and_the_canaries_box_names_the_demo_only_on_the_demo():
+    at = _new()
+    _go(at, "1_corpus")
+    assert any("the demo corpus plants" in c.value for c in at.caption)
+    _go(at, "6_compare")
+    assert at.multiselect(key="cmp_mechanisms").value  # the defaults are picked: the prompt says to run them
+    assert any("Press **Run comparison** to run them." in i.value for i in at.info)
+    assert not any("Pick mechanisms" in i.value for i in at.info)
+    at.multiselect(key="cmp_mechanisms").set_value([])
+    at.run()
+    assert any("Pick mechanisms above" in i.value for i in at.info)
+    _go(at, "1_corpus")
+    _upload_and_load(at, "posts.csv", 40)
+    captions = [c.value for c in at.caption if "only one user wrote" in c.value]
+    assert captions and "demo" not in captions[0] and "type some from your file" in captions[0]
