@@ -414,7 +414,9 @@ def test_deep_link_on_a_fresh_server_shows_the_whole_app(browser, fresh_app_url,
         assert_no_traceback(page)
         links = page.locator('[data-testid="stSidebarNavLink"]')
         assert links.count() == 8
-        assert page.get_by_text("Privacy budget").count() >= 1
+        sidebar = page.locator('[data-testid="stSidebar"]')
+        for heading in ("Next release", "Session budget", "Privacy spent"):  # the release's ε apart from the cap
+            assert sidebar.get_by_role("heading", name=heading).count() == 1
         page.get_by_role("button", name="Run release").click()
         wait_idle(page)
         assert as_int(metric(page, "Items released")) > 0
