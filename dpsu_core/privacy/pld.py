@@ -7,7 +7,12 @@ A session's releases split into three kinds of part (``ledger.total`` sorts them
   * Laplace parts: an epsilon_i-DP Laplace mechanism each (``privacy.cost.LaplaceCost``), plus threshold events;
   * everything else (PCR) through its own stated (epsilon, delta)-DP bound: dp-accounting's PLD of a generic
     (epsilon, delta)-DP mechanism, which dominates every mechanism with that guarantee.
-The threshold events are outside the PLD: they add to delta. So the composition is (epsilon, delta)-DP with
+A Laplace part is a Laplace mechanism on a histogram at l1-distance <= Delta_1 (noise Delta_1 / epsilon per item);
+dp-accounting models the scalar shift Delta_1, which dominates every split of the shift over several items (the
+product of Laplace shifts a + b is closer than the single shift a + b; tests check it on a grid).
+Each release is, on both neighbours alike, its continuous part except on its threshold event (probability <=
+delta_i), the structure under which approximate zCDP composes (Bun & Steinke 2016, Def. 8.1): the continuous
+parts compose by their PLD and the threshold events are outside it: they add to delta. So the composition is (epsilon, delta)-DP with
 delta = delta_PLD(epsilon) + sum of the threshold deltas, and epsilon is read off the composed PLD at the delta the
 threshold events leave (``remaining_delta``, in exact rational arithmetic, rounded down).
 

@@ -316,3 +316,25 @@ def test_deltas_add_exactly_and_round_up():
     t = led.total(0)
     exact = sum(Fraction(d) * 3 for d in deltas)
     assert Fraction(t.basic_delta) >= exact and Fraction(math.nextafter(t.basic_delta, 0)) < exact
+
+
+def test_a_split_laplace_shift_is_dominated_by_the_single_shift():
+    """The Laplace part models a histogram at l1-distance <= 1 as one scalar shift of 1: on a grid of ε' and of
+    splits a + b = s, the composed pair (shift a, shift b) never has a larger hockey-stick δ(ε') than shift s."""
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    def lap(shift):
+        return pld.from_laplace_mechanism(
+            1.0,
+            sensitivity=shift,
+            pessimistic_estimate=False,
+            use_connect_dots=False,
+            value_discretization_interval=1e-4,
+        )
+
+    for s in (0.5, 1.0, 3.0):
+        single = lap(s)
+        for frac in (0.1, 0.3, 0.5):
+            split = lap(s * frac).compose(lap(s * (1 - frac)))
+            for e in [s * i / 8 for i in range(9)]:
+                assert split.get_delta_for_epsilon(e) <= single.get_delta_for_epsilon(e) + 1e-9
