@@ -34,6 +34,24 @@ class _OneLineParser(argparse.ArgumentParser):
         raise DpsuError(f"{message} (see 'dpsu {self.prog.split()[-1]} --help')" if " " in self.prog else message)
 
 
+def empty_release_reason(cal) -> str:
+    """Why a release came back empty, from the parameters alone (the utility preview, public), as the app says it."""
+    from .utility import has_preview, utility_preview
+
+    fix = "raise --epsilon, lower --max-items (if users hold few items), or use a corpus with more users"
+    if not has_preview(cal.mechanism):
+        return (
+            "note: nothing was released: at this budget no item had enough users to pass the threshold; raise "
+            "--epsilon or use a corpus with more users"
+        )
+    k50 = utility_preview(cal).users_needed[0.5]
+    need = "more users than any corpus has" if k50 is None else f"about {k50:,} users"
+    return (
+        f"note: nothing was released: at this budget an item needs {need} for an even chance of release (utility "
+        f"preview, from the parameters alone); {fix}"
+    )
+
+
 def _param_type(spec):
     if spec.kind == "int":
         return int
@@ -432,10 +450,12 @@ def _cmd_release(args: argparse.Namespace) -> int:
             write_release(release, args.output, args.report, tokenizer)
     per = ", ".join(f"{n}-grams: {c}" for n, c in release.per_length().items())
     print(
-        f"released {release.n_released} items ({per}) with {release.calibration.label} "
+        f"released {release.n_released} items{f' ({per})' if per else ''} with {release.calibration.label} "
         f"at epsilon={args.epsilon:g}, delta={args.delta:.3g} -> {args.output}"
     )
     print(spent_line(release.calibration), file=sys.stderr)
+    if release.n_released == 0:
+        print(empty_release_reason(release.calibration), file=sys.stderr)
     if tokenizer is not None:
         built = tokenizer[2]
         print(

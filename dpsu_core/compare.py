@@ -8,6 +8,7 @@ counts) is kept.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -18,8 +19,8 @@ from .corpus.model import Corpus
 from .errors import ParameterError
 from .ledger import LedgerEntry, LedgerTotal
 from .ledger import total as ledger_total
-from .mechanisms import Calibration, Mechanism, get_mechanism, list_mechanisms
-from .mechanisms.base import ProgressFn
+from .mechanisms import Calibration, Mechanism, Release, get_mechanism, list_mechanisms
+from .mechanisms.base import Diagnostics, ProgressFn
 from .metrics import missing_mass
 from .privacy.validate import check_positive_int
 
@@ -96,6 +97,7 @@ def compare_runs(
     seed: int | None = None,
     progress: ProgressFn | None = None,
     record: Callable[[Calibration], None] | None = None,
+    keep: Callable[[Release, dict[str, Any]], None] | None = None,
 ) -> pd.DataFrame:
     """Release with every mechanism in ``names`` ``runs`` times; one row per (mechanism, run).
 
@@ -105,7 +107,8 @@ def compare_runs(
     gets only the parameters it takes. With ``seed`` set, every (mechanism, run) draws from its own
     Generator spawned from that seed (teaching: reproducible); otherwise each release is OS-seeded.
     ``record`` is called with each run's calibration just before the run starts (a privacy ledger: an attempt
-    spends, even if it fails part-way).
+    spends, even if it fails part-way). ``keep`` is called with each run's release (its weights dropped: they are
+    raw-data diagnostics) and the parameters it took, for a session's history.
     """
     mechs = _mechanisms(names, epsilon, delta, params)
     runs = check_positive_int(runs, "runs", "give the number of repetitions per mechanism, e.g. 5")
@@ -124,6 +127,8 @@ def compare_runs(
                 record(mech.calibrate())
             rel = mech.release(corpus, seed=run_seed)
             mass = missing_mass(corpus, rel)
+            if keep is not None:
+                keep(dataclasses.replace(rel, diagnostics=Diagnostics()), dict(mech.params))
             row = {
                 "mechanism": mech.name,
                 "label": mech.label,

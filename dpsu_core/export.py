@@ -346,22 +346,27 @@ class ExportFile:
     mime: str
 
 
-def export_basename(release: Release) -> str:
+def export_basename(release: Release, number: int | None = None) -> str:
     """File name stem for downloads: mechanism and budget (public), e.g. dpsu_policy-gaussian_eps3_delta1e-06;
-    ``_TEACHING`` at the end for a fixed-seed release."""
+    with the release's number in the session first (``dpsu_r2_...``: two releases of one configuration download
+    under different names); ``_TEACHING`` at the end for a fixed-seed release."""
     cal = release.calibration
-    stem = f"dpsu_{cal.mechanism}_eps{cal.epsilon:g}_delta{cal.delta:.0e}"
+    tag = f"r{number}_" if number is not None else ""
+    stem = f"dpsu_{tag}{cal.mechanism}_eps{cal.epsilon:g}_delta{cal.delta:.0e}"
     return stem + ("_TEACHING" if release.seed is not None else "")
 
 
 def export_files(
-    release: Release, session_spent: dict[str, Any] | None = None, release_name: str | None = None
+    release: Release,
+    session_spent: dict[str, Any] | None = None,
+    release_name: str | None = None,
+    number: int | None = None,
 ) -> list[ExportFile]:
     """Every download of a release. Build them once per release (the app caches them): the report's date is
     then the date the export was first built, so a file stays the same while the user clicks the buttons.
     ``session_spent`` (``ledger.ledger_summary``) and ``release_name`` go into the reports."""
     release = _check_release(release)
-    base = export_basename(release)
+    base = export_basename(release, number)
     specs: list[tuple[str, str, str, Callable[[], bytes], str, str]] = [
         ("csv", "items", "Released items (CSV)", lambda: to_csv_bytes(release), f"{base}.csv", "text/csv"),
         ("json", "items", "Released items (JSON)", lambda: to_json_bytes(release), f"{base}.json", "application/json"),

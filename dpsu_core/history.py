@@ -6,6 +6,12 @@ mechanism, its parameters and calibration, what it cost, when, the page it came 
 A release made on one page never replaces another page's: the Release page, Export and the report default to the
 last release made on the Release page and name which release they show; any other can be picked by its number.
 
+Every spend on the private corpus is in the history too, as the ledger counts it: a ``SpendGroup`` is one action
+(a release, a histogram fill, a comparison, a neighbouring-corpora run) with the number of releases it spent and
+the numbers of those whose output is kept (exportable); a release that failed part-way, or a neighbouring-corpora
+run (which keeps release rates, not releases), spent without an exportable output, and its group says why.
+``ReleaseHistory.spent_releases`` is the ledger's count, group by group.
+
 Nothing here looks at data beyond the release itself; the history is held in memory for one session.
 """
 
@@ -54,6 +60,7 @@ class ReleaseRecord:
     params: dict[str, float | int | str | bool | None]  # the mechanism's parameters beyond ε and δ (scalars)
     time_utc: str = field(default_factory=lambda: datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S"))
     public: PublicRef | None = None  # the uploaded public corpus it used (None: none, or the built-in list)
+    batch: str = ""  # the batch it belongs to (e.g. a comparison's runs): never a page's default release
 
     @property
     def calibration(self) -> Calibration:
@@ -83,6 +90,38 @@ class ReleaseRecord:
         )
 
 
+NOT_KEPT_FAILED = "it failed part-way: its budget is spent, but there is no output to export"
+NOT_KEPT_NEIGHBOURS = (
+    "a neighbouring-corpora run keeps only how often each of the user's items was released (the release rates), "
+    "not the releases themselves: there is nothing to export"
+)
+
+
+@dataclass
+class SpendGroup:
+    """One action that spent on a private corpus: ``releases`` releases (as the ledger counts them), of which
+    ``members`` (history numbers) have a kept, exportable output; ``not_kept`` says why the others have none."""
+
+    number: int
+    action: str  # what the user did, e.g. "Compare: 2 mechanisms × 3 runs"
+    page: str
+    corpus: CorpusRef
+    releases: int = 0
+    members: list[int] = field(default_factory=list)
+    not_kept: str = NOT_KEPT_FAILED
+    time_utc: str = field(default_factory=lambda: datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S"))
+
+    @property
+    def missing(self) -> int:
+        """Releases of the group with no exportable output."""
+        return self.releases - len(self.members)
+
+    def title(self) -> str:
+        n = f"{self.releases} release{'s' if self.releases != 1 else ''}"
+        kept = "" if self.missing == 0 else f", {len(self.members)} exportable"
+        return f"{self.action} · {n}{kept} ({self.page} page, {self.time_utc[11:]} UTC)"
+
+
 def scalar_params(params: dict[str, object]) -> dict[str, float | int | str | bool | None]:
     """The parameters worth keeping with a release: numbers, strings and flags (a public corpus object is named
     by the calibration's description instead)."""
@@ -94,6 +133,7 @@ class ReleaseHistory:
 
     def __init__(self) -> None:
         self.records: list[ReleaseRecord] = []
+        self.groups: list[SpendGroup] = []
 
     def add(
         self,
@@ -102,12 +142,37 @@ class ReleaseHistory:
         page: str,
         params: dict[str, object] | None = None,
         public: PublicRef | None = None,
+        *,
+        group: SpendGroup | None = None,
+        batch: str = "",
     ) -> ReleaseRecord:
+        """A release with its output; ``group``: the spend it came from (its output is then kept in the group)."""
         rec = ReleaseRecord(
-            len(self.records) + 1, corpus, page, release, scalar_params(dict(params or {})), public=public
+            len(self.records) + 1, corpus, page, release, scalar_params(dict(params or {})), public=public, batch=batch
         )
         self.records.append(rec)
+        if group is not None:
+            group.members.append(rec.number)
         return rec
+
+    def begin(self, action: str, page: str, corpus: CorpusRef, not_kept: str = NOT_KEPT_FAILED) -> SpendGroup:
+        """A new spend group (releases are counted into it with ``spend`` as they are attempted)."""
+        g = SpendGroup(len(self.groups) + 1, action, page, corpus, not_kept=not_kept)
+        self.groups.append(g)
+        return g
+
+    @staticmethod
+    def spend(group: SpendGroup, releases: int = 1) -> None:
+        """``releases`` more releases of ``group`` attempted (and entered in the ledger)."""
+        group.releases += int(releases)
+
+    def groups_on(self, digest: str) -> list[SpendGroup]:
+        """The spend groups on the private corpus with this ledger key (every load of the same data)."""
+        return [g for g in self.groups if g.corpus.digest == digest and g.corpus.private and g.releases > 0]
+
+    def spent_releases(self, digest: str) -> int:
+        """How many releases spent on the private corpus with this ledger key: the ledger's count."""
+        return sum(g.releases for g in self.groups_on(digest))
 
     def __len__(self) -> int:
         return len(self.records)
@@ -123,6 +188,8 @@ class ReleaseHistory:
     def last(self, corpus_id: int | None = None, page: str | None = None) -> ReleaseRecord | None:
         """The newest release (on that corpus, from that page)."""
         for r in reversed(self.records):
+            if r.batch:
+                continue  # a batch member (a comparison's run) is picked on Export, never a default
             if (corpus_id is None or r.corpus.id == corpus_id) and (page is None or r.page == page):
                 return r
         return None
@@ -136,5 +203,6 @@ class ReleaseHistory:
         """The newest release of each mechanism on the corpus (the Histogram fill page shows them side by side)."""
         out: dict[str, ReleaseRecord] = {}
         for r in self.on_corpus(corpus_id):
-            out[r.mechanism] = r
+            if not r.batch:
+                out[r.mechanism] = r
         return out

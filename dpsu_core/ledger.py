@@ -15,11 +15,13 @@ mechanism class declares its own cost (``Mechanism.privacy_cost``, docs/algorith
     Gaussian count mechanism (rho = Delta0 / (2 sigma_count^2), no delta).
   * PCR: delta_zcdp-approximate rho_zcdp-zCDP by construction (Rogers 2024; its budget is an upper bound on what
     its privacy filter spends).
-Approximate zCDP composes by adding rho and the approximate delta; the sum converts back to DP with
-``privacy.zcdp.zcdp_to_dp_epsilon`` at delta' = (sum of the entries' delta) - (sum of their approximate deltas), so
-the zCDP total has the same delta as the basic total and the two epsilons compare directly.
-Laplace-family mechanisms (and GW / GW-KT) are not zCDP-accounted here: a ledger holding one gets the basic
-total only.
+  * Laplace-family mechanisms (Count, Weighted, Policy Laplace, GW, GW-KT): an epsilon-DP Laplace mechanism on the
+    common items plus the threshold event, of probability <= delta (``Mechanism.laplace_cost``).
+The totals (``total``): basic composition always; zCDP composition of the zCDP-accounted entries and Gaussian-DP
+composition of the Gaussian parts, each with basic composition of the other entries; and dp-accounting's
+privacy-loss-distribution accountant over everything (``privacy.pld``: Gaussian parts, Laplace parts, PCR through
+its own stated bound, threshold deltas added). All hold at the same delta, the entries' deltas added exactly
+(``fractions.Fraction``) and rounded up, so the epsilons compare directly; the headline is the smallest.
 
 Nothing here looks at data: an entry is the public calibration of a release plus where and when it ran.
 """
@@ -29,13 +31,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from fractions import Fraction
 from typing import Any
 
 from .errors import ParameterError
 from .mechanisms.base import Calibration
 from .mechanisms.registry import mechanism_class
-from .privacy.cost import ZcdpCost
+from .privacy.cost import LaplaceCost, ZcdpCost
 from .privacy.gaussian import gaussian_delta, gaussian_delta_exact, raise_until
+from .privacy.pld import pld_epsilon, remaining_delta, sum_up
 from .privacy.validate import check_delta, check_epsilon, check_positive
 from .privacy.zcdp import zcdp_to_dp_epsilon
 
@@ -63,6 +67,7 @@ class LedgerEntry:
     time_utc: str = field(default_factory=lambda: datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S"))
     zcdp: ZcdpCost | None = None
     teaching: bool = False
+    laplace: LaplaceCost | None = None
 
     @classmethod
     def from_calibration(
@@ -81,11 +86,16 @@ class LedgerEntry:
             releases=releases,
             zcdp=zcdp_cost(cal),
             teaching=teaching,
+            laplace=mechanism_class(cal.mechanism).laplace_cost(cal),
         )
 
 
 BASIC, ZCDP, GDP = "basic composition", "zCDP composition", "Gaussian-DP composition"
+ZCDP_BASIC = "zCDP composition + basic composition of the rest"
+GDP_BASIC = "Gaussian-DP composition + basic composition of the rest"
+PLD = "privacy-loss distribution (dp-accounting)"
 NO_GUARANTEE = "no DP guarantee on this corpus"
+TIE = 1e-9  # bounds within this relative distance of the smallest count as equal (the simplest method is named)
 
 
 def gdp_epsilon(mu: float, delta: float) -> float:
@@ -110,9 +120,12 @@ def gdp_epsilon(mu: float, delta: float) -> float:
 class LedgerTotal:
     """What a set of entries spent together, by every composition that applies; all hold at ``basic_delta``.
 
-    ``zcdp_epsilon`` is None unless every entry is zCDP-accounted, ``gdp_epsilon`` unless every entry's zCDP part
-    is a composition of Gaussian mechanisms. ``seeded`` counts releases made with a fixed seed (teaching mode):
-    their noise can be recomputed from the seed, so a total holding one promises no guarantee at all."""
+    ``zcdp_epsilon``: zCDP composition of the zCDP-accounted entries plus basic composition of the others (None
+    when no entry is zCDP-accounted; ``zcdp_mixed`` says whether basic composition took part). ``gdp_epsilon``:
+    Gaussian DP of the entries whose zCDP part is a composition of Gaussian mechanisms plus basic composition of
+    the others (``gdp_mixed`` likewise). ``pld_epsilon``: dp-accounting's privacy-loss-distribution accountant
+    over every entry (``privacy.pld``). ``seeded`` counts releases made with a fixed seed (teaching mode): their
+    noise can be recomputed from the seed, so a total holding one promises no guarantee at all."""
 
     releases: int
     basic_epsilon: float
@@ -122,15 +135,20 @@ class LedgerTotal:
     gdp_epsilon: float | None = None
     gdp_mu: float | None = None
     seeded: int = 0
+    pld_epsilon: float | None = None
+    zcdp_mixed: bool = False
+    gdp_mixed: bool = False
 
     @property
     def bounds(self) -> dict[str, float]:
         """Every valid epsilon bound at ``basic_delta``, by how it was obtained."""
         out = {BASIC: self.basic_epsilon}
         if self.zcdp_epsilon is not None:
-            out[ZCDP] = self.zcdp_epsilon
+            out[ZCDP_BASIC if self.zcdp_mixed else ZCDP] = self.zcdp_epsilon
         if self.gdp_epsilon is not None:
-            out[GDP] = self.gdp_epsilon
+            out[GDP_BASIC if self.gdp_mixed else GDP] = self.gdp_epsilon
+        if self.pld_epsilon is not None:
+            out[PLD] = self.pld_epsilon
         return out
 
     @property
@@ -140,9 +158,11 @@ class LedgerTotal:
 
     @property
     def method(self) -> str:
-        """How the headline was obtained: the composition giving the smallest epsilon."""
+        """How the headline was obtained: the composition giving the smallest epsilon (the simplest of those within
+        a relative 1e-9 of it: one release's own ε, by basic composition, rather than a PLD figure 1e-13 below)."""
         b = self.bounds
-        return min(b, key=lambda k: b[k])
+        least = min(b.values())
+        return next(k for k, v in b.items() if v <= least + abs(least) * TIE)
 
     @property
     def epsilon(self) -> float:
@@ -176,31 +196,110 @@ class LedgerTotal:
         return f"{n}: {self.headline()} {self.detail()}"
 
 
+def _sum_eps(parts: list[tuple[float, int]]) -> float:
+    """A sum of epsilons (times their counts), exactly, rounded up."""
+    return sum_up(parts)
+
+
 def total(entries: list[LedgerEntry]) -> LedgerTotal:
-    """Every composition that applies to the entries: basic always; zCDP where every entry is zCDP-accounted
-    (rho adds, the approximate deltas add, the rest of delta converts); Gaussian DP where every entry's zCDP part
-    is a composition of Gaussian mechanisms (mu^2 adds, exactly; the threshold deltas add; epsilon is read off
-    the analytic-Gaussian curve at the remaining delta). All three hold at the basic total's delta."""
+    """Every composition that applies to the entries, all at the basic total's delta (the entries' deltas added
+    exactly, ``fractions.Fraction``, and rounded up):
+      * basic: the epsilons add;
+      * zCDP (+ basic): the zCDP-accounted entries' rho add and their approximate deltas add; the delta the whole
+        total leaves (after those and the other entries' deltas, exactly, rounded down) converts the rho; the other
+        entries' epsilons add to it;
+      * Gaussian DP (+ basic): the entries whose rho part is a composition of Gaussian mechanisms (mu^2 adds,
+        exactly) read epsilon off the analytic-Gaussian curve at the delta left after their threshold deltas and
+        the other entries' deltas; the other entries' epsilons add to it;
+      * PLD: dp-accounting's privacy-loss-distribution accountant over the Gaussian parts, the Laplace parts and
+        every other entry through its own (epsilon, delta) bound, at the delta the threshold events leave
+        (``privacy.pld``).
+    The headline (``LedgerTotal.epsilon``) is the smallest."""
     n = sum(e.releases for e in entries)
     if n == 0:
         return LedgerTotal(0, 0.0, 0.0)
-    eps = math.fsum(e.epsilon * e.releases for e in entries)
-    delta = math.fsum(e.delta * e.releases for e in entries)
+    all_deltas = [(e.delta, e.releases) for e in entries]
+    eps = _sum_eps([(e.epsilon, e.releases) for e in entries])
+    delta = sum_up(all_deltas)
     seeded = sum(e.releases for e in entries if e.teaching)
-    costs = [(e.zcdp, e.releases) for e in entries if e.zcdp is not None]
-    if len(costs) < len(entries):
-        return LedgerTotal(n, eps, delta, seeded=seeded)
-    delta_approx = math.fsum(z.delta * k for z, k in costs)
-    delta_conv = delta - delta_approx
-    if delta_conv <= 0:  # pragma: no cover - every cost keeps a positive share of delta for the conversion
-        return LedgerTotal(n, eps, delta, seeded=seeded)
-    rho = math.fsum(z.rho * k for z, k in costs)
-    z_eps = zcdp_to_dp_epsilon(rho, delta_conv)
+
+    # zCDP on the zCDP-accounted entries, basic on the others
+    z_eps = rho = None
+    zs = [e for e in entries if e.zcdp is not None]
+    rest = [e for e in entries if e.zcdp is None]
+    if zs:
+        conv = remaining_delta(all_deltas, [(e.zcdp.delta, e.releases) for e in zs if e.zcdp] + _deltas(rest))
+        if conv > 0:
+            rho = sum_up([(e.zcdp.rho, e.releases) for e in zs if e.zcdp])
+            z_eps = _sum_eps([(zcdp_to_dp_epsilon(rho, conv), 1)] + _epsilons(rest))
+
+    # Gaussian DP on the Gaussian parts, basic on the others
     g_eps = g_mu = None
-    if all(z.gaussian_mu_sq is not None for z, _ in costs):
-        g_mu = math.sqrt(math.fsum((z.gaussian_mu_sq or 0.0) * k for z, k in costs))
-        g_eps = gdp_epsilon(g_mu, delta_conv)
-    return LedgerTotal(n, eps, delta, z_eps, rho, g_eps, g_mu, seeded)
+    gs = [e for e in entries if _is_gaussian(e)]
+    not_g = [e for e in entries if not _is_gaussian(e)]
+    if gs:
+        g_mu = _gaussian_mu(gs)
+        conv = remaining_delta(all_deltas, _threshold_deltas(gs) + _deltas(not_g))
+        if conv > 0:
+            g_eps = _sum_eps([(gdp_epsilon(g_mu, conv), 1)] + _epsilons(not_g))
+
+    lap = [e for e in entries if e.laplace is not None]
+    generic = [e for e in entries if not _is_gaussian(e) and e.laplace is None]
+    # the privacy-loss distribution of everything: only where it can beat the others (Gaussian DP is exact on
+    # Gaussian parts alone; one release's own (ε, δ) is its basic total), so a Gaussian-only session never loads
+    # dp-accounting
+    p_eps = None
+    rem = remaining_delta(all_deltas, _threshold_deltas(gs) + [(e.laplace.delta, e.releases) for e in lap if e.laplace])
+    if rem > 0 and (lap or generic) and n > 1:
+        p_eps = pld_epsilon(
+            g_mu,
+            tuple(_merged([(e.laplace.epsilon, e.releases) for e in lap if e.laplace])),
+            tuple((e.epsilon, e.delta, k) for (e, k) in _merged_entries(generic)),
+            rem,
+        )
+    return LedgerTotal(
+        n, eps, delta, z_eps, rho, g_eps, g_mu, seeded, p_eps, zcdp_mixed=bool(rest), gdp_mixed=bool(not_g)
+    )
+
+
+def _is_gaussian(e: LedgerEntry) -> bool:
+    """Whether the entry's continuous part is exactly a composition of Gaussian mechanisms (mu^2 known)."""
+    return e.zcdp is not None and e.zcdp.gaussian_mu_sq is not None
+
+
+def _deltas(entries: list[LedgerEntry]) -> list[tuple[float, int]]:
+    return [(e.delta, e.releases) for e in entries]
+
+
+def _epsilons(entries: list[LedgerEntry]) -> list[tuple[float, int]]:
+    return [(e.epsilon, e.releases) for e in entries]
+
+
+def _threshold_deltas(gaussian: list[LedgerEntry]) -> list[tuple[float, int]]:
+    return [(e.zcdp.delta, e.releases) for e in gaussian if e.zcdp is not None]
+
+
+def _gaussian_mu(gaussian: list[LedgerEntry]) -> float:
+    """mu = sqrt(sum of mu_i^2 x releases), the sum exact and the root rounded up (a larger mu is safe)."""
+    mu_sq = sum_up([(e.zcdp.gaussian_mu_sq or 0.0, e.releases) for e in gaussian if e.zcdp is not None])
+    mu = math.sqrt(mu_sq)
+    return mu if Fraction(mu) ** 2 >= Fraction(mu_sq) else math.nextafter(mu, math.inf)
+
+
+def _merged(parts: list[tuple[float, int]]) -> list[tuple[float, int]]:
+    """(value, count) pairs with equal values merged (one self-composition per configuration)."""
+    out: dict[float, int] = {}
+    for v, k in parts:
+        out[v] = out.get(v, 0) + k
+    return sorted(out.items())
+
+
+def _merged_entries(entries: list[LedgerEntry]) -> list[tuple[LedgerEntry, int]]:
+    out: dict[tuple[float, float], tuple[LedgerEntry, int]] = {}
+    for e in entries:
+        key = (e.epsilon, e.delta)
+        out[key] = (e, out[key][1] + e.releases) if key in out else (e, e.releases)
+    return list(out.values())
 
 
 def cost_of(cal: Calibration, releases: int) -> LedgerTotal:
@@ -294,6 +393,7 @@ def ledger_summary(t: LedgerTotal) -> dict[str, Any]:
         "basic_delta": t.basic_delta,
         "zcdp_epsilon": t.zcdp_epsilon,
         "gdp_epsilon": t.gdp_epsilon,
+        "pld_epsilon": t.pld_epsilon,
         "seeded_releases": t.seeded,
         "summary": t.sentence(),
     }

@@ -181,7 +181,8 @@ PARAMS: dict[str, ParamSpec] = {
             0,
             "with delta_split 'tuned': the number of users holding an item whose chance of release the split "
             "maximises (each holder with Δ0 items); 0 = the item at the margin, the k with half the highest "
-            "chance under the halves",
+            "chance under the halves. k must be a public figure (a guess, or from public data): never count it "
+            "on the private corpus, or the calibration would depend on the data and the guarantee would not hold",
             "--tune-users",
             minimum=0,
             maximum=10_000_000,

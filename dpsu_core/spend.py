@@ -6,10 +6,13 @@ composition; the tight total of the session after it) and says whether it may ru
   * on an exploration corpus nothing is spent and nothing is asked;
   * a fixed-seed (teaching) action is refused on an uploaded private corpus (its noise could be recomputed from
     the seed); on the bundled public demo it runs, and the totals then say there is no guarantee;
-  * on the private corpus the action's own button is the yes while the session's total stays within the
-    sidebar's epsilon; past it (or once the totals promise no guarantee) it needs an explicit yes naming the new
-    total, keyed to this action and this cost (``SpendPlan.key``), so a yes never carries over to another action
-    or to the same action at another cost.
+  * on the private corpus the action's own button is the yes while the session's total stays within the session
+    budget (epsilon, delta) the user set, apart from each release's own (epsilon, delta); an action that would
+    take the total past it is blocked (``SpendPlan.over_budget``) until the user confirms a new session budget
+    that covers it (``SpendPlan.covering_budget``);
+  * once the totals promise no guarantee (fixed-seed releases on the public demo) every action needs an explicit
+    yes, keyed to this action and this cost (``SpendPlan.key``), so a yes never carries over to another action or
+    to the same action at another cost.
 The ledger entry is made when the action is attempted, before any mechanism runs (a failure part-way still
 spent). Public: nothing here looks at data.
 """
@@ -17,6 +20,7 @@ spent). Public: nothing here looks at data.
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -40,8 +44,9 @@ class SpendPlan:
     entries: tuple[LedgerEntry, ...]  # what will be recorded (the corpus's id filled in)
     cost: LedgerTotal  # this action alone
     after: LedgerTotal  # the session's total on the corpus after it
-    limit_epsilon: float  # the sidebar's epsilon: the budget meant for this corpus
+    limit_epsilon: float  # the session budget's epsilon: what the user allows the corpus's total to reach
     refusal: str | None = None
+    limit_delta: float = 1.0  # the session budget's delta
 
     @property
     def allowed(self) -> bool:
@@ -50,10 +55,36 @@ class SpendPlan:
     @property
     def needs_yes(self) -> bool:
         """Whether the action needs an explicit yes beyond its button: on the private corpus, when the session's
-        total would pass the sidebar's epsilon or promise no guarantee."""
+        total would promise no guarantee (fixed-seed releases on the public demo)."""
         if not self.on_private or not self.allowed or self.cost.releases == 0:
             return False
-        return not self.after.guaranteed or self.after.epsilon > self.limit_epsilon
+        return not self.after.guaranteed
+
+    @property
+    def over_budget(self) -> bool:
+        """Whether the session's total after the action would pass the session budget (its epsilon or its delta):
+        the action is blocked until a new budget covering it is confirmed."""
+        if not self.on_private or not self.allowed or self.cost.releases == 0 or not self.after.guaranteed:
+            return False
+        return self.after.epsilon > self.limit_epsilon or self.after.basic_delta > self.limit_delta
+
+    @property
+    def covering_budget(self) -> tuple[float, float]:
+        """The smallest round session budget covering the total after the action: epsilon rounded up to 3
+        significant digits, delta to 2 (never below the current budget)."""
+        return (
+            max(self.limit_epsilon, round_up(self.after.epsilon, 3)),
+            max(self.limit_delta, round_up(self.after.basic_delta, 2)),
+        )
+
+    def over_budget_text(self, quote: Callable[[str], str] = str) -> str:
+        """Why the action is blocked, naming the new total and the budget it passes."""
+        a = self.after
+        return (
+            f"Blocked: the session's total on {quote(self.corpus_name)} would become ε = {a.epsilon:.4g}, "
+            f"δ = {a.basic_delta:.2g} ({a.method}), past the session budget ε = {self.limit_epsilon:g}, "
+            f"δ = {self.limit_delta:.2g}. To run it, confirm a new session budget (here or in the sidebar)."
+        )
 
     @property
     def key(self) -> str:
@@ -61,6 +92,7 @@ class SpendPlan:
         h = hashlib.blake2b(digest_size=6)
         h.update(repr((self.action, self.corpus_name, self.cost.releases, self.cost.basic_epsilon)).encode())
         h.update(repr((self.cost.basic_delta, self.after.releases, self.after.epsilon, self.limit_epsilon)).encode())
+        h.update(repr(self.limit_delta).encode())
         return h.hexdigest()
 
     def cost_text(self, quote: Callable[[str], str] = str) -> str:
@@ -83,17 +115,11 @@ class SpendPlan:
         s += f". The session's total on this corpus becomes {a.headline()}"
         if a.guaranteed:
             s += f" ({a.method})"
-        return s + "."
+        return s + f"; the session budget is ε = {self.limit_epsilon:g}, δ = {self.limit_delta:.2g}."
 
     def question(self, quote: Callable[[str], str] = str) -> str:
-        """The explicit yes, naming the new total."""
-        a, name = self.after, quote(self.corpus_name)
-        if not a.guaranteed:
-            return f"Yes, release anyway: {name} will have no DP guarantee (fixed-seed releases)"
-        return (
-            f"Yes, spend it: the session's total on {name} becomes ε = {a.epsilon:.4g}, "
-            f"δ = {a.basic_delta:.2g} ({a.method}), above the sidebar's ε = {self.limit_epsilon:g}"
-        )
+        """The explicit yes (no guarantee left), naming what it means."""
+        return f"Yes, release anyway: {quote(self.corpus_name)} will have no DP guarantee (fixed-seed releases)"
 
 
 def plan_spend(
@@ -108,9 +134,11 @@ def plan_spend(
     teaching: bool,
     public_demo: bool = False,
     source: str = "",
+    limit_delta: float = 1.0,
 ) -> SpendPlan:
     """Plan ``action``: ``planned`` (calibration, number of releases) pairs on the corpus whose ledger entries so
-    far are ``spent``. ``public_demo``: the private slot holds the bundled public demo (teaching may run there)."""
+    far are ``spent``, against the session budget (``limit_epsilon``, ``limit_delta``). ``public_demo``: the
+    private slot holds the bundled public demo (teaching may run there)."""
     entries = tuple(
         LedgerEntry.from_calibration(cal, corpus_id=corpus_id, source=source or action, releases=k, teaching=teaching)
         for cal, k in planned
@@ -118,4 +146,18 @@ def plan_spend(
     cost = total(list(entries))
     after = total(list(spent) + list(entries)) if on_private else total(list(spent))
     refusal = TEACHING_REFUSED if (teaching and on_private and not public_demo) else None
-    return SpendPlan(action, corpus_name, on_private, entries, cost, after, float(limit_epsilon), refusal)
+    return SpendPlan(
+        action, corpus_name, on_private, entries, cost, after, float(limit_epsilon), refusal, float(limit_delta)
+    )
+
+
+def round_up(x: float, digits: int) -> float:
+    """``x`` rounded up to ``digits`` significant digits (a budget shown in round figures, never below ``x``): the
+    nearest such figure if its float is not below ``x``, else the next one up."""
+    if x <= 0:
+        return 0.0
+    out = float(f"{x:.{digits}g}")
+    while out < x:
+        step = 10.0 ** (math.floor(math.log10(out)) - digits + 1)
+        out = float(f"{out + step:.{digits}g}")
+    return out

@@ -311,7 +311,12 @@ with st.expander("What the reader did"):
 
 st.subheader("Canaries to watch for")
 st.caption(
-    "Strings that only one user wrote (the demo corpus plants a few dozen). A private release at a sane "
-    "budget must contain none of them. One per line."
+    "Strings that only one user wrote"
+    + (
+        " (the demo corpus plants a few dozen)"
+        if state.is_demo or DEMO_NAME in state.corpus_name
+        else ": type some from your file"
+    )
+    + ". A private release at a sane budget must contain none of them. One per line."
 )
 _ui.canary_area()

@@ -55,7 +55,9 @@ if st.button("Run comparison", type="primary", key="cmp_run", disabled=not go) a
 
 df = state.comparison  # cleared when another corpus is loaded
 if df is None:
-    st.info("Pick mechanisms and press **Run comparison**.")
+    st.info(
+        "Press **Run comparison** to run them." if chosen else "Pick mechanisms above, then press **Run comparison**."
+    )
     st.stop()
 summary = summarize(df)
 st.subheader("Released items: mean ± sd over runs (private outputs)")

@@ -21,9 +21,38 @@ st.caption(
 
 corpus = _ui.get_corpus()
 records = state.history.records
-default = state.release_record or (state.history.default() if records else None)
+default = state.release_record or (state.history.default() if records else None) or (records[-1] if records else None)
+
+
+def session_history() -> None:
+    """Every release that spent on the private corpus, as the ledger counts them: one line per release, batches
+    (a comparison's runs, a neighbouring-corpora run) grouped and expandable, with why a member cannot be exported."""
+    key = state.private_key
+    groups = state.history.groups_on(key)
+    n, ledger_n = state.history.spent_releases(key), state.spent().releases
+    st.markdown(
+        f"**Session history on the private corpus** ({escape_markdown(state.private_name)}): "
+        f"{n:,} release{'s' if n != 1 else ''} spent; the ledger counts {ledger_n:,}."
+    )
+    for g in groups:
+        if g.releases == 1 and g.members:
+            st.caption(escape_markdown(state.history.get(g.members[0]).title()))
+            continue
+        with st.expander(escape_markdown(g.title()), icon=_ui.ICONS["ledger"]):
+            for number in g.members:
+                st.caption(escape_markdown(state.history.get(number).title()))
+            if g.missing:
+                st.caption(
+                    escape_markdown(
+                        f"{g.missing:,} release{'s' if g.missing != 1 else ''} of this action cannot be exported: "
+                        f"{g.not_kept}."
+                    )
+                )
+
+
 if corpus is None or default is None:
     _ui.need_release()
+    session_history()
     st.stop()
 
 numbers = [r.number for r in reversed(records)]  # newest first
@@ -33,12 +62,16 @@ number = st.selectbox(
     index=numbers.index(default.number),
     format_func=lambda n: state.history.get(n).title(),
     key="export_release",
-    help="Every release of this session. The default is the last one made on the Release page.",
+    help="Every release of this session with an output, a comparison's runs included. The default is the last one "
+    "made on the Release page. The session history below lists every release that spent.",
 )
 record = state.history.get(int(number if number is not None else default.number))
 rel = record.release
 cal = rel.calibration
-st.caption(f"Exporting release {escape_markdown(record.title())}.")
+st.caption(
+    f"Exporting release {escape_markdown(record.title())}."
+    + (f" One run of {escape_markdown(record.batch)}." if record.batch else "")
+)
 if not record.corpus.private:
     st.warning(
         f"This release was made on the exploration corpus ({escape_markdown(record.corpus.name)}), not on your "
@@ -124,7 +157,7 @@ except ImportError:
 except Exception as exc:
     _ui.show_error(exc, "the tokenizer could not be built")
 else:
-    stem = export_basename(rel)
+    stem = export_basename(rel, record.number)
     d1, d2 = st.columns(2)
     for col, (label, body, name, mime, key) in zip(
         (d1, d2),
@@ -163,7 +196,7 @@ if not record.corpus.private or not record.corpus.input_name:
     )
 else:
     try:
-        stem = export_basename(rel).replace("_TEACHING", "")
+        stem = export_basename(rel, record.number).replace("_TEACHING", "")
         # the public corpus this release used (recorded with it), not whichever the session holds now
         public = record.public.name if record.public is not None else None
         where = record.corpus
@@ -206,3 +239,4 @@ else:
 with st.expander("Report preview"):
     md = next(f for f in files if f.kind == "report_md")
     st.code(md.data.decode("utf-8"), language="markdown")
+session_history()

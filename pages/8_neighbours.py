@@ -6,6 +6,7 @@ from streamlit.delta_generator import DeltaGenerator
 from dpsu_core.charts import neighbours_chart, privacy_loss_chart
 from dpsu_core.corpus import Corpus
 from dpsu_core.demo import DEMO_NAME, load_canaries
+from dpsu_core.history import NOT_KEPT_NEIGHBOURS
 from dpsu_core.mechanisms import list_mechanisms
 from dpsu_core.neighbours import MAX_RUNS, add_user, holders, remove_user, run_neighbours, user_items
 from pages import _run, _ui
@@ -164,7 +165,8 @@ if (
     and plan is not None
     and neighbour is not None
 ):
-    state.record_attempt(plan.entries, plan)  # every run spends, even if a later one fails
+    # every run spends, even if a later one fails; the history counts them as one batch with no exportable output
+    state.record_attempt(plan.entries, plan, state.begin_spend(plan, NOT_KEPT_NEIGHBOURS))
     _ui.redraw_ledger()
     bar = st.progress(0.0, text="Starting…")
     try:

@@ -60,9 +60,10 @@ def run_releases(corpus: Corpus, names: list[str], plan: SpendPlan) -> list[Rele
     source = plan.entries[0].source if plan.entries else "Release"
     bar = st.progress(0.0, text="Starting…")
     done: list[Release] = []
+    group = state.begin_spend(plan)  # the history's entry for this action (None on an exploration corpus)
     for i, name in enumerate(names):
         values = state.mechanism_values()
-        state.record_attempt(plan.entries[i : i + 1], plan)
+        state.record_attempt(plan.entries[i : i + 1], plan, group)
         redraw_ledger()  # the sidebar shows the spend at once
         try:
             rel = release(
@@ -76,7 +77,7 @@ def run_releases(corpus: Corpus, names: list[str], plan: SpendPlan) -> list[Rele
         except Exception as exc:
             show_error(exc, f"{labels.get(name, name)}: the release failed (its budget is spent all the same)")
             continue
-        state.add_release(rel, source, list_mechanisms()[name].params_for(values))
+        state.add_release(rel, source, list_mechanisms()[name].params_for(values), group=group)
         done.append(rel)
     bar.empty()
     spent_done(plan, ok=len(done) == len(names))
@@ -96,13 +97,20 @@ def release_on_private(name: str, plan: SpendPlan) -> Release | None:
 
 def run_comparison(corpus: Corpus, names: list[str], runs: int, plan: SpendPlan) -> None:
     """``compare_runs`` at the sidebar budget under a progress bar; each run enters the ledger just before it
-    starts; the table is stored in the session."""
+    starts and the history (one batch, each run's release kept and exportable) once it is made; the table is
+    stored in the session."""
     state = app_state()
     bar = st.progress(0.0, text="Starting…")
+    group = state.begin_spend(plan)
+    batch = f"{plan.action} (batch {group.number})" if group is not None else ""
 
     def record(cal: Calibration) -> None:
-        state.record_run(cal, plan)
+        state.record_run(cal, plan, group)
         redraw_ledger()
+
+    def keep(rel: Release, params: dict[str, Any]) -> None:
+        if group is not None:  # runs on an exploration corpus spend nothing: only the table is kept
+            state.add_release(rel, "Compare", params, group=group, batch=batch)
 
     ok = False
     try:
@@ -116,6 +124,7 @@ def run_comparison(corpus: Corpus, names: list[str], runs: int, plan: SpendPlan)
             seed=TEACHING_SEED if state.teaching else None,
             progress=_bar_progress(bar),
             record=record,
+            keep=keep,
         )
         ok = True
     except Exception as exc:

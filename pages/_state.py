@@ -18,17 +18,24 @@ from dpsu_core.corpus import Corpus, LoadOptions
 from dpsu_core.corpus.preview import Survey
 from dpsu_core.corpus.readers import RawFile
 from dpsu_core.export import ExportFile, export_files
-from dpsu_core.history import CorpusRef, PublicRef, ReleaseHistory, ReleaseRecord
+from dpsu_core.history import CorpusRef, PublicRef, ReleaseHistory, ReleaseRecord, SpendGroup
 from dpsu_core.ledger import Ledger, LedgerEntry, LedgerTotal, ledger_summary
 from dpsu_core.mechanisms import Calibration, Release
 from dpsu_core.mechanisms.registry import mechanism_class
 from dpsu_core.neighbours import NeighbourRuns
 from dpsu_core.params import PARAMS
 from dpsu_core.spend import SpendPlan, plan_spend
-from pages._text import DEFAULT_DELTA, DEFAULT_EPSILON, DEFAULT_MECHANISM
+from pages._text import (
+    DEFAULT_DELTA,
+    DEFAULT_EPSILON,
+    DEFAULT_MECHANISM,
+    DEFAULT_SESSION_DELTA,
+    DEFAULT_SESSION_EPSILON,
+)
 
 UPLOAD_KEY = "upload:"  # an uploaded private corpus's ledger key: this prefix and its content digest
 STATE_KEY = "dpsu_state"  # the one session-state entry of the app (AppTests read it too)
+SESSION_BUDGET_KEYS = ("session_epsilon", "session_delta")  # the sidebar's session-budget inputs
 CANARY_TEXT_KEY = "canary_text"  # the Corpus page's canary text area: reset when a corpus is installed
 
 
@@ -40,6 +47,15 @@ class Budget:
     delta: float = DEFAULT_DELTA
     max_items: int = PARAMS["max_items"].default
     alpha: float = PARAMS["alpha"].default
+
+
+@dataclass(frozen=True)
+class SessionBudget:
+    """What the user allows the session's total on the private corpus to reach (ε, δ), set apart from each
+    release's own (ε, δ): the spend gate blocks an action that would pass it."""
+
+    epsilon: float = DEFAULT_SESSION_EPSILON
+    delta: float = DEFAULT_SESSION_DELTA
 
 
 @dataclass
@@ -122,6 +138,8 @@ class AppState:
     uploads: dict[UploadRole, UploadSlot] = field(default_factory=_slots)
     # the sidebar and the Release page's choices
     budget: Budget = field(default_factory=Budget)
+    session_budget: SessionBudget = field(default_factory=SessionBudget)
+    budget_changed: bool = False  # set_session_budget ran: the sidebar's inputs take the new budget on the next run
     teaching: bool = False
     mechanism: str = DEFAULT_MECHANISM
     param_values: dict[str, float | int | str | bool | None] = field(
@@ -275,25 +293,48 @@ class AppState:
             self.ledger.for_corpus(self.private_key),
             corpus_id=self.private_key,
             corpus_name=self.private_name if on_private else corpus_name,
-            limit_epsilon=self.budget.epsilon,
+            limit_epsilon=self.session_budget.epsilon,
+            limit_delta=self.session_budget.delta,
             on_private=on_private,
             teaching=self.teaching,
             public_demo=self.private.is_demo if self.exploring and self.private is not None else self.is_demo,
             source=source,
         )
 
-    def record_attempt(self, entries: tuple[LedgerEntry, ...] | list[LedgerEntry], plan: SpendPlan) -> None:
+    def set_session_budget(self, epsilon: float, delta: float) -> None:
+        """The user confirmed a new session budget (the sidebar's inputs follow on the next run)."""
+        self.session_budget = SessionBudget(float(epsilon), float(delta))
+        self.budget_changed = True
+
+    def begin_spend(self, plan: SpendPlan, not_kept: str | None = None) -> SpendGroup | None:
+        """The history's group for one action of ``plan`` on the private corpus (None on an exploration corpus:
+        nothing is spent there). ``not_kept``: why its releases have no exportable output, if they never do."""
+        if not plan.on_private:
+            return None
+        source = plan.entries[0].source if plan.entries else plan.action
+        if not_kept is None:
+            return self.history.begin(plan.action, source, self.private_ref())
+        return self.history.begin(plan.action, source, self.private_ref(), not_kept)
+
+    def record_attempt(
+        self, entries: tuple[LedgerEntry, ...] | list[LedgerEntry], plan: SpendPlan, group: SpendGroup | None = None
+    ) -> None:
         """Enter entries of ``plan`` into the ledger as they are attempted, before any mechanism runs (a failure
-        part-way still spent). Nothing is entered for a plan on an exploration corpus."""
+        part-way still spent), and count them into the history's ``group`` (``begin_spend``). Nothing is entered for
+        a plan on an exploration corpus."""
         if plan.on_private:
             self.ledger.add(entries)
+            if group is None:
+                group = self.begin_spend(plan)
+            if group is not None:
+                self.history.spend(group, sum(e.releases for e in entries))
 
-    def record_run(self, cal: Calibration, plan: SpendPlan) -> None:
+    def record_run(self, cal: Calibration, plan: SpendPlan, group: SpendGroup | None = None) -> None:
         """One run of ``plan`` with this calibration, entered just before it starts (comparisons)."""
         entry = LedgerEntry.from_calibration(
             cal, corpus_id=self.private_key, source=plan.entries[0].source, teaching=self.teaching
         )
-        self.record_attempt([entry], plan)
+        self.record_attempt([entry], plan, group)
 
     def spent(self) -> LedgerTotal:
         """What the session has spent on the private corpus (all loads of the same data)."""
@@ -311,15 +352,30 @@ class AppState:
             self.corpus_options,
         )
 
-    def add_release(self, release: Release, page: str, params: dict[str, object] | None = None) -> ReleaseRecord:
+    def private_ref(self) -> CorpusRef:
+        """The private corpus (also while exploring), as a release or a spend names it."""
+        if self.exploring and self.private is not None:
+            w = self.private
+            return CorpusRef(w.corpus_id, w.corpus_name, w.dataset_key, True, w.input_name, w.corpus_options)
+        return self.corpus_ref()
+
+    def add_release(
+        self,
+        release: Release,
+        page: str,
+        params: dict[str, object] | None = None,
+        *,
+        group: SpendGroup | None = None,
+        batch: str = "",
+    ) -> ReleaseRecord:
         """A release made on the corpus in use, from ``page``: into the history (the ledger entry was made when
-        it was attempted)."""
+        it was attempted, counted into ``group``; ``batch``: the batch it is one run of)."""
         self.export_cache = None
         public = None
         takes_public = "public_source" in mechanism_class(release.calibration.mechanism).accepted_params()
         if takes_public and self.public_corpus is not None and self.public_corpus_key is not None:
             public = PublicRef(self.public_corpus_key[1], self.public_corpus_options)  # the file it used, as read
-        return self.history.add(release, self.corpus_ref(), page, params, public)
+        return self.history.add(release, self.corpus_ref(), page, params, public, group=group, batch=batch)
 
     @property
     def release_record(self) -> ReleaseRecord | None:
@@ -353,7 +409,7 @@ class AppState:
         n = len(self.ledger.entries)
         if self.export_cache is None or self.export_cache[0] != (rec.number, n):
             spent = ledger_summary(self.ledger.total(rec.corpus.digest)) if rec.corpus.private else None
-            self.export_cache = ((rec.number, n), export_files(rec.release, spent, rec.title()))
+            self.export_cache = ((rec.number, n), export_files(rec.release, spent, rec.title(), rec.number))
         return self.export_cache[1]
 
     def tokenizer_files(self, rec: ReleaseRecord, spec: Any) -> tuple[bytes, bytes, dict[str, Any]]:
@@ -426,3 +482,13 @@ def ensure_canary_text() -> None:
     ss = st.session_state
     if CANARY_TEXT_KEY not in ss:
         ss[CANARY_TEXT_KEY] = "\n".join(app_state().canaries)
+
+
+def sync_session_budget_inputs() -> None:
+    """Before the sidebar draws the session budget's inputs: on the first run, or after a new budget was confirmed
+    (in the sidebar or by a spend gate's button), they show the budget in force."""
+    state = app_state()
+    if state.budget_changed or SESSION_BUDGET_KEYS[0] not in st.session_state:
+        sb = state.session_budget
+        st.session_state[SESSION_BUDGET_KEYS[0]], st.session_state[SESSION_BUDGET_KEYS[1]] = sb.epsilon, sb.delta
+        state.budget_changed = False

@@ -28,6 +28,7 @@ from dpsu_core.wording import speak
 from pages._format import budget_summary, escape_markdown, header_labels, parse_canaries
 from pages._state import (
     CANARY_TEXT_KEY,
+    SESSION_BUDGET_KEYS,
     UPLOAD_KEY,
     Budget,
     UploadCache,
@@ -35,6 +36,7 @@ from pages._state import (
     app_state,
     ensure_canary_text,
     install_corpus,
+    sync_session_budget_inputs,
 )
 from pages._text import APP_OPTIONS, DEFAULT_DELTA, DEFAULT_EPSILON, TEACHING_NOTE
 
@@ -261,22 +263,24 @@ def param_widgets(specs: list[ParamSpec], corpus: Corpus | None) -> None:
 
 # ---- sidebar --------------------------------------------------------------------------------
 def sidebar() -> None:
-    """The same sidebar on every page: privacy budget, δ guidance, teaching switch, corpus in use."""
+    """The same sidebar on every page: the next release's parameters, δ guidance, the session budget, teaching
+    switch, corpus in use, what the session has spent."""
     state = app_state()
     corpus = state.corpus
     with st.sidebar:
-        st.subheader("Privacy budget")
+        st.subheader("Next release")
         epsilon = st.number_input(
-            "ε (epsilon)",
+            "ε (epsilon) of each release",
             min_value=0.01,
             max_value=100.0,
             value=DEFAULT_EPSILON,
             step=0.5,
             key="epsilon",
-            help="Privacy loss bound: smaller ε is more private and releases fewer items.",
+            help="The privacy loss bound of the next release (each release spends its own ε): smaller ε is more "
+            "private and releases fewer items. The session's total is capped by the session budget below.",
         )
         delta = st.number_input(
-            "δ (delta)",
+            "δ (delta) of each release",
             min_value=1e-15,
             max_value=0.5,
             value=DEFAULT_DELTA,
@@ -310,6 +314,8 @@ def sidebar() -> None:
             show_guidance(g.level, g.message)
         st.caption(budget_summary(b.epsilon, b.delta, b.max_items, b.alpha))
         st.divider()
+        session_budget_inputs()
+        st.divider()
         state.teaching = st.toggle(
             "Teaching mode (fixed seed)",
             key="teaching",
@@ -320,6 +326,41 @@ def sidebar() -> None:
             st.text(f"{state.corpus_name}\n{corpus.n_users:,} users")
         st.divider()
         ledger_panel()
+
+
+def session_budget_inputs() -> None:
+    """The session budget: the most the session may spend on the private corpus in total (ε, δ), apart from each
+    release's own. A new value counts once confirmed (its button); the spend gate blocks what would pass it."""
+    state = app_state()
+    sync_session_budget_inputs()
+    sb = state.session_budget
+    st.subheader("Session budget")
+    e = st.number_input(
+        "Total ε the session may spend",
+        min_value=0.01,
+        max_value=10_000.0,
+        step=1.0,
+        key=SESSION_BUDGET_KEYS[0],
+        help="The cap on the session's total on the private corpus (all its releases composed). A release that "
+        "would take the total past it is blocked until you confirm a larger budget.",
+    )
+    d = st.number_input(
+        "Total δ the session may spend",
+        min_value=1e-15,
+        max_value=0.5,
+        step=1e-6,
+        format="%.2e",
+        key=SESSION_BUDGET_KEYS[1],
+        help="The cap on the session's total δ (the releases' δ add up).",
+    )
+    changed = (float(e), float(d)) != (sb.epsilon, sb.delta)
+    if st.button("Confirm session budget", key="session_budget_set", disabled=not changed, width="stretch") and changed:
+        state.set_session_budget(float(e), float(d))
+        st.rerun()
+    st.caption(
+        f"In force: ε = {sb.epsilon:g}, δ = {sb.delta:.2g}"
+        + (" (the values above are not confirmed yet)" if changed else "")
+    )
 
 
 def show_guidance(level: str, message: str) -> None:
@@ -373,6 +414,15 @@ def redraw_ledger() -> None:
             f"{t.releases} release{'s' if t.releases != 1 else ''}; δ = {t.basic_delta:.2g} in total"
             + (f"; {t.detail()}" if t.releases else "")
         )
+        sb = state.session_budget
+        used = 1.0 if not t.guaranteed else min(1.0, max(t.epsilon / sb.epsilon, t.basic_delta / sb.delta))
+        rest = sb.epsilon - t.epsilon
+        left = "none (no guarantee)" if not t.guaranteed else f"ε = {rest if rest > 1e-9 * sb.epsilon else 0.0:.3g}"
+        st.progress(
+            used,
+            text=f"Session budget left: {left} of {sb.epsilon:g}, "
+            f"δ = {max(sb.delta - t.basic_delta, 0.0):.2g} of {sb.delta:.2g}",
+        )
         if t.releases:
             with st.expander("Ledger", icon=ICONS["ledger"]):
                 # a static table wraps its cells to the sidebar's width: mechanism, releases, ε and δ all show
@@ -383,7 +433,8 @@ def ledger_rows(frame: pd.DataFrame) -> pd.DataFrame:
     """The sidebar ledger's rows as short text (ε to 3 significant digits, δ in e-notation)."""
     out = frame.copy()
     out["ε"] = [f"{v:.3g}" for v in frame["ε"]]
-    out["δ"] = [f"{v:.0e}" if v else "0" for v in frame["δ"]]
+    # a non-breaking hyphen: a narrow sidebar must not wrap "1e-06" into "1e-" and "06"
+    out["δ"] = [f"{v:.0e}".replace("-", "\u2011") if v else "0" for v in frame["δ"]]
     return out
 
 
@@ -394,8 +445,10 @@ def spend_key(plan: SpendPlan) -> str:
 
 def spend_gate(plan: SpendPlan) -> bool:
     """State what ``plan`` costs and return whether its action may run: never when it is refused (teaching on
-    the private corpus); on the private corpus, past the sidebar's ε, only with an explicit yes naming the new
-    total, given for this action at this cost (its checkbox is keyed to both and cleared once the action ran)."""
+    the private corpus); on the private corpus, never while it would take the session's total past the session
+    budget (a button here confirms a new budget covering it, as the sidebar's does); once the totals promise no
+    guarantee, only with an explicit yes given for this action at this cost (its checkbox is keyed to both and
+    cleared once the action ran)."""
     if not plan.allowed:
         st.error(escape_markdown(plan.refusal or ""), icon=ICONS["error"])
         return False
@@ -403,6 +456,13 @@ def spend_gate(plan: SpendPlan) -> bool:
         st.caption(plan.cost_text(escape_markdown))
         return True
     st.info(plan.cost_text(escape_markdown), icon=ICONS["ledger"])
+    if plan.over_budget:
+        st.warning(plan.over_budget_text(escape_markdown), icon=ICONS["warning"])
+        eps, delta = plan.covering_budget
+        if st.button(f"Confirm a new session budget: ε = {eps:g}, δ = {delta:.2g}", key=f"raise_budget_{plan.key}"):
+            app_state().set_session_budget(eps, delta)
+            st.rerun()
+        return False
     if plan.needs_yes:
         return bool(st.checkbox(plan.question(escape_markdown), value=False, key=spend_key(plan)))
     return True

@@ -26,7 +26,7 @@ from ..privacy.norms import check_descent_range
 from ..privacy.validate import check_budget, check_seed
 
 if TYPE_CHECKING:
-    from ..privacy.cost import ZcdpCost
+    from ..privacy.cost import LaplaceCost, ZcdpCost
     from .traits import Stages
 
 ProgressFn = Callable[[float, str], None]
@@ -167,6 +167,13 @@ class Mechanism(abc.ABC):
     def privacy_cost(cls, cal: Calibration) -> ZcdpCost | None:
         """One release's cost as approximate zCDP (public: from the calibration), or None when the mechanism is
         not zCDP-accounted (Laplace family, GW): the ledger then composes it by basic composition only."""
+
+    @classmethod
+    def laplace_cost(cls, cal: Calibration) -> LaplaceCost | None:
+        """One release as a Laplace mechanism plus a threshold event (the ledger's privacy-loss-distribution
+        composition), or None (the default): a release that is neither this nor a Gaussian mechanism enters that
+        composition through its own stated (epsilon, delta) bound."""
+        return None
 
     @classmethod
     @abc.abstractmethod

@@ -27,13 +27,14 @@ strings the corpus never contained; those are released with item id -1.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
 from ..corpus.model import Corpus
 from ..errors import ParameterError
 from ..privacy.cost import ZcdpCost, gaussian_cost
-from ..privacy.gaussian import round_up_composition
+from ..privacy.gaussian import lower_until, round_up_composition
 from ..privacy.normal import ndtri
 from ..privacy.thresholds import gaussian_scale, rho_weighted_gaussian_sigma
 from ..privacy.validate import check_choice, check_positive, check_positive_int
@@ -330,14 +331,14 @@ class DPSUEven(_NgramMechanism):
         T, m = int(self.params["max_n"]), int(self.params["max_items"])
         sigma = gaussian_scale(self.epsilon, self.delta)
         sig = noise_schedule(sigma, T, "equal")
-        rho_k = rho_weighted_gaussian_sigma(float(sig[0]), m, delta_threshold=self.delta / T / 2.0)
+        rho_k = rho_weighted_gaussian_sigma(float(sig[0]), m, delta_threshold=per_length_delta(self.delta, T))
         return self._calibration(
             "gaussian",
             sigma,
             rho_k,
             sigma_k=[float(s) for s in sig],
             rho_k=[rho_k] * T,
-            threshold_delta_per_length=self.delta / (2 * T),
+            threshold_delta_per_length=per_length_delta(self.delta, T),
             l2_sensitivity=1.0,
         )
 
@@ -357,6 +358,12 @@ class DPSUEven(_NgramMechanism):
             out.append(ids)
             h_all += h
         return ReleaseParts(np.concatenate(out), Diagnostics(weights=h_all, extra={"note": NOT_PRIVATE}))
+
+
+def per_length_delta(delta: float, lengths: int) -> float:
+    """Each length's threshold delta, delta / (2T), rounded down so that the T of them add up to at most delta/2
+    in exact arithmetic (the float quotient can be 1 ulp over)."""
+    return lower_until(delta / (2 * lengths), lambda d: Fraction(d) * (2 * lengths) <= Fraction(delta))
 
 
 class DPSUSingle(_NgramMechanism):

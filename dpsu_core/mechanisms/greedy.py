@@ -36,6 +36,7 @@ import numpy as np
 
 from ..corpus.model import Corpus
 from ..errors import ParameterError
+from ..privacy.cost import LaplaceCost
 from ..privacy.norms import add_down, descent_budget
 from ..privacy.thresholds import cutoff, laplace_scale, rho_greedy, rho_greedy_published
 from .base import Calibration, Diagnostics, Mechanism, ReleaseParts
@@ -441,7 +442,13 @@ class _Greedy(Mechanism):
 
     @classmethod
     def privacy_cost(cls, cal: Calibration) -> None:
-        return None  # Laplace noise: pure-epsilon plus the threshold's delta, composed by basic composition
+        return None  # Laplace noise: not zCDP-accounted (``laplace_cost`` gives its exact privacy loss)
+
+    @classmethod
+    def laplace_cost(cls, cal: Calibration) -> LaplaceCost:
+        """Laplace(1/epsilon) on the candidates K(D), where the histograms stay at l1-distance <= 1; the whole delta
+        bounds the chance that one of the new candidates S_u minus K(D) crosses rho (docs/algorithms.md §3a)."""
+        return LaplaceCost(cal.epsilon, cal.delta)
 
     @classmethod
     def noise_quantities(cls, cal: Calibration) -> list[tuple[str, float]]:

@@ -15,7 +15,7 @@ import numba
 import numpy as np
 
 from ..corpus.model import Corpus
-from ..privacy.cost import ZcdpCost, gaussian_cost
+from ..privacy.cost import LaplaceCost, ZcdpCost, gaussian_cost
 from ..privacy.norms import add_down, descent_budget
 from ..privacy.thresholds import (
     count_l2_sensitivity,
@@ -169,6 +169,12 @@ class _SetUnion(Mechanism):
         if cal.noise != "gaussian":
             return None
         return gaussian_cost(cal.scale, cal.delta / 2.0, float(cal.details["l2_sensitivity"]))
+
+    @classmethod
+    def laplace_cost(cls, cal: Calibration) -> LaplaceCost | None:
+        """Laplace noise of scale Delta_1 / epsilon (rounded up) on the common items, the whole delta on the
+        threshold event (docs/algorithms.md §2)."""
+        return LaplaceCost(cal.epsilon, cal.delta) if cal.noise == "laplace" else None
 
     @classmethod
     def noise_quantities(cls, cal: Calibration) -> list[tuple[str, float]]:

@@ -1,4 +1,5 @@
-"""What one release costs in the units the ledger composes: approximate zCDP (Bun & Steinke 2016).
+"""What one release costs in the units the ledger composes: approximate zCDP (Bun & Steinke 2016), or a Laplace
+mechanism plus a threshold event (the Laplace family, for the privacy-loss-distribution composition).
 
 Each mechanism class declares its own cost (``Mechanism.privacy_cost``); the ledger only adds them up.
 A cost is a function of the public calibration, never of data.
@@ -41,3 +42,15 @@ def gaussian_costs_sum(rhos: list[float], threshold_delta: float) -> ZcdpCost:
     if len(rhos) > 1:  # fsum rounds to nearest: one ulp up keeps the sum >= the exact one
         rho = math.nextafter(rho, math.inf)
     return ZcdpCost(rho, threshold_delta, 2.0 * rho)
+
+
+@dataclass(frozen=True)
+class LaplaceCost:
+    """A release as a Laplace mechanism plus an event of probability <= ``delta``: on the items both neighbours can
+    hold, Laplace noise of scale >= Delta_1 / ``epsilon`` on a histogram at l1-distance <= Delta_1 (an
+    ``epsilon``-DP Laplace mechanism: its privacy loss is dp-accounting's ``LaplacePrivacyLoss`` at parameter 1 and
+    sensitivity ``epsilon``); ``delta`` bounds the chance that an item only the extra user holds crosses the
+    threshold (docs/algorithms.md §2, §3a)."""
+
+    epsilon: float
+    delta: float

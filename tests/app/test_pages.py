@@ -66,7 +66,13 @@ def _table(at: AppTest, *columns: str) -> pd.DataFrame:
 
 
 def _confirm_spend(at: AppTest) -> bool:
-    """Tick the spend gate's explicit yes if the page asks for one (a spend past the sidebar's ε)."""
+    """Confirm what the spend gate asks for, if anything: a new session budget covering a spend past the current
+    one (its button), or the explicit yes once the totals promise no guarantee (its checkbox)."""
+    for b in at.button:
+        if b.key and b.key.startswith("raise_budget_"):
+            b.click()
+            at.run()
+            return True
     for cb in at.checkbox:
         if cb.key and cb.key.startswith("spend_yes_"):
             cb.check()
@@ -209,7 +215,7 @@ def _compare(at: AppTest, names: list[str], runs: int) -> pd.DataFrame:
     at.multiselect(key="cmp_mechanisms").set_value(names)
     at.number_input(key="cmp_runs").set_value(runs)
     at.run()
-    _confirm_spend(at)  # past the sidebar's ε: the explicit yes
+    _confirm_spend(at)  # past the session budget: a new one covering it
     at.button(key="cmp_run").click()
     at.run()
     _ok(at)

@@ -39,17 +39,19 @@ def test_two_releases_and_a_comparison_add_up_and_zcdp_is_tighter_for_gaussian_o
     # all Gaussian-family: the zCDP total is there and below the basic one; the sidebar shows both
     assert t.zcdp_epsilon is not None and t.gdp_epsilon is not None and t.gdp_epsilon < t.zcdp_epsilon < 18
     assert _sidebar_metric(at, "ε spent (smallest valid bound)") == f"{t.gdp_epsilon:.4g}"
-    # a Laplace release joins: only the basic total remains
+    # a Laplace release joins: Gaussian DP on the six plus basic on it is valid, the PLD over all seven tighter
     _release(at, "weighted-laplace")
     t = _state(at).spent()
-    assert t.releases == 7 and t.zcdp_epsilon is None and _sidebar_metric(at, "ε spent (smallest valid bound)") == "21"
+    assert t.releases == 7 and t.gdp_mixed and t.gdp_epsilon < t.basic_epsilon == 21
+    assert t.method == "privacy-loss distribution (dp-accounting)" and t.epsilon < t.gdp_epsilon
+    assert _sidebar_metric(at, "ε spent (smallest valid bound)") == f"{t.epsilon:.4g}"
     # the release report lists the session's total on the corpus and names the release
     _go(at, "7_export")
     rec = _state(at).release_record
     files = _state(at).export_files(rec)
     rep = json.loads(next(f.data for f in files if f.kind == "report_json"))
     assert rep["session_spent"]["releases"] == 7 and rep["session_spent"]["basic_epsilon"] == EPS * 7
-    assert rep["session_spent"]["method"] == "basic composition" and rep["release"] == rec.title()
+    assert rep["session_spent"]["method"] == t.method and rep["release"] == rec.title()
 
 
 def test_compare_shows_its_cost_and_asks_past_the_limit():
@@ -60,11 +62,12 @@ def test_compare_shows_its_cost_and_asks_past_the_limit():
     at.run()
     assert any("15 releases on" in i.value and "ε = 45" in i.value for i in at.info), [i.value for i in at.info]
     assert "private corpus" in " ".join(m.value for m in at.markdown)
-    assert at.button(key="cmp_run").disabled  # ε = 45 is past the sidebar's ε = 3
+    assert at.button(key="cmp_run").disabled  # ε = 45 is past the session budget (ε = 10)
     assert _state(at).spent().releases == 0
-    yes = [c for c in at.checkbox if c.key.startswith("spend_yes_")]
-    assert len(yes) == 1 and "becomes ε = 45" in yes[0].label and "above the sidebar's ε = 3" in yes[0].label
-    yes[0].check()
+    assert any("would become ε = 45" in w.value and "past the session budget ε = 10" in w.value for w in at.warning)
+    (raise_,) = [b for b in at.button if b.key and b.key.startswith("raise_budget_")]
+    assert "ε = 45, δ = 1.5e-05" in raise_.label
+    raise_.click()
     at.run()
     at.button(key="cmp_run").click()
     at.run()

@@ -440,3 +440,23 @@ def test_the_apps_command_never_carries_a_char_ngrams_the_cli_refuses(tmp_path, 
     assert ("--char-ngrams" in argv) == (tokenizer in ("auto", "char-ngrams"))
     code, _, err = _run(argv[1:], capsys)
     assert code == 0, err
+
+
+def test_an_empty_release_says_why_as_the_app_does(tmp_path, capsys):
+    """Issue 27: "released 0 items ()" with no reason; now the line has no empty brackets and a note gives the
+    utility preview's figure (users needed for an even chance, from the parameters alone) and what to change."""
+    from dpsu_core.mechanisms import get_mechanism
+    from dpsu_core.utility import utility_preview
+
+    src = tmp_path / "tiny.csv"
+    src.write_text("user,text\n" + "".join(f"u{i},hello world {i}\n" for i in range(30)))
+    code, out, err = _run(
+        ["release", str(src), "-o", str(tmp_path / "o.csv"), "--user-col", "user", "--text-col", "text"]
+        + ["-m", "policy-gaussian", "-e", "1", "-d", "1e-6"],
+        capsys,
+    )
+    assert code == 0 and out.startswith("released 0 items with Policy Gaussian") and "()" not in out
+    cal = get_mechanism("policy-gaussian", epsilon=1.0, delta=1e-6).calibrate()
+    k50 = utility_preview(cal).users_needed[0.5]
+    assert f"nothing was released: at this budget an item needs about {k50:,} users for an even chance" in err
+    assert "raise --epsilon" in err

@@ -58,3 +58,9 @@ def test_every_declared_parameter_has_a_spec_and_a_distinct_flag():
     flags = [s.cli for s in SPECS.values()]
     assert len(set(flags)) == len(flags) and all(f.startswith("--") for f in flags)
     assert "public_source" in list_mechanisms()["gw-kt"].accepted_params()
+
+
+def test_tune_users_help_warns_that_k_must_not_come_from_the_private_corpus():
+    from dpsu_core.params import PARAMS
+
+    assert "never count it on the private corpus" in PARAMS["tune_users"].help

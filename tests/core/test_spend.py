@@ -18,7 +18,9 @@ def _cal(name="weighted-gaussian", eps=EPS):
     return get_mechanism(name, epsilon=eps, delta=DELTA).calibrate()
 
 
-def _plan(spent, planned, *, on_private=True, teaching=False, public_demo=False, limit=EPS, action="Release"):
+def _plan(
+    spent, planned, *, on_private=True, teaching=False, public_demo=False, limit=EPS, limit_delta=1e-5, action="Release"
+):
     return plan_spend(
         action,
         planned,
@@ -26,27 +28,46 @@ def _plan(spent, planned, *, on_private=True, teaching=False, public_demo=False,
         corpus_id="upload:abc",
         corpus_name="posts.csv",
         limit_epsilon=limit,
+        limit_delta=limit_delta,
         on_private=on_private,
         teaching=teaching,
         public_demo=public_demo,
     )
 
 
-def test_a_spend_within_the_sidebar_epsilon_needs_no_extra_yes_and_one_past_it_does():
+def test_a_spend_within_the_session_budget_runs_and_one_past_it_is_blocked_until_a_new_budget():
     led = Ledger()
     first = _plan(led.entries, [(_cal(), 1)])
-    assert first.allowed and not first.needs_yes and first.after.epsilon == pytest.approx(3.0)
+    assert first.allowed and not first.needs_yes and not first.over_budget and first.after.epsilon == pytest.approx(3.0)
     assert "1 release on posts.csv, ε = 3, δ = 1e-06 by basic composition" in first.cost_text()
+    assert "the session budget is ε = 3, δ = 1e-05" in first.cost_text()
     led.add(first.entries)
     second = _plan(led.entries, [(_cal(), 1)])
-    assert second.needs_yes and round(second.after.epsilon, 2) == 4.29
-    assert "becomes ε = 4.286" in second.question() and "above the sidebar's ε = 3" in second.question()
-    # the yes is for this action at this cost: another action, another cost or a later total is another key
+    assert second.over_budget and not second.needs_yes and round(second.after.epsilon, 2) == 4.29
+    assert "would become ε = 4.286" in second.over_budget_text() and "past the session budget ε = 3" in (
+        second.over_budget_text()
+    )
+    # the budget that covers it: ε rounded up to 3 digits, δ kept (it is not passed)
+    assert second.covering_budget == (4.29, 1e-5)
+    assert not _plan(led.entries, [(_cal(), 1)], limit=4.29).over_budget
+    # the session's δ is a cap too: 11 releases at δ = 1e-6 pass δ = 1e-5 whatever ε allows
+    many = _plan(led.entries, [(_cal(), 10)], limit=1000.0)
+    assert many.over_budget and many.covering_budget == (1000.0, 1.1e-5)
+    # an action's identity: another action, another cost or a later total is another key
     assert second.key != first.key
     assert second.key != _plan(led.entries, [(_cal(), 2)]).key
     assert second.key != _plan(led.entries, [(_cal(), 1)], action="Compare").key
     led.add(second.entries)
     assert _plan(led.entries, [(_cal(), 1)]).key != second.key
+
+
+def test_round_up_never_rounds_below():
+    from dpsu_core.spend import round_up
+
+    for x in (4.2857, 2.3e-5, 1.1e-5, 9.999, 36.8802, 1e-6, 0.1 + 0.2):
+        for d in (1, 2, 3):
+            r = round_up(x, d)
+            assert r >= x and len(f"{r:.{d}g}") <= len(f"{x:.{d}g}") + 4 and float(f"{r:.{d}g}") == r
 
 
 def test_entries_carry_the_corpus_and_the_teaching_flag():

@@ -284,9 +284,9 @@ def _full_flow(page, dialogs, screenshots):
     runs.press("Enter")
     wait_idle(page)
     expect(page.get_by_text(re.compile(r"Compare: \d+ mechanisms × 1 run: \d+ releases on"))).to_be_visible()
-    confirm = page.locator('[class*="st-key-spend_yes_"]')
-    if confirm.count():  # past the sidebar's ε: the page asks before spending, naming the new total
-        confirm.locator("label").click()
+    raise_budget = page.locator('[data-testid="stMain"] [class*="st-key-raise_budget_"] button')
+    if raise_budget.count():  # past the session budget: blocked until a new budget covering it is confirmed
+        raise_budget.click()
         wait_idle(page)
     page.get_by_role("button", name="Run comparison").click()
     wait_idle(page)
@@ -414,7 +414,9 @@ def test_deep_link_on_a_fresh_server_shows_the_whole_app(browser, fresh_app_url,
         assert_no_traceback(page)
         links = page.locator('[data-testid="stSidebarNavLink"]')
         assert links.count() == 8
-        assert page.get_by_text("Privacy budget").count() >= 1
+        sidebar = page.locator('[data-testid="stSidebar"]')
+        for heading in ("Next release", "Session budget", "Privacy spent"):  # the release's ε apart from the cap
+            assert sidebar.get_by_role("heading", name=heading).count() == 1
         page.get_by_role("button", name="Run release").click()
         wait_idle(page)
         assert as_int(metric(page, "Items released")) > 0

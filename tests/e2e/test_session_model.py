@@ -33,14 +33,28 @@ def _spent(page) -> str:
     return metric(page, HEADLINE, where="stSidebar")
 
 
-def _yes(page):
-    """The spend gate's explicit yes (a checkbox keyed to the action and its cost)."""
-    return page.locator('[data-testid="stMain"] [class*="st-key-spend_yes_"]')
+def _raise(page):
+    """The spend gate's "Confirm a new session budget" button (an action past the session budget)."""
+    return page.locator('[data-testid="stMain"] [class*="st-key-raise_budget_"] button')
+
+
+def _set_session_budget(page, epsilon: str, delta: str) -> None:
+    """Type a session budget into the sidebar and confirm it."""
+    for key, value in (("session_epsilon", epsilon), ("session_delta", delta)):
+        box = page.locator(f'[data-testid="stSidebar"] .st-key-{key} input')
+        box.fill(value)
+        box.press("Enter")
+        wait_idle(page)
+    page.get_by_role("button", name="Confirm session budget").click()
+    wait_idle(page)
+    expect(page.locator('[data-testid="stSidebar"]')).to_contain_text(f"In force: ε = {epsilon}")
 
 
 def test_two_releases_two_pages_export_keeps_the_first_and_every_spend_is_asked(browser, app_url, screenshots):
     ctx, page, _ = new_page(browser, app_url)
     try:
+        # 0. A session budget of ε = 3 (δ = 1e-5), apart from each release's ε = 3.
+        _set_session_budget(page, "3", "1e-05")
         # 1. A release on the Release page (the demo corpus, ε = 3 from the sidebar): the sidebar shows it at once.
         go(page, "Release", "2 · Release")
         assert _spent(page) == "0"
@@ -49,7 +63,7 @@ def test_two_releases_two_pages_export_keeps_the_first_and_every_spend_is_asked(
         page.get_by_role("heading", name="Released set (private)").wait_for(timeout=RUN_TIMEOUT_MS)
         assert _spent(page) == "3"
         first = page.get_by_text(re.compile(r"^Showing release #1 · Policy Gaussian")).inner_text()
-        # 2. Histogram fill runs a second mechanism: past the sidebar's ε, so it asks, naming the new total.
+        # 2. Histogram fill runs a second mechanism: past the session budget, so it is blocked until a new budget.
         go(page, "Histogram fill", "4 · Histogram fill")
         page.locator(".st-key-hist_mechanisms input").click()
         page.get_by_role("option", name=re.compile("^Weighted Gaussian")).click()
@@ -59,11 +73,13 @@ def test_two_releases_two_pages_export_keeps_the_first_and_every_spend_is_asked(
         wait_idle(page)
         assert run.inner_text().strip() == "Run 1 missing release at the sidebar budget"
         expect(run).to_be_disabled()
-        yes = _yes(page)
-        expect(yes).to_contain_text("becomes ε = 4.286")
+        expect(page.locator('[data-testid="stMain"]')).to_contain_text("would become ε = 4.286")
+        raise_ = _raise(page)
+        expect(raise_).to_contain_text("Confirm a new session budget: ε = 4.29")
         shot(page, screenshots, "session_histogram_prompt")
-        yes.locator("label").click()
+        raise_.click()
         wait_idle(page)
+        expect(page.locator('[data-testid="stSidebar"]')).to_contain_text("In force: ε = 4.29")
         run.click()
         wait_idle(page)
         assert _spent(page) == "4.286"  # Gaussian-DP composition of the two Gaussian releases
@@ -80,11 +96,11 @@ def test_two_releases_two_pages_export_keeps_the_first_and_every_spend_is_asked(
         assert metric(page, "Mechanism") == "Policy Gaussian"
         shot(page, screenshots, "session_export_choice")
         assert first.startswith("Showing release #1")
-        # 4. Compare asks, spends, and asks again for the next run (the yes does not carry over).
+        # 4. Compare is blocked past the budget, runs once a new one is confirmed, and is blocked again after it.
         go(page, "Compare", "6 · Compare")
         cmp_run = page.get_by_role("button", name="Run comparison")
         expect(cmp_run).to_be_disabled()
-        _yes(page).locator("label").click()
+        _raise(page).click()
         wait_idle(page)
         cmp_run.click()
         wait_idle(page)
@@ -92,8 +108,7 @@ def test_two_releases_two_pages_export_keeps_the_first_and_every_spend_is_asked(
         after_compare = _spent(page)
         assert float(after_compare) > 4.286
         expect(cmp_run).to_be_disabled()
-        expect(_yes(page).locator("input")).not_to_be_checked()
-        expect(_yes(page)).to_contain_text(re.compile(r"becomes ε = [\d.]+"))
+        expect(_raise(page)).to_contain_text(re.compile(r"Confirm a new session budget: ε = [\d.]+"))
         shot(page, screenshots, "session_compare_asks_again")
         # 5. Neighbouring corpora with its defaults: on the demo as a teaching corpus, nothing spent.
         go(page, "Neighbouring corpora", "8 · Neighbouring corpora")
@@ -104,6 +119,13 @@ def test_two_releases_two_pages_export_keeps_the_first_and_every_spend_is_asked(
         assert _spent(page) == after_compare
         assert_no_traceback(page)
         shot(page, screenshots, "session_neighbours_default")
+        # 6. Export's history lists every release that spent, the comparison's runs included: the ledger's count.
+        go(page, "Export", "7 · Export")
+        line = page.get_by_text(re.compile(r"releases spent; the ledger counts")).inner_text()
+        m = re.search(r"([\d,]+) releases spent; the ledger counts ([\d,]+)", line)
+        assert m and m.group(1) == m.group(2) and int(m.group(1)) > 2, line
+        expect(page.get_by_text(re.compile(r"^Compare: \d+ mechanisms × 3 runs · \d+ releases"))).to_be_visible()
+        shot(page, screenshots, "session_history_as_ledger")
     finally:
         ctx.close()
 

@@ -488,3 +488,25 @@ def test_noise_schedule_errors():
         noise_schedule(1.0, 3, "linear")
     with pytest.raises(ParameterError, match=">= 1"):
         noise_schedule(1.0, 0)
+
+
+def test_dpsu_even_per_length_deltas_never_add_up_past_half_delta():
+    """Issue 27: delta / T / 2 in floats is 1 ulp over delta/2 (times T) for about a quarter of parameter sets; the
+    per-length delta is rounded down so that T of them add up to at most delta/2, exactly (fractions), over 2,000
+    parameter sets, and by at most a few ulps below the float quotient."""
+    import random
+    from fractions import Fraction
+
+    from dpsu_core.mechanisms.dpne import per_length_delta
+
+    rng = random.Random(27)
+    naive_over = 0
+    for _ in range(2000):
+        delta, t = 10 ** rng.uniform(-14, -0.31), rng.randint(1, 12)
+        d = per_length_delta(delta, t)
+        assert Fraction(d) * (2 * t) <= Fraction(delta)
+        assert d <= delta / (2 * t) and (delta / (2 * t) - d) <= 4 * math.ulp(d)
+        naive_over += Fraction(delta / t / 2.0) * (2 * t) > Fraction(delta)
+    assert naive_over > 100  # the case the rounding is for does occur in this sample
+    cal = get_mechanism("dpsu-even", epsilon=1.0, delta=3e-7, max_n=3, max_items=5).calibrate()
+    assert Fraction(cal.details["threshold_delta_per_length"]) * 6 <= Fraction(3e-7)
