@@ -73,7 +73,7 @@ def test_gamma_is_rho_plus_alpha_scale_for_policies_and_nan_otherwise():
                 epsilon=row["epsilon"], delta=1e-7, **cls.params_for({"max_items": 50, "alpha": alpha})
             ).calibrate()
             assert row["rho"] == cal.rho and row["scale"] == cal.scale
-            sigma = cal.details.get("sigma_i", [row["scale"]])[0]
+            sigma = cal.details.as_dict().get("sigma_i", [row["scale"]])[0]
             assert row["gamma"] == pytest.approx(row["rho"] + alpha * sigma)
         else:
             assert np.isnan(row["gamma"])
