@@ -33,6 +33,14 @@ def calibration_rows(cal: Calibration) -> list[tuple[str, str]]:
     return rows
 
 
+def headline_text(cal: Calibration) -> str:
+    """The calibration's headline figures in one line ("Noise std (σ) 1.588 · Threshold ρ 6.82 · ..."): for a rounds
+    mechanism the last round's, said so (``calibration_view``)."""
+    view = mechanism_class(cal.mechanism).calibration_view(cal)
+    text = " · ".join(f"{name} {v:.4g}" for name, v in view.headline if v is not None)
+    return f"{cal.label}: {text}" + (f" ({len(view.rounds)} rounds: the last round's figures)" if view.rounds else "")
+
+
 def rounds_frame(cal: Calibration) -> pd.DataFrame | None:
     """The per-round table (σᵢ, Tᵢ, Γᵢ, δᵢ, share) of a rounds mechanism, or None for a single-threshold one."""
     view = mechanism_class(cal.mechanism).calibration_view(cal)

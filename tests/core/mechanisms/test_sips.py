@@ -75,7 +75,7 @@ def test_rounds_compose_to_the_budget():
     d = sips(eps, delta, max_items=100).calibrate().details
     # zCDP: the rounds' rho_i add up to rho_z = mu^2 / 2, and the threshold deltas to delta/2
     assert sum(d.rho_zcdp_i) == pytest.approx(d.rho_zcdp, rel=1e-12)
-    assert d.rho_zcdp == pytest.approx(d.mu_gdp ** 2 / 2, rel=1e-12)
+    assert d.rho_zcdp == pytest.approx(d.mu_gdp**2 / 2, rel=1e-12)
     assert sum(d.delta_i) == pytest.approx(delta / 2, rel=1e-12)
     assert d.delta_thresholds + d.delta_conversion == pytest.approx(delta, rel=1e-15)
     # dp-accounting: the adaptive composition of the rounds' Gaussian mechanisms (l2-sensitivity 1) is

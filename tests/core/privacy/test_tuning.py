@@ -194,7 +194,5 @@ def test_at_the_standard_setting_the_chance_and_the_smallest_threshold_pick_the_
 
     eps, delta = 3.0, math.exp(-10)
     by_chance = tuned_policy_gaussian(eps, delta, 100, alpha, rounds=rounds).details.noise_share
-    by_threshold, _ = best_split(
-        delta, lambda s: policy_rounds(eps, s, 100, alpha, rounds, 0.02).threshold_i[-1]
-    )
+    by_threshold, _ = best_split(delta, lambda s: policy_rounds(eps, s, 100, alpha, rounds, 0.02).threshold_i[-1])
     assert by_chance == by_threshold.noise_share == 0.6
