@@ -43,10 +43,10 @@ def _param_type(spec):
 
 def _add_mechanism_args(p: argparse.ArgumentParser) -> None:
     from .mechanisms.registry import list_mechanisms
-    from .params import EPSILON_MAX, PARAMS
+    from .params import EPSILON_MAX, EPSILON_MIN, PARAMS
 
     p.add_argument("-m", "--mechanism", required=True, help=f"one of: {', '.join(list_mechanisms())}")
-    p.add_argument("-e", "--epsilon", type=float, required=True, help=f"epsilon > 0 (range up to {EPSILON_MAX:g})")
+    p.add_argument("-e", "--epsilon", type=float, required=True, help=f"epsilon, {EPSILON_MIN:g} to {EPSILON_MAX:g}")
     p.add_argument("-d", "--delta", type=float, required=True, help="0 < delta < 1, well below 1/users")
     for spec in PARAMS.values():
         rng = f" (range {spec.range_text()})" if spec.range_text() else ""

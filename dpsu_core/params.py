@@ -14,6 +14,7 @@ from typing import Any
 from .errors import ParameterError
 from .privacy.validate import (
     EPSILON_MAX,
+    EPSILON_MIN,
     check_alpha,
     check_choice,
     check_fraction,
@@ -21,9 +22,10 @@ from .privacy.validate import (
     check_positive_int,
 )
 
-# The budget's own bounds: epsilon in (0, EPSILON_MAX] (1e300: every calibration, PCR's filter included, stays
-# finite up to it; ``privacy.validate.check_epsilon``), delta in (0, 1) (``check_delta``).
-__all__ = ["EPSILON_MAX", "MAX_ITEMS_LIMIT", "PARAMS", "ParamSpec", "resolve_params"]
+# The budget's own bounds: epsilon in [EPSILON_MIN, EPSILON_MAX] (1e-12 to 1e300: every calibration, PCR's filter
+# included, stays finite and every update proven inside it; ``privacy.validate.check_epsilon``), delta in (0, 1)
+# (``check_delta``).
+__all__ = ["EPSILON_MAX", "EPSILON_MIN", "MAX_ITEMS_LIMIT", "PARAMS", "ParamSpec", "resolve_params"]
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import abc
 import inspect
+import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -21,7 +22,8 @@ import numpy as np
 from ..corpus.model import Corpus
 from ..errors import ParameterError
 from ..params import PARAMS, ParamSpec, resolve_params
-from ..privacy.validate import check_delta, check_epsilon, check_seed
+from ..privacy.norms import check_descent_range
+from ..privacy.validate import check_budget, check_seed
 from .calibration import Calibration, Details
 from .traits import CalibrationView, Stages, single_view
 
@@ -191,8 +193,7 @@ class Mechanism(abc.ABC):
         return missing
 
     def __init__(self, *, epsilon: float, delta: float, **params: Any) -> None:
-        self.epsilon = check_epsilon(epsilon)
-        self.delta = check_delta(delta)
+        self.epsilon, self.delta = check_budget(epsilon, delta)
         self.params = resolve_params(self.name, self.param_names, params)
 
     # ---- which parameters the mechanism takes: the CLI flags, the app's widgets and compare read these
@@ -282,7 +283,17 @@ class Mechanism(abc.ABC):
         details: Details = Details(),  # frozen: one shared default is safe
     ) -> Calibration:
         """The mechanism's ``Calibration``: its name, budget and parameters filled in; its family's ``details``.
-        ``guarantee`` defaults to the standard (epsilon, delta) sentence about ``output_noun``."""
+        ``guarantee`` defaults to the standard (epsilon, delta) sentence about ``output_noun``.
+
+        Every value is checked where it is made: a noise scale positive and finite, a threshold finite, a
+        cutoff Gamma inside the range where the descent updates are proven (``privacy.norms``); otherwise
+        ``ParameterError``, and nothing runs."""
+        if not (math.isfinite(float(scale)) and float(scale) > 0.0):
+            raise ParameterError(f"the noise scale {float(scale):.4g} is not a positive finite number; raise epsilon")
+        if rho is not None and not math.isfinite(float(rho)):
+            raise ParameterError(f"the threshold rho {float(rho):.4g} is not finite; raise epsilon or delta")
+        if gamma is not None:
+            check_descent_range(int(self.params.get("max_items", 1)), gamma)
         return Calibration(
             mechanism=self.name,
             label=self.label,

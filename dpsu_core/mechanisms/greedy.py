@@ -37,7 +37,7 @@ import numpy as np
 
 from ..corpus.model import Corpus
 from ..errors import ParameterError
-from ..privacy.norms import descent_budget
+from ..privacy.norms import add_down, descent_budget
 from ..privacy.thresholds import cutoff, laplace_scale, rho_greedy, rho_greedy_published
 from .base import Diagnostics, Mechanism, ReleaseParts
 from .calibration import Calibration, Details, optional
@@ -314,8 +314,8 @@ def _greedy_capped(indptr, items, counts, rank, by_count, order, tie, n_items, g
                 budget -= cost
                 if budget <= 0.0:
                     break
-            else:  # not enough to reach Gamma: spend it all on this item
-                h[u] += budget
+            else:  # not enough to reach Gamma: spend it all on this item (rounding down: rises <= budget)
+                h[u] = add_down(h[u], budget)
                 break
     return h, cand
 
@@ -361,10 +361,10 @@ def greedy_update(
 
     Ordering: ``counts`` = the users' own counts per CSR entry (GW: ``rows.counts``) or ``rank`` = a public
     rank per item (GW-KT: ``frequency_rank``); ``item_key``: uint64 per item (``item_hash_keys``).
-    ``budget`` defaults to ``descent_budget(max_items, gamma)`` (1 minus the rounding allowance).
+    ``budget`` defaults to ``descent_budget(max_items)`` (1 minus the rounding allowance).
     """
     c, rk, by_count = _order_inputs(counts, rank)
-    b = descent_budget(max_items, gamma) if budget is None else float(budget)
+    b = descent_budget(max_items) if budget is None else float(budget)
     return _greedy_capped(
         rows.indptr,
         rows.items,
@@ -521,7 +521,7 @@ class _Greedy(Mechanism):
             int(corpus.n_items),
             float(cal.gamma),
             int(m),
-            descent_budget(m, cal.gamma),
+            descent_budget(m),
         )
         if progress:
             progress(0.9, "adding noise to every candidate and thresholding")

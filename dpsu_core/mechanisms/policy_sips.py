@@ -59,7 +59,7 @@ from ..privacy.tuning import TUNED, DeltaSplit, best_split, split_delta
 from .base import ReleaseParts, noisy_threshold
 from .calibration import Calibration
 from .sampling import OrderedRows, select_kept
-from .setunion import _l2_step
+from .setunion import l2_step
 from .sips import Rounds, RoundsDetails, RoundsMechanism, build_rounds, round_stages, run_rounds
 from .traits import Stages, highest_chance, stages_release_probability, users_for_chance
 
@@ -89,8 +89,11 @@ def margin_users(epsilon: float, delta: float, max_items: int, alpha: float, rou
     """The item at the margin under the halves: the smallest k with half the highest chance of release."""
     stages = round_stages(policy_rounds(epsilon, split_delta(delta, 0.5), max_items, alpha, rounds, ratio), max_items)
     k = users_for_chance(stages, 1.0, 0.5 * highest_chance(stages, 1.0))
-    if k is None:  # pragma: no cover - the cap Gamma_i makes the ceiling reachable at finite k
-        raise ParameterError("no item reaches half its highest chance of release at these parameters")
+    if k is None:  # at a tiny epsilon the chance of release underflows: nothing to tune the split for
+        raise ParameterError(
+            "no item reaches half its highest chance of release at these parameters, so there is nothing to tune "
+            "the delta split for; raise epsilon, or use delta_split 'half'"
+        )
     return k
 
 
@@ -142,7 +145,7 @@ def _policy_round(indptr, items, order, keep, max_items, longest, n_items, gamma
     for r in range(order.shape[0]):
         n = select_kept(indptr, items, order[r], keep, max_items, sel, u, rng)
         if n > 0:
-            _l2_step(h, items, sel, n, gamma, budget)
+            l2_step(h, items, sel, n, gamma, budget)
     return h
 
 
@@ -160,7 +163,7 @@ def policy_round_histogram(
         longest,
         corpus.n_items,
         float(gamma),
-        descent_budget(min(int(max_items), longest), gamma),
+        descent_budget(min(int(max_items), longest)),
         rng,
     )
 
@@ -178,7 +181,7 @@ def policy_round_update(rows: OrderedRows, n_items: int, gamma: float, keep: np.
         longest,
         int(n_items),
         float(gamma),
-        descent_budget(longest, gamma),
+        descent_budget(longest),
         np.random.default_rng(0),  # unused: max_items = 0 samples nothing
     )
 

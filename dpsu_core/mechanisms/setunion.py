@@ -17,7 +17,7 @@ import numpy as np
 
 from ..corpus.model import Corpus
 from ..privacy.cost import ZcdpCost, gaussian_cost
-from ..privacy.norms import descent_budget
+from ..privacy.norms import add_down, check_descent_range, descent_budget
 from ..privacy.thresholds import (
     count_l2_sensitivity,
     cutoff,
@@ -46,7 +46,7 @@ class SetUnionDetails(Details):
 
 # --------------------------------------------------------------------------- update rules
 @numba.njit(cache=True, nogil=True)
-def _l1_step(h, items, sel, n, gamma, gaps, budget):
+def l1_step(h, items, sel, n, gamma, gaps, budget):
     """One user's l1-descent: the items below Gamma rise together with total l1 budget 1;
     an item stops at Gamma and the rest keep rising (sort the gaps, spend them in order)."""
     m = 0
@@ -73,14 +73,15 @@ def _l1_step(h, items, sel, n, gamma, gaps, budget):
     for j in range(n):
         u = items[sel[j]]
         if h[u] < gamma:
-            v = h[u] + raised
+            v = add_down(h[u], raised)  # rises by at most ``raised``, whatever the size of h[u]
             h[u] = gamma if v > gamma else v
 
 
 @numba.njit(cache=True, nogil=True)
-def _l2_step(h, items, sel, n, gamma, budget):
-    """One user's l2-descent: g = Gamma - H on the user's items (never negative); Z = ||g||_2;
-    if Z <= 1 every item goes to Gamma, else H += g / Z."""
+def l2_step(h, items, sel, n, gamma, budget):
+    """One user's l2-descent: g = Gamma - H on the user's items (never negative); Z = ||g||_2 / budget;
+    if Z <= 1 every item goes to Gamma, else H += g / Z, added rounding down (``privacy.norms.add_down``)
+    so no weight rises by more than its step for any Gamma. Shared by Policy Gaussian and Policy DP-SIPS."""
     z2 = 0.0
     for j in range(n):
         g = gamma - h[items[sel[j]]]
@@ -93,7 +94,11 @@ def _l2_step(h, items, sel, n, gamma, budget):
         u = items[sel[j]]
         g = gamma - h[u]
         if g > 0.0:
-            h[u] = gamma if z <= 1.0 else h[u] + g / z
+            if z <= 1.0:
+                h[u] = gamma
+            else:
+                v = add_down(h[u], g / z)
+                h[u] = gamma if v > gamma else v
 
 
 @numba.njit(cache=True, nogil=True)
@@ -108,9 +113,9 @@ def _policy_pass(indptr, items, order, uniforms, max_items, longest, n_items, ga
     for r in range(order.shape[0]):
         n, ui = kept_positions(indptr, order[r], uniforms, ui, max_items, sel)
         if l1:
-            _l1_step(h, items, sel, n, gamma, gaps, budget)
+            l1_step(h, items, sel, n, gamma, gaps, budget)
         else:
-            _l2_step(h, items, sel, n, gamma, budget)
+            l2_step(h, items, sel, n, gamma, budget)
     return h
 
 
@@ -127,7 +132,7 @@ def _rows_pass(rows: OrderedRows, n_items: int, gamma: float, l1: bool) -> np.nd
         n_items,
         float(gamma),
         l1,
-        descent_budget(longest, gamma),
+        descent_budget(longest),
     )
 
 
@@ -153,7 +158,7 @@ def policy_update(corpus: Corpus, plan: SamplingPlan, gamma: float, l1: bool) ->
         corpus.n_items,
         float(gamma),
         l1,
-        descent_budget(plan.longest, gamma),
+        descent_budget(plan.longest),
     )
 
 

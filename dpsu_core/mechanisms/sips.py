@@ -26,6 +26,7 @@ and the threshold events add sum_i delta_i = delta/2. Total (epsilon, delta).
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +38,7 @@ from ..errors import ParameterError
 from ..privacy.cost import ZcdpCost, gaussian_costs_sum
 from ..privacy.gaussian import round_down_shares, share_sigmas
 from ..privacy.thresholds import cutoff, gaussian_scale, rho_weighted_gaussian_sigma
+from ..privacy.norms import check_descent_range
 from ..privacy.validate import check_fraction, check_positive_int
 from ..privacy.zcdp import gaussian_zcdp
 from .base import Diagnostics, Mechanism, ReleaseParts, progress_step
@@ -51,6 +53,17 @@ def round_fractions(rounds: int, ratio: float) -> np.ndarray:
     r = check_fraction(ratio, "ratio r", open_high=False)
     w = np.power(r, np.arange(rounds - 1, -1, -1, dtype=np.float64))
     return w / w.sum()
+
+
+def check_round_deltas(delta_i: list[float], delta: float, rounds: int, ratio: float, max_items: int) -> None:
+    """Every round's threshold delta_i large enough that its threshold's tail probability delta_i / t (t <= Delta0)
+    stays a normal float (``thresholds._one_minus_root`` asserts it too); otherwise one line naming what to change."""
+    if min(delta_i) < 2.0 * sys.float_info.min * max_items:
+        raise ParameterError(
+            f"delta ({delta:.3g}) is too small to share over {rounds} rounds at round ratio {ratio:g} with Delta0 = "
+            f"{max_items:,}: round 1's share of it ({min(delta_i):.3g}) leaves the float range; use fewer rounds, a "
+            "larger ratio or a larger delta"
+        )
 
 
 @dataclass(frozen=True)
@@ -86,13 +99,11 @@ def build_rounds(
     f = round_fractions(rounds, ratio)
     sig = share_sigmas(sigma, f)
     dlt = round_down_shares(delta_thresholds, f)
-    if float(dlt.min()) <= 0.0:  # f_1 * delta_thresholds below the smallest float
-        raise ParameterError(
-            f"delta ({delta:.3g}) is too small to share over {rounds} rounds at {ratio_name.replace('_', ' ')} "
-            f"{ratio:g}: round 1's share of it is below the smallest float; use fewer rounds or a larger {ratio_name}"
-        )
+    check_round_deltas(dlt.tolist(), delta, rounds, ratio, max_items)
     thr = tuple(rho_weighted_gaussian_sigma(float(s), max_items, delta_threshold=float(d)) for s, d in zip(sig, dlt))
     gam = None if alpha is None else tuple(cutoff(t, alpha, float(s)) for t, s in zip(thr, sig))
+    for g in gam or ():  # every round's cutoff where the l2-descent is proven
+        check_descent_range(max_items, g, f"epsilon or {ratio_name}, or use fewer rounds")
     return Rounds(sigma, tuple(f.tolist()), tuple(sig.tolist()), tuple(dlt.tolist()), thr, gam)
 
 

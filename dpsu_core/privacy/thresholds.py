@@ -24,9 +24,11 @@ scale and the threshold's own ``delta_threshold``, and splits nothing.
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 
+from ..errors import ParameterError
 from .gaussian import analytic_gaussian_sigma, sqrt_up
 from .normal import ndtri
 from .validate import check_alpha, check_delta, check_epsilon, check_max_items
@@ -41,8 +43,15 @@ def round_up(x: float, rel: float = RHO_MARGIN) -> float:
 
 
 def _one_minus_root(delta: float, t: np.ndarray | float) -> np.ndarray:
-    """1 - (1 - delta)^(1/t), without cancellation."""
-    return -np.expm1(np.log1p(-delta) / t)
+    """1 - (1 - delta)^(1/t), without cancellation; asserted a normal float (below the smallest normal float
+    its rounding is no longer relative, and the threshold's margin no longer covers it)."""
+    q = -np.expm1(np.log1p(-delta) / t)
+    if not float(np.min(q)) >= sys.float_info.min:
+        raise ParameterError(
+            f"delta share {delta:.3g} is too small for Delta0 = {int(np.max(t)):,}: the threshold's tail "
+            "probability leaves the float range; raise delta or lower Delta0"
+        )
+    return q
 
 
 def _upper_quantile_of_root(q: float, t: np.ndarray | float) -> np.ndarray:

@@ -68,10 +68,15 @@ def check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
 
 #: epsilon's documented upper bound: every calibration (PCR's filter included) stays finite up to it
 EPSILON_MAX = 1e300
+#: epsilon's documented lower bound: below it the noise scales and thresholds (Laplace scale Delta0/epsilon,
+#: a round's Gamma_i at the smallest round ratio) leave the range where the calibrations stay finite and the
+#: descent updates are proven (privacy.norms.check_descent_range); nothing is released near it anyway
+EPSILON_MIN = 1e-12
 
 
 def check_epsilon(epsilon: float) -> float:
-    """epsilon: a finite number in (0, EPSILON_MAX]."""
+    """epsilon: a finite number in (0, EPSILON_MAX] (the privacy math's domain; a release's own epsilon is
+    also held to EPSILON_MIN by ``check_budget``)."""
     if not is_finite_real(epsilon) or epsilon <= 0:
         raise ParameterError(f"epsilon must be a finite number > 0, got {epsilon!r}; typical values are 0.1 to 10")
     if float(epsilon) > EPSILON_MAX:
@@ -82,12 +87,33 @@ def check_epsilon(epsilon: float) -> float:
     return float(epsilon)
 
 
+#: delta's documented lower bound: a release's delta and its shares (delta/2, DPNE's levels) keep every
+#: threshold's 1 - (1 - delta)^(1/t), t <= Delta0 <= 10^6, a normal float (> 2.2e-308), where its rounding is
+#: relative and the margins of privacy.thresholds hold (``thresholds._one_minus_root`` asserts it)
+DELTA_MIN = 1e-300
+
+
 def check_delta(delta: float) -> float:
+    """delta: a finite number in (0, 1) (the privacy math's domain; a release's own delta is also held to
+    DELTA_MIN by ``check_budget``)."""
     if not is_finite_real(delta) or not 0.0 < float(delta) < 1.0:
         raise ParameterError(
             f"delta must lie strictly between 0 and 1, got {delta!r}; choose it well below 1/(number of users), e.g. 1e-6"
         )
     return float(delta)
+
+
+def check_budget(epsilon: float, delta: float) -> tuple[float, float]:
+    """A release's (epsilon, delta) inside the documented ranges [EPSILON_MIN, EPSILON_MAX] and [DELTA_MIN, 1)."""
+    e, d = check_epsilon(epsilon), check_delta(delta)
+    if e < EPSILON_MIN:
+        raise ParameterError(
+            f"epsilon must be at least {EPSILON_MIN:g}, got {epsilon!r}; typical values are 0.1 to 10 "
+            "(below about 0.01 next to nothing is released)"
+        )
+    if d < DELTA_MIN:
+        raise ParameterError(f"delta must be at least {DELTA_MIN:g}, got {delta!r}; e.g. 1e-6")
+    return e, d
 
 
 def check_max_items(max_items: int, name: str = "max_items (Delta0)") -> int:

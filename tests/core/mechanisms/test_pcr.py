@@ -15,6 +15,7 @@ from dpsu_core.mechanisms import dpsu_step, get_mechanism, list_mechanisms
 from dpsu_core.mechanisms import pcr as pcr_mod
 from dpsu_core.mechanisms.base import noisy_threshold as base_noisy_threshold
 from dpsu_core.mechanisms.pcr import (
+    default_delta_star,
     gumbel_threshold,
     pcr_count_sigma,
     private_count_release,
@@ -510,5 +511,8 @@ def test_epsilon_above_its_bound_is_one_clear_error():
 
 
 def test_derived_delta_star_is_one_clear_error_when_delta_underflows():
+    # a release's delta below DELTA_MIN is refused up front; the derived delta_star keeps its own backstop
+    with pytest.raises(ParameterError, match="delta must be at least 1e-300"):
+        get_mechanism("pcr", epsilon=1.0, delta=1e-310)
     with pytest.raises(ParameterError, match="too small for PCR's derived delta_star"):
-        get_mechanism("pcr", epsilon=1.0, delta=1e-310).calibrate()
+        default_delta_star(1e-310 / 2)

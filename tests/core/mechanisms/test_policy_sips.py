@@ -115,7 +115,10 @@ def test_one_round_is_policy_gaussian():
 def test_a_round_share_below_the_smallest_float_is_a_clear_error():
     with pytest.raises(ParameterError, match="too small to share over 20 rounds"):
         psips(3.0, 1e-300, rounds=20, round_ratio=1e-6).calibrate()
-    assert psips(3.0, 1e-300, rounds=2, round_ratio=1e-6).calibrate().details.delta_i[0] > 0
+    # round 1's share 5e-307 over t <= Delta0 must stay a normal float: refused at Delta0 = 100, kept at Delta0 = 1
+    with pytest.raises(ParameterError, match="leaves the float range"):
+        psips(3.0, 1e-300, rounds=2, round_ratio=1e-6).calibrate()
+    assert psips(3.0, 1e-300, rounds=2, round_ratio=1e-6, max_items=1).calibrate().details.delta_i[0] > 0
 
 
 def test_registered_with_its_parameters():

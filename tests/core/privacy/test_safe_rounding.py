@@ -24,7 +24,7 @@ from dpsu_core.mechanisms.dpsu_step import weighted_update
 from dpsu_core.mechanisms.greedy import greedy_update, item_hash_keys
 from dpsu_core.mechanisms.registry import get_mechanism
 from dpsu_core.mechanisms.sampling import rows_from_lists
-from dpsu_core.mechanisms.setunion import _l1_step, _l2_step, l1_descent_update, l2_descent_update
+from dpsu_core.mechanisms.setunion import l1_step, l2_step, l1_descent_update, l2_descent_update
 from dpsu_core.privacy import (
     count_l2_sensitivity,
     cutoff,
@@ -237,15 +237,15 @@ def test_greedy_increments_have_exact_l1_norm_at_most_one(rows_l, gamma, max_ite
 def test_descent_step_stays_within_norm_one_when_delta0_times_gamma_is_large(gamma, seed):
     # n Gamma far above 2^20 with every weight just below Gamma: each updated weight is rounded to an ulp
     # of Gamma, which the fixed 2^-32 slack does not cover (the l1 step exceeded norm 1 by 1.9e-9 here),
-    # so the kernels take their budget from descent_budget(longest row, Gamma).
+    # so the kernels add rounding down (privacy.norms.add_down) and take their budget from descent_budget.
     n = 3000
     h0 = gamma - np.random.default_rng(seed).uniform(1e-4, 0.05, size=n)  # test data only
     items, sel = np.arange(n, dtype=np.int32), np.arange(n, dtype=np.int64)
-    budget = descent_budget(n, gamma)
+    budget = descent_budget(n)
     for order in (1, 2):
         h = h0.copy()
         if order == 1:
-            _l1_step(h, items, sel, n, gamma, np.empty(n), budget)
+            l1_step(h, items, sel, n, gamma, np.empty(n), budget)
         else:
-            _l2_step(h, items, sel, n, gamma, budget)
+            l2_step(h, items, sel, n, gamma, budget)
         assert sum(abs(Fraction(float(a)) - Fraction(float(b))) ** order for a, b in zip(h, h0)) <= 1
