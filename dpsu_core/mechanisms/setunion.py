@@ -17,7 +17,7 @@ import numpy as np
 
 from ..corpus.model import Corpus
 from ..privacy.cost import ZcdpCost, gaussian_cost
-from ..privacy.norms import add_down, check_descent_range, descent_budget
+from ..privacy.norms import add_down, descent_budget
 from ..privacy.thresholds import (
     count_l2_sensitivity,
     cutoff,

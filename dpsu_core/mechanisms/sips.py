@@ -37,8 +37,8 @@ from ..corpus.model import Corpus
 from ..errors import ParameterError
 from ..privacy.cost import ZcdpCost, gaussian_costs_sum
 from ..privacy.gaussian import round_down_shares, share_sigmas
-from ..privacy.thresholds import cutoff, gaussian_scale, rho_weighted_gaussian_sigma
 from ..privacy.norms import check_descent_range
+from ..privacy.thresholds import cutoff, gaussian_scale, rho_weighted_gaussian_sigma
 from ..privacy.validate import check_fraction, check_positive_int
 from ..privacy.zcdp import gaussian_zcdp
 from .base import Diagnostics, Mechanism, ReleaseParts, progress_step

@@ -24,7 +24,7 @@ from dpsu_core.mechanisms.dpsu_step import weighted_update
 from dpsu_core.mechanisms.greedy import greedy_update, item_hash_keys
 from dpsu_core.mechanisms.registry import get_mechanism
 from dpsu_core.mechanisms.sampling import rows_from_lists
-from dpsu_core.mechanisms.setunion import l1_step, l2_step, l1_descent_update, l2_descent_update
+from dpsu_core.mechanisms.setunion import l1_descent_update, l1_step, l2_descent_update, l2_step
 from dpsu_core.privacy import (
     count_l2_sensitivity,
     cutoff,
