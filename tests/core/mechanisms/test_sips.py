@@ -199,3 +199,37 @@ def test_round_budgets_are_rounded_to_the_private_side_exactly():
     d = sips(3.0, math.exp(-10), max_items=50, rounds=7, ratio=0.37).calibrate().details
     assert sum(Fraction(x) for x in d.delta_i) <= Fraction(d.delta_thresholds)
     assert sum(1 / Fraction(s) ** 2 for s in d.sigma_i) <= 1 / Fraction(gaussian_scale(3.0, math.exp(-10))) ** 2
+
+
+# --------------------------------------------------------------------------- shown as rounds (issue 27.2)
+@pytest.mark.parametrize("name", ["dp-sips", "policy-sips"])
+def test_calibrate_and_the_report_show_every_round_with_the_last_as_headline(name, capsys):
+    from dpsu_core.cli import main
+    from dpsu_core.export import report_dict, report_markdown
+    from dpsu_core.mechanisms.base import Diagnostics, make_release
+    from dpsu_core.mechanisms.registry import mechanism_class
+
+    cal = get_mechanism(name, epsilon=3.0, delta=1e-6, max_items=100).calibrate()
+    d = cal.details
+    mu, f, rho, sig, dlt, thr = independent_rounds(3.0, 1e-6, 100, 3, 0.3) if name == "dp-sips" else (None,) * 6
+    if thr is not None:  # DP-SIPS: the last round's threshold against the independent recomputation
+        assert d.threshold_i[-1] == pytest.approx(thr[-1], rel=1e-6)
+    view = mechanism_class(name).calibration_view(cal)
+    assert view.threshold == d.threshold_i[-1] < d.threshold_i[0] == cal.rho  # the headline is not round 1's
+    assert [r.threshold for r in view.rounds] == list(d.threshold_i) and [r.share for r in view.rounds] == list(
+        d.fraction_i
+    )
+    # dpsu calibrate: the headline lines and one line per round
+    assert main(["calibrate", "-m", name, "-e", "3", "-d", "1e-6", "--max-items", "100"]) == 0
+    vals = dict(line.split(": ", 1) for line in capsys.readouterr().out.strip().splitlines())
+    assert float(vals["Threshold T₃ (last round)"]) == pytest.approx(d.threshold_i[-1], rel=1e-5)
+    assert "rho" not in vals and "Gamma" not in vals  # no round-1 figure under a headline name
+    for i in range(3):
+        assert f"T_i {d.threshold_i[i]:.6g}" in vals[f"round {i + 1}"]
+        assert f"sigma_i {d.sigma_i[i]:.6g}" in vals[f"round {i + 1}"]
+    # the report: its keys unchanged, the rounds table in the Markdown
+    empty = corpus_from_token_lists([[["a"]]])
+    rel = make_release(cal, empty, np.zeros(0, dtype=np.int64), Diagnostics(), seed=None, elapsed=0.0)
+    assert report_dict(rel)["calibration"]["details"]["threshold_i"] == list(d.threshold_i)
+    md = report_markdown(rel)
+    assert "### Rounds" in md and f"| 3 | {d.sigma_i[2]:.6g} | {d.threshold_i[2]:.6g} |" in md
