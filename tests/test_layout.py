@@ -166,3 +166,14 @@ def test_no_upward_import_in_dpsu_core():
             if theirs is None or theirs > mine:
                 upward.append(f"{name} -> {dep}")
     assert upward == [], f"imports from a lower layer up to a higher one: {upward}"
+
+
+def test_no_module_imports_another_modules_private_names():
+    """``from .x import _name`` reaches into another module's internals: make the name public where it is defined.
+    (A private submodule of the importer's own package, ``from . import _table``, is that package's business.)"""
+    private = []
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module is not None:
+                private += [f"{name}: from {node.module} import {a.name}" for a in node.names if a.name.startswith("_")]
+    assert private == []
