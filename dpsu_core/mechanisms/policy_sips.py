@@ -7,8 +7,8 @@ toward the round's cutoff Gamma_i = T_i + alpha sigma_i; the items with H_i + N(
 released. DP-SIPS (Swanberg, Desfontaines & Haney 2023; ``sips``) runs the same rounds with the weighted
 Gaussian update; Policy Gaussian is the case I = 1.
 
-Calibration (public, ``policy_rounds``, built by ``sips.build_rounds`` as DP-SIPS's). delta = delta_noise + delta_thr (``privacy.tuning``: the two
-halves by default, or with ``delta_split="tuned"`` the split that maximises the utility preview's chance of release of
+Calibration (public, ``policy_rounds``, built by ``sips.build_rounds`` as DP-SIPS's).
+delta = delta_noise + delta_thr (``privacy.tuning``: the two halves by default, or with ``delta_split="tuned"`` the split that maximises the utility preview's chance of release of
 an item held by ``tune_users`` users: ``choose_split``).
 sigma is the analytic-Gaussian noise for (epsilon, delta_noise) at l2-sensitivity 1, i.e. mu = 1/sigma in
 Gaussian DP. Round i gets the share f_i = r^(I-i) / sum_j r^(I-j): sigma_i >= sigma / sqrt(f_i) with
