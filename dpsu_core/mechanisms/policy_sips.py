@@ -8,8 +8,9 @@ released. DP-SIPS (Swanberg, Desfontaines & Haney 2023; ``sips``) runs the same 
 Gaussian update; Policy Gaussian is the case I = 1.
 
 Calibration (public, ``policy_rounds``, built by ``sips.build_rounds`` as DP-SIPS's).
-delta = delta_noise + delta_thr (``privacy.tuning``: the two halves by default, or with ``delta_split="tuned"`` the split that maximises the utility preview's chance of release of
-an item held by ``tune_users`` users: ``choose_split``).
+delta = delta_noise + delta_thr (``privacy.tuning``: the two halves by default, or with ``delta_split="tuned"``
+the split that maximises the utility preview's chance of release of an item held by ``tune_users`` users:
+``choose_split``).
 sigma is the analytic-Gaussian noise for (epsilon, delta_noise) at l2-sensitivity 1, i.e. mu = 1/sigma in
 Gaussian DP. Round i gets the share f_i = r^(I-i) / sum_j r^(I-j): sigma_i >= sigma / sqrt(f_i) with
 sum_i 1/sigma_i^2 <= 1/sigma^2, and delta_i <= f_i delta_thr with sum_i delta_i <= delta_thr (both sums
