@@ -82,7 +82,7 @@ def shown_histograms(rel: Release) -> tuple[Shown | None, list[Shown]]:
     per_round = rel.diagnostics.extra.get("round_weights")
     if view.rounds and per_round is not None and len(per_round) == len(view.rounds):
         rounds = [
-            Shown(rel, h, r.threshold, r.gamma, r.sigma, f"{cal.label} · round {r.round} of {len(view.rounds)}")
+            Shown(rel, h, r.threshold, r.gamma, r.sigma, f"round {r.round} of {len(view.rounds)} · {cal.label}")
             for h, r in zip(per_round, view.rounds)
         ]
         return rounds[-1], rounds
@@ -142,7 +142,6 @@ if any(rounds_of.values()):
         "and cutoff Γ_I: the round most released items cross). Each round's H_i, read against that round's own "
         "Tᵢ and Γᵢ, is in the table below; items released in an earlier round have weight 0 in later rounds."
     )
-NUM = st.column_config.NumberColumn(format="%.4g")
 st.caption(
     "Releases shown: "
     + "; ".join(
@@ -151,15 +150,18 @@ st.caption(
         if r.mechanism in shown
     )
 )
+# every column fits beside the others (the mechanism's label wraps within its width): nothing clipped on the right
+NUM = st.column_config.NumberColumn(format="%.4g", width="small")
 FILL_COLUMNS = {
+    "mechanism": st.column_config.TextColumn("mechanism", width="medium"),
     "ρ": NUM,
-    "Γ": st.column_config.TextColumn("Γ"),
-    "n_positive": st.column_config.NumberColumn("items with weight > 0", format="localized"),
-    "share_above_rho": st.column_config.NumberColumn("share above ρ", format="percent"),
-    "share_at_gamma": st.column_config.NumberColumn("share at Γ", format="percent"),
-    "total_weight": st.column_config.NumberColumn("total weight", format="%.4g"),
-    "weight_beyond_rho_need": st.column_config.NumberColumn("weight beyond ρ's need", format="%.4g"),
-    "gamma_tol": st.column_config.NumberColumn("Γ tolerance", format="%.4g"),
+    "Γ": st.column_config.TextColumn("Γ", width="small"),
+    "n_positive": st.column_config.NumberColumn("items > 0", format="localized", width="small"),
+    "share_above_rho": st.column_config.NumberColumn("above ρ", format="percent", width="small"),
+    "share_at_gamma": st.column_config.NumberColumn("at Γ", format="percent", width="small"),
+    "total_weight": st.column_config.NumberColumn("total weight", format="%.4g", width="small"),
+    "weight_beyond_rho_need": st.column_config.NumberColumn("past ρ's need", format="%.4g", width="small"),
+    "gamma_tol": st.column_config.NumberColumn("Γ tolerance", format="%.4g", width="small"),
 }
 st.dataframe(table, hide_index=True, key="hist_table", width="stretch", column_config=FILL_COLUMNS)
 rounds_rows = [fill_row(h) for per_round in rounds_of.values() for h in per_round]
@@ -170,10 +172,11 @@ if rounds_rows:
         hide_index=True,
         key="hist_rounds_table",
         width="stretch",
-        column_config={**FILL_COLUMNS, "Tᵢ": NUM, "Γᵢ": st.column_config.TextColumn("Γᵢ")},
+        column_config={**FILL_COLUMNS, "Tᵢ": NUM, "Γᵢ": st.column_config.TextColumn("Γᵢ", width="small")},
     )
 st.caption(
-    "Share above ρ: items whose weight alone clears the threshold. Share at Γ: items that reached the "
+    "Columns: items with weight > 0, the share of them above ρ and at Γ, their total weight, the weight beyond ρ's "
+    "need and the Γ tolerance. Share above ρ: items whose weight alone clears the threshold. Share at Γ: items that reached the "
     "cutoff (policy mechanisms stop adding there); an item within 0.001 × the noise scale of Γ counts as "
     "there (Γ tolerance), since Policy Gaussian's l2 steps approach Γ without landing on it exactly. "
     "Weight beyond ρ's need: total weight above ρ, i.e. budget that could have lifted other items."
