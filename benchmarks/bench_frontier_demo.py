@@ -56,7 +56,7 @@ def run(runs: int = RUNS) -> dict:
         p = {"max_items": MAX_ITEMS, **params}
         row = measure(corpus, name, p, runs, floor, epsilon=EPSILON, delta=DELTA)
         if p.get("delta_split") == "tuned":
-            d = get_mechanism(name, epsilon=EPSILON, delta=DELTA, **p).calibrate().details
+            d = get_mechanism(name, epsilon=EPSILON, delta=DELTA, **p).calibrate().details.as_dict()
             row["tuned"] = {
                 k: d[k] for k in ("noise_share", "tuned_for_users", "release_chance", "release_chance_half")
             }

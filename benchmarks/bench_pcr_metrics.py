@@ -42,7 +42,7 @@ def _count_mechanism(corpus, name: str, runs: int, **params) -> dict:
         released.append(rel.n_released)
         within.append(metrics.share_within(metrics.relative_errors(corpus, rel), R))
         if "rho_spent" in rel.diagnostics.extra:
-            spent.append(rel.diagnostics.extra["rho_spent"] / rel.calibration.details["rho_zcdp"])
+            spent.append(rel.diagnostics.extra["rho_spent"] / rel.calibration.details.rho_zcdp)
     out = {
         "params": mech.params,
         "released_mean": statistics.fmean(released),

@@ -139,7 +139,7 @@ def spark_engine(path: Path, mechanisms: list[str]) -> dict:
             res["releases"][name] = {
                 "wall_seconds": round(time.perf_counter() - t, 1),
                 "items_released": rel.n_released,
-                "where": "executors" if "executors" in rel.calibration.details["engine"] else "driver",
+                "where": "executors" if "executors" in (rel.calibration.details.engine or "") else "driver",
             }
         res["wall_seconds"] = round(time.perf_counter() - t0, 1)
         spark.stop()

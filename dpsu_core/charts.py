@@ -288,19 +288,38 @@ def _count_ticks(top: int) -> list[int]:
 
 
 RULES = ("ρ (release threshold)", "Γ (policy cutoff)")  # the two rules of a weight histogram
+#: weights spanning more than this many times the threshold (and no cutoff) get log-spaced bins on a log axis
+LOG_WEIGHT_SPAN = 20.0
+
+
+def _log_weights(pos: np.ndarray, rho: float, gamma: float | None) -> bool:
+    """Bin on a log scale: no cutoff caps the weights, and the largest is far beyond rho (with equal-width bins,
+    rho would sit inside the first bar)."""
+    return gamma is None and rho > 0 and pos.size > 0 and float(pos.max()) > LOG_WEIGHT_SPAN * rho
 
 
 def _weight_layers(weights: np.ndarray, rho: float, gamma: float | None, bins: int, log_y: bool):
     pos = weights[weights > 0]  # weight-0 items are never candidates; they are not part of the histogram
     upper = max([float(pos.max()) if pos.size else 0.0, rho] + ([gamma] if gamma is not None else []))
-    hist = histogram_frame(pos, bins)
+    if _log_weights(pos, rho, gamma):
+        # weights far beyond the threshold (no cutoff: Count, Weighted): equal-width bins would put rho inside the
+        # first bar; log-spaced bins on a log axis resolve the weights around rho and the tail alike
+        lower = min(float(pos.min()), rho)
+        edges = np.geomspace(lower, upper, bins + 1)
+        counts, _ = np.histogram(pos, bins=edges)
+        hist = pd.DataFrame({"start": edges[:-1], "end": edges[1:], "items": counts.astype(np.int64)})
+        x_scale = alt.Scale(type="log", domain=[lower / 1.05, upper * 1.05])
+        x_title = "weight H (before noise, log scale)"
+    else:
+        hist = histogram_frame(pos, bins)
+        x_scale = alt.Scale(domain=[0.0, upper * 1.05 if upper > 0 else 1.0])
+        x_title = "weight H (before noise)"
     hist = hist[hist["items"] > 0].reset_index(drop=True)  # empty bins are not drawn (no bars of height 0)
-    x_scale = alt.Scale(domain=[0.0, upper * 1.05 if upper > 0 else 1.0])
     top = max(int(hist["items"].max()) if len(hist) else 1, 1)
     linear = {"y_scale": alt.Scale(domain=[0, top], nice=True), "y_axis": alt.Axis()}
     bars = _binned_bars(
         hist,
-        "weight H (before noise)",
+        x_title,
         "items",
         "items (symlog scale)" if log_y else "items",
         x_scale,

@@ -199,21 +199,32 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     from .mechanisms.registry import mechanism_class
 
     cal = _make_mechanism(args).calibrate()
+    cls = mechanism_class(cal.mechanism)
+    view = cls.calibration_view(cal)  # one threshold and cutoff, or the rounds with the last round as headline
     lines = [
         f"mechanism: {cal.label} ({cal.mechanism})",
         f"epsilon: {cal.epsilon:g}",
         f"delta: {cal.delta:.6g}",
         f"noise: {cal.noise}",
-        *(f"{name}: {v:.6g}" for name, v in mechanism_class(cal.mechanism).noise_quantities(cal)),
-        f"rho: {cal.rho:.6g}" if cal.rho is not None else "rho: n/a",
-        f"Gamma: {cal.gamma:.6g}" if cal.gamma is not None else "Gamma: n/a",
+        *(f"{name}: {v:.6g}" for name, v in cls.noise_quantities(cal)),
     ]
+    if view.rounds:
+        lines += [f"{name}: {'n/a' if v is None else f'{v:.6g}'}" for name, v in view.headline]
+        lines += [
+            f"round {r.round}: sigma_i {r.sigma:.6g}, T_i {r.threshold:.6g}, "
+            + ("" if r.gamma is None else f"Gamma_i {r.gamma:.6g}, ")
+            + f"delta_i {r.delta:.6g}, share {r.share:.4g}"
+            for r in view.rounds
+        ]
+    else:
+        lines.append(f"rho: {cal.rho:.6g}" if cal.rho is not None else "rho: n/a")
+        lines.append(f"Gamma: {cal.gamma:.6g}" if cal.gamma is not None else "Gamma: n/a")
     for k, v in cal.params.items():
         lines.append(f"{k}: {v}")
-    for k, v in cal.details.items():  # per-level / per-round values (DPNE sigma_k, DP-SIPS sigma_i, T_i, ...)
+    for k, v in cal.details.as_dict().items():  # per-level / per-round values (DPNE sigma_k, DP-SIPS sigma_i, ...)
         if isinstance(v, list) and v and all(isinstance(x, (int, float)) for x in v):
             lines.append(f"{k}: {', '.join(f'{x:.6g}' for x in v)}")
-    lines += [f"{name}: {text}" for name, text in mechanism_class(cal.mechanism).calibration_notes(cal)]
+    lines += [f"{name}: {text}" for name, text in cls.calibration_notes(cal)]
     print("\n".join(lines))
     return 0
 
@@ -383,7 +394,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
     if args.public_corpus:
         from .mechanisms.registry import list_mechanisms
 
-        takers = [n for n, c in list_mechanisms().items() if "public_source" in c.accepted_params()]
+        takers = [n for n, c in list_mechanisms().items() if c.takes_public_corpus]
         if args.mechanism not in takers:
             raise DpsuError(
                 f"--public-corpus is only used by {', '.join(takers)}; drop it or choose -m {' or -m '.join(takers)}"
@@ -435,7 +446,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
         print(f"warning: {guidance.message}", file=sys.stderr)
     if args.engine == "spark":
         release = spark_release(mech, corpus, seed=args.seed)
-        print(f"note: {release.calibration.details['engine']}", file=sys.stderr)
+        print(f"note: {release.calibration.details.engine}", file=sys.stderr)
     else:
         with timings.phase("release"):
             release = mech.release(corpus, seed=args.seed)

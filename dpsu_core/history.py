@@ -72,7 +72,8 @@ class ReleaseRecord:
 
     @property
     def cost(self) -> LedgerTotal:
-        """What this one release spent (nothing on an exploration corpus, where it is not recorded)."""
+        """What this release costs by its calibration (``ledger.cost_of``), on whichever corpus it ran: an exploration
+        release is not in the ledger, so a total of the session's spend counts only the records with ``corpus.private``."""
         return cost_of(self.calibration, 1)
 
     @property

@@ -34,14 +34,15 @@ def _set_union_classes():
 
 def _row(cls, epsilon: float, delta: float, params: dict[str, Any]) -> dict[str, Any]:
     cal = cls(epsilon=epsilon, delta=delta, **cls.params_for(params)).calibrate()
+    view = cls.calibration_view(cal)  # rounds (DP-SIPS): the last round's threshold and cutoff, the ones most cross
     return {
         "mechanism": cls.name,
         "label": cls.label,
         "family": cls.family,
         "epsilon": cal.epsilon,
         "scale": cal.scale,
-        "rho": np.nan if cal.rho is None else cal.rho,
-        "gamma": np.nan if cal.gamma is None else cal.gamma,
+        "rho": np.nan if view.threshold is None else view.threshold,
+        "gamma": np.nan if view.cutoff is None else view.cutoff,
     }
 
 

@@ -23,12 +23,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from .errors import ParameterError
 from .mechanisms.base import Calibration
 from .mechanisms.registry import mechanism_class
-from .mechanisms.traits import Stage
+from .mechanisms.traits import Stage, highest_chance, stages_release_probability, users_for_chance
 from .privacy.validate import check_max_items
 
 __all__ = [
@@ -43,7 +42,6 @@ __all__ = [
 ]
 
 TARGETS = (0.5, 0.9)
-MAX_USERS_SEARCHED = 10_000_000
 
 
 @dataclass(frozen=True)
@@ -65,77 +63,9 @@ class Preview:
         return pd.DataFrame({"users": ks, "probability": [release_probability(self, int(k)) for k in ks]})
 
 
-def _tail(noise: str, x: np.ndarray) -> np.ndarray:
-    """P[Z > x] for unit-scale noise."""
-    if noise == "laplace":
-        return np.where(x >= 0, 0.5 * np.exp(-np.abs(x)), 1.0 - 0.5 * np.exp(-np.abs(x)))
-    return stats.norm.sf(x)
-
-
-def _pass_given_kept(stages: tuple[Stage, ...], j: np.ndarray) -> np.ndarray:
-    p = np.ones(j.shape[0], dtype=np.float64)
-    for s in stages:
-        h = j * s.w
-        if s.cap is not None:
-            h = np.minimum(h, s.cap)
-        p *= _tail(s.noise, (s.threshold - h) / s.scale)
-    return p
-
-
-def _expected_pass(stages: tuple[Stage, ...], k: int, q: float) -> float:
-    """E over the kept holders j ~ Binomial(k, q) of P(every stage passes | j)."""
-    if q >= 1.0:
-        return float(_pass_given_kept(stages, np.array([float(k)]))[0])
-    j = np.arange(k + 1, dtype=np.float64)
-    return float(np.dot(stats.binom.pmf(j, k, q), _pass_given_kept(stages, j)))
-
-
 def release_probability(preview: Preview, k: int) -> float:
     """P(the item is released | k users hold it) under the preview's assumptions."""
     return stages_release_probability(preview.stages, k, preview.keep_probability)
-
-
-def stages_release_probability(stages: tuple[Stage, ...], k: int, q: float) -> float:
-    """P(released | k holders, each keeping the item with probability q) for these stages. Rounds (DP-SIPS)
-    sample afresh and draw fresh noise: the item is released unless every round misses it."""
-    if k <= 0:
-        return 0.0
-    rounds = [s for s in stages if s.round]
-    if rounds:
-        miss = 1.0
-        for s in rounds:
-            miss *= 1.0 - _expected_pass((s,), k, q)
-        return 1.0 - miss
-    return _expected_pass(stages, k, q)
-
-
-def highest_chance(stages: tuple[Stage, ...], q: float) -> float:
-    """The chance of release as the number of holders grows without bound (below 1 when Gamma caps the weight)."""
-    if q <= 0:
-        return 0.0
-    big = np.array([1e18])
-    if any(s.round for s in stages):
-        return 1.0 - float(np.prod([1.0 - _pass_given_kept((s,), big)[0] for s in stages]))
-    return float(_pass_given_kept(stages, big)[0])
-
-
-def users_for_chance(stages: tuple[Stage, ...], q: float, target: float) -> int | None:
-    """Smallest k with P(k) >= target (P is non-decreasing in k): doubling, then bisection; None if never."""
-    if highest_chance(stages, q) < target:
-        return None
-    hi = 1
-    while stages_release_probability(stages, hi, q) < target:
-        hi *= 2
-        if hi > MAX_USERS_SEARCHED:
-            return None
-    lo = hi // 2  # P(lo) < target (or lo == 0)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if stages_release_probability(stages, mid, q) >= target:
-            hi = mid
-        else:
-            lo = mid
-    return hi
 
 
 def has_preview(mechanism: str) -> bool:

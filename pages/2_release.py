@@ -14,7 +14,14 @@ from dpsu_core.params import MAX_ITEMS_LIMIT
 from dpsu_core.privacy import delta_guidance
 from dpsu_core.utility import has_preview, utility_preview
 from pages import _run, _ui
-from pages._format import calibration_rows, escape_markdown, filter_items, mechanism_labels
+from pages._format import (
+    ROUND_FORMATS,
+    calibration_rows,
+    escape_markdown,
+    filter_items,
+    mechanism_labels,
+    rounds_frame,
+)
 from pages._state import app_state
 from pages._text import BUDGET_PARAMS
 from pages._upload import upload_section
@@ -116,7 +123,7 @@ extra = [spec for spec in cls.param_specs() if spec.name not in BUDGET_PARAMS]
 if extra:
     st.subheader("Parameters")
     _ui.param_widgets(extra, corpus)
-if "public_source" in cls.accepted_params():
+if cls.takes_public_corpus:
     st.markdown(
         "**Public frequencies for GW-KT.** By default the public English word list of `wordfreq`; "
         "or upload a PUBLIC corpus (never the private one)."
@@ -148,11 +155,15 @@ try:
 except Exception as exc:
     _ui.show_error(exc, "these parameters are not valid")
     st.stop()
-shown = [(label, f"{v:.4g}") for label, v in mechanism_class(cal.mechanism).noise_quantities(cal)]
-shown += [("Threshold ρ", "—" if cal.rho is None else f"{cal.rho:.4g}")]
-shown += [("Cutoff Γ", "—" if cal.gamma is None else f"{cal.gamma:.4g}")]
+view = mechanism_class(cal.mechanism).calibration_view(cal)  # one threshold, or rounds (headline: the last)
+shown = [(label, "—" if v is None else f"{v:.4g}") for label, v in view.headline]
 for col, (label, text) in zip(st.columns(len(shown)), shown):
     col.metric(label, text)
+rounds = rounds_frame(cal)
+if rounds is not None:
+    st.caption(view.note)
+    formats = {c: st.column_config.NumberColumn(format=f) for c, f in ROUND_FORMATS.items() if c in rounds}
+    st.dataframe(rounds, hide_index=True, key="rounds_table", column_config=formats)
 with st.expander("Full calibration"):
     st.dataframe(
         pd.DataFrame(calibration_rows(cal), columns=["quantity", "value"]), hide_index=True, key="calibration_table"

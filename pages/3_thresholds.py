@@ -40,7 +40,9 @@ st.altair_chart(rho_vs_max_items_chart(df_m, log_y=log_y).properties(height=CHAR
 st.caption(
     "GW / GW-KT use the capped threshold ρ = ln((e^ε + Δ0 − 1)/(2δ))/ε, which grows with ln Δ0. "
     "“GW as published (unproven reference)” is the paper's ρ = 1 − ln(2δ)/ε: shown for comparison only, "
-    "no mechanism uses it (its proof does not hold; see below)."
+    "no mechanism uses it (its proof does not hold; see below). Mechanisms that run in rounds show their last "
+    "round's threshold and cutoff (T_I and Γ_I: the round with the largest share of the budget, the one most released "
+    "items cross); the Release page lists every round."
 )
 
 st.markdown(THRESHOLDS_EXPLANATION)

@@ -1,9 +1,13 @@
 """Page 4: how the weighted histogram H filled up (NON-private diagnostic of the raw data)."""
 
+from typing import NamedTuple
+
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from dpsu_core.charts import multi_weight_histogram_chart, weight_histogram_chart
+from dpsu_core.mechanisms import Release, mechanism_class
 from dpsu_core.metrics import histogram_fill
 from pages import _run, _ui
 from pages._format import escape_markdown, mechanism_labels
@@ -58,12 +62,43 @@ if missing:
         _run.run_releases(corpus, missing, plan)
         have = state.releases
 
+
+class Shown(NamedTuple):
+    """One release's histogram as shown: the weights, threshold, cutoff and noise scale they are read against."""
+
+    release: Release
+    weights: np.ndarray
+    rho: float
+    gamma: float | None
+    scale: float
+    label: str
+
+
+def shown_histograms(rel: Release) -> tuple[Shown | None, list[Shown]]:
+    """The headline histogram of a release (None without weights or threshold) and, for a rounds mechanism, every
+    round's H_i against its own T_i and Gamma_i (``calibration_view``: the headline is the last round's)."""
+    cal = rel.calibration
+    view = mechanism_class(cal.mechanism).calibration_view(cal)
+    per_round = rel.diagnostics.extra.get("round_weights")
+    if view.rounds and per_round is not None and len(per_round) == len(view.rounds):
+        rounds = [
+            Shown(rel, h, r.threshold, r.gamma, r.sigma, f"round {r.round} of {len(view.rounds)} · {cal.label}")
+            for h, r in zip(per_round, view.rounds)
+        ]
+        return rounds[-1], rounds
+    if rel.diagnostics.weights is None or cal.rho is None:
+        return None, []
+    return Shown(rel, rel.diagnostics.weights, cal.rho, cal.gamma, cal.scale, cal.label), []
+
+
 # the releases with a weight histogram and a threshold (set-union and n-gram mechanisms), with both
-shown = {
-    n: (have[n], w, rho)
-    for n in chosen
-    if n in have and (w := have[n].diagnostics.weights) is not None and (rho := have[n].calibration.rho) is not None
-}
+shown: dict[str, Shown] = {}
+rounds_of: dict[str, list[Shown]] = {}
+for n in chosen:
+    if n in have:
+        head, per_round = shown_histograms(have[n])
+        if head is not None:
+            shown[n], rounds_of[n] = head, per_round
 if not shown:
     last = state.release
     if last is not None and last.diagnostics.weights is None:
@@ -78,31 +113,35 @@ if not shown:
         st.info("Pick at least one mechanism above.")
     st.stop()
 
-rows = []
-for rel, weights, rho in shown.values():
-    cal = rel.calibration
-    fill = histogram_fill(weights, rho, cal.gamma, scale=cal.scale)
-    rows.append({"mechanism": cal.label, "ρ": cal.rho, "Γ": cal.gamma, **fill.as_dict()})
+
+def fill_row(h: Shown) -> dict:
+    fill = histogram_fill(h.weights, h.rho, h.gamma, scale=h.scale)
+    return {"mechanism": h.label, "ρ": h.rho, "Γ": "—" if h.gamma is None else f"{h.gamma:.4g}", **fill.as_dict()}
+
+
+rows = [fill_row(h) for h in shown.values()]
 table = pd.DataFrame(rows)
 
 if len(shown) == 1:
-    ((rel, weights, rho),) = shown.values()
-    cal = rel.calibration
+    (h,) = shown.values()
     f = rows[0]
     m = st.columns(4)
     m[0].metric("Items with weight > 0", f"{f['n_positive']:,}")
     m[1].metric("Share above ρ", f"{f['share_above_rho']:.1%}")
-    m[2].metric("Share at Γ", "—" if cal.gamma is None else f"{f['share_at_gamma']:.1%}")
+    m[2].metric("Share at Γ", "—" if h.gamma is None else f"{f['share_at_gamma']:.1%}")
     m[3].metric("Weight beyond ρ's need", f"{f['weight_beyond_rho_need']:.4g}")
-    st.altair_chart(weight_histogram_chart(weights, rho, cal.gamma), width="stretch")
+    st.altair_chart(weight_histogram_chart(h.weights, h.rho, h.gamma), width="stretch")
 else:
     st.altair_chart(
-        multi_weight_histogram_chart(
-            {r.calibration.label: (w, rho, r.calibration.gamma) for r, w, rho in shown.values()}
-        ),
+        multi_weight_histogram_chart({h.label: (h.weights, h.rho, h.gamma) for h in shown.values()}),
         width="stretch",
     )
-NUM = st.column_config.NumberColumn(format="%.4g")
+if any(rounds_of.values()):
+    st.caption(
+        "Rounds mechanisms: the figures above are the last round's (its histogram H_I against its own threshold T_I "
+        "and cutoff Γ_I: the round most released items cross). Each round's H_i, read against that round's own "
+        "Tᵢ and Γᵢ, is in the table below; items released in an earlier round have weight 0 in later rounds."
+    )
 st.caption(
     "Releases shown: "
     + "; ".join(
@@ -111,23 +150,33 @@ st.caption(
         if r.mechanism in shown
     )
 )
-st.dataframe(
-    table,
-    hide_index=True,
-    key="hist_table",
-    column_config={
-        "ρ": NUM,
-        "Γ": NUM,
-        "n_positive": st.column_config.NumberColumn("items with weight > 0", format="localized"),
-        "share_above_rho": st.column_config.NumberColumn("share above ρ", format="percent"),
-        "share_at_gamma": st.column_config.NumberColumn("share at Γ", format="percent"),
-        "total_weight": st.column_config.NumberColumn("total weight", format="%.4g"),
-        "weight_beyond_rho_need": st.column_config.NumberColumn("weight beyond ρ's need", format="%.4g"),
-        "gamma_tol": st.column_config.NumberColumn("Γ tolerance", format="%.4g"),
-    },
-)
+# every column fits beside the others (the mechanism's label wraps within its width): nothing clipped on the right
+NUM = st.column_config.NumberColumn(format="%.4g", width="small")
+FILL_COLUMNS = {
+    "mechanism": st.column_config.TextColumn("mechanism", width="medium"),
+    "ρ": NUM,
+    "Γ": st.column_config.TextColumn("Γ", width="small"),
+    "n_positive": st.column_config.NumberColumn("items > 0", format="localized", width="small"),
+    "share_above_rho": st.column_config.NumberColumn("above ρ", format="percent", width="small"),
+    "share_at_gamma": st.column_config.NumberColumn("at Γ", format="percent", width="small"),
+    "total_weight": st.column_config.NumberColumn("total weight", format="%.4g", width="small"),
+    "weight_beyond_rho_need": st.column_config.NumberColumn("past ρ's need", format="%.4g", width="small"),
+    "gamma_tol": st.column_config.NumberColumn("Γ tolerance", format="%.4g", width="small"),
+}
+st.dataframe(table, hide_index=True, key="hist_table", width="stretch", column_config=FILL_COLUMNS)
+rounds_rows = [fill_row(h) for per_round in rounds_of.values() for h in per_round]
+if rounds_rows:
+    st.subheader("Per round (each round's histogram against its own threshold)")
+    st.dataframe(
+        pd.DataFrame(rounds_rows).rename(columns={"ρ": "Tᵢ", "Γ": "Γᵢ"}),
+        hide_index=True,
+        key="hist_rounds_table",
+        width="stretch",
+        column_config={**FILL_COLUMNS, "Tᵢ": NUM, "Γᵢ": st.column_config.TextColumn("Γᵢ", width="small")},
+    )
 st.caption(
-    "Share above ρ: items whose weight alone clears the threshold. Share at Γ: items that reached the "
+    "Columns: items with weight > 0, the share of them above ρ and at Γ, their total weight, the weight beyond ρ's "
+    "need and the Γ tolerance. Share above ρ: items whose weight alone clears the threshold. Share at Γ: items that reached the "
     "cutoff (policy mechanisms stop adding there); an item within 0.001 × the noise scale of Γ counts as "
     "there (Γ tolerance), since Policy Gaussian's l2 steps approach Γ without landing on it exactly. "
     "Weight beyond ρ's need: total weight above ρ, i.e. budget that could have lifted other items."

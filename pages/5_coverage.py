@@ -5,7 +5,7 @@ import streamlit as st
 from dpsu_core.charts import coverage_chart
 from dpsu_core.metrics import coverage_table, matching_k, missing_mass
 from pages import _ui
-from pages._format import escape_markdown
+from pages._format import escape_markdown, headline_text
 from pages._state import app_state
 from pages._text import K_GRID
 
@@ -25,6 +25,7 @@ if corpus is None or record is None:
     st.stop()
 rel = record.release
 st.caption(f"Coverage of release {escape_markdown(record.title())} (the one Export offers by default).")
+st.caption(f"Calibration (public): {escape_markdown(headline_text(rel.calibration))}")
 
 ks = st.multiselect("k values", K_GRID, default=K_GRID, key="cov_ks")
 if not ks:

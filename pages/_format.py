@@ -17,16 +17,41 @@ def mechanism_labels(*kinds: str) -> dict[str, str]:
 
 
 def calibration_rows(cal: Calibration) -> list[tuple[str, str]]:
-    """(quantity, value) rows for display: the public calibration, nothing from data."""
-    rows = [("noise", cal.noise)] + [
-        (name, f"{v:.6g}") for name, v in mechanism_class(cal.mechanism).noise_quantities(cal)
-    ]
-    if cal.rho is not None:
-        rows.append(("ρ (threshold)", f"{cal.rho:.6g}"))
-    if cal.gamma is not None:
-        rows.append(("Γ (cutoff)", f"{cal.gamma:.6g}"))
-    rows += [(str(k), format_value(v)) for k, v in cal.details.items()]
+    """(quantity, value) rows for display: the public calibration, nothing from data. The threshold and cutoff
+    are the mechanism's headline figures (``calibration_view``: for rounds, the last round's)."""
+    cls = mechanism_class(cal.mechanism)
+    view = cls.calibration_view(cal)
+    rows = [("noise", cal.noise)] + [(name, f"{v:.6g}") for name, v in cls.noise_quantities(cal)]
+    if view.rounds:
+        rows += [(name, "—" if v is None else f"{v:.6g}") for name, v in view.headline]
+    else:
+        if cal.rho is not None:
+            rows.append(("ρ (threshold)", f"{cal.rho:.6g}"))
+        if cal.gamma is not None:
+            rows.append(("Γ (cutoff)", f"{cal.gamma:.6g}"))
+    rows += [(str(k), format_value(v)) for k, v in cal.details.as_dict().items()]
     return rows
+
+
+def headline_text(cal: Calibration) -> str:
+    """The calibration's headline figures in one line ("Noise std (σ) 1.588 · Threshold ρ 6.82 · ..."): for a rounds
+    mechanism the last round's, said so (``calibration_view``)."""
+    view = mechanism_class(cal.mechanism).calibration_view(cal)
+    text = " · ".join(f"{name} {v:.4g}" for name, v in view.headline if v is not None)
+    return f"{cal.label}: {text}" + (f" ({len(view.rounds)} rounds: the last round's figures)" if view.rounds else "")
+
+
+def rounds_frame(cal: Calibration) -> pd.DataFrame | None:
+    """The per-round table (σᵢ, Tᵢ, Γᵢ, δᵢ, share) of a rounds mechanism, or None for a single-threshold one."""
+    view = mechanism_class(cal.mechanism).calibration_view(cal)
+    if not view.rounds:
+        return None
+    frame = pd.DataFrame(view.round_records())
+    return frame if any(r.gamma is not None for r in view.rounds) else frame.drop(columns="Γᵢ")
+
+
+#: number formats of the per-round table (``rounds_frame``)
+ROUND_FORMATS = {"σᵢ": "%.4g", "Tᵢ": "%.4g", "Γᵢ": "%.4g", "δᵢ": "%.3g", "share": "%.3g"}
 
 
 def budget_summary(epsilon: float, delta: float, max_items: int, alpha: float) -> str:

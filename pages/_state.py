@@ -372,7 +372,7 @@ class AppState:
         it was attempted, counted into ``group``; ``batch``: the batch it is one run of)."""
         self.export_cache = None
         public = None
-        takes_public = "public_source" in mechanism_class(release.calibration.mechanism).accepted_params()
+        takes_public = mechanism_class(release.calibration.mechanism).takes_public_corpus
         if takes_public and self.public_corpus is not None and self.public_corpus_key is not None:
             public = PublicRef(self.public_corpus_key[1], self.public_corpus_options)  # the file it used, as read
         return self.history.add(release, self.corpus_ref(), page, params, public, group=group, batch=batch)

@@ -789,5 +789,5 @@ def spark_release(mech: Mechanism, sc: SparkCorpus, *, seed: int | None = None) 
     else:
         rel = mech.release(sc.to_corpus(), seed=seed)
         note = SEQUENTIAL_NOTE.format(name=mech.name)
-    cal = replace(rel.calibration, details={**rel.calibration.details, "engine": note})
+    cal = replace(rel.calibration, details=replace(rel.calibration.details, engine=note))
     return replace(rel, calibration=cal)

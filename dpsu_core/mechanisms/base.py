@@ -14,7 +14,7 @@ import inspect
 import math
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -24,32 +24,13 @@ from ..errors import ParameterError
 from ..params import PARAMS, ParamSpec, resolve_params
 from ..privacy.norms import check_descent_range
 from ..privacy.validate import check_budget, check_seed
+from .calibration import Calibration, Details
+from .traits import CalibrationView, Stages, single_view
 
 if TYPE_CHECKING:
     from ..privacy.cost import LaplaceCost, ZcdpCost
-    from .traits import Stages
 
 ProgressFn = Callable[[float, str], None]
-
-
-@dataclass(frozen=True)
-class Calibration:
-    """Everything the mechanism fixes before it sees data. Safe to publish."""
-
-    mechanism: str
-    label: str
-    epsilon: float
-    delta: float
-    noise: str  # "laplace", "gaussian", "gumbel+gaussian"
-    scale: float  # lambda (Laplace) or sigma (Gaussian); for multi-level mechanisms, the overall sigma
-    rho: float | None
-    gamma: float | None
-    params: dict[str, Any]
-    guarantee: str
-    details: dict[str, Any] = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, Any]:
-        return _jsonable(asdict(self))
 
 
 @dataclass(frozen=True)
@@ -143,7 +124,9 @@ class Mechanism(abc.ABC):
     * ``noise_quantities(cal)``: its noise, each quantity under its own name, for display.
 
     Optional, with defaults: ``preview_max_items`` (Δ0 the preview samples with), ``preview_first_in_order``
-    (the preview's item comes first in every holder's order, so it is never sampled out: GW).
+    (the preview's item comes first in every holder's order, so it is never sampled out: GW),
+    ``calibration_view(cal)`` (how the app, the CLI and the report show the calibration: one threshold and
+    cutoff, or a table of rounds), ``takes_public_corpus`` (its constructor takes a public corpus: GW-KT).
     """
 
     name: ClassVar[str]
@@ -160,6 +143,8 @@ class Mechanism(abc.ABC):
     no_preview_reason: ClassVar[str | None] = None
     #: the previewed item comes first in each holder's order (never sampled out)
     preview_first_in_order: ClassVar[bool] = False
+    #: the constructor takes a public corpus (``public_source``) the analyst may upload (GW-KT)
+    takes_public_corpus: ClassVar[bool] = False
 
     # ---- traits: what the ledger, the utility preview, the display and the engines read
     @classmethod
@@ -195,6 +180,13 @@ class Mechanism(abc.ABC):
     def calibration_notes(cls, cal: Calibration) -> list[tuple[str, str]]:
         """(name, text) lines the CLI's ``calibrate`` adds after the calibration's values (none by default)."""
         return []
+
+    @classmethod
+    def calibration_view(cls, cal: Calibration) -> CalibrationView:
+        """How its calibration is displayed (Release, Thresholds, Histogram fill, Coverage, ``dpsu calibrate``, the
+        report): by default one noise scale, one threshold rho and one cutoff Gamma; rounds mechanisms show a
+        table of rounds with the last round's figures as the headline (``traits.rounds_view``)."""
+        return single_view(cls.noise_quantities(cal), cal)
 
     @classmethod
     def missing_traits(cls) -> list[str]:
@@ -296,9 +288,9 @@ class Mechanism(abc.ABC):
         /,
         *,
         guarantee: str | None = None,
-        **details: Any,
+        details: Details = Details(),  # frozen: one shared default is safe
     ) -> Calibration:
-        """The mechanism's ``Calibration``: its name, budget and parameters filled in; ``details`` as given.
+        """The mechanism's ``Calibration``: its name, budget and parameters filled in; its family's ``details``.
         ``guarantee`` defaults to the standard (epsilon, delta) sentence about ``output_noun``.
 
         Every value is checked where it is made: a noise scale positive and finite, a threshold finite, a
@@ -416,15 +408,3 @@ def guarantee_sentence(epsilon: float, delta: float, what: str = "set of release
         f"removing all of one user's text changes the probability of any output by at most a factor "
         f"e^{epsilon:g}, except with probability {delta:.3g}."
     )
-
-
-def _jsonable(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return [_jsonable(v) for v in obj.tolist()]
-    if isinstance(obj, np.generic):
-        return obj.item()
-    return obj

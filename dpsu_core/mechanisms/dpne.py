@@ -27,6 +27,7 @@ strings the corpus never contained; those are released with item id -1.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
@@ -39,7 +40,8 @@ from ..privacy.normal import ndtri
 from ..privacy.thresholds import gaussian_scale, rho_weighted_gaussian_sigma
 from ..privacy.validate import check_choice, check_positive, check_positive_int
 from ..wording import opt
-from .base import Calibration, Diagnostics, Mechanism, ReleaseParts, progress_step
+from .base import Diagnostics, Mechanism, ReleaseParts, progress_step
+from .calibration import Calibration, Details, optional
 from .dpsu_step import weighted_gaussian_step
 from .ngram_domain import match_rows, valid_domain
 from .traits import Stage, Stages, one_stage, scale_quantity
@@ -51,6 +53,46 @@ NOT_PRIVATE = (
     "NOT differentially private: per-level histogram supports and draw counts are computed "
     "from the raw data (|V_k|, rho_k and the released sizes are functions of the release only)."
 )
+
+
+@dataclass(frozen=True, kw_only=True)
+class LevelsDetails(Details):
+    """The calibration details of the n-gram mechanisms (DPNE's levels and the DPSU baselines); each sets its own
+    fields. ``rho_k``: DPNE's rule for the levels k >= 2 (set at run time), DPSU-even's per-length thresholds."""
+
+    sigma_k: tuple[float, ...] | None = optional()  # DPNE, DPSU-even: sigma of level / length k
+    rho_1: float | None = optional()  # DPNE: level 1's threshold
+    rho_k: tuple[float, ...] | str | None = optional()
+    max_items_per_level: tuple[int, ...] | None = optional()  # DPNE
+    max_items_all: int | None = optional()  # DPSU-all: T * Delta0 per user over all lengths
+    threshold_delta_per_length: float | None = optional()  # DPSU-even
+    l2_sensitivity: float | None = optional()
+    composition: str | None = optional()  # DPNE
+    spurious: str | None = optional()  # DPNE
+
+    def level_sigmas(self) -> tuple[float, ...]:
+        """sigma_k of every level / length (DPNE, DPSU-even)."""
+        if self.sigma_k is None:  # pragma: no cover - programming error
+            raise ValueError("this calibration has no per-level sigma_k")
+        return self.sigma_k
+
+    def length_thresholds(self) -> tuple[float, ...]:
+        """DPSU-even's rho_k of every length."""
+        if not isinstance(self.rho_k, tuple):  # pragma: no cover - programming error
+            raise ValueError("this calibration has no per-length thresholds rho_k")
+        return self.rho_k
+
+    def all_lengths_cap(self) -> int:
+        """DPSU-all's per-user cap T * Delta0."""
+        if self.max_items_all is None:  # pragma: no cover - programming error
+            raise ValueError("this calibration has no all-lengths cap")
+        return self.max_items_all
+
+    def level_one_threshold(self) -> float:
+        """DPNE's rho_1."""
+        if self.rho_1 is None:  # pragma: no cover - programming error
+            raise ValueError("this calibration has no level-1 threshold")
+        return self.rho_1
 
 
 # --------------------------------------------------------------------------- budget and thresholds
@@ -156,29 +198,29 @@ class DPNE(_NgramMechanism):
         sigma = gaussian_scale(self.epsilon, self.delta)
         sig = noise_schedule(sigma, T, p["schedule"], p["schedule_ratio"])
         rho1 = rho_weighted_gaussian_sigma(float(sig[0]), m, delta_threshold=self.delta / 2.0)
-        return self._calibration(
-            "gaussian",
-            sigma,
-            rho1,
-            sigma_k=[float(s) for s in sig],
+        details = LevelsDetails(
+            sigma_k=tuple(float(s) for s in sig),
             rho_1=rho1,
             rho_k="for k >= 2: rho_k = sigma_k * Phi^-1(1 - eta * min(1, |S_(k-1)| / |V_k|)), set at run time "
             "from the released S_(k-1) and V_k (post-processing; controls spurious n-grams, not privacy)",
-            max_items_per_level=[m] * T,
+            max_items_per_level=(m,) * T,
             composition="sum_k 1/sigma_k^2 = 1/sigma^2, sigma from (epsilon, delta/2); delta/2 to rho_1",
             spurious="valid k-grams of weight 0: Binomial(|V_k| - |supp H_k|, 1 - Phi(rho_k/sigma_k)) drawn "
             "uniformly from V_k minus supp(H_k)",
         )
+        return self._calibration("gaussian", sigma, rho1, details=details)
 
     @classmethod
     def preview_stages(cls, cal: Calibration, m_kept: int) -> Stages:
-        return _level_one_stages(float(cal.details["sigma_k"][0]), float(cal.details["rho_1"]), m_kept)
+        d = LevelsDetails.of(cal)
+        return _level_one_stages(d.level_sigmas()[0], d.level_one_threshold(), m_kept)
 
     def _release(self, corpus: Corpus, rng: np.random.Generator, cal: Calibration, progress) -> ReleaseParts:
         p = self.params
         T, m, eta, pruning = int(p["max_n"]), int(p["max_items"]), float(p["eta"]), p["pruning"]
         _check_levels(corpus, T, "DPNE")
-        sig = np.asarray(cal.details["sigma_k"], dtype=np.float64)
+        d = LevelsDetails.of(cal)
+        sig = np.asarray(d.level_sigmas(), dtype=np.float64)
         h_all = np.zeros(corpus.n_items, dtype=np.float64)
         levels: list[dict] = []
         released_ids: list[np.ndarray] = []
@@ -190,7 +232,7 @@ class DPNE(_NgramMechanism):
         ids1 = _level_ids(corpus, 1)
         keep = np.zeros(corpus.n_items, dtype=bool)
         keep[ids1] = True
-        rho1 = float(cal.details["rho_1"])
+        rho1 = d.level_one_threshold()
         rel, h = weighted_gaussian_step(corpus, rng, m, float(sig[0]), rho1, keep)
         h_all += h
         s1 = corpus.gram_tokens[rel, :1].astype(np.int32)
@@ -293,19 +335,18 @@ class DPSUAll(_NgramMechanism):
             "gaussian",
             sigma,
             rho_weighted_gaussian_sigma(sigma, T * m, delta_threshold=self.delta / 2.0),
-            max_items_all=T * m,
-            l2_sensitivity=1.0,
+            details=LevelsDetails(max_items_all=T * m, l2_sensitivity=1.0),
         )
 
     @classmethod
     def preview_max_items(cls, cal: Calibration) -> int:
-        return int(cal.details["max_items_all"])  # all lengths as one universe: T * Delta0 per user
+        return LevelsDetails.of(cal).all_lengths_cap()  # all lengths as one universe: T * Delta0 per user
 
     def _release(self, corpus, rng, cal, progress):
         T = int(self.params["max_n"])
         _check_levels(corpus, T, "DPSU-all")
         keep = corpus.lengths_mask(range(1, T + 1))
-        ids, h = weighted_gaussian_step(corpus, rng, cal.details["max_items_all"], cal.scale, cal.rho, keep)
+        ids, h = weighted_gaussian_step(corpus, rng, LevelsDetails.of(cal).all_lengths_cap(), cal.scale, cal.rho, keep)
         return ReleaseParts(ids, Diagnostics(weights=h, extra={"note": NOT_PRIVATE}))
 
 
@@ -336,25 +377,28 @@ class DPSUEven(_NgramMechanism):
             "gaussian",
             sigma,
             rho_k,
-            sigma_k=[float(s) for s in sig],
-            rho_k=[rho_k] * T,
-            threshold_delta_per_length=per_length_delta(self.delta, T),
-            l2_sensitivity=1.0,
+            details=LevelsDetails(
+                sigma_k=tuple(float(s) for s in sig),
+                rho_k=(rho_k,) * T,
+                threshold_delta_per_length=per_length_delta(self.delta, T),
+                l2_sensitivity=1.0,
+            ),
         )
 
     @classmethod
     def preview_stages(cls, cal: Calibration, m_kept: int) -> Stages:
-        return _level_one_stages(float(cal.details["sigma_k"][0]), float(cal.details["rho_k"][0]), m_kept)
+        d = LevelsDetails.of(cal)
+        return _level_one_stages(d.level_sigmas()[0], d.length_thresholds()[0], m_kept)
 
     def _release(self, corpus, rng, cal, progress):
         T, m = int(self.params["max_n"]), int(self.params["max_items"])
         _check_levels(corpus, T, "DPSU-even")
+        d = LevelsDetails.of(cal)
+        sig, rho = d.level_sigmas(), d.length_thresholds()
         out, h_all = [], np.zeros(corpus.n_items, dtype=np.float64)
         for k in range(1, T + 1):
             progress_step(progress, (k - 1) / T, f"length {k}")
-            ids, h = weighted_gaussian_step(
-                corpus, rng, m, cal.details["sigma_k"][k - 1], cal.details["rho_k"][k - 1], corpus.ngram_len == k
-            )
+            ids, h = weighted_gaussian_step(corpus, rng, m, sig[k - 1], rho[k - 1], corpus.ngram_len == k)
             out.append(ids)
             h_all += h
         return ReleaseParts(np.concatenate(out), Diagnostics(weights=h_all, extra={"note": NOT_PRIVATE}))
@@ -378,7 +422,7 @@ class DPSUSingle(_NgramMechanism):
             "gaussian",
             sigma,
             rho_weighted_gaussian_sigma(sigma, m, delta_threshold=self.delta / 2.0),
-            l2_sensitivity=1.0,
+            details=LevelsDetails(l2_sensitivity=1.0),
         )
 
     def _release(self, corpus, rng, cal, progress):

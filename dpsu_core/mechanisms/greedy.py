@@ -28,6 +28,7 @@ the string is the user's own data. S_i therefore depends on nothing but the user
 from __future__ import annotations
 
 import weakref
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,8 @@ from ..errors import ParameterError
 from ..privacy.cost import LaplaceCost
 from ..privacy.norms import add_down, descent_budget
 from ..privacy.thresholds import cutoff, laplace_scale, rho_greedy, rho_greedy_published
-from .base import Calibration, Diagnostics, Mechanism, ReleaseParts
+from .base import Diagnostics, Mechanism, ReleaseParts
+from .calibration import Calibration, Details, optional
 from .sampling import OrderedRows, sampling_plan
 from .traits import Stages, one_stage, scale_quantity
 
@@ -434,6 +436,18 @@ def public_rank(corpus: Corpus, source: Any, lang: str) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- mechanisms
+@dataclass(frozen=True, kw_only=True)
+class GreedyDetails(Details):
+    """GW's and GW-KT's calibration details (GW-KT adds where its public frequencies come from)."""
+
+    l1_sensitivity: float
+    sampling: str
+    candidates: str
+    threshold: str
+    published_rho_unproven: float
+    public_frequencies: str | None = optional()  # GW-KT
+
+
 class _Greedy(Mechanism):
     family = "laplace"
     param_names = ("max_items", "alpha")
@@ -467,15 +481,15 @@ class _Greedy(Mechanism):
         super().__init__(epsilon=epsilon, delta=delta, **params)
         self.calibrate()  # fail early when Gamma < 1
 
-    def _details(self) -> dict[str, Any]:
+    def _details(self) -> GreedyDetails:
         m = self.params["max_items"]
-        return {
-            "l1_sensitivity": 1.0,
-            "sampling": f"none: each user's greedy update runs on its first Δ0 = {m} items in its own order",
-            "candidates": "every item in some user's first Δ0 (weight 0 included) gets Laplace noise",
-            "threshold": "rho = ln((e^eps + Δ0 - 1)/(2 delta))/eps (capped form, docs/algorithms.md §4)",
-            "published_rho_unproven": rho_greedy_published(self.epsilon, self.delta),
-        }
+        return GreedyDetails(
+            l1_sensitivity=1.0,
+            sampling=f"none: each user's greedy update runs on its first Δ0 = {m} items in its own order",
+            candidates="every item in some user's first Δ0 (weight 0 included) gets Laplace noise",
+            threshold="rho = ln((e^eps + Δ0 - 1)/(2 delta))/eps (capped form, docs/algorithms.md §4)",
+            published_rho_unproven=rho_greedy_published(self.epsilon, self.delta),
+        )
 
     def calibrate(self) -> Calibration:
         scale = laplace_scale(self.epsilon)
@@ -487,7 +501,7 @@ class _Greedy(Mechanism):
                 f"{self.label} needs the cutoff Gamma = rho + alpha/epsilon >= 1, got {gamma:.4g} "
                 f"(rho = {rho:.4g}); raise alpha to at least {need:.4g} or choose delta below 0.5"
             )
-        return self._calibration("laplace", scale, rho, gamma, **self._details())
+        return self._calibration("laplace", scale, rho, gamma, details=self._details())
 
     def _order_arrays(self, corpus: Corpus) -> dict[str, np.ndarray]:
         """``counts=`` (GW) or ``rank=`` (GW-KT) for the kernel."""
@@ -541,6 +555,7 @@ class Gw(_Greedy):
 
 class GwKt(_Greedy):
     name, label = "gw-kt", "GW-KT"
+    takes_public_corpus = True  # ``public_source``: wordfreq by default, or a public corpus the analyst supplies
     summary = (
         "GW ordered by a public word frequency (wordfreq or a public corpus you supply) instead of "
         "each user's counts, on the user's first Δ0 items; Laplace noise 1/ε, ρ = ln((e^ε + Δ0 − 1)/(2δ))/ε "
@@ -556,12 +571,10 @@ class GwKt(_Greedy):
         self.lang = lang
         super().__init__(epsilon=epsilon, delta=delta, **params)
 
-    def _details(self) -> dict[str, Any]:
+    def _details(self) -> GreedyDetails:
         from ..publicfreq import describe_source
 
-        d = super()._details()
-        d["public_frequencies"] = describe_source(self.public_source, self.lang)
-        return d
+        return replace(super()._details(), public_frequencies=describe_source(self.public_source, self.lang))
 
     def _order_arrays(self, corpus):
         return {"rank": public_rank(corpus, self.public_source, self.lang)}

@@ -34,7 +34,6 @@ import math
 import sys
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
 
 import numba
 import numpy as np
@@ -45,7 +44,8 @@ from ..privacy.gaussian import analytic_gaussian_sigma, lower_until
 from ..privacy.thresholds import count_l2_sensitivity, gaussian_scale, rho_weighted_gaussian
 from ..privacy.validate import check_fraction, check_max_items
 from ..privacy.zcdp import approx_zcdp_budget, check_rho, gaussian_zcdp
-from .base import Calibration, Diagnostics, Mechanism, ReleaseParts, guarantee_sentence, progress_step
+from .base import Diagnostics, Mechanism, ReleaseParts, guarantee_sentence, progress_step
+from .calibration import Calibration, Details
 from .dpsu_step import COUNT, weighted_gaussian_step, weighted_histogram
 from .traits import Stage, Stages
 
@@ -309,6 +309,48 @@ def round_counts(noisy: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- mechanisms
+@dataclass(frozen=True, kw_only=True)
+class PcrDetails(Details):
+    """PCR's calibration details: its approximate-zCDP budget, the Gumbel steps' delta_* and scale, the first
+    step's threshold and count noise (the export's keys are these field names)."""
+
+    accounting: str
+    rho_zcdp: float
+    delta_zcdp: float
+    delta_conversion: float
+    delta_total: float
+    delta_split: str
+    epsilon_from_rho: float
+    delta_star: float
+    delta_star_rule: str
+    max_gumbel_steps: int
+    gumbel_scale: float
+    count_noise_std_first: float
+    gumbel_step_rho: str
+    gaussian_step_rho: str
+    first_threshold: float
+    sensitivity: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class BoundedCountsDetails(Details):
+    """Bounded counts' calibration details: the budget split between partition selection and the counts, each
+    part's noise, and the optional relative-error threshold on the counts (None: off)."""
+
+    budget_split: str
+    selection: str
+    selection_epsilon: float
+    selection_delta: float
+    selection_sigma: float
+    selection_rho: float
+    count_epsilon: float
+    count_delta: float
+    count_sigma: float
+    count_l2_sensitivity: float
+    count_zcdp_rho: float
+    count_threshold: float | None
+
+
 class _CountMechanism(Mechanism):
     """Count mechanisms release (item, noisy count, std): ``_release`` fills ``noisy_counts`` and ``count_std``."""
 
@@ -333,7 +375,8 @@ class PrivateCountRelease(_CountMechanism):
     def privacy_cost(cls, cal: Calibration) -> ZcdpCost:
         """delta_zcdp-approximate rho_zcdp-zCDP by construction (its filter never spends more); the Gumbel steps
         are not Gaussian mechanisms, so no Gaussian-DP part."""
-        return ZcdpCost(float(cal.details["rho_zcdp"]), float(cal.details["delta_zcdp"]), None)
+        d = PcrDetails.of(cal)
+        return ZcdpCost(float(d.rho_zcdp), float(d.delta_zcdp), None)
 
     @classmethod
     def preview_stages(cls, cal: Calibration, m_kept: int) -> None:
@@ -342,14 +385,15 @@ class PrivateCountRelease(_CountMechanism):
     @classmethod
     def calibration_notes(cls, cal: Calibration) -> list[tuple[str, str]]:
         """The delta_* the filter uses, and whether it was derived or given."""
-        return [("delta_star used", f"{cal.details['delta_star']:.6g} ({cal.details['delta_star_rule']})")]
+        d = PcrDetails.of(cal)
+        return [("delta_star used", f"{d.delta_star:.6g} ({d.delta_star_rule})")]
 
     @classmethod
     def noise_quantities(cls, cal: Calibration) -> list[tuple[str, float]]:
-        d = cal.details
+        d = PcrDetails.of(cal)
         return [
-            ("Gumbel scale (1/ε*)", float(d["gumbel_scale"])),
-            ("Count noise std (1st step)", float(d["count_noise_std_first"])),
+            ("Gumbel scale (1/ε*)", float(d.gumbel_scale)),
+            ("Count noise std (1st step)", float(d.count_noise_std_first)),
         ]
 
     def calibrate(self) -> Calibration:
@@ -371,51 +415,51 @@ class PrivateCountRelease(_CountMechanism):
             )
         t1 = gumbel_threshold(eps_star, kbar, delta_star)
         s1 = pcr_count_sigma(eps_star, kbar, delta_star, r)
-        details: dict[str, Any] = {
-            "accounting": "approximate zCDP with a privacy filter (Rogers 2024, Theorems 4-6)",
-            "rho_zcdp": budget.rho,
-            "delta_zcdp": budget.delta_zcdp,
-            "delta_conversion": budget.delta_conversion,
-            "delta_total": budget.delta_zcdp + budget.delta_conversion,
-            "delta_split": (
+        details = PcrDetails(
+            accounting="approximate zCDP with a privacy filter (Rogers 2024, Theorems 4-6)",
+            rho_zcdp=budget.rho,
+            delta_zcdp=budget.delta_zcdp,
+            delta_conversion=budget.delta_conversion,
+            delta_total=budget.delta_zcdp + budget.delta_conversion,
+            delta_split=(
                 "delta/2 is the approximate-zCDP delta spent by the Gumbel steps (delta_* each); "
                 "delta/2 is the delta' of the conversion rho + 2 sqrt(rho ln(1/delta'))"
             ),
-            "epsilon_from_rho": budget.rho + 2.0 * math.sqrt(budget.rho * math.log(1.0 / budget.delta_conversion)),
-            "delta_star": delta_star,
-            "delta_star_rule": (
+            epsilon_from_rho=budget.rho + 2.0 * math.sqrt(budget.rho * math.log(1.0 / budget.delta_conversion)),
+            delta_star=delta_star,
+            delta_star_rule=(
                 f"derived: delta_zcdp / {PCR_STEP_CAP:,} (the most Gumbel steps a release can need)"
                 if derived
                 else "given"
             ),
-            "max_gumbel_steps": min(
+            max_gumbel_steps=min(
                 steps_delta_allows(budget.delta_zcdp, delta_star), max_gumbel_steps(budget.rho, eps_star)
             ),
-            "gumbel_scale": 1.0 / eps_star,
-            "count_noise_std_first": s1,
-            "gumbel_step_rho": "eps_i^2/8 per step; delta_* per step",
-            "gaussian_step_rho": "1/(2 s^2) <= eps_i^2/8 per released count",
-            "first_threshold": t1,
-            "sensitivity": "l_inf = 1 (distinct-user counts), l0 unbounded",
-        }
+            gumbel_scale=1.0 / eps_star,
+            count_noise_std_first=s1,
+            gumbel_step_rho="eps_i^2/8 per step; delta_* per step",
+            gaussian_step_rho="1/(2 s^2) <= eps_i^2/8 per released count",
+            first_threshold=t1,
+            sensitivity="l_inf = 1 (distinct-user counts), l0 unbounded",
+        )
         guarantee = (
             guarantee_sentence(self.epsilon, self.delta, self.output_noun)
             + f" Internally it is {budget.delta_zcdp:.3g}-approximate {budget.rho:.4g}-zCDP "
             f"(converted at delta' = {budget.delta_conversion:.3g})."
         )
-        return self._calibration("gumbel+gaussian", 1.0 / eps_star, guarantee=guarantee, **details)
+        return self._calibration("gumbel+gaussian", 1.0 / eps_star, guarantee=guarantee, details=details)
 
     def _release(self, corpus, rng, cal, progress):
-        p = self.params
+        p, d = self.params, PcrDetails.of(cal)
         progress_step(progress, 0.05, "ranking distinct-user counts")
         progress_step(progress, 0.2, "running the Gumbel privacy filter")
         res = private_count_release(
             corpus.user_counts,
             rng,
-            rho=cal.details["rho_zcdp"],
-            delta=cal.details["delta_zcdp"],
+            rho=d.rho_zcdp,
+            delta=d.delta_zcdp,
             eps_star=p["eps_star"],
-            delta_star=cal.details["delta_star"],
+            delta_star=d.delta_star,
             kbar=p["kbar"],
             rel_error=p["rel_error"],
         )
@@ -451,21 +495,24 @@ class BoundedCounts(_CountMechanism):
     def privacy_cost(cls, cal: Calibration) -> ZcdpCost:
         """Gaussian partition selection (its threshold event: half of the selection's delta) composed with the
         Gaussian counts (l2-sensitivity sqrt(Delta0), no delta): both Gaussian mechanisms."""
-        d = cal.details
-        sel = gaussian_zcdp(float(d["selection_sigma"]))
-        return gaussian_costs_sum([sel, float(d["count_zcdp_rho"])], float(d["selection_delta"]) / 2.0)
+        d = BoundedCountsDetails.of(cal)
+        sel = gaussian_zcdp(float(d.selection_sigma))
+        return gaussian_costs_sum([sel, float(d.count_zcdp_rho)], float(d.selection_delta) / 2.0)
 
     @classmethod
     def preview_stages(cls, cal: Calibration, m_kept: int) -> Stages:
-        d = cal.details
-        stages = [Stage("gaussian", float(d["selection_sigma"]), float(d["selection_rho"]), 1.0 / math.sqrt(m_kept))]
-        if d.get("count_threshold") is not None:
-            stages.append(Stage("gaussian", float(d["count_sigma"]), float(d["count_threshold"]), 1.0))
+        d = BoundedCountsDetails.of(cal)
+        stages = [Stage("gaussian", float(d.selection_sigma), float(d.selection_rho), 1.0 / math.sqrt(m_kept))]
+        if d.count_threshold is not None:
+            stages.append(Stage("gaussian", float(d.count_sigma), float(d.count_threshold), 1.0))
         return Stages(tuple(stages), "selection +1/√m per kept holder, then the noisy count (+1 per holder) past T")
 
     @classmethod
     def noise_quantities(cls, cal: Calibration) -> list[tuple[str, float]]:
-        return [("Selection noise std (σ)", float(cal.scale)), ("Count noise std", float(cal.details["count_sigma"]))]
+        return [
+            ("Selection noise std (σ)", float(cal.scale)),
+            ("Count noise std", BoundedCountsDetails.of(cal).count_sigma),
+        ]
 
     def calibrate(self) -> Calibration:
         p = self.params
@@ -477,36 +524,36 @@ class BoundedCounts(_CountMechanism):
         rho_sel = rho_weighted_gaussian(e_sel, d_sel, m)
         sigma_cnt = analytic_gaussian_sigma(e_cnt, d_cnt, count_l2_sensitivity(m))
         thr = relative_error_threshold(sigma_cnt, p["rel_error"]) if p["use_threshold"] == "yes" else None
-        details: dict[str, Any] = {
-            "budget_split": (
+        details = BoundedCountsDetails(
+            budget_split=(
                 f"partition selection: (epsilon, delta) x {self.selection_share:g} = ({e_sel:g}, {d_sel:.3g}); "
                 f"counts: ({e_cnt:g}, {d_cnt:.3g}); basic composition"
             ),
-            "selection": "weighted-Gaussian DPSU over Δ0-bounded users (l2-sensitivity 1)",
-            "selection_epsilon": e_sel,
-            "selection_delta": d_sel,
-            "selection_sigma": sigma_sel,
-            "selection_rho": rho_sel,
-            "count_epsilon": e_cnt,
-            "count_delta": d_cnt,
-            "count_sigma": sigma_cnt,
-            "count_l2_sensitivity": count_l2_sensitivity(m),
-            "count_zcdp_rho": gaussian_zcdp(sigma_cnt, count_l2_sensitivity(m)),
-            "count_threshold": thr,
-        }
-        return self._calibration("gaussian", sigma_sel, rho_sel, **details)
+            selection="weighted-Gaussian DPSU over Δ0-bounded users (l2-sensitivity 1)",
+            selection_epsilon=e_sel,
+            selection_delta=d_sel,
+            selection_sigma=sigma_sel,
+            selection_rho=rho_sel,
+            count_epsilon=e_cnt,
+            count_delta=d_cnt,
+            count_sigma=sigma_cnt,
+            count_l2_sensitivity=count_l2_sensitivity(m),
+            count_zcdp_rho=gaussian_zcdp(sigma_cnt, count_l2_sensitivity(m)),
+            count_threshold=thr,
+        )
+        return self._calibration("gaussian", sigma_sel, rho_sel, details=details)
 
     def _release(self, corpus, rng, cal, progress):
         m = self.params["max_items"]
-        d = cal.details
+        d = BoundedCountsDetails.of(cal)
         progress_step(progress, 0.05, "ordering users and sampling Δ0 items each")
-        selected, h = weighted_gaussian_step(corpus, rng, m, d["selection_sigma"], d["selection_rho"])
+        selected, h = weighted_gaussian_step(corpus, rng, m, d.selection_sigma, d.selection_rho)
         progress_step(progress, 0.6, "bounding contributions inside the selected domain and adding Gaussian noise")
         keep = np.zeros(corpus.n_items, dtype=bool)
         keep[selected] = True
         bounded_all = weighted_histogram(corpus, rng, m, COUNT, keep).astype(np.int64)  # 0 outside the domain
-        noisy = bounded_all[selected] + rng.normal(0.0, d["count_sigma"], size=selected.size)
-        out = noisy > d["count_threshold"] if d["count_threshold"] is not None else np.ones(selected.size, bool)
+        noisy = bounded_all[selected] + rng.normal(0.0, d.count_sigma, size=selected.size)
+        out = noisy > d.count_threshold if d.count_threshold is not None else np.ones(selected.size, bool)
         ids = selected[out]
         diag = Diagnostics(
             weights=h,
@@ -518,5 +565,5 @@ class BoundedCounts(_CountMechanism):
         )
         progress_step(progress, 1.0, "done")
         return ReleaseParts(
-            ids, diag, noisy_counts=round_counts(noisy[out]), count_std=np.full(ids.size, d["count_sigma"])
+            ids, diag, noisy_counts=round_counts(noisy[out]), count_std=np.full(ids.size, d.count_sigma)
         )

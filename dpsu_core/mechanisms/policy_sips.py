@@ -7,9 +7,10 @@ toward the round's cutoff Gamma_i = T_i + alpha sigma_i; the items with H_i + N(
 released. DP-SIPS (Swanberg, Desfontaines & Haney 2023; ``sips``) runs the same rounds with the weighted
 Gaussian update; Policy Gaussian is the case I = 1.
 
-Calibration (public, ``round_calibration``). delta = delta_noise + delta_thr (``privacy.tuning``: the two
-halves by default, or with ``delta_split="tuned"`` the split that maximises the utility preview's chance of release of
-an item held by ``tune_users`` users: ``choose_split``).
+Calibration (public, ``policy_rounds``, built by ``sips.build_rounds`` as DP-SIPS's).
+delta = delta_noise + delta_thr (``privacy.tuning``: the two halves by default, or with ``delta_split="tuned"``
+the split that maximises the utility preview's chance of release of an item held by ``tune_users`` users:
+``choose_split``).
 sigma is the analytic-Gaussian noise for (epsilon, delta_noise) at l2-sensitivity 1, i.e. mu = 1/sigma in
 Gaussian DP. Round i gets the share f_i = r^(I-i) / sum_j r^(I-j): sigma_i >= sigma / sqrt(f_i) with
 sum_i 1/sigma_i^2 <= 1/sigma^2, and delta_i <= f_i delta_thr with sum_i delta_i <= delta_thr (both sums
@@ -47,72 +48,32 @@ import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
 
 import numba
 import numpy as np
 
 from ..corpus.model import Corpus
 from ..errors import ParameterError
-from ..privacy.cost import ZcdpCost
 from ..privacy.gaussian import analytic_gaussian_sigma, raise_until
-from ..privacy.norms import check_descent_range, descent_budget
-from ..privacy.thresholds import cutoff, rho_weighted_gaussian_sigma
+from ..privacy.norms import descent_budget
 from ..privacy.tuning import TUNED, DeltaSplit, best_split, split_delta
-from .base import Calibration, Mechanism, ReleaseParts, noisy_threshold
+from .base import ReleaseParts, noisy_threshold
+from .calibration import Calibration
 from .sampling import OrderedRows, select_kept
 from .setunion import l2_step
-from .sips import check_round_deltas, round_fractions, round_stages, rounds_cost, run_rounds
-from .traits import Stages, scale_quantity
+from .sips import Rounds, RoundsDetails, RoundsMechanism, build_rounds, round_stages, run_rounds
+from .traits import Stages, highest_chance, stages_release_probability, users_for_chance
 
 
 # --------------------------------------------------------------------------- calibration
-def _round_sigmas(sigma: float, f: np.ndarray) -> list[float]:
-    """sigma_i >= sigma / sqrt(f_i), rounded up until sum_i 1/sigma_i^2 <= 1/sigma^2 exactly."""
-    sig = [
-        raise_until(sigma / math.sqrt(fi), lambda s, fi=fi: Fraction(s) ** 2 * Fraction(fi) >= Fraction(sigma) ** 2)
-        for fi in f.tolist()
-    ]
-    while sum(1 / Fraction(s) ** 2 for s in sig) > 1 / Fraction(sigma) ** 2:
-        sig = [math.nextafter(s, math.inf) for s in sig]
-    return sig
-
-
-def _round_deltas(delta_thr: float, f: np.ndarray) -> list[float]:
-    """delta_i <= f_i delta_thr, rounded down until sum_i delta_i <= delta_thr exactly."""
-    dlt = [float(fi * delta_thr) for fi in f.tolist()]
-    while sum(Fraction(d) for d in dlt) > Fraction(delta_thr):
-        dlt = [math.nextafter(d, 0.0) for d in dlt]
-    return dlt
-
-
-def round_calibration(
-    epsilon: float, split: DeltaSplit, max_items: int, alpha: float, rounds: int, ratio: float
-) -> dict[str, Any]:
+def policy_rounds(epsilon: float, split: DeltaSplit, max_items: int, alpha: float, rounds: int, ratio: float) -> Rounds:
     """Per-round sigma_i, delta_i, T_i and Gamma_i for this delta split and the shares f_i ~ ratio^(I-i)
-    (public: parameters only). With one round it is Policy Gaussian at this split."""
+    (public: parameters only; ``sips.build_rounds``). With one round it is Policy Gaussian at this split."""
     sigma = analytic_gaussian_sigma(epsilon, split.delta_noise)  # mu = 1/sigma at l2-sensitivity 1
-    f = round_fractions(rounds, ratio)
-    sig = _round_sigmas(sigma, f)
-    dlt = _round_deltas(split.delta_threshold, f)
-    check_round_deltas(dlt, split.delta_threshold + split.delta_noise, rounds, ratio, max_items)
-    # round i's threshold event has probability <= delta_i (docs/algorithms.md §2)
-    thr = [rho_weighted_gaussian_sigma(s, max_items, delta_threshold=d) for s, d in zip(sig, dlt)]
-    gam = [cutoff(t, alpha, s) for t, s in zip(thr, sig)]
-    for g in gam:  # every round's cutoff where the l2-descent is proven
-        check_descent_range(max_items, g, "epsilon or round_ratio, or use fewer rounds")
-    return {
-        "sigma": sigma,
-        "mu_gdp": 1.0 / sigma,
-        "noise_share": split.noise_share,
-        "delta_noise": split.delta_noise,
-        "delta_thresholds": split.delta_threshold,
-        "fraction_i": f.tolist(),
-        "sigma_i": sig,
-        "delta_i": dlt,
-        "threshold_i": thr,
-        "gamma_i": gam,
-    }
+    total = split.delta_threshold + split.delta_noise
+    return build_rounds(
+        sigma, split.delta_threshold, max_items, rounds, ratio, alpha, delta=total, ratio_name="round_ratio"
+    )
 
 
 def release_chance(
@@ -120,18 +81,14 @@ def release_chance(
 ) -> float:
     """The utility preview's P(release) of an item held by ``users`` users, each with Delta0 items (all kept),
     at this split: computed from the calibration alone."""
-    from ..utility import stages_release_probability  # here: utility imports the registry, which imports us
-
-    rc = round_calibration(epsilon, split, max_items, alpha, rounds, ratio)
-    return stages_release_probability(round_stages(rc, max_items), users, 1.0)
+    return stages_release_probability(
+        round_stages(policy_rounds(epsilon, split, max_items, alpha, rounds, ratio), max_items), users, 1.0
+    )
 
 
 def margin_users(epsilon: float, delta: float, max_items: int, alpha: float, rounds: int, ratio: float) -> int:
     """The item at the margin under the halves: the smallest k with half the highest chance of release."""
-    from ..utility import highest_chance, users_for_chance
-
-    rc = round_calibration(epsilon, split_delta(delta, 0.5), max_items, alpha, rounds, ratio)
-    stages = round_stages(rc, max_items)
+    stages = round_stages(policy_rounds(epsilon, split_delta(delta, 0.5), max_items, alpha, rounds, ratio), max_items)
     k = users_for_chance(stages, 1.0, 0.5 * highest_chance(stages, 1.0))
     if k is None:  # at a tiny epsilon the chance of release underflows: nothing to tune the split for
         raise ParameterError(
@@ -237,21 +194,28 @@ ALPHA_NOTE = (
 )
 
 
-def tuning_note(details: dict[str, Any]) -> str:
+def tuning_note(d: RoundsDetails) -> str:
     """The preview's sentence on the delta split (and alpha) of a Policy DP-SIPS calibration."""
-    if not details.get("tuned_for_users"):
+    if not d.tuned_for_users:
         return f"δ split: the halves (delta_split 'tuned' would choose it for a named number of users). {ALPHA_NOTE}"
-    p, p0 = float(details["release_chance"]), float(details["release_chance_half"])
+    p, p0 = float(d.release_chance or 0.0), float(d.release_chance_half or 0.0)
     return (
-        f"δ split chosen from the parameters alone: noise share {details['noise_share']:g}, the share that maximises "
-        f"the chance of release of an item held by {int(details['tuned_for_users']):,} users with Δ0 items each: "
+        f"δ split chosen from the parameters alone: noise share {d.noise_share:g}, the share that maximises "
+        f"the chance of release of an item held by {int(d.tuned_for_users):,} users with Δ0 items each: "
         f"{p:.3g} against {p0:.3g} with the halves ({p - p0:+.3g}). {ALPHA_NOTE}"
     )
 
 
+def round_cutoffs(d: RoundsDetails) -> tuple[float, ...]:
+    """Gamma_i of a Policy DP-SIPS calibration (every one has them)."""
+    if d.gamma_i is None:  # pragma: no cover - programming error: only Policy DP-SIPS calls it
+        raise ValueError("these rounds have no cutoffs Gamma_i")
+    return d.gamma_i
+
+
 # --------------------------------------------------------------------------- the mechanism
-class PolicySips(Mechanism):
-    name, label, family = "policy-sips", "Policy DP-SIPS (iterated policy Gaussian)", "gaussian"
+class PolicySips(RoundsMechanism):
+    name, label = "policy-sips", "Policy DP-SIPS (iterated policy Gaussian)"
     param_names = ("max_items", "alpha", "rounds", "round_ratio", "delta_split", "tune_users")
     summary = (
         "I rounds of Policy Gaussian (l2-descent toward Γ_i = T_i + ασ_i), each over the items not yet released; "
@@ -261,23 +225,12 @@ class PolicySips(Mechanism):
     order_free = False  # each round visits the users in one random order (the l2-descent is sequential)
 
     @classmethod
-    def privacy_cost(cls, cal: Calibration) -> ZcdpCost:
-        """As DP-SIPS: round i is a Gaussian mechanism of noise sigma_i on the items of supp(H_i(D)) (rho_i =
-        1/(2 sigma_i^2), the rho add as Gaussian DP), plus the threshold events of total probability <=
-        delta_thresholds."""
-        return rounds_cost(cal.details)
-
-    @classmethod
-    def noise_quantities(cls, cal: Calibration) -> list[tuple[str, float]]:
-        return scale_quantity(cal)
-
-    @classmethod
     def calibration_notes(cls, cal: Calibration) -> list[tuple[str, str]]:
-        return [("delta split", tuning_note(cal.details))]
+        return [("delta split", tuning_note(RoundsDetails.of(cal)))]
 
     @classmethod
     def preview_stages(cls, cal: Calibration, m_kept: int) -> Stages:
-        d = cal.details
+        d = RoundsDetails.of(cal)
         rounds = round_stages(d, m_kept)
         return Stages(
             rounds,
@@ -291,25 +244,22 @@ class PolicySips(Mechanism):
         args = (p["max_items"], p["alpha"], p["rounds"], p["round_ratio"])
         choice = choose_split(self.epsilon, self.delta, *args, p["delta_split"], p["tune_users"])
         split = choice.split
-        rc = round_calibration(self.epsilon, split, *args)
-        sigma = rc.pop("sigma")
-        tuned: dict[str, Any] = (
-            {
-                "tuned_for_users": choice.users,
-                "release_chance": choice.chance,
-                "release_chance_half": choice.half_chance,
-            }
-            if choice.users
-            else {}
-        )
-        return self._calibration(
-            "gaussian",
-            sigma,
-            rc["threshold_i"][0],
-            rc["gamma_i"][0],
-            l2_sensitivity=1.0,
-            **rc,
-            **tuned,
+        r = policy_rounds(self.epsilon, split, *args)
+        sigma = r.sigma
+        tuned = choice.users > 0
+        details = RoundsDetails(
+            mu_gdp=1.0 / sigma,
+            noise_share=split.noise_share,
+            delta_noise=split.delta_noise,
+            delta_thresholds=split.delta_threshold,
+            fraction_i=r.fraction_i,
+            sigma_i=r.sigma_i,
+            delta_i=r.delta_i,
+            threshold_i=r.threshold_i,
+            gamma_i=r.gamma_i,
+            tuned_for_users=choice.users if tuned else None,
+            release_chance=choice.chance if tuned else None,
+            release_chance_half=choice.half_chance if tuned else None,
             # the ledger's cost: the Gaussian rounds compose to mu-GDP with mu^2 = 1/sigma^2 = 2 rho_zcdp;
             # the threshold events spend delta_thresholds
             rho_zcdp=raise_until(0.5 / (sigma * sigma), lambda x: Fraction(x) >= 1 / (2 * Fraction(sigma) ** 2)),
@@ -320,12 +270,14 @@ class PolicySips(Mechanism):
             ),
             threshold_note="rho and Gamma shown are round 1's T_1 and Gamma_1; round i uses threshold_i[i], gamma_i[i]",
         )
+        return self._calibration("gaussian", sigma, r.threshold_i[0], round_cutoffs(details)[0], details=details)
 
     def _release(self, corpus: Corpus, rng: np.random.Generator, cal: Calibration, progress) -> ReleaseParts:
-        d, m = cal.details, int(self.params["max_items"])
+        d, m = RoundsDetails.of(cal), int(self.params["max_items"])
+        gammas = round_cutoffs(d)
 
-        def one_round(i: int, remaining: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
-            sigma_i, t_i, g_i = float(d["sigma_i"][i]), float(d["threshold_i"][i]), float(d["gamma_i"][i])
+        def one_round(i: int, remaining: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[str, float]]:
+            sigma_i, t_i, g_i = d.sigma_i[i], d.threshold_i[i], gammas[i]
             h = policy_round_histogram(corpus, rng, m, g_i, remaining)
             ids = noisy_threshold(h, rng, "gaussian", sigma_i, t_i)
             return ids, h, dict(sigma=sigma_i, threshold=t_i, gamma=g_i)

@@ -9,6 +9,7 @@ random order, sampling each row inline.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numba
@@ -27,10 +28,20 @@ from ..privacy.thresholds import (
     rho_weighted_gaussian,
     rho_weighted_laplace,
 )
-from .base import Calibration, Diagnostics, Mechanism, ReleaseParts, noisy_threshold, progress_step
+from .base import Diagnostics, Mechanism, ReleaseParts, noisy_threshold, progress_step
+from .calibration import Calibration, Details, optional
 from .dpsu_step import COUNT, WEIGHTED_GAUSSIAN, WEIGHTED_LAPLACE, weighted_histogram
 from .sampling import OrderedRows, SamplingPlan, kept_positions, sampling_plan
 from .traits import Stages, one_stage, scale_quantity
+
+
+@dataclass(frozen=True, kw_only=True)
+class SetUnionDetails(Details):
+    """The calibration details of Gopi et al.'s six: the sensitivity the noise is calibrated to (l1 for Laplace,
+    l2 for Gaussian; the other is left unset)."""
+
+    l1_sensitivity: float | None = optional()
+    l2_sensitivity: float | None = optional()
 
 
 # --------------------------------------------------------------------------- update rules
@@ -168,7 +179,10 @@ class _SetUnion(Mechanism):
     def privacy_cost(cls, cal: Calibration) -> ZcdpCost | None:
         if cal.noise != "gaussian":
             return None
-        return gaussian_cost(cal.scale, cal.delta / 2.0, float(cal.details["l2_sensitivity"]))
+        l2 = SetUnionDetails.of(cal).l2_sensitivity
+        if l2 is None:  # pragma: no cover - programming error: every Gaussian one sets it
+            raise ValueError(f"{cal.mechanism}: a Gaussian calibration without its l2-sensitivity")
+        return gaussian_cost(cal.scale, cal.delta / 2.0, float(l2))
 
     @classmethod
     def laplace_cost(cls, cal: Calibration) -> LaplaceCost | None:
@@ -248,7 +262,9 @@ class CountLaplace(_CountPolicy):
     def calibrate(self):
         m = self.params["max_items"]
         scale = laplace_scale(self.epsilon, m)
-        return self._calibration("laplace", scale, rho_count_laplace(self.epsilon, self.delta, m), l1_sensitivity=m)
+        return self._calibration(
+            "laplace", scale, rho_count_laplace(self.epsilon, self.delta, m), details=SetUnionDetails(l1_sensitivity=m)
+        )
 
 
 class CountGaussian(_CountPolicy):
@@ -261,7 +277,7 @@ class CountGaussian(_CountPolicy):
             "gaussian",
             gaussian_scale(self.epsilon, self.delta, count_l2_sensitivity(m)),
             rho_count_gaussian(self.epsilon, self.delta, m),
-            l2_sensitivity=count_l2_sensitivity(m),
+            details=SetUnionDetails(l2_sensitivity=count_l2_sensitivity(m)),
         )
 
 
@@ -276,7 +292,7 @@ class WeightedLaplace(_WeightedPolicy):
             "laplace",
             laplace_scale(self.epsilon),
             rho_weighted_laplace(self.epsilon, self.delta, self.params["max_items"]),
-            l1_sensitivity=1.0,
+            details=SetUnionDetails(l1_sensitivity=1.0),
         )
 
 
@@ -291,7 +307,7 @@ class WeightedGaussian(_WeightedPolicy):
             "gaussian",
             gaussian_scale(self.epsilon, self.delta),
             rho_weighted_gaussian(self.epsilon, self.delta, self.params["max_items"]),
-            l2_sensitivity=1.0,
+            details=SetUnionDetails(l2_sensitivity=1.0),
         )
 
 
@@ -304,7 +320,9 @@ class PolicyLaplace(_DescentPolicy):
     def calibrate(self):
         scale = laplace_scale(self.epsilon)
         rho = rho_weighted_laplace(self.epsilon, self.delta, self.params["max_items"])
-        return self._calibration("laplace", scale, rho, cutoff(rho, self.params["alpha"], scale), l1_sensitivity=1.0)
+        return self._calibration(
+            "laplace", scale, rho, cutoff(rho, self.params["alpha"], scale), details=SetUnionDetails(l1_sensitivity=1.0)
+        )
 
 
 class PolicyGaussian(_DescentPolicy):
@@ -316,4 +334,10 @@ class PolicyGaussian(_DescentPolicy):
     def calibrate(self):
         scale = gaussian_scale(self.epsilon, self.delta)
         rho = rho_weighted_gaussian(self.epsilon, self.delta, self.params["max_items"])
-        return self._calibration("gaussian", scale, rho, cutoff(rho, self.params["alpha"], scale), l2_sensitivity=1.0)
+        return self._calibration(
+            "gaussian",
+            scale,
+            rho,
+            cutoff(rho, self.params["alpha"], scale),
+            details=SetUnionDetails(l2_sensitivity=1.0),
+        )

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -35,13 +36,15 @@ import numpy as np
 from ..corpus.model import Corpus
 from ..errors import ParameterError
 from ..privacy.cost import ZcdpCost, gaussian_costs_sum
-from ..privacy.gaussian import round_down_shares, round_up_composition
-from ..privacy.thresholds import gaussian_scale, rho_weighted_gaussian_sigma
+from ..privacy.gaussian import round_down_shares, share_sigmas
+from ..privacy.norms import check_descent_range
+from ..privacy.thresholds import cutoff, gaussian_scale, rho_weighted_gaussian_sigma
 from ..privacy.validate import check_fraction, check_positive_int
 from ..privacy.zcdp import gaussian_zcdp
-from .base import Calibration, Diagnostics, Mechanism, ReleaseParts, progress_step
+from .base import Diagnostics, Mechanism, ReleaseParts, progress_step
+from .calibration import Calibration, Details, optional
 from .dpsu_step import weighted_gaussian_step
-from .traits import Stage, Stages, scale_quantity
+from .traits import CalibrationView, RoundRow, Stage, Stages, rounds_view, scale_quantity
 
 
 def round_fractions(rounds: int, ratio: float) -> np.ndarray:
@@ -63,53 +66,124 @@ def check_round_deltas(delta_i: list[float], delta: float, rounds: int, ratio: f
         )
 
 
-def round_calibration(epsilon: float, delta: float, max_items: int, rounds: int, ratio: float) -> dict[str, Any]:
-    """Per-round sigma_i, T_i, rho_i, delta_i of DP-SIPS (public: parameters only)."""
-    sigma = gaussian_scale(epsilon, delta)  # (epsilon, delta/2) at l2-sensitivity 1, i.e. mu = 1/sigma
-    rho_z = 1.0 / (2.0 * sigma * sigma)
-    delta_thr = delta / 2.0
+@dataclass(frozen=True)
+class Rounds:
+    """The per-round calibration of DP-SIPS and Policy DP-SIPS (public: parameters only): the shares f_i, noise
+    sigma_i, threshold deltas delta_i, thresholds T_i and, with a cutoff (Policy DP-SIPS), Gamma_i."""
+
+    sigma: float
+    fraction_i: tuple[float, ...]
+    sigma_i: tuple[float, ...]
+    delta_i: tuple[float, ...]
+    threshold_i: tuple[float, ...]
+    gamma_i: tuple[float, ...] | None = None
+
+
+def build_rounds(
+    sigma: float,
+    delta_thresholds: float,
+    max_items: int,
+    rounds: int,
+    ratio: float,
+    alpha: float | None = None,
+    *,
+    delta: float,
+    ratio_name: str = "ratio",
+) -> Rounds:
+    """The rounds of a Gaussian budget ``sigma`` (mu = 1/sigma at l2-sensitivity 1) and a threshold budget
+    ``delta_thresholds`` shared as f_i ~ ratio^(I-i): sigma_i >= sigma / sqrt(f_i) with sum_i 1/sigma_i^2 <=
+    1/sigma^2 and delta_i <= f_i delta_thresholds with sum_i delta_i <= delta_thresholds, both checked in exact
+    arithmetic (``privacy.gaussian``'s safe rounding); T_i = max_{t <= Delta0} [1/sqrt(t) + sigma_i
+    Phi^-1((1 - delta_i)^(1/t))] (round i's threshold event has probability <= delta_i, docs/algorithms.md §2);
+    with ``alpha``, Gamma_i = T_i + alpha sigma_i. ``delta`` and ``ratio_name`` only word the error."""
     f = round_fractions(rounds, ratio)
-    # rounded to the private side, checked in exact arithmetic: sum_i 1/sigma_i^2 <= 1/sigma^2 (sigma_i up) and
-    # sum_i delta_i <= delta_thr (delta_i down), whatever the float rounding of the shares f_i
-    sig = round_up_composition(sigma / np.sqrt(f), sigma)
-    delta_i = round_down_shares(delta_thr, f)
-    check_round_deltas(delta_i.tolist(), delta, rounds, ratio, max_items)
-    thr = [rho_weighted_gaussian_sigma(float(s), max_items, delta_threshold=float(d)) for s, d in zip(sig, delta_i)]
-    return {
-        "sigma": sigma,
-        "mu_gdp": 1.0 / sigma,
-        "rho_zcdp": rho_z,
-        "delta_thresholds": delta_thr,
-        "delta_conversion": delta - delta_thr,
-        "fraction_i": f.tolist(),
-        "sigma_i": sig.tolist(),
-        "threshold_i": thr,
-        "rho_zcdp_i": (f * rho_z).tolist(),
-        "delta_i": delta_i.tolist(),
-    }
+    sig = share_sigmas(sigma, f)
+    dlt = round_down_shares(delta_thresholds, f)
+    check_round_deltas(dlt.tolist(), delta, rounds, ratio, max_items)
+    thr = tuple(rho_weighted_gaussian_sigma(float(s), max_items, delta_threshold=float(d)) for s, d in zip(sig, dlt))
+    gam = None if alpha is None else tuple(cutoff(t, alpha, float(s)) for t, s in zip(thr, sig))
+    for g in gam or ():  # every round's cutoff where the l2-descent is proven
+        check_descent_range(max_items, g, f"epsilon or {ratio_name}, or use fewer rounds")
+    return Rounds(sigma, tuple(f.tolist()), tuple(sig.tolist()), tuple(dlt.tolist()), thr, gam)
 
 
-def rounds_cost(details: dict[str, Any]) -> ZcdpCost:
+@dataclass(frozen=True, kw_only=True)
+class RoundsDetails(Details):
+    """The calibration details of the rounds mechanisms (DP-SIPS; Policy DP-SIPS adds the delta split, the cutoffs
+    Gamma_i and, when tuned, what the split was tuned for). The export's keys are these field names."""
+
+    l2_sensitivity: float = 1.0
+    mu_gdp: float
+    rho_zcdp: float
+    noise_share: float | None = optional()  # Policy DP-SIPS: the delta split
+    delta_noise: float | None = optional()
+    delta_thresholds: float
+    delta_conversion: float | None = optional()  # DP-SIPS: delta - delta_thresholds
+    fraction_i: tuple[float, ...]
+    sigma_i: tuple[float, ...]
+    threshold_i: tuple[float, ...]
+    rho_zcdp_i: tuple[float, ...] | None = optional()  # DP-SIPS
+    delta_i: tuple[float, ...]
+    gamma_i: tuple[float, ...] | None = optional()  # Policy DP-SIPS: the rounds' cutoffs
+    tuned_for_users: int | None = optional()  # Policy DP-SIPS with delta_split "tuned"
+    release_chance: float | None = optional()
+    release_chance_half: float | None = optional()
+    delta_zcdp: float | None = optional()  # Policy DP-SIPS: the ledger's delta (= delta_thresholds)
+    composition: str
+    threshold_note: str
+    rounds_note: str | None = optional()
+
+    def round_rows(self) -> tuple[RoundRow, ...]:
+        """The rounds for display (``traits.rounds_view``)."""
+        gam: Sequence[float | None] = self.gamma_i if self.gamma_i is not None else [None] * len(self.sigma_i)
+        return tuple(
+            RoundRow(i + 1, s, t, g, d, f)
+            for i, (s, t, g, d, f) in enumerate(zip(self.sigma_i, self.threshold_i, gam, self.delta_i, self.fraction_i))
+        )
+
+
+def rounds_cost(d: RoundsDetails) -> ZcdpCost:
     """The ledger's cost of rounds composed as DP-SIPS composes them: round i is a Gaussian mechanism of noise
     sigma_i (rho_i = 1/(2 sigma_i^2)) plus its threshold event (delta_i); the rounds' rho add (still exactly
     Gaussian DP), and the threshold events add to at most delta_thresholds."""
-    return gaussian_costs_sum([gaussian_zcdp(float(s)) for s in details["sigma_i"]], float(details["delta_thresholds"]))
+    return gaussian_costs_sum([gaussian_zcdp(float(s)) for s in d.sigma_i], float(d.delta_thresholds))
 
 
-def round_stages(details: dict[str, Any], m_kept: int) -> tuple[Stage, ...]:
-    """The utility preview's stages of rounds (a calibration's details, or ``round_calibration``'s): +1/sqrt(m)
-    per kept holder, up to round i's Gamma_i where the rounds have one (Policy DP-SIPS), released if any
-    round's noisy weight passes T_i."""
+def round_stages(r: Rounds | RoundsDetails, m_kept: int) -> tuple[Stage, ...]:
+    """The utility preview's stages of rounds (a calibration's details, or ``build_rounds``'): +1/sqrt(m) per kept
+    holder, up to round i's Gamma_i where the rounds have one (Policy DP-SIPS), released if any round's noisy
+    weight passes T_i."""
     w = 1.0 / math.sqrt(m_kept)
-    caps = details.get("gamma_i") or [None] * len(details["sigma_i"])
+    caps: Sequence[float | None] = r.gamma_i if r.gamma_i is not None else [None] * len(r.sigma_i)
     return tuple(
         Stage("gaussian", float(sig), float(thr), w, None if cap is None else float(cap), round=True)
-        for sig, thr, cap in zip(details["sigma_i"], details["threshold_i"], caps)
+        for sig, thr, cap in zip(r.sigma_i, r.threshold_i, caps)
     )
 
 
-class DpSips(Mechanism):
-    name, label, family = "dp-sips", "DP-SIPS (iterated weighted Gaussian)", "gaussian"
+class RoundsMechanism(Mechanism):
+    """What DP-SIPS and Policy DP-SIPS share as traits: the rounds' composition for the ledger, one noise scale,
+    and the calibration shown as a table of rounds with the last round's figures as the headline."""
+
+    family = "gaussian"
+
+    @classmethod
+    def privacy_cost(cls, cal: Calibration) -> ZcdpCost:
+        """Round i is a Gaussian mechanism of noise sigma_i (rho_i = 1/(2 sigma_i^2)) plus its threshold event
+        (delta_i); the rounds' rho add, and the threshold events add to at most delta_thresholds."""
+        return rounds_cost(RoundsDetails.of(cal))
+
+    @classmethod
+    def noise_quantities(cls, cal: Calibration) -> list[tuple[str, float]]:
+        return scale_quantity(cal)
+
+    @classmethod
+    def calibration_view(cls, cal: Calibration) -> CalibrationView:
+        return rounds_view(RoundsDetails.of(cal).round_rows())
+
+
+class DpSips(RoundsMechanism):
+    name, label = "dp-sips", "DP-SIPS (iterated weighted Gaussian)"
     param_names = ("max_items", "rounds", "ratio")
     summary = (
         "I rounds of weighted-Gaussian DPSU over all users at once, each without the items already released; "
@@ -118,18 +192,8 @@ class DpSips(Mechanism):
     order_free = True  # every round is one ``weighted_gaussian_step`` over all users
 
     @classmethod
-    def privacy_cost(cls, cal: Calibration) -> ZcdpCost:
-        """Its own composition: round i is a Gaussian mechanism of noise sigma_i (rho_i = 1/(2 sigma_i^2)) plus its
-        threshold event (delta_i); the rounds' rho add, and the threshold events add to at most delta_thresholds."""
-        return rounds_cost(cal.details)
-
-    @classmethod
-    def noise_quantities(cls, cal: Calibration) -> list[tuple[str, float]]:
-        return scale_quantity(cal)
-
-    @classmethod
     def preview_stages(cls, cal: Calibration, m_kept: int) -> Stages:
-        rounds = round_stages(cal.details, m_kept)
+        rounds = round_stages(RoundsDetails.of(cal), m_kept)
         return Stages(
             rounds,
             f"+1/√m per kept holder in each of {len(rounds)} rounds (each round samples afresh; the holder's other "
@@ -138,14 +202,20 @@ class DpSips(Mechanism):
 
     def calibrate(self) -> Calibration:
         p = self.params
-        rc = round_calibration(self.epsilon, self.delta, p["max_items"], p["rounds"], p["ratio"])
-        sigma = rc.pop("sigma")
-        return self._calibration(
-            "gaussian",
-            sigma,
-            rc["threshold_i"][0],
-            l2_sensitivity=1.0,
-            **rc,
+        sigma = gaussian_scale(self.epsilon, self.delta)  # (epsilon, delta/2) at l2-sensitivity 1, i.e. mu = 1/sigma
+        rho_z = 1.0 / (2.0 * sigma * sigma)
+        delta_thr = self.delta / 2.0
+        r = build_rounds(sigma, delta_thr, p["max_items"], p["rounds"], p["ratio"], delta=self.delta)
+        details = RoundsDetails(
+            mu_gdp=1.0 / sigma,
+            rho_zcdp=rho_z,
+            delta_thresholds=delta_thr,
+            delta_conversion=self.delta - delta_thr,
+            fraction_i=r.fraction_i,
+            sigma_i=r.sigma_i,
+            threshold_i=r.threshold_i,
+            rho_zcdp_i=tuple(f * rho_z for f in r.fraction_i),
+            delta_i=r.delta_i,
             composition=(
                 "rounds compose adaptively: the Gaussian parts are mu-GDP with mu^2 = sum_i 1/sigma_i^2 = "
                 "1/sigma^2 = 2 rho_zcdp, (epsilon, delta/2)-DP; the threshold events add sum_i delta_i = delta/2"
@@ -154,12 +224,13 @@ class DpSips(Mechanism):
             rounds_note="round i: remove released items, sample <= Delta0 per user, +1/sqrt(|kept|), "
             "release H_i + N(0, sigma_i^2) > T_i",
         )
+        return self._calibration("gaussian", sigma, r.threshold_i[0], details=details)
 
     def _release(self, corpus: Corpus, rng: np.random.Generator, cal: Calibration, progress) -> ReleaseParts:
-        d, m = cal.details, int(self.params["max_items"])
+        d, m = RoundsDetails.of(cal), int(self.params["max_items"])
 
         def one_round(i: int, remaining: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
-            sigma_i, t_i = float(d["sigma_i"][i]), float(d["threshold_i"][i])
+            sigma_i, t_i = d.sigma_i[i], d.threshold_i[i]
             ids, h = weighted_gaussian_step(corpus, rng, m, sigma_i, t_i, remaining)
             return ids, h, dict(sigma=sigma_i, threshold=t_i)
 
@@ -176,21 +247,24 @@ def run_rounds(n_items: int, rounds: int, progress, what: str, one_round: RoundS
     remaining = np.ones(n_items, dtype=bool)
     released: list[np.ndarray] = []
     per_round: list[dict[str, Any]] = []
-    first_h: np.ndarray | None = None
+    histograms: list[np.ndarray] = []
     for i in range(rounds):
         progress_step(progress, i / rounds, f"round {i + 1} of {rounds}: {what} over all users")
         ids, h, public = one_round(i, remaining)
         remaining[ids] = False  # released items never re-enter a later round
         released.append(ids)
-        if first_h is None:
-            first_h = h
+        histograms.append(h)
         per_round.append(dict(round=i + 1, **public, candidates=int(np.count_nonzero(h)), released=ids.size))
     progress_step(progress, 1.0, "done")
     note = (
-        "NOT private: 'weights' is round 1's histogram H_1 and 'candidates' counts items with H_i > 0, both "
-        "computed from the raw data (the released count per round is part of the private output)"
+        "NOT private: 'weights' is round 1's histogram H_1, 'round_weights' every round's H_i (items released in "
+        "an earlier round at 0) and 'candidates' counts items with H_i > 0, all computed from the raw data (the "
+        "released count per round is part of the private output)"
     )
     return ReleaseParts(
         np.concatenate(released).astype(np.int64),
-        Diagnostics(weights=first_h, extra={"rounds": per_round, "note": note}),
+        Diagnostics(
+            weights=histograms[0] if histograms else None,
+            extra={"rounds": per_round, "round_weights": histograms, "note": note},
+        ),
     )

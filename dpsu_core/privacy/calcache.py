@@ -1,4 +1,5 @@
-"""Calibrations computed once and kept on disk, each re-verified when it is read back.
+"""Calibrations computed once and kept on disk, each re-verified when it is read back (``kept``; the analytic
+Gaussian's check is ``gaussian.gaussian_sigma``).
 
 The analytic Gaussian's sigma takes a float root search (scipy) and a 60-digit check (mpmath) that
 cost far more than a small release; the result depends only on (epsilon, delta, sensitivity). It is
@@ -87,28 +88,3 @@ def kept(kind: str, inputs: dict[str, float], compute: Callable[[], float], hold
     value = compute()
     _write(path, key, value)
     return value
-
-
-def gaussian_sigma(epsilon: float, delta: float, sensitivity: float, search: Callable[[], float]) -> float:
-    """The analytic Gaussian's sigma: kept, or ``search()`` (the scipy + mpmath search) then kept.
-
-    A kept sigma is returned only when delta(sigma) <= delta holds in 60-digit arithmetic (the search's
-    own final check, so the value is exactly what the search gives) and it is the smallest such sigma
-    to a relative 2^-40."""
-    import mpmath as mp
-
-    from .gaussian import gaussian_delta_exact
-
-    target = mp.mpf(delta)  # the exact value of the float delta
-
-    def holds(sigma: float) -> bool:
-        if not (sigma > 0.0 and sigma < float("inf")):
-            return False
-        try:
-            private = gaussian_delta_exact(sigma, epsilon, sensitivity) <= target
-            return private and gaussian_delta_exact(sigma * (1.0 - MINIMAL_REL), epsilon, sensitivity) > target
-        except (ArithmeticError, ValueError):  # an absurd value mpmath cannot evaluate: not trusted
-            return False
-
-    inputs = {"epsilon": epsilon, "delta": delta, "sensitivity": sensitivity}
-    return kept("analytic-gaussian-sigma", inputs, search, holds)

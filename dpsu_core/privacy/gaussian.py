@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from fractions import Fraction
 
 import numpy as np
 
+from .calcache import MINIMAL_REL, kept
 from .validate import check_delta, check_epsilon
 
 MP_DIGITS = 60  # precision of the exact check (the two terms of delta(sigma) cancel to at most ~20 digits)
@@ -91,6 +93,18 @@ def round_up_composition(sigmas: np.ndarray, sigma: float) -> np.ndarray:
     return sig
 
 
+def share_sigmas(sigma: float, fractions: np.ndarray) -> np.ndarray:
+    """Noise scales of Gaussian mechanisms that split the budget ``sigma`` was calibrated for into ``fractions``
+    (sum 1) of mu^2 = 1/sigma^2: each sigma_k >= sigma / sqrt(f_k) exactly (a whole ulp up where the float fell
+    short), then ``round_up_composition`` (DP-SIPS's and Policy DP-SIPS's rounds)."""
+    target = Fraction(sigma) ** 2
+    sig = [
+        raise_until(sigma / math.sqrt(fk), lambda s, fk=fk: Fraction(s) ** 2 * Fraction(fk) >= target)
+        for fk in np.asarray(fractions, dtype=np.float64).tolist()
+    ]
+    return round_up_composition(np.asarray(sig, dtype=np.float64), sigma)
+
+
 def round_down_shares(total: float, fractions: np.ndarray) -> np.ndarray:
     """``fractions * total`` lowered by whole ulps until the parts sum to at most ``total`` in exact arithmetic
     (a delta split into shares never spends more than the delta it splits)."""
@@ -124,9 +138,31 @@ def _float_sigma_unit(epsilon: float, delta: float) -> float:
 
 @functools.lru_cache(maxsize=4096)
 def _safe_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
-    from .calcache import gaussian_sigma  # kept on disk, re-verified at 60 digits when read back
-
     return gaussian_sigma(epsilon, delta, sensitivity, lambda: _search_sigma(epsilon, delta, sensitivity))
+
+
+def gaussian_sigma(epsilon: float, delta: float, sensitivity: float, search: Callable[[], float]) -> float:
+    """The analytic Gaussian's sigma: kept on disk (``calcache``), or ``search()`` (the scipy + mpmath search)
+    then kept.
+
+    A kept sigma is returned only when delta(sigma) <= delta holds in 60-digit arithmetic (the search's
+    own final check, so the value is exactly what the search gives) and it is the smallest such sigma
+    to a relative 2^-40 (``calcache.MINIMAL_REL``)."""
+    import mpmath as mp
+
+    target = mp.mpf(delta)  # the exact value of the float delta
+
+    def holds(sigma: float) -> bool:
+        if not (sigma > 0.0 and sigma < float("inf")):
+            return False
+        try:
+            private = gaussian_delta_exact(sigma, epsilon, sensitivity) <= target
+            return private and gaussian_delta_exact(sigma * (1.0 - MINIMAL_REL), epsilon, sensitivity) > target
+        except (ArithmeticError, ValueError):  # an absurd value mpmath cannot evaluate: not trusted
+            return False
+
+    inputs = {"epsilon": epsilon, "delta": delta, "sensitivity": sensitivity}
+    return kept("analytic-gaussian-sigma", inputs, search, holds)
 
 
 def _search_sigma(epsilon: float, delta: float, sensitivity: float) -> float:

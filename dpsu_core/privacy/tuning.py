@@ -19,7 +19,7 @@ objective computed from the calibration alone over a fixed grid of shares and ke
 so the chosen calibration is as public as the default one, and the guarantee of the chosen split is the one above.
 
 The objective (``mechanisms.policy_sips.choose_split``). The utility preview's chance of release of an item held
-by k users, each holding Delta0 items (``utility.stages_release_probability``): the split moves sigma (through
+by k users, each holding Delta0 items (``mechanisms.traits.stages_release_probability``): the split moves sigma (through
 delta_noise) and the thresholds (through delta_threshold) in opposite directions, and the chance at k weighs
 both. k = 0 names the item at the margin (half the highest chance under the halves). At the standard setting
 (epsilon 3, delta e^-10, Delta0 100) the margin is k = 69 and the best share 0.6, which lifts the chance from 0.5228

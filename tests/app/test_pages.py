@@ -575,4 +575,4 @@ def test_release_page_preview_states_the_tuned_delta_split_and_why_alpha_is_not_
     assert params["delta_split"] == "tuned" and params["tune_users"] == 60
     eps, delta = at.sidebar.number_input(key="epsilon").value, at.sidebar.number_input(key="delta").value
     cal = get_mechanism("policy-sips", epsilon=eps, delta=delta, **params).calibrate()
-    assert f"noise share {cal.details['noise_share']:g}," in text
+    assert f"noise share {cal.details.noise_share:g}," in text

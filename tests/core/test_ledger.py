@@ -91,7 +91,7 @@ def test_a_laplace_entry_joins_the_zcdp_and_gaussian_dp_totals_by_basic_composit
 def test_pcr_uses_its_own_zcdp_budget():
     cal = _cal("pcr")
     z = zcdp_cost(cal)
-    assert z.rho == cal.details["rho_zcdp"] and z.delta == cal.details["delta_zcdp"]
+    assert z.rho == cal.details.rho_zcdp and z.delta == cal.details.delta_zcdp
     # one PCR release converts back to exactly its (epsilon, delta)
     t = cost_of(cal, 1)
     assert t.zcdp_epsilon == pytest.approx(EPS, rel=1e-9)
@@ -101,7 +101,7 @@ def test_bounded_counts_adds_selection_and_count_rho():
     cal = _cal("bounded-counts")
     z = zcdp_cost(cal)
     sel_sigma = gaussian_scale(EPS / 2, DELTA / 2)
-    assert z.rho == pytest.approx(1 / (2 * sel_sigma**2) + cal.details["count_zcdp_rho"])
+    assert z.rho == pytest.approx(1 / (2 * sel_sigma**2) + cal.details.count_zcdp_rho)
     assert z.delta == pytest.approx(DELTA / 4)
 
 
@@ -125,8 +125,8 @@ def test_spent_line_is_one_line():
 def test_dp_sips_zcdp_cost_is_its_rho_and_threshold_delta():
     cal = _cal("dp-sips", eps=1.0, delta=1e-5)
     z = zcdp_cost(cal)
-    assert z.rho == pytest.approx(cal.details["rho_zcdp"], rel=1e-9)
-    assert z.delta == pytest.approx(cal.details["delta_thresholds"])
+    assert z.rho == pytest.approx(cal.details.rho_zcdp, rel=1e-9)
+    assert z.delta == pytest.approx(cal.details.delta_thresholds)
 
 
 # ---- the headline: the smallest valid bound; exact Gaussian DP on Gaussian-only ledgers (issue 16) -------------

@@ -68,12 +68,15 @@ def test_gamma_is_rho_plus_alpha_scale_for_policies_and_nan_otherwise():
     for _, row in df.iterrows():
         cls = list_mechanisms()[row["mechanism"]]
         if "alpha" in cls.param_names:
-            # rounds (Policy DP-SIPS): rho and gamma are round 1's, so gamma adds round 1's sigma_1
+            # rounds (Policy DP-SIPS): rho and gamma are the last round's (the headline), so gamma adds sigma_I
             cal = cls(
                 epsilon=row["epsilon"], delta=1e-7, **cls.params_for({"max_items": 50, "alpha": alpha})
             ).calibrate()
-            assert row["rho"] == cal.rho and row["scale"] == cal.scale
-            sigma = cal.details.get("sigma_i", [row["scale"]])[0]
+            view = cls.calibration_view(cal)
+            assert row["rho"] == view.threshold and row["scale"] == cal.scale
+            rounds = cal.details.as_dict().get("sigma_i")
+            assert row["rho"] == (cal.details.threshold_i[-1] if rounds else cal.rho)
+            sigma = rounds[-1] if rounds else row["scale"]
             assert row["gamma"] == pytest.approx(row["rho"] + alpha * sigma)
         else:
             assert np.isnan(row["gamma"])

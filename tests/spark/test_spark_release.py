@@ -48,7 +48,7 @@ def test_parallel_release_identical_to_local(spark_corpus3, local_corpus3, name)
         assert np.array_equal(h_got, h_want)
     else:
         np.testing.assert_allclose(h_got, h_want, rtol=1e-12, atol=1e-12)
-    assert "Spark executors" in got.calibration.details["engine"]
+    assert "Spark executors" in got.calibration.details.engine
     assert got.seeded  # a fixed seed is flagged as teaching mode
 
 
@@ -107,7 +107,7 @@ def test_sequential_mechanism_runs_on_the_driver_and_says_so(spark_corpus3, loca
     got = spark_release(mech, spark_corpus3, seed=2)
     want = mech.release(local_corpus3, seed=2)
     assert got.items.tolist() == want.items.tolist()
-    assert "ran on the driver" in got.calibration.details["engine"]
+    assert "ran on the driver" in got.calibration.details.engine
 
 
 def test_cli_engine_spark_matches_local_and_exports_no_raw_values(spark, csv_path, tmp_path, capsys):

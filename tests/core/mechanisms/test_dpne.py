@@ -148,7 +148,7 @@ def test_schedule_composes_to_epsilon_by_dp_accounting(schedule):
     eps, delta, T = 1.0, 1e-7, 6
     cal = DPNE(epsilon=eps, delta=delta, max_n=T, max_items=10, schedule=schedule, schedule_ratio=0.8).calibrate()
     acc = PLDAccountant(value_discretization_interval=1e-4)
-    acc.compose(dp_accounting.ComposedDpEvent([dp_accounting.GaussianDpEvent(s) for s in cal.details["sigma_k"]]))
+    acc.compose(dp_accounting.ComposedDpEvent([dp_accounting.GaussianDpEvent(s) for s in cal.details.sigma_k]))
     got = acc.get_epsilon(delta / 2)
     assert eps * (1 - 1e-3) <= got <= eps * (1 + 1e-5)  # PLD's discretisation is pessimistic by ~1e-7
 
@@ -160,7 +160,7 @@ def test_best_schedule_is_the_documented_default_ratio():
     assert PARAMS["schedule_ratio"].default == dpne_mod.BEST_SCHEDULE_RATIO == 0.8
     assert "0.8" in PARAMS["schedule"].help and PARAMS["schedule_ratio"].cli == "--schedule-ratio"
     mech = DPNE(epsilon=1.0, delta=1e-7, max_n=6, max_items=10, schedule="geometric")
-    sig = mech.calibrate().details["sigma_k"]
+    sig = mech.calibrate().details.sigma_k
     np.testing.assert_allclose(np.divide(sig[1:], sig[:-1]), 0.8, rtol=1e-12)
 
 
@@ -169,7 +169,7 @@ def test_calibration_sigmas_and_rho1_match_spec_formula():
     mech = DPNE(epsilon=eps, delta=delta, max_items=m, max_n=T, schedule="geometric", schedule_ratio=0.8)
     cal = mech.calibrate()
     sigma = gaussian_scale(eps, delta)
-    sig = np.asarray(cal.details["sigma_k"])
+    sig = np.asarray(cal.details.sigma_k)
     assert math.isclose(float(np.sum(sig**-2.0)), sigma**-2.0, rel_tol=1e-12)
     t = np.arange(1, m + 1)
     rho1 = np.max(1.0 / np.sqrt(t) + sig[0] * norm.ppf((1.0 - delta / 2.0) ** (1.0 / t)))
@@ -236,7 +236,7 @@ def test_dpne_release_uses_the_calibrated_sigma_k_and_rho_k(monkeypatch, schedul
     eps, delta, m, T, eta = 4.0, 1e-6, 10, 3, 0.3
     mech = DPNE(epsilon=eps, delta=delta, max_items=m, max_n=T, eta=eta, schedule=schedule, schedule_ratio=ratio)
     cal = mech.calibrate()
-    sigma_k = cal.details["sigma_k"]
+    sigma_k = cal.details.sigma_k
     # the budget the release path really spends: Gaussian noise at sigma_k on level k composes to sigma
     assert math.isclose(sum(x**-2 for x in sigma_k), gaussian_scale(eps, delta) ** -2, rel_tol=1e-12)
     for seed in range(3):
@@ -341,7 +341,7 @@ def test_spurious_draws_follow_the_binomial_and_stay_below_eta():
     corpus = rich_corpus()
     eta = 0.2
     mech = DPNE(epsilon=4, delta=1e-6, max_items=10, max_n=3, eta=eta)
-    sigma_k = mech.calibrate().details["sigma_k"]
+    sigma_k = mech.calibrate().details.sigma_k
     total_b, total_mean, total_var = 0, 0.0, 0.0
     spurious, released = [], []
     for seed in range(40):
@@ -429,9 +429,9 @@ def test_baseline_calibrations():
     all_cal = DPSUAll(epsilon=eps, delta=delta, max_items=m, max_n=T).calibrate()
     assert math.isclose(all_cal.rho, rho(sigma, delta / 2, T * m), rel_tol=1e-6)
     even = DPSUEven(epsilon=eps, delta=delta, max_items=m, max_n=T).calibrate()
-    np.testing.assert_allclose(even.details["sigma_k"], math.sqrt(T) * sigma, rtol=1e-12)
-    assert math.isclose(sum(s**-2 for s in even.details["sigma_k"]), sigma**-2, rel_tol=1e-12)
-    assert math.isclose(even.details["rho_k"][0], rho(math.sqrt(T) * sigma, delta / (2 * T), m), rel_tol=1e-6)
+    np.testing.assert_allclose(even.details.sigma_k, math.sqrt(T) * sigma, rtol=1e-12)
+    assert math.isclose(sum(s**-2 for s in even.details.sigma_k), sigma**-2, rel_tol=1e-12)
+    assert math.isclose(even.details.rho_k[0], rho(math.sqrt(T) * sigma, delta / (2 * T), m), rel_tol=1e-6)
     single = DPSUSingle(epsilon=eps, delta=delta, max_items=m, only_n=3).calibrate()
     assert math.isclose(single.rho, rho(sigma, delta / 2, m), rel_tol=1e-6)
 

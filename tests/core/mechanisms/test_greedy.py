@@ -52,7 +52,7 @@ def test_calibration_matches_spec(name, max_items, rho_ref):
     assert cal.gamma == pytest.approx(cal.rho + alpha / eps) and cal.gamma >= cal.rho + alpha * cal.scale
     assert cal.params == {"max_items": max_items, "alpha": alpha}
     # the published threshold is recorded for reference only: 4.1023 (not proven)
-    assert cal.details["published_rho_unproven"] == pytest.approx(4.1023, abs=5e-5)
+    assert cal.details.published_rho_unproven == pytest.approx(4.1023, abs=5e-5)
     assert rho_greedy_published(eps, delta) < cal.rho
 
 
@@ -142,8 +142,8 @@ def test_gwkt_records_only_a_description_of_its_public_source():
     pub = corpus_from_token_lists([["the", "cat"], ["the", "dog"]], posts_per_user=False)
     d_default = GwKt(epsilon=1, delta=1e-6).calibrate().details
     d_corpus = GwKt(epsilon=1, delta=1e-6, public_source=pub).calibrate().details
-    assert d_default["public_frequencies"] == "wordfreq en"
-    assert isinstance(d_corpus["public_frequencies"], str)
+    assert d_default.public_frequencies == "wordfreq en"
+    assert isinstance(d_corpus.public_frequencies, str)
     assert "cat" not in repr(GwKt(epsilon=1, delta=1e-6, public_source=pub).calibrate().as_dict())
 
 

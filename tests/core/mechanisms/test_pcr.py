@@ -193,9 +193,9 @@ def test_pcr_registered_and_counts_close_to_truth():
             assert abs(noisy - truth[item]) <= 6 * std + 0.5
         frame = rel.private_frame()
         assert list(frame.columns) == ["item", "n", "count", "std"]
-        assert rel.diagnostics.extra["rho_spent"] <= rel.calibration.details["rho_zcdp"]
+        assert rel.diagnostics.extra["rho_spent"] <= rel.calibration.details.rho_zcdp
         # the Gumbel steps may spend only the approximate-zCDP share of delta (the rest is the conversion's)
-        assert rel.diagnostics.extra["delta_spent"] <= rel.calibration.details["delta_zcdp"]
+        assert rel.diagnostics.extra["delta_spent"] <= rel.calibration.details.delta_zcdp
 
 
 def test_pcr_runs_the_filter_on_the_zcdp_budget(monkeypatch):
@@ -215,10 +215,10 @@ def test_pcr_runs_the_filter_on_the_zcdp_budget(monkeypatch):
     [kw] = seen
     assert kw["delta"] == delta / 2
     assert zcdp_to_dp_epsilon(kw["rho"], delta / 2) == pytest.approx(eps, rel=1e-12)
-    assert kw["rho"] == rel.calibration.details["rho_zcdp"]
-    assert kw["delta"] == rel.calibration.details["delta_zcdp"]
+    assert kw["rho"] == rel.calibration.details.rho_zcdp
+    assert kw["delta"] == rel.calibration.details.delta_zcdp
     assert (kw["eps_star"], kw["kbar"], kw["rel_error"]) == (0.05, 10_000, 0.1)
-    assert kw["delta_star"] == rel.calibration.details["delta_star"]  # derived from delta by default
+    assert kw["delta_star"] == rel.calibration.details.delta_star  # derived from delta by default
 
 
 def test_pcr_stops_when_delta_binds():
@@ -226,16 +226,16 @@ def test_pcr_stops_when_delta_binds():
     allow many more: the filter must stop after the 5th step."""
     m = get_mechanism("pcr", epsilon=50.0, delta=1e-9, delta_star=1e-10, eps_star=1e-4)
     d = m.calibrate().details
-    assert d["max_gumbel_steps"] == 5
+    assert d.max_gumbel_steps == 5
     for seed in range(3):
         rel = m.release(_easy_corpus(), seed=seed)
         lg = rel.diagnostics.extra["ledger"]
         assert lg.n_steps == 5 and lg.stop_reason == "budget"
         assert lg.delta_spent == pytest.approx(5e-10, rel=1e-12)
-        assert lg.delta_spent <= d["delta_zcdp"]
+        assert lg.delta_spent <= d.delta_zcdp
         # rho did not bind: the next step's worst case still fits
         eps_next = lg.eps[-1] * (1.0 if lg.position[-1] >= 0 else math.sqrt(2.0))
-        assert lg.rho_spent + eps_next**2 / 4 < d["rho_zcdp"]
+        assert lg.rho_spent + eps_next**2 / 4 < d.rho_zcdp
 
 
 def test_derived_delta_star_lets_rho_stop_the_filter_where_the_papers_default_stops_at_5_steps():
@@ -245,17 +245,17 @@ def test_derived_delta_star_lets_rho_stop_the_filter_where_the_papers_default_st
     paper = get_mechanism("pcr", epsilon=1.0, delta=1e-10, delta_star=1e-11, eps_star=0.005)
     derived = get_mechanism("pcr", epsilon=1.0, delta=1e-10, eps_star=0.005)
     d = derived.calibrate().details
-    assert paper.calibrate().details["max_gumbel_steps"] == 5 and d["max_gumbel_steps"] > 5
-    assert "derived" in d["delta_star_rule"] and paper.calibrate().details["delta_star_rule"] == "given"
+    assert paper.calibrate().details.max_gumbel_steps == 5 and d.max_gumbel_steps > 5
+    assert "derived" in d.delta_star_rule and paper.calibrate().details.delta_star_rule == "given"
     for seed in range(3):
         lg_p = paper.release(corpus, seed=seed).diagnostics.extra["ledger"]
         lg_d = derived.release(corpus, seed=seed).diagnostics.extra["ledger"]
         assert lg_p.n_steps <= 5
-        assert lg_d.delta_spent <= d["delta_zcdp"] and lg_d.rho_spent <= d["rho_zcdp"]
+        assert lg_d.delta_spent <= d.delta_zcdp and lg_d.rho_spent <= d.rho_zcdp
         if lg_d.stop_reason == "budget":  # stopped by rho, not by delta: one more step would overspend rho
             eps_next = lg_d.eps[-1] * (1.0 if lg_d.position[-1] >= 0 else math.sqrt(2.0))
-            assert lg_d.rho_spent + eps_next**2 / 4 > d["rho_zcdp"] * (1 - 1e-9)
-            assert lg_d.delta_spent + d["delta_star"] <= d["delta_zcdp"] * (1 + 1e-12)
+            assert lg_d.rho_spent + eps_next**2 / 4 > d.rho_zcdp * (1 - 1e-9)
+            assert lg_d.delta_spent + d.delta_star <= d.delta_zcdp * (1 + 1e-12)
         assert lg_d.n_steps > lg_p.n_steps
 
 
@@ -279,20 +279,20 @@ def test_pcr_error_scales_with_reported_std():
 def test_pcr_calibration_shows_budget_split():
     cal = get_mechanism("pcr", epsilon=1.0, delta=1e-6).calibrate()
     d = cal.details
-    assert d["delta_zcdp"] + d["delta_conversion"] == pytest.approx(1e-6)
-    assert zcdp_to_dp_epsilon(d["rho_zcdp"], d["delta_conversion"]) == pytest.approx(1.0, rel=1e-12)
+    assert d.delta_zcdp + d.delta_conversion == pytest.approx(1e-6)
+    assert zcdp_to_dp_epsilon(d.rho_zcdp, d.delta_conversion) == pytest.approx(1.0, rel=1e-12)
     # delta_* derived from delta alone: delta_zcdp / (10^7 hits + 1,100 bottoms), written out here
     cap = 10_000_000 + 1_100
-    assert d["delta_star"] == pytest.approx(d["delta_zcdp"] / cap, rel=1e-12)
-    assert Fraction(d["delta_star"]) * cap <= Fraction(d["delta_zcdp"])  # exactly
+    assert d.delta_star == pytest.approx(d.delta_zcdp / cap, rel=1e-12)
+    assert Fraction(d.delta_star) * cap <= Fraction(d.delta_zcdp)  # exactly
     # rho binds first: the steps rho allows (8 rho/eps*^2 - 1) are fewer than the cap
-    steps = math.floor(8 * d["rho_zcdp"] / 0.0005**2) - 1
-    assert d["max_gumbel_steps"] == steps < cap
-    ds = d["delta_star"]
-    assert d["first_threshold"] == pytest.approx(1 + math.log(1e4 / ds) / 0.0005)
+    steps = math.floor(8 * d.rho_zcdp / 0.0005**2) - 1
+    assert d.max_gumbel_steps == steps < cap
+    ds = d.delta_star
+    assert d.first_threshold == pytest.approx(1 + math.log(1e4 / ds) / 0.0005)
     # the Gumbel scale and the count noise std under their own names
-    assert d["gumbel_scale"] == cal.scale == pytest.approx(1 / 0.0005)
-    assert d["count_noise_std_first"] == pytest.approx(pcr_count_sigma(0.0005, 10_000, ds, 0.1))
+    assert d.gumbel_scale == cal.scale == pytest.approx(1 / 0.0005)
+    assert d.count_noise_std_first == pytest.approx(pcr_count_sigma(0.0005, 10_000, ds, 0.1))
     assert cal.params == {"kbar": 10_000, "rel_error": 0.1, "eps_star": 0.0005, "delta_star": 0.0}
     assert "zCDP" in cal.guarantee
     cal.as_dict()  # JSON-able
@@ -350,14 +350,14 @@ def test_bounded_counts_calibration():
     d = m.calibrate().details
     assert list_mechanisms()["bounded-counts"].kind == "count"
     # Gaussian counts at (eps/2, delta/2) with l2-sensitivity sqrt(Delta0)
-    assert gaussian_delta(d["count_sigma"], 1.0, math.sqrt(16)) == pytest.approx(5e-7, rel=1e-6)
-    assert d["count_epsilon"] + d["selection_epsilon"] == pytest.approx(2.0)
-    assert d["count_delta"] + d["selection_delta"] == pytest.approx(1e-6)
-    assert d["count_threshold"] == pytest.approx((2 + 0.1) * d["count_sigma"] / 0.1)
+    assert gaussian_delta(d.count_sigma, 1.0, math.sqrt(16)) == pytest.approx(5e-7, rel=1e-6)
+    assert d.count_epsilon + d.selection_epsilon == pytest.approx(2.0)
+    assert d.count_delta + d.selection_delta == pytest.approx(1e-6)
+    assert d.count_threshold == pytest.approx((2 + 0.1) * d.count_sigma / 0.1)
     d4 = get_mechanism("bounded-counts", epsilon=2.0, delta=1e-6, max_items=64).calibrate().details
-    assert d4["count_sigma"] == pytest.approx(2 * d["count_sigma"], rel=1e-9)
+    assert d4.count_sigma == pytest.approx(2 * d.count_sigma, rel=1e-9)
     off = get_mechanism("bounded-counts", epsilon=2.0, delta=1e-6, max_items=16, use_threshold="no")
-    assert off.calibrate().details["count_threshold"] is None
+    assert off.calibrate().details.count_threshold is None
 
 
 def _wide_corpus(n_users=400, n_words=60, seed=0):
@@ -375,7 +375,7 @@ def test_bounded_counts_threshold_filters_the_same_draws():
     kw = dict(epsilon=8.0, delta=1e-6, max_items=5, rel_error=0.1)
     with_t = get_mechanism("bounded-counts", use_threshold="yes", **kw)
     without = get_mechanism("bounded-counts", use_threshold="no", **kw)
-    thr = with_t.calibrate().details["count_threshold"]
+    thr = with_t.calibrate().details.count_threshold
     for seed in range(5):
         a = with_t.release(corpus, seed=seed)
         b = without.release(corpus, seed=seed)
@@ -387,7 +387,7 @@ def test_bounded_counts_threshold_filters_the_same_draws():
         assert all(kept[i] == c for i, c in zip(a.items.tolist(), a.noisy_counts.tolist()))
         dropped = set(b.items.tolist()) - set(a.items.tolist())
         assert all(kept[i] <= math.ceil(thr) for i in dropped)
-        assert np.all(a.count_std == pytest.approx(with_t.calibrate().details["count_sigma"]))
+        assert np.all(a.count_std == pytest.approx(with_t.calibrate().details.count_sigma))
 
 
 def test_bounded_counts_respect_the_bound():
@@ -475,10 +475,10 @@ def test_count_noise_std_is_finite_and_never_grows_with_epsilon():
     stds, thresholds = [], []
     for eps in EPS_RANGE:
         d = _range_mechanism(eps).calibrate().details
-        assert 0 < d["delta_star"] and math.isfinite(d["count_noise_std_first"]) and math.isfinite(d["first_threshold"])
-        assert 1 <= d["max_gumbel_steps"] <= pcr_mod.PCR_STEP_CAP
-        stds.append(d["count_noise_std_first"])
-        thresholds.append(d["first_threshold"])
+        assert 0 < d.delta_star and math.isfinite(d.count_noise_std_first) and math.isfinite(d.first_threshold)
+        assert 1 <= d.max_gumbel_steps <= pcr_mod.PCR_STEP_CAP
+        stds.append(d.count_noise_std_first)
+        thresholds.append(d.first_threshold)
     assert all(b <= a for a, b in zip(stds, stds[1:])), stds
     assert all(b <= a for a, b in zip(thresholds, thresholds[1:])), thresholds
     # the issue's figures at delta = 1e-6 under the earlier rule were 5,205 (eps 3), 7,308 (1e6), 36,168 (1e100)
@@ -494,7 +494,7 @@ def test_release_over_the_epsilon_range(eps):
     rel = _range_mechanism(eps).release(corpus)
     assert np.all(np.isfinite(rel.count_std)) and np.all(np.isfinite(rel.noisy_counts))
     lg = rel.diagnostics.extra["ledger"]
-    assert lg.delta_spent <= rel.calibration.details["delta_zcdp"] and np.all(np.isfinite(lg.eps))
+    assert lg.delta_spent <= rel.calibration.details.delta_zcdp and np.all(np.isfinite(lg.eps))
     if eps >= 1e6:
         assert set(rel.items.tolist()) == {"a", "b", "c"}  # and nobody's own word
     elif eps >= 1.0:

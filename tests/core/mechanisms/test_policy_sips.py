@@ -70,12 +70,12 @@ def test_per_round_calibration_against_an_independent_recomputation(eps, delta, 
     sigma, sig, dlt, thr, gam = independent_rounds(eps, delta, m, alpha, rounds, r)
     cal = psips(eps, delta, max_items=m, alpha=alpha, rounds=rounds, round_ratio=r).calibrate()
     d = cal.details
-    assert cal.scale == pytest.approx(sigma, rel=1e-8) and d["mu_gdp"] == pytest.approx(1 / sigma, rel=1e-8)
-    np.testing.assert_allclose(d["sigma_i"], sig, rtol=1e-8)
-    np.testing.assert_allclose(d["delta_i"], dlt, rtol=1e-12)
-    np.testing.assert_allclose(d["threshold_i"], thr, rtol=1e-6)
-    np.testing.assert_allclose(d["gamma_i"], gam, rtol=1e-6)
-    assert (cal.rho, cal.gamma) == (d["threshold_i"][0], d["gamma_i"][0]) and cal.noise == "gaussian"
+    assert cal.scale == pytest.approx(sigma, rel=1e-8) and d.mu_gdp == pytest.approx(1 / sigma, rel=1e-8)
+    np.testing.assert_allclose(d.sigma_i, sig, rtol=1e-8)
+    np.testing.assert_allclose(d.delta_i, dlt, rtol=1e-12)
+    np.testing.assert_allclose(d.threshold_i, thr, rtol=1e-6)
+    np.testing.assert_allclose(d.gamma_i, gam, rtol=1e-6)
+    assert (cal.rho, cal.gamma) == (d.threshold_i[0], d.gamma_i[0]) and cal.noise == "gaussian"
 
 
 @pytest.mark.parametrize("how", ["half", "tuned"])
@@ -85,23 +85,23 @@ def test_rounds_never_spend_more_than_epsilon_delta(eps, delta, m, alpha, rounds
     d = cal.details
     # exact: the Gaussian rounds' mu_i^2 add up to at most 1/sigma^2, the threshold deltas to at most
     # delta_thresholds, and delta_noise + delta_thresholds <= delta
-    assert sum(1 / Fraction(s) ** 2 for s in d["sigma_i"]) <= 1 / Fraction(cal.scale) ** 2
-    assert sum(Fraction(x) for x in d["delta_i"]) <= Fraction(d["delta_thresholds"])
-    assert Fraction(d["delta_noise"]) + Fraction(d["delta_thresholds"]) <= Fraction(delta)
+    assert sum(1 / Fraction(s) ** 2 for s in d.sigma_i) <= 1 / Fraction(cal.scale) ** 2
+    assert sum(Fraction(x) for x in d.delta_i) <= Fraction(d.delta_thresholds)
+    assert Fraction(d.delta_noise) + Fraction(d.delta_thresholds) <= Fraction(delta)
     # dp-accounting: the adaptive composition of the rounds' Gaussian mechanisms (l2-sensitivity 1) is
     # (eps, delta_noise)-DP, and tightly so
     acc = PLDAccountant(value_discretization_interval=1e-4)
-    acc.compose(dp_accounting.ComposedDpEvent([dp_accounting.GaussianDpEvent(s) for s in d["sigma_i"]]))
-    assert eps * (1 - 1e-3) <= acc.get_epsilon(d["delta_noise"]) <= eps * (1 + 1e-5)
+    acc.compose(dp_accounting.ComposedDpEvent([dp_accounting.GaussianDpEvent(s) for s in d.sigma_i]))
+    assert eps * (1 - 1e-3) <= acc.get_epsilon(d.delta_noise) <= eps * (1 + 1e-5)
     # each round's threshold: a lone user's t items at 1/sqrt(t) cross T_i with probability <= delta_i
     t = np.arange(1, m + 1)
-    for s, thr, di in zip(d["sigma_i"], d["threshold_i"], d["delta_i"]):
+    for s, thr, di in zip(d.sigma_i, d.threshold_i, d.delta_i):
         assert -np.expm1(t * norm.logcdf((thr - 1 / np.sqrt(t)) / s)).max() <= di * (1 + 1e-9)
     # the ledger's declared cost: rho_zcdp = 1/(2 sigma^2) (rounded up), delta = the thresholds' share
     from dpsu_core.ledger import zcdp_cost
 
     cost = zcdp_cost(cal)
-    assert cost is not None and cost.delta == d["delta_thresholds"]
+    assert cost is not None and cost.delta == d.delta_thresholds
     assert Fraction(cost.rho) >= 1 / (2 * Fraction(cal.scale) ** 2) and cost.rho == pytest.approx(0.5 / cal.scale**2)
 
 
@@ -118,7 +118,7 @@ def test_a_round_share_below_the_smallest_float_is_a_clear_error():
     # round 1's share 5e-307 over t <= Delta0 must stay a normal float: refused at Delta0 = 100, kept at Delta0 = 1
     with pytest.raises(ParameterError, match="leaves the float range"):
         psips(3.0, 1e-300, rounds=2, round_ratio=1e-6).calibrate()
-    assert psips(3.0, 1e-300, rounds=2, round_ratio=1e-6, max_items=1).calibrate().details["delta_i"][0] > 0
+    assert psips(3.0, 1e-300, rounds=2, round_ratio=1e-6, max_items=1).calibrate().details.delta_i[0] > 0
 
 
 def test_registered_with_its_parameters():
@@ -199,7 +199,7 @@ def test_released_items_never_reenter_a_later_round(monkeypatch):
     assert len(calls) == 4
     released_before = np.zeros(corpus.n_items, dtype=bool)
     for i, c in enumerate(calls):
-        assert (c["gamma"], c["sigma"], c["rho"]) == (d["gamma_i"][i], d["sigma_i"][i], d["threshold_i"][i])
+        assert (c["gamma"], c["sigma"], c["rho"]) == (d.gamma_i[i], d.sigma_i[i], d.threshold_i[i])
         assert c["max_items"] == 5
         np.testing.assert_array_equal(c["keep"], ~released_before)  # every earlier release is filtered out
         assert np.all(c["h"][released_before] == 0)  # ... so it gets no weight and cannot be a candidate
@@ -242,9 +242,9 @@ def test_lone_user_items_released_with_probability_at_most_delta(n_unique, lone_
     # Power: with only unique words the lone user's step gives each of them 1/sqrt(n_unique) (all start at
     # gap Gamma_i) in every round until one is released; the estimate must contain that exact probability
     d = factory().calibrate().details
-    assert d["noise_share"] == share
+    assert d.noise_share == share
     w = [1 / math.sqrt(n_unique)] * n_unique
-    miss = np.prod([1 - exceed_probability("gaussian", s, t, w) for s, t in zip(d["sigma_i"], d["threshold_i"])])
+    miss = np.prod([1 - exceed_probability("gaussian", s, t, w) for s, t in zip(d.sigma_i, d.threshold_i)])
     exact = 1 - miss
-    assert exact <= d["delta_thresholds"] * (1 + 1e-9) <= DELTA_MC * (1 + 1e-9)  # the thresholds' share of delta
+    assert exact <= d.delta_thresholds * (1 + 1e-9) <= DELTA_MC * (1 + 1e-9)  # the thresholds' share of delta
     assert est.contains(exact), (est, exact)

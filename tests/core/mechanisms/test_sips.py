@@ -45,11 +45,11 @@ def independent_rounds(eps, delta, m, rounds, r):
 def test_spec_reference_values():
     # docs/algorithms.md §7: eps 1, delta 1e-5 (5e-6 / 5e-6), I = 3, r = 0.3, Delta0 = 100
     d = sips(max_items=100).calibrate().details
-    assert d["mu_gdp"] == pytest.approx(0.2575, abs=5e-5)
-    np.testing.assert_allclose(d["sigma_i"], [15.264, 8.361, 4.579], atol=5e-4)
+    assert d.mu_gdp == pytest.approx(0.2575, abs=5e-5)
+    np.testing.assert_allclose(d.sigma_i, [15.264, 8.361, 4.579], atol=5e-4)
     # recomputed: 88.695 / 46.910 / 24.765 (older notes printed T_1 rounded up to 88.70)
-    np.testing.assert_allclose(d["threshold_i"], [88.70, 46.91, 24.77], atol=6e-3)
-    assert d["delta_thresholds"] == d["delta_conversion"] == 5e-6
+    np.testing.assert_allclose(d.threshold_i, [88.70, 46.91, 24.77], atol=6e-3)
+    assert d.delta_thresholds == d.delta_conversion == 5e-6
 
 
 @pytest.mark.parametrize(
@@ -60,31 +60,31 @@ def test_per_round_sigma_and_threshold_against_an_independent_recomputation(eps,
     mu, f, rho, sig, dlt, thr = independent_rounds(eps, delta, m, rounds, r)
     cal = sips(eps, delta, max_items=m, rounds=rounds, ratio=r).calibrate()
     d = cal.details
-    assert d["mu_gdp"] == pytest.approx(mu, rel=1e-8)
-    np.testing.assert_allclose(d["fraction_i"], f, rtol=1e-12)
-    np.testing.assert_allclose(d["sigma_i"], sig, rtol=1e-8)
-    np.testing.assert_allclose(d["rho_zcdp_i"], rho, rtol=1e-8)
-    np.testing.assert_allclose(d["delta_i"], dlt, rtol=1e-12)
-    np.testing.assert_allclose(d["threshold_i"], thr, rtol=1e-6)
-    assert cal.rho == d["threshold_i"][0] and cal.noise == "gaussian"
-    assert all(a > b for a, b in zip(d["sigma_i"], d["sigma_i"][1:]))  # r < 1: the last round is the least noisy
+    assert d.mu_gdp == pytest.approx(mu, rel=1e-8)
+    np.testing.assert_allclose(d.fraction_i, f, rtol=1e-12)
+    np.testing.assert_allclose(d.sigma_i, sig, rtol=1e-8)
+    np.testing.assert_allclose(d.rho_zcdp_i, rho, rtol=1e-8)
+    np.testing.assert_allclose(d.delta_i, dlt, rtol=1e-12)
+    np.testing.assert_allclose(d.threshold_i, thr, rtol=1e-6)
+    assert cal.rho == d.threshold_i[0] and cal.noise == "gaussian"
+    assert all(a > b for a, b in zip(d.sigma_i, d.sigma_i[1:]))  # r < 1: the last round is the least noisy
 
 
 def test_rounds_compose_to_the_budget():
     eps, delta = 3.0, math.exp(-10)
     d = sips(eps, delta, max_items=100).calibrate().details
     # zCDP: the rounds' rho_i add up to rho_z = mu^2 / 2, and the threshold deltas to delta/2
-    assert sum(d["rho_zcdp_i"]) == pytest.approx(d["rho_zcdp"], rel=1e-12)
-    assert d["rho_zcdp"] == pytest.approx(d["mu_gdp"] ** 2 / 2, rel=1e-12)
-    assert sum(d["delta_i"]) == pytest.approx(delta / 2, rel=1e-12)
-    assert d["delta_thresholds"] + d["delta_conversion"] == pytest.approx(delta, rel=1e-15)
+    assert sum(d.rho_zcdp_i) == pytest.approx(d.rho_zcdp, rel=1e-12)
+    assert d.rho_zcdp == pytest.approx(d.mu_gdp**2 / 2, rel=1e-12)
+    assert sum(d.delta_i) == pytest.approx(delta / 2, rel=1e-12)
+    assert d.delta_thresholds + d.delta_conversion == pytest.approx(delta, rel=1e-15)
     # dp-accounting: the adaptive composition of the rounds' Gaussian mechanisms (l2-sensitivity 1) is
     # (eps, delta/2)-DP, and tightly so
     acc = PLDAccountant(value_discretization_interval=1e-4)
-    acc.compose(dp_accounting.ComposedDpEvent([dp_accounting.GaussianDpEvent(s) for s in d["sigma_i"]]))
+    acc.compose(dp_accounting.ComposedDpEvent([dp_accounting.GaussianDpEvent(s) for s in d.sigma_i]))
     assert eps * (1 - 1e-3) <= acc.get_epsilon(delta / 2) <= eps * (1 + 1e-5)
     # the Gaussian-DP curve is tighter than the generic zCDP conversion rho + 2 sqrt(rho ln(1/delta'))
-    rho = d["rho_zcdp"]
+    rho = d.rho_zcdp
     assert rho + 2 * math.sqrt(rho * math.log(2 / delta)) > eps
 
 
@@ -114,7 +114,7 @@ def test_released_items_never_reenter_a_later_round(monkeypatch):
     assert len(calls) == 4
     released_before = np.zeros(corpus.n_items, dtype=bool)
     for i, c in enumerate(calls):
-        assert c["sigma"] == d["sigma_i"][i] and c["rho"] == d["threshold_i"][i] and c["max_items"] == 5
+        assert c["sigma"] == d.sigma_i[i] and c["rho"] == d.threshold_i[i] and c["max_items"] == 5
         np.testing.assert_array_equal(c["keep"], ~released_before)  # every earlier release is filtered out
         assert np.all(c["h"][released_before] == 0)  # ... so it gets no weight and cannot be a candidate
         assert not released_before[c["ids"]].any()
@@ -142,7 +142,7 @@ def test_release_diagnostics_are_labelled_not_private():
     rel = sips(epsilon=3.0, delta=1e-5, max_items=5).release(corpus, seed=0)
     assert "NOT private" in rel.diagnostics.extra["note"]
     assert rel.diagnostics.weights is not None and rel.diagnostics.weights.shape == (corpus.n_items,)
-    assert rel.calibration.details["sigma_i"] and rel.calibration.params == {"max_items": 5, "rounds": 3, "ratio": 0.3}
+    assert rel.calibration.details.sigma_i and rel.calibration.params == {"max_items": 5, "rounds": 3, "ratio": 0.3}
 
 
 # --------------------------------------------------------------------------- a lone user's items: P <= delta
@@ -162,7 +162,7 @@ def test_lone_user_items_released_with_probability_at_most_delta(n_unique):
     # is the same in every round until one of its words is released), which the estimate must contain
     d = factory().calibrate().details
     w = [1 / math.sqrt(n_unique)] * n_unique
-    miss = np.prod([1 - exceed_probability("gaussian", s, t, w) for s, t in zip(d["sigma_i"], d["threshold_i"])])
+    miss = np.prod([1 - exceed_probability("gaussian", s, t, w) for s, t in zip(d.sigma_i, d.threshold_i)])
     exact = 1 - miss
     assert exact <= DELTA_MC / 2 * (1 + 1e-9)  # the thresholds' share delta/2
     assert est.contains(exact), (est, exact)
@@ -197,5 +197,39 @@ def test_round_budgets_are_rounded_to_the_private_side_exactly():
     assert checked == 400 and over > 0
     # the calibration uses exactly these roundings
     d = sips(3.0, math.exp(-10), max_items=50, rounds=7, ratio=0.37).calibrate().details
-    assert sum(Fraction(x) for x in d["delta_i"]) <= Fraction(d["delta_thresholds"])
-    assert sum(1 / Fraction(s) ** 2 for s in d["sigma_i"]) <= 1 / Fraction(gaussian_scale(3.0, math.exp(-10))) ** 2
+    assert sum(Fraction(x) for x in d.delta_i) <= Fraction(d.delta_thresholds)
+    assert sum(1 / Fraction(s) ** 2 for s in d.sigma_i) <= 1 / Fraction(gaussian_scale(3.0, math.exp(-10))) ** 2
+
+
+# --------------------------------------------------------------------------- shown as rounds (issue 27.2)
+@pytest.mark.parametrize("name", ["dp-sips", "policy-sips"])
+def test_calibrate_and_the_report_show_every_round_with_the_last_as_headline(name, capsys):
+    from dpsu_core.cli import main
+    from dpsu_core.export import report_dict, report_markdown
+    from dpsu_core.mechanisms.base import Diagnostics, make_release
+    from dpsu_core.mechanisms.registry import mechanism_class
+
+    cal = get_mechanism(name, epsilon=3.0, delta=1e-6, max_items=100).calibrate()
+    d = cal.details
+    mu, f, rho, sig, dlt, thr = independent_rounds(3.0, 1e-6, 100, 3, 0.3) if name == "dp-sips" else (None,) * 6
+    if thr is not None:  # DP-SIPS: the last round's threshold against the independent recomputation
+        assert d.threshold_i[-1] == pytest.approx(thr[-1], rel=1e-6)
+    view = mechanism_class(name).calibration_view(cal)
+    assert view.threshold == d.threshold_i[-1] < d.threshold_i[0] == cal.rho  # the headline is not round 1's
+    assert [r.threshold for r in view.rounds] == list(d.threshold_i) and [r.share for r in view.rounds] == list(
+        d.fraction_i
+    )
+    # dpsu calibrate: the headline lines and one line per round
+    assert main(["calibrate", "-m", name, "-e", "3", "-d", "1e-6", "--max-items", "100"]) == 0
+    vals = dict(line.split(": ", 1) for line in capsys.readouterr().out.strip().splitlines())
+    assert float(vals["Threshold T₃ (last round)"]) == pytest.approx(d.threshold_i[-1], rel=1e-5)
+    assert "rho" not in vals and "Gamma" not in vals  # no round-1 figure under a headline name
+    for i in range(3):
+        assert f"T_i {d.threshold_i[i]:.6g}" in vals[f"round {i + 1}"]
+        assert f"sigma_i {d.sigma_i[i]:.6g}" in vals[f"round {i + 1}"]
+    # the report: its keys unchanged, the rounds table in the Markdown
+    empty = corpus_from_token_lists([[["a"]]])
+    rel = make_release(cal, empty, np.zeros(0, dtype=np.int64), Diagnostics(), seed=None, elapsed=0.0)
+    assert report_dict(rel)["calibration"]["details"]["threshold_i"] == list(d.threshold_i)
+    md = report_markdown(rel)
+    assert "### Rounds" in md and f"| 3 | {d.sigma_i[2]:.6g} | {d.threshold_i[2]:.6g} |" in md

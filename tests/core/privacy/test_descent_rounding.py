@@ -30,7 +30,7 @@ def largest_valid_gamma() -> float:
     best = 0.0
     for cls in MECHANISM_CLASSES:
         default = cls(epsilon=1.0, delta=1e-6).calibrate()
-        if default.gamma is None and "gamma_i" not in default.details:
+        if default.gamma is None and "gamma_i" not in default.details.as_dict():
             continue  # no cutoff: not a descent
         for eps, delta, params in corner_grid(cls):
             if eps != EPSILON_MIN:  # every cutoff grows as epsilon shrinks
@@ -39,7 +39,7 @@ def largest_valid_gamma() -> float:
                 cal = cls(epsilon=eps, delta=delta, **params).calibrate()
             except DpsuError:
                 continue
-            gammas = [cal.gamma or 0.0, *cal.details.get("gamma_i", [])]
+            gammas = [cal.gamma or 0.0, *cal.details.as_dict().get("gamma_i", [])]
             best = max(best, *map(float, gammas))
     return best
 

@@ -65,7 +65,7 @@ def test_sigma_meets_half_delta_in_exact_arithmetic(eps, delta):
         sigma = gaussian_scale(eps, delta)
         assert _delta_exact(mp.mpf(sigma), mp.mpf(eps), 1) <= mp.mpf(delta) / 2
         # bounded counts: selection at (eps/2, delta/2) with l2 = 1, counts at (eps/2, delta/2) with l2 = sqrt(100)
-        cal = get_mechanism("bounded-counts", epsilon=eps, delta=delta, max_items=100).calibrate().details
+        cal = get_mechanism("bounded-counts", epsilon=eps, delta=delta, max_items=100).calibrate().details.as_dict()
         e2, d2 = mp.mpf(cal["selection_epsilon"]), mp.mpf(cal["selection_delta"])
         assert e2 + mp.mpf(cal["count_epsilon"]) <= mp.mpf(eps) and d2 + mp.mpf(cal["count_delta"]) <= mp.mpf(delta)
         assert _delta_exact(mp.mpf(cal["selection_sigma"]), e2, 1) <= d2 / 2

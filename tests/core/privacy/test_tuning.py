@@ -96,15 +96,15 @@ def test_tuned_policy_gaussian_matches_an_independent_recomputation(eps, delta, 
     cal = tuned_policy_gaussian(eps, delta, m, alpha, users=users)
     d = cal.details
     k = users or independent_margin(eps, delta, m, alpha)
-    assert d["tuned_for_users"] == k
+    assert d.tuned_for_users == k
     # the chosen share maximises the chance for k users over the grid, recomputed independently at every share
     chances = {s: independent_chance(eps, delta, m, alpha, s, k) for s in SHARES}
     best = max(chances.values())
-    share = d["noise_share"]
+    share = d.noise_share
     assert share in SHARES and chances[share] >= best - 1e-6 * max(best, 1e-300)
-    assert d["release_chance"] == pytest.approx(chances[share], rel=1e-5, abs=1e-12)
-    assert d["release_chance_half"] == pytest.approx(chances[0.5], rel=1e-5, abs=1e-12)
-    assert d["release_chance"] >= d["release_chance_half"]  # the halves are on the grid: tuning never loses
+    assert d.release_chance == pytest.approx(chances[share], rel=1e-5, abs=1e-12)
+    assert d.release_chance_half == pytest.approx(chances[0.5], rel=1e-5, abs=1e-12)
+    assert d.release_chance >= d.release_chance_half  # the halves are on the grid: tuning never loses
     sigma, rho, gamma = independent_policy_gaussian(eps, delta, m, alpha, share)
     assert cal.scale == pytest.approx(sigma, rel=1e-7)
     assert cal.rho == pytest.approx(rho, rel=1e-6)
@@ -122,7 +122,7 @@ def test_the_choice_reads_no_data():
     )
     mech = get_mechanism("policy-sips", epsilon=3.0, delta=1e-6, max_items=20, delta_split="tuned", tune_users=30)
     cals = [mech.calibrate(), mech.release(a).calibration, mech.release(b).calibration]
-    assert cals[0].details["noise_share"] != 0.5  # the tuned split moved (else the check below proves little)
+    assert cals[0].details.noise_share != 0.5  # the tuned split moved (else the check below proves little)
     assert all(c.details == cals[0].details for c in cals[1:])
 
 
@@ -149,20 +149,20 @@ def test_within_the_single_item_model_the_chance_only_grows_with_alpha(rounds):
 def test_tuned_policy_gaussian_never_spends_more_than_epsilon_delta(eps, delta, m, alpha, users):
     cal = tuned_policy_gaussian(eps, delta, m, alpha, users=users)
     d = cal.details
-    assert Fraction(d["delta_noise"]) + Fraction(d["delta_zcdp"]) <= Fraction(delta)
+    assert Fraction(d.delta_noise) + Fraction(d.delta_zcdp) <= Fraction(delta)
     # the Gaussian part: dp-accounting's tight PLD of N(0, sigma^2) at l2-sensitivity 1 gives <= epsilon at delta_noise
     acc = PLDAccountant(value_discretization_interval=1e-4)
     acc.compose(dp_accounting.GaussianDpEvent(cal.scale))
-    assert acc.get_epsilon(d["delta_noise"]) <= eps * (1 + 1e-5)
+    assert acc.get_epsilon(d.delta_noise) <= eps * (1 + 1e-5)
     # the threshold part: a lone user's t items, each at 1/sqrt(t), cross rho with probability <= delta_thr
     t = np.arange(1, m + 1)
     p_cross = -np.expm1(t * norm.logcdf((cal.rho - 1 / np.sqrt(t)) / cal.scale))
-    assert p_cross.max() <= d["delta_zcdp"] * (1 + 1e-9)
+    assert p_cross.max() <= d.delta_zcdp * (1 + 1e-9)
     # the ledger reads the declared cost (the threshold delta is not delta/2 any more)
     from dpsu_core.ledger import zcdp_cost
 
     cost = zcdp_cost(cal)
-    assert cost is not None and cost.delta == d["delta_zcdp"]
+    assert cost is not None and cost.delta == d.delta_zcdp
     assert cost.rho == pytest.approx(1 / (2 * cal.scale**2), rel=1e-12) and cost.rho >= 1 / (2 * cal.scale**2)
 
 
@@ -171,7 +171,7 @@ def test_one_round_at_the_half_split_is_policy_gaussian(eps, delta, m, alpha):
     a = get_mechanism("policy-gaussian", epsilon=eps, delta=delta, max_items=m, alpha=alpha).calibrate()
     b = tuned_policy_gaussian(eps, delta, m, alpha, "half")
     assert (a.scale, a.rho, a.gamma) == (b.scale, b.rho, b.gamma)
-    assert b.details["delta_zcdp"] == delta / 2
+    assert b.details.delta_zcdp == delta / 2
 
 
 def test_at_the_standard_setting_the_tuned_split_gains_under_a_percentage_point():
@@ -181,8 +181,8 @@ def test_at_the_standard_setting_the_tuned_split_gains_under_a_percentage_point(
     tuned = tuned_policy_gaussian(3.0, math.exp(-10), 100, 3.0)
     assert half.rho == pytest.approx(6.8237, abs=5e-5)  # docs/algorithms.md §2's reference value
     d = tuned.details
-    assert (d["tuned_for_users"], d["noise_share"]) == (69, 0.6)
-    assert 0 < d["release_chance"] - d["release_chance_half"] < 0.01
+    assert (d.tuned_for_users, d.noise_share) == (69, 0.6)
+    assert 0 < d.release_chance - d.release_chance_half < 0.01
     assert 0.99 * half.rho < tuned.rho < half.rho
 
 
@@ -190,11 +190,9 @@ def test_at_the_standard_setting_the_tuned_split_gains_under_a_percentage_point(
 def test_at_the_standard_setting_the_chance_and_the_smallest_threshold_pick_the_same_share(alpha, rounds):
     # why the synthetic-200k "tuned split" rows (measured when 'tuned' minimised the last threshold) stand for the
     # chance objective too: both pick 0.6 there
-    from dpsu_core.mechanisms.policy_sips import round_calibration
+    from dpsu_core.mechanisms.policy_sips import policy_rounds
 
     eps, delta = 3.0, math.exp(-10)
-    by_chance = tuned_policy_gaussian(eps, delta, 100, alpha, rounds=rounds).details["noise_share"]
-    by_threshold, _ = best_split(
-        delta, lambda s: round_calibration(eps, s, 100, alpha, rounds, 0.02)["threshold_i"][-1]
-    )
+    by_chance = tuned_policy_gaussian(eps, delta, 100, alpha, rounds=rounds).details.noise_share
+    by_threshold, _ = best_split(delta, lambda s: policy_rounds(eps, s, 100, alpha, rounds, 0.02).threshold_i[-1])
     assert by_chance == by_threshold.noise_share == 0.6
