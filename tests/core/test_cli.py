@@ -436,14 +436,15 @@ def test_an_empty_release_says_why_as_the_app_does(tmp_path, capsys):
     from dpsu_core.utility import utility_preview
 
     src = tmp_path / "tiny.csv"
-    src.write_text("user,text\n" + "".join(f"u{i},hello world {i}\n" for i in range(30)))
+    # 6 users: "hello" weighs 6/sqrt(3) against rho 47.9, sigma 8.35 at epsilon 0.5 (5.3 sigma: chance about 1e-7)
+    src.write_text("user,text\n" + "".join(f"u{i},hello world {i}\n" for i in range(6)))
     code, out, err = _run(
         ["release", str(src), "-o", str(tmp_path / "o.csv"), "--user-col", "user", "--text-col", "text"]
-        + ["-m", "policy-gaussian", "-e", "1", "-d", "1e-6"],
+        + ["-m", "policy-gaussian", "-e", "0.5", "-d", "1e-6"],
         capsys,
     )
     assert code == 0 and out.startswith("released 0 items with Policy Gaussian") and "()" not in out
-    cal = get_mechanism("policy-gaussian", epsilon=1.0, delta=1e-6).calibrate()
+    cal = get_mechanism("policy-gaussian", epsilon=0.5, delta=1e-6).calibrate()
     k50 = utility_preview(cal).users_needed[0.5]
     assert f"nothing was released: at this budget an item needs about {k50:,} users for an even chance" in err
     assert "raise --epsilon" in err

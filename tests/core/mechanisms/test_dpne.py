@@ -509,4 +509,4 @@ def test_dpsu_even_per_length_deltas_never_add_up_past_half_delta():
         naive_over += Fraction(delta / t / 2.0) * (2 * t) > Fraction(delta)
     assert naive_over > 100  # the case the rounding is for does occur in this sample
     cal = get_mechanism("dpsu-even", epsilon=1.0, delta=3e-7, max_n=3, max_items=5).calibrate()
-    assert Fraction(cal.details["threshold_delta_per_length"]) * 6 <= Fraction(3e-7)
+    assert Fraction(cal.details.threshold_delta_per_length) * 6 <= Fraction(3e-7)
