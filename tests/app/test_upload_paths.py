@@ -123,7 +123,9 @@ def test_a_public_corpus_that_becomes_the_private_one_is_dropped():
     raw = read_upload(data, "public.csv")
     public = load_upload(raw, "public.csv", LoadOptions(user_col="handle", text_col="said"))
     state = AppState()
-    state.public = PublicCorpus(public, "public.csv", content_digest(raw), LoadOptions(user_col="handle", text_col="said"))
+    state.public = PublicCorpus(
+        public, "public.csv", content_digest(raw), LoadOptions(user_col="handle", text_col="said")
+    )
     other = load_upload(_private_bytes(), "posts.csv", LoadOptions())
     state.set_corpus(other, "posts.csv", LoadOptions(), is_demo=False, canaries=[], dataset_key=UPLOAD_KEY + "0" * 32)
     assert state.public_corpus is public  # another file: kept
