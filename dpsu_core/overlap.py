@@ -306,11 +306,9 @@ def siphash(data: bytes, key: Key) -> int:
     return int(out[0])
 
 
-_LOWER = np.arange(256, dtype=np.uint8)  # ASCII upper case -> lower case, every other byte as it is
-_LOWER[65:91] += 32
-_ASCII_SPACE = np.zeros(256, np.bool_)  # \t \n \v \f \r and the space
-_ASCII_SPACE[9:14] = True
-_ASCII_SPACE[32] = True
+_NORMAL = np.arange(256, dtype=np.uint8)  # ASCII white space -> space, upper case -> lower case, the rest as is
+_NORMAL[65:91] += 32
+_NORMAL[9:14] = 32
 
 
 @numba.njit(cache=True, nogil=True)
@@ -318,33 +316,34 @@ def _normalise_ascii(data, offsets, wide):  # pragma: no cover - compiled
     """Each row with ASCII white space runs as one space, trimmed, ASCII letters lower-cased (bytes below 0x80
     are never part of a multi-byte UTF-8 character, so this is safe on any UTF-8), written from an 8-byte aligned
     start and zero-padded: (the rows as little-endian uint64 words, each row's first word, its length in bytes).
-    ``wide``: the row has a byte >= 0x80 (Unicode normalisation needed first)."""
+    ``wide``: the row has a byte >= 0x80 (Unicode normalisation needed first). Branch-free per byte: every byte is
+    written, and the write position moves on unless it is a space after a space (or at the start)."""
     n = offsets.shape[0] - 1
-    buf = np.zeros(data.shape[0] + 8 * n + 8, np.uint8)
+    buf = np.zeros(data.shape[0] + 8 * n + 16, np.uint8)
     starts = np.empty(n, np.int64)
     lengths = np.empty(n, np.int64)
-    low, space = _LOWER, _ASCII_SPACE
+    table = _NORMAL
     w = 0
     for j in range(n):
         starts[j] = w >> 3
         begin = w
-        pending = False
+        prev = 32  # as if a space came before: leading white space is dropped
         high = 0
         for i in range(offsets[j], offsets[j + 1]):
             b = data[i]
-            if space[b]:
-                pending = w > begin
-                continue
-            if pending:
-                buf[w] = 32
-                w += 1
-                pending = False
-            buf[w] = low[b]
+            c = table[b]
+            buf[w] = c
+            w += (c != 32) | (prev != 32)
+            prev = c
             high |= b
-            w += 1
+        if w > begin and buf[w - 1] == 32:  # one trailing space left: trimmed
+            w -= 1
+        end = (w + 8) & ~7  # the next row starts on a fresh word (at least one zero word-tail after this row)
+        for k in range(w, end + 1):
+            buf[k] = 0  # the bytes written past the row's end (skipped spaces)
         wide[j] = high >= 0x80
         lengths[j] = w - begin
-        w = (w + 8) & ~7  # the next row starts on a fresh word (at least one zero word-tail after this row)
+        w = end
     return buf[: w + 8].view(np.uint64), starts, lengths
 
 
