@@ -31,6 +31,13 @@ EXPLORE_KINDS = {
 }
 
 
+NONE_CHOICE = "none"  # the stop-word list's "no list"
+CHOICES = {  # the choices of the options picked from a list
+    "tokenizer": lambda: list(TOKENIZERS),
+    "stop_words": lambda: [NONE_CHOICE, *stop_word_languages()],
+}
+
+
 def cleaning_options(current: LoadOptions) -> LoadOptions:
     """The cleaning and tokenizing widgets, generated from their declarations (``dpsu_core.reading``), and the
     longest n-gram (``dpsu_core.params``): the options they set, without the file's reading choices."""
@@ -71,10 +78,6 @@ def _option_widget(where, o: ReadingOption, value):
         o.label, choices, index=choices.index(shown) if shown in choices else 0, key=o.key, help=o.app_help
     )
     return None if picked == NONE_CHOICE else picked
-
-
-NONE_CHOICE = "none"  # the stop-word list's "no list"
-CHOICES = {"tokenizer": lambda: list(TOKENIZERS), "stop_words": lambda: [NONE_CHOICE, *stop_word_languages()]}
 
 
 def explore_section() -> None:
