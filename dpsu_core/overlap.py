@@ -319,7 +319,7 @@ def _normalise_ascii(data, offsets, wide):  # pragma: no cover - compiled
     ``wide``: the row has a byte >= 0x80 (Unicode normalisation needed first). Branch-free per byte: every byte is
     written, and the write position moves on unless it is a space after a space (or at the start)."""
     n = offsets.shape[0] - 1
-    buf = np.zeros(data.shape[0] + 8 * n + 16, np.uint8)
+    buf = np.zeros(offsets[n] - offsets[0] + 8 * n + 16, np.uint8)  # every row's bytes, padding and a spare word
     starts = np.empty(n, np.int64)
     lengths = np.empty(n, np.int64)
     table = _NORMAL
