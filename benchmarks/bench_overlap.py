@@ -73,6 +73,7 @@ def _read(path: Path, on_batch=None) -> int:
         rows += len(texts)
         if on_batch is not None:
             on_batch(users, texts)
+    table.stream = table.texts = table.users = None  # as the loader does: the stream holds the file's bytes
     return rows
 
 
