@@ -45,10 +45,12 @@ SECTIONS = {
     "frontier_msnbc": "benchmarks.bench_frontier_msnbc",  # Policy DP-SIPS beside Policy Gaussian and DP-SIPS on MSNBC
     "frontier_demo": "benchmarks.bench_frontier_demo",  # the same on the bundled text corpus (assets/)
     "preview": "benchmarks.bench_preview",  # the Corpus page's whole-file column facts as a share of the load
+    "overlap": "benchmarks.bench_overlap",  # the content check of a public file against reading the two files (1M)
+    "overlap_10m": "benchmarks.bench_overlap_10m",  # the same on 10M users (two 2.3 GB CSVs)
 }
 # sections run only when named: scale_10m needs about 12 GB, spark about 8 GB (and Java 17), spark_side
 # Java 17 and pipeline-dp (the 'bench' extra)
-OPT_IN = {"scale_10m", "floor_10m", "spark", "spark_side"}
+OPT_IN = {"scale_10m", "floor_10m", "spark", "spark_side", "overlap_10m"}
 # data files a section needs: the runner refuses the section without them rather than replace committed
 # MSNBC figures with a "skipped" (the other sections run without the shared folder)
 NEEDS: dict[str, list[Path]] = {

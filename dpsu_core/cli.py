@@ -335,9 +335,10 @@ def _public_options(args: argparse.Namespace) -> LoadOptions | None:
     return None if opts == LoadOptions() else opts
 
 
-def _load_public(args: argparse.Namespace, options: LoadOptions | None):
-    """GW-KT's public corpus, read now with its columns as given (n-grams as long as the input's); a problem with
-    it is named as the public corpus's, with its --public-... flags."""
+def _load_public(args: argparse.Namespace, options: LoadOptions | None, on_batch: Any = None):
+    """GW-KT's public corpus, read now with its columns as given (n-grams as long as the input's; ``on_batch``:
+    its content check, ``overlap.Fingerprinter.add``); a problem with it is named as the public corpus's, with its
+    --public-... flags."""
     from dataclasses import replace
 
     from .corpus import LoadOptions, load_corpus
@@ -352,9 +353,43 @@ def _load_public(args: argparse.Namespace, options: LoadOptions | None):
     }
     try:
         opts = replace(options or LoadOptions(), max_n=_corpus_max_n(args))
-        return load_corpus(args.public_corpus, opts, limits=_read_limits(args))
+        return load_corpus(args.public_corpus, opts, limits=_read_limits(args), on_batch=on_batch)
     except DpsuError as exc:
         raise type(exc)(f"the public corpus {Path(args.public_corpus).name}: {speak(str(exc), names)}") from None
+
+
+def _input_fingerprint(args: argparse.Namespace, options: LoadOptions, limits: Any, key: Any):
+    """The input's content (``overlap.fingerprint``) for the Spark engine, which does not read it here: a local
+    file, or every part file of a local folder, read with the input's reading options; None for an input this
+    machine cannot read (a cluster's path)."""
+    from .overlap import fingerprint_options
+
+    path = args.input[len("file://") :] if args.input.startswith("file://") else args.input
+    if not Path(path).exists():
+        print(
+            "warning: --public-corpus not checked against the input (not a local file or folder); it must be "
+            "PUBLIC data",
+            file=sys.stderr,
+        )
+        return None
+    return fingerprint_options(path, key, options, limits)
+
+
+def _check_public(args: argparse.Namespace, public_print: Any, private: Any) -> None:
+    """Refuse GW-KT's public corpus when it shares too much of the input's content (``overlap``: one line, exit
+    2); say how much it shares when it shares less."""
+    from .overlap import check_public
+
+    use = "GW-KT's public corpus"
+    try:
+        found = check_public(public_print.finish(), private, use)
+    except InputError as exc:
+        raise InputError(f"--public-corpus {Path(args.public_corpus).name}: {exc}") from None
+    if found is not None and found.any:
+        print(
+            f"warning (raw data, not private): --public-corpus {Path(args.public_corpus).name}: {found.warning(use)}",
+            file=sys.stderr,
+        )
 
 
 def _load_options(args: argparse.Namespace) -> LoadOptions:
@@ -411,8 +446,13 @@ def _cmd_release(args: argparse.Namespace) -> int:
     public_options = _public_options(args)
     if public_options is not None and not args.public_corpus:
         raise DpsuError("the --public-... reading flags describe --public-corpus: add it, or drop them")
-    if public is not None:
-        public = _load_public(args, public_options)
+    public_print = private_print = None
+    if public is not None:  # its content is checked against the input's (``overlap``): hashed as both are read
+        from .overlap import Fingerprinter, new_key
+
+        key = new_key()  # this run's, never written anywhere
+        public_print, private_print = Fingerprinter(key), Fingerprinter(key)
+        public = _load_public(args, public_options, public_print.add)
     if args.spark_master and args.engine != "spark":
         raise DpsuError("--spark-master is only used with --engine spark; add --engine spark or drop it")
     if args.strict and args.engine == "spark":
@@ -437,9 +477,14 @@ def _cmd_release(args: argparse.Namespace) -> int:
     if args.engine == "spark":
         from .engines.spark import load_spark_corpus, spark_release, spark_session
 
+        if public_print is not None:  # before Spark starts: the input's files (a folder's parts) read here
+            _check_public(args, public_print, _input_fingerprint(args, options, limits, public_print.key))
         corpus = load_spark_corpus(args.input, options, spark=spark_session(args.spark_master))
     else:
-        corpus = load_corpus(args.input, options, limits=limits)
+        on_batch = None if private_print is None else private_print.add
+        corpus = load_corpus(args.input, options, limits=limits, on_batch=on_batch)
+        if public_print is not None and private_print is not None:
+            _check_public(args, public_print, private_print.finish())
     _report_source(corpus.source, strict=args.strict)
     guidance = delta_guidance(args.delta, corpus.n_users)
     if guidance.level == "error":  # delta >= 1/n: one user's data could be published outright

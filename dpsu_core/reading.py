@@ -28,6 +28,10 @@ class ReadingOption:
     metavar: str | None = None
     default: str | int | None = None  # a value option's default (written only when it differs)
     type: Callable[[str], object] = str  # how the CLI parses a value option
+    key: str = ""  # the Corpus page's widget key (its cleaning options, ``CLEANING_FIELDS``); "" elsewhere
+    app_help: str = ""  # the Corpus page widget's help
+    minimum: int | None = None  # an int option's bounds (the widget's; the loader checks the same)
+    maximum: int | None = None
 
 
 READING_OPTIONS: tuple[ReadingOption, ...] = (
@@ -90,6 +94,10 @@ READING_OPTIONS: tuple[ReadingOption, ...] = (
         "the 'Tokenizer'",
         "the tokenizer",
         default="auto",
+        key="tokenizer",
+        app_help="auto: words by script (Chinese jieba, Japanese SudachiPy, Thai PyThaiNLP; Khmer, Lao, Burmese as "
+        "character n-grams; other scripts as fast). fast: runs of letters and digits (quick). treebank: NLTK's "
+        "Treebank tokenizer (slower). char-ngrams: every word cut into character n-grams.",
     ),
     ReadingOption(
         "char_ngrams",
@@ -102,12 +110,30 @@ READING_OPTIONS: tuple[ReadingOption, ...] = (
         metavar="N",
         default=2,
         type=int,
+        key="char_ngrams",
+        app_help="N of the character n-grams: the char-ngrams tokenizer, and auto's scripts without a word segmenter.",
+        minimum=1,
+        maximum=8,
     ),
     ReadingOption(
-        "lowercase", "--keep-case", "off", "do not lowercase", "Lowercase", "'Lowercase'", "the lowercase option"
+        "lowercase",
+        "--keep-case",
+        "off",
+        "do not lowercase",
+        "Lowercase",
+        "'Lowercase'",
+        "the lowercase option",
+        key="pp_lowercase",
     ),
     ReadingOption(
-        "strip_urls", "--keep-urls", "off", "do not strip URLs", "Strip URLs", "'Strip URLs'", "the URL option"
+        "strip_urls",
+        "--keep-urls",
+        "off",
+        "do not strip URLs",
+        "Strip URLs",
+        "'Strip URLs'",
+        "the URL option",
+        key="pp_strip_urls",
     ),
     ReadingOption(
         "drop_removed",
@@ -117,6 +143,7 @@ READING_OPTIONS: tuple[ReadingOption, ...] = (
         "Drop [removed]/[deleted]",
         "'Drop [removed]/[deleted]'",
         "the 'drop [removed]/[deleted]' option",
+        key="pp_drop_removed",
     ),
     ReadingOption(
         "strip_symbols",
@@ -126,6 +153,7 @@ READING_OPTIONS: tuple[ReadingOption, ...] = (
         "Strip symbols",
         "'Strip symbols'",
         "the 'strip symbols' option",
+        key="pp_strip_symbols",
     ),
     ReadingOption(
         "strip_html",
@@ -135,6 +163,8 @@ READING_OPTIONS: tuple[ReadingOption, ...] = (
         "Strip HTML",
         "'Strip HTML'",
         "the 'strip HTML' option",
+        key="pp_strip_html",
+        app_help="Remove tags; decode &amp; and the like.",
     ),
     ReadingOption(
         "email_headers",
@@ -144,6 +174,8 @@ READING_OPTIONS: tuple[ReadingOption, ...] = (
         "Drop e-mail headers",
         "'Drop e-mail headers'",
         "the 'drop e-mail headers' option",
+        key="pp_email_headers",
+        app_help="Posts that are whole e-mails (RFC 822) keep only their body.",
     ),
     ReadingOption(
         "drop_digits",
@@ -153,6 +185,8 @@ READING_OPTIONS: tuple[ReadingOption, ...] = (
         "Drop numbers",
         "'Drop numbers'",
         "the 'drop numbers' option",
+        key="pp_drop_digits",
+        app_help="Drop tokens made only of digits.",
     ),
     ReadingOption(
         "stop_words",
@@ -163,6 +197,8 @@ READING_OPTIONS: tuple[ReadingOption, ...] = (
         "a 'Stop words' list",
         "the stop-word list",
         metavar="LANGUAGE",
+        key="pp_stop_words",
+        app_help="Drop the stop words of a language (lists from the stop-words package).",
     ),
 )
 READING: dict[str, ReadingOption] = {o.field: o for o in READING_OPTIONS}
@@ -183,6 +219,11 @@ HEADER_NEUTRAL = {
 # How a file is read (its layout and columns), as opposed to how its posts are cleaned: GW-KT's public corpus takes
 # these too, under --public-... flags (``public_flag``), and is cleaned as the private corpus is by default.
 FILE_FIELDS: tuple[str, ...] = ("format", "user_col", "text_col", "row_is_user", "user_pattern")
+# How the posts are cleaned and cut into tokens: the Corpus page's widgets (each option's ``key``), in its order.
+CLEANING_FIELDS: tuple[str, ...] = tuple(
+    o.field for o in READING_OPTIONS if o.key and o.field not in ("tokenizer", "char_ngrams")
+)
+TOKENIZING_FIELDS: tuple[str, ...] = ("tokenizer", "char_ngrams")
 
 
 def public_flag(flag: str) -> str:

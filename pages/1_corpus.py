@@ -3,19 +3,19 @@
 import pandas as pd
 import streamlit as st
 
-from dpsu_core.corpus import TOKENIZERS, LoadOptions, load_upload
+from dpsu_core.corpus import TOKENIZERS, LoadOptions
 from dpsu_core.corpus.clean import stop_word_languages
 from dpsu_core.demo import DEMO_NAME, load_canaries
 from dpsu_core.errors import InputError
 from dpsu_core.params import PARAMS
-from dpsu_core.reading import READING
+from dpsu_core.reading import CLEANING_FIELDS, READING, TOKENIZING_FIELDS, ReadingOption
 from dpsu_core.synthetic import SIZE_DISTRIBUTIONS, SimulationSpec, simulated_corpus
 from dpsu_core.wording import speak
 from pages import _ui
 from pages._format import escape_markdown, plain_text
 from pages._state import app_state, widget_value
 from pages._text import APP_OPTIONS, TEACHING_SEED
-from pages._upload import UploadPick, upload_section
+from pages._upload import UploadPick, content_note, load_flow, upload_section
 
 _ui.require_app()
 
@@ -29,6 +29,55 @@ EXPLORE_KINDS = {
     "public": "A public file",
     "simulated": "Simulated from public numbers",
 }
+
+
+NONE_CHOICE = "none"  # the stop-word list's "no list"
+CHOICES = {  # the choices of the options picked from a list
+    "tokenizer": lambda: list(TOKENIZERS),
+    "stop_words": lambda: [NONE_CHOICE, *stop_word_languages()],
+}
+
+
+def cleaning_options(current: LoadOptions) -> LoadOptions:
+    """The cleaning and tokenizing widgets, generated from their declarations (``dpsu_core.reading``), and the
+    longest n-gram (``dpsu_core.params``): the options they set, without the file's reading choices."""
+    st.markdown("**Preprocessing** (the papers' defaults are on)")
+    values: dict[str, object] = {}
+    cols = st.columns(4)
+    for i, name in enumerate(CLEANING_FIELDS):
+        values[name] = _option_widget(cols[i % 4], READING[name], getattr(current, name))
+    last = st.columns(len(TOKENIZING_FIELDS) + 1)
+    for col, name in zip(last, TOKENIZING_FIELDS):
+        values[name] = _option_widget(col, READING[name], getattr(current, name))
+    spec = PARAMS["max_n"]
+    max_n = last[-1].number_input(
+        "Longest n-gram",
+        min_value=int(spec.minimum or 1),
+        max_value=int(spec.maximum or 1),  # the bounds the loader checks (dpsu_core.params)
+        value=int(current.max_n),
+        step=1,
+        key="corpus_max_n",
+        help="Items are the n-grams of length 1..this inside each post.",
+    )
+    return LoadOptions(max_n=int(max_n), **values)  # type: ignore[arg-type]
+
+
+def _option_widget(where, o: ReadingOption, value):
+    """One reading option's widget: a switch for an on/off option, a list for a choice, a box for a number."""
+    if o.kind != "value":
+        return where.toggle(o.label, value=bool(value), key=o.key, help=o.app_help or None)
+    if o.type is int:
+        return int(
+            where.number_input(
+                o.label, min_value=o.minimum, max_value=o.maximum, value=int(value), step=1, key=o.key, help=o.app_help
+            )
+        )
+    choices = CHOICES[o.field]()
+    shown = value if value is not None else NONE_CHOICE
+    picked = where.selectbox(
+        o.label, choices, index=choices.index(shown) if shown in choices else 0, key=o.key, help=o.app_help
+    )
+    return None if picked == NONE_CHOICE else picked
 
 
 def explore_section() -> None:
@@ -61,8 +110,6 @@ def explore_section() -> None:
                 "A PUBLIC corpus file (never the private one or a sample of it)",
                 state.corpus_options.max_n,
             )
-            if public is not None and public.memory_warning:
-                st.checkbox("Load it anyway", key="explore_over_budget")
         elif kind == "simulated":
             st.caption(
                 "Type public numbers (for example from a paper or the platform's published statistics); "
@@ -85,38 +132,36 @@ def explore_section() -> None:
                 "Zipf exponent", min_value=0.0, max_value=5.0, value=1.0, step=0.1, key="sim_zipf", format="%.2f"
             )
             spec = SimulationSpec(int(users), int(per), str(dist), int(vocab), float(zipf))
+        load: LoadOptions | None = None  # the public file's options, once its button is pressed
         if st.button("Explore on this corpus", key="explore_start", icon=_ui.ICONS["explore"]):
             try:
                 if kind == "demo":
                     state.explore(_ui.demo_corpus(), f"exploration: {DEMO_NAME}", canaries=load_canaries())
+                    st.rerun()
                 elif kind == "public":
                     if public is None:
                         raise InputError(
                             "upload a public corpus file and choose its columns first (or pick the demo or a "
                             "simulated corpus)"
                         )
-                    if public.memory_warning and not widget_value("explore_over_budget", False):
-                        raise InputError("this file may not fit in memory: tick 'Load it anyway' to try")
-                    opts = public.options(LoadOptions(max_n=state.corpus_options.max_n))
-                    name = public.upload.name
-                    public.upload.survey = None  # free the preview's reading before the load
-                    with st.spinner("Reading and tokenizing the public file…"):
-                        explored = load_upload(public.upload.raw, name, opts)
-                    state.explore(explored, f"exploration: {name}", opts)
+                    load = public.options(LoadOptions(max_n=state.corpus_options.max_n))
                 else:
                     assert spec is not None
                     with st.spinner("Simulating…"):
                         sim = simulated_corpus(spec, seed=TEACHING_SEED if state.teaching else None)
                     state.explore(sim, spec.describe())
-                st.rerun()
+                    st.rerun()
             except Exception as exc:
                 _ui.show_error(exc, "the exploration corpus could not be made (the corpus in use stays)")
+        if kind == "public":
+            load_flow("explore", public, load)  # loads and reruns; or asks "Load it anyway?" and waits
         if state.exploring:
             st.info(
                 f"Exploring on **{escape_markdown(state.corpus_name)}**. The private corpus "
                 f"({escape_markdown(state.private_name)}) and its results are kept aside.",
                 icon=_ui.ICONS["explore"],
             )
+            content_note(state.content_note)
 
 
 state = app_state()
@@ -147,112 +192,22 @@ if source == "upload":
     if state.pending_upload is None:
         st.info("No file uploaded yet; the corpus in use stays loaded.")
 
-st.markdown("**Preprocessing** (the papers' defaults are on)")
-p1, p2, p3, p4 = st.columns(4)
-lowercase = p1.toggle(READING["lowercase"].label, value=current.lowercase, key="pp_lowercase")
-strip_urls = p2.toggle(READING["strip_urls"].label, value=current.strip_urls, key="pp_strip_urls")
-drop_removed = p3.toggle(READING["drop_removed"].label, value=current.drop_removed, key="pp_drop_removed")
-strip_symbols = p4.toggle(READING["strip_symbols"].label, value=current.strip_symbols, key="pp_strip_symbols")
-q1, q2, q3, q4 = st.columns(4)
-strip_html = q1.toggle(
-    READING["strip_html"].label,
-    value=current.strip_html,
-    key="pp_strip_html",
-    help="Remove tags; decode &amp; and the like.",
-)
-email_headers = q2.toggle(
-    READING["email_headers"].label,
-    value=current.email_headers,
-    key="pp_email_headers",
-    help="Posts that are whole e-mails (RFC 822) keep only their body.",
-)
-drop_digits = q3.toggle(
-    READING["drop_digits"].label,
-    value=current.drop_digits,
-    key="pp_drop_digits",
-    help="Drop tokens made only of digits.",
-)
-stop_words = q4.selectbox(
-    READING["stop_words"].label,
-    ["none", *stop_word_languages()],
-    index=0,
-    key="pp_stop_words",
-    help="Drop the stop words of a language (lists from the stop-words package).",
-)
-t1, t2, t3 = st.columns(3)
-tokenizer = t1.selectbox(
-    READING["tokenizer"].label,
-    TOKENIZERS,
-    index=TOKENIZERS.index(current.tokenizer) if current.tokenizer in TOKENIZERS else 0,
-    key="tokenizer",
-    help="auto: words by script (Chinese jieba, Japanese SudachiPy, Thai PyThaiNLP; Khmer, Lao, Burmese as "
-    "character n-grams; other scripts as fast). fast: runs of letters and digits (quick). treebank: NLTK's "
-    "Treebank tokenizer (slower). char-ngrams: every word cut into character n-grams.",
-)
-char_ngrams = t2.number_input(
-    "Character n-gram length",
-    min_value=1,
-    max_value=8,
-    value=int(current.char_ngrams),
-    step=1,
-    key="char_ngrams",
-    help="N of the character n-grams: the char-ngrams tokenizer, and auto's scripts without a word segmenter.",
-)
-max_n = t3.number_input(
-    "Longest n-gram",
-    min_value=int(PARAMS["max_n"].minimum or 1),
-    max_value=int(PARAMS["max_n"].maximum or 1),  # the bounds the loader checks (dpsu_core.params)
-    value=int(current.max_n),
-    step=1,
-    key="corpus_max_n",
-    help="Items are the n-grams of length 1..this inside each post.",
-)
+opts = cleaning_options(current)
 needs_choice = source == "upload" and pick is None
 submitted = st.button("Load corpus", type="primary", key="load_corpus", disabled=needs_choice)
 if needs_choice and state.upload is not None:
     st.caption("Choose the columns above to load this file (the corpus in use stays loaded until then).")
 
-if submitted:
-    opts = LoadOptions(
-        max_n=int(max_n),
-        tokenizer=tokenizer,
-        char_ngrams=int(char_ngrams),
-        lowercase=lowercase,
-        strip_urls=strip_urls,
-        drop_removed=drop_removed,
-        strip_symbols=strip_symbols,
-        strip_html=strip_html,
-        email_headers=email_headers,
-        drop_digits=drop_digits,
-        stop_words=None if stop_words == "none" else stop_words,
-    )
-    if pick is not None:
-        opts = pick.options(opts)
-    if source == "demo":
-        try:  # on success install_corpus reruns the script (the sidebar then shows the new corpus) and says so
-            _ui.load_demo_into_session(opts, message="Demo corpus loaded.")  # no column or format choices
-        except Exception as exc:
-            _ui.show_error(exc, "the demo corpus could not be loaded")
-    elif pick is None or state.upload is None:
-        st.error("Upload a readable file first; the corpus in use stays loaded.")
-    elif _ui.memory_warning(state.upload.raw, opts.max_n) is not None:
-        state.pending_load = opts  # above the memory budget: load only once the user confirms below
-    else:
-        state.pending_load = None
-        _ui.load_upload_into_session(opts)
-
-if state.pending_load is not None and state.upload is not None:
-    st.warning(
-        f"{_ui.memory_warning(state.upload.raw, state.pending_load.max_n) or ''} Load it anyway?",
-        icon=_ui.ICONS["warning"],
-    )
-    b1, b2 = st.columns(2)
-    if b1.button("Load anyway", key="load_over_budget"):
-        opts, state.pending_load = state.pending_load, None
-        _ui.load_upload_into_session(opts)
-    if b2.button("Cancel", key="cancel_over_budget"):
-        state.pending_load = None
-        st.rerun()
+if submitted and pick is not None:
+    opts = pick.options(opts)
+if submitted and source == "demo":
+    try:  # on success install_corpus reruns the script (the sidebar then shows the new corpus) and says so
+        _ui.load_demo_into_session(opts, message="Demo corpus loaded.")  # no column or format choices
+    except Exception as exc:
+        _ui.show_error(exc, "the demo corpus could not be loaded")
+elif submitted and (pick is None or state.upload is None):
+    st.error("Upload a readable file first; the corpus in use stays loaded.")
+load_flow("private", pick, opts if submitted and source == "upload" else None)
 
 _ui.show_flash()
 explore_section()

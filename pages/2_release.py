@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from dpsu_core.charts import item_user_distribution_chart, utility_curve_chart
-from dpsu_core.corpus import LoadOptions, load_upload
+from dpsu_core.corpus import LoadOptions
 from dpsu_core.errors import ParameterError
 from dpsu_core.export import guarantee_text
 from dpsu_core.history import RELEASE_PAGE
@@ -24,7 +24,7 @@ from pages._format import (
 )
 from pages._state import app_state
 from pages._text import BUDGET_PARAMS
-from pages._upload import upload_section
+from pages._upload import content_note, load_flow, upload_section
 
 _ui.require_app()
 
@@ -130,22 +130,15 @@ if cls.takes_public_corpus:
     )
     pub = upload_section("public", "Public corpus (optional)", corpus.max_n)
     if state.uploads["public"].pending is None:  # no file (or removed): wordfreq
-        state.public_corpus = state.public_corpus_key = state.public_corpus_options = None
-    elif pub is not None and state.public_corpus_key != (pub.upload.digest, pub.upload.name):
-        over = pub.memory_warning is not None and not st.checkbox("Load it anyway", key="public_over_budget")
-        if st.button("Use this public corpus", key="public_use", disabled=over):
-            try:
-                with st.spinner("Reading and tokenizing the public file…"):
-                    opts = pub.options(LoadOptions(max_n=corpus.max_n))
-                    pub.upload.survey = None  # free the preview's reading before the load
-                    state.public_corpus = load_upload(pub.upload.raw, pub.upload.name, opts)
-                state.public_corpus_key = (pub.upload.digest, pub.upload.name)
-                state.public_corpus_options = pub.reading
-            except Exception as exc:
-                state.public_corpus = state.public_corpus_key = state.public_corpus_options = None
-                _ui.show_error(exc, "the public corpus cannot be read (using wordfreq instead)")
-    if state.public_corpus is not None and state.public_corpus_key is not None:
-        st.caption(f"GW-KT's frequencies come from {escape_markdown(state.public_corpus_key[1])} (public).")
+        state.public = None
+    load = None  # the public file's options, once its button is pressed
+    if pub is not None and state.public_corpus_key != (pub.upload.digest, pub.upload.name):
+        if st.button("Use this public corpus", key="public_use"):
+            load = pub.options(LoadOptions(max_n=corpus.max_n))
+    load_flow("public", pub, load)  # loads it; or asks "Load it anyway?" and waits
+    if state.public is not None:
+        st.caption(f"GW-KT's frequencies come from {escape_markdown(state.public.name)} (public).")
+        content_note(state.public.note)
     else:
         st.caption("GW-KT's frequencies come from wordfreq's English list.")
 

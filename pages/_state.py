@@ -8,7 +8,7 @@ written to disk.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 import pandas as pd
@@ -23,6 +23,7 @@ from dpsu_core.ledger import Ledger, LedgerEntry, LedgerTotal, ledger_summary
 from dpsu_core.mechanisms import Calibration, Release
 from dpsu_core.mechanisms.registry import mechanism_class
 from dpsu_core.neighbours import NeighbourRuns
+from dpsu_core.overlap import Fingerprint, Key, compare, new_key
 from dpsu_core.params import PARAMS
 from dpsu_core.spend import SpendPlan, plan_spend
 from pages._text import (
@@ -104,35 +105,52 @@ class NeighbourView:
     runs: NeighbourRuns
 
 
-@dataclass(frozen=True)
-class Workspace:
-    """The private corpus and what was made on it, kept aside while an exploration corpus is in use."""
-
-    corpus: Corpus | None
-    corpus_name: str
-    corpus_options: LoadOptions
-    is_demo: bool
-    corpus_id: int
-    dataset_key: str
-    input_name: str
-    canaries: list[str]
-    comparison: pd.DataFrame | None
-    neighbours: NeighbourView | None
-
-
 @dataclass
-class AppState:
-    """Everything a session holds between reruns."""
+class Workspace:
+    """A corpus and what was made on it: the fields are declared here once. ``AppState`` is the workspace in use
+    (these are its own fields); while an exploration corpus is in use, the private one is kept aside as a copy
+    (``AppState.private``), and copied back by field name."""
 
-    # the loaded corpus and how it was made
     corpus: Corpus | None = None
     corpus_name: str = ""
     corpus_options: LoadOptions = field(default_factory=LoadOptions)
     is_demo: bool = True
     corpus_id: int = 0  # a new id per corpus installed (private or exploration)
-    dataset_key: str = ""  # the private data's identity in the ledger: the same file loaded twice is the same users
+    dataset_key: str = ""  # the ledger's key: the same file loaded twice is the same users
     input_name: str = ""  # the file name a command export reads (the upload's name, the demo file's name)
     canaries: list[str] = field(default_factory=list)  # strings to look for in releases
+    # results on the corpus: cleared when another corpus is installed
+    comparison: pd.DataFrame | None = None  # the last table of compare_runs
+    neighbours: NeighbourView | None = None  # the last neighbouring-corpora experiment
+    # the content of an uploaded file (``dpsu_core.overlap``): a private one's, to check public files against
+    fingerprint: Fingerprint | None = None
+    content_note: str = ""  # what the content check said of an exploration file (raw data, NOT private)
+
+
+WORKSPACE_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Workspace))
+
+
+@dataclass(frozen=True)
+class PublicCorpus:
+    """GW-KT's public corpus: the corpus read from an upload, with the file it came from and how it was read."""
+
+    corpus: Corpus
+    name: str  # the upload's file name
+    digest: str  # its content digest (after unpacking)
+    reading: LoadOptions  # how it was read (format, header, columns), for the command export
+    fingerprint: Fingerprint | None = None  # its content, checked against a private corpus loaded later
+    note: str = ""  # what the content check said of it (raw data, NOT private)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """(content digest, name) of the upload it was read from."""
+        return self.digest, self.name
+
+
+@dataclass
+class AppState(Workspace):
+    """Everything a session holds between reruns: the workspace in use (``Workspace``'s fields) and the rest."""
+
     flash: str | None = None  # a message to show once, after the rerun that follows a load
     # the files of the three upload paths (private corpus, exploration file, GW-KT's public corpus)
     uploads: dict[UploadRole, UploadSlot] = field(default_factory=_slots)
@@ -145,14 +163,9 @@ class AppState:
     param_values: dict[str, float | int | str | bool | None] = field(
         default_factory=dict
     )  # mechanism parameters beyond the sidebar's
-    public_corpus: Corpus | None = None  # GW-KT's public frequencies (None: wordfreq)
-    public_corpus_key: tuple[str, str] | None = None  # (content digest, name) of the upload it was read from
-    public_corpus_options: LoadOptions | None = None  # how that file was read (its columns), for the command export
+    public: PublicCorpus | None = None  # GW-KT's public corpus (None: wordfreq)
     # every release of the session, on every corpus (pages show the ones on the corpus in use)
     history: ReleaseHistory = field(default_factory=ReleaseHistory)
-    # results on the loaded corpus: cleared by ``set_corpus``
-    comparison: pd.DataFrame | None = None  # the last table of compare_runs
-    neighbours: NeighbourView | None = None  # the last neighbouring-corpora experiment
     export_cache: tuple[tuple[int, int], list[ExportFile]] | None = None  # ((release number, ledger size), files)
     tokenizer_cache: tuple[tuple[Any, ...], tuple[bytes, bytes, dict[str, Any]]] | None = None  # see tokenizer_files
     # the privacy ledger of the session, and the exploration corpus (nothing run on it is recorded)
@@ -160,6 +173,7 @@ class AppState:
     exploring: bool = False
     private: Workspace | None = None  # the private corpus and its results while exploring
     ids_issued: int = 0
+    overlap_key: Key = field(default_factory=new_key, repr=False)  # this session's content-check key (never shown)
 
     # the private corpus's upload path, by the names the pages and tests use
     @property
@@ -186,32 +200,27 @@ class AppState:
     def pending_load(self, value: LoadOptions | None) -> None:
         self.uploads["private"].pending_load = value
 
+    @property
+    def public_corpus(self) -> Corpus | None:
+        """GW-KT's public frequencies (None: wordfreq)."""
+        return None if self.public is None else self.public.corpus
+
+    @property
+    def public_corpus_key(self) -> tuple[str, str] | None:
+        return None if self.public is None else self.public.key
+
     def _clear_results(self) -> None:
         self.comparison, self.export_cache, self.neighbours = None, None, None
 
     def _workspace(self) -> Workspace:
-        return Workspace(
-            self.corpus,
-            self.corpus_name,
-            self.corpus_options,
-            self.is_demo,
-            self.corpus_id,
-            self.dataset_key,
-            self.input_name,
-            list(self.canaries),
-            self.comparison,
-            self.neighbours,
-        )
+        w = Workspace(**{name: getattr(self, name) for name in WORKSPACE_FIELDS})
+        w.canaries = list(w.canaries)
+        return w
 
     def _restore(self, w: Workspace) -> None:
-        self.corpus, self.corpus_name, self.corpus_options, self.is_demo = (
-            w.corpus,
-            w.corpus_name,
-            w.corpus_options,
-            w.is_demo,
-        )
-        self.corpus_id, self.dataset_key, self.input_name = w.corpus_id, w.dataset_key, w.input_name
-        self.canaries, self.comparison, self.neighbours = list(w.canaries), w.comparison, w.neighbours
+        for name in WORKSPACE_FIELDS:
+            setattr(self, name, getattr(w, name))
+        self.canaries = list(w.canaries)
         self.export_cache = None
 
     def set_corpus(
@@ -224,13 +233,23 @@ class AppState:
         canaries: list[str],
         dataset_key: str | None = None,
         input_name: str | None = None,
+        fingerprint: Fingerprint | None = None,
     ):
-        """Install a newly loaded PRIVATE corpus with its own canaries; results of the previous one no longer
-        apply, and an exploration in progress ends (its corpus is dropped)."""
+        """Install a newly loaded PRIVATE corpus with its own canaries (``fingerprint``: its file's content);
+        results of the previous one no longer apply, and an exploration in progress ends (its corpus is dropped).
+        GW-KT's public corpus goes when it is this file, or holds too much of its content (``overlap``)."""
         self.exploring, self.private = False, None
         self.corpus, self.corpus_name, self.corpus_options, self.is_demo = corpus, name, options, is_demo
-        if self.public_corpus_key is not None and dataset_key == UPLOAD_KEY + self.public_corpus_key[0]:
-            self.public_corpus = self.public_corpus_key = self.public_corpus_options = None  # now the private one
+        self.fingerprint, self.content_note = fingerprint, ""
+        if self.public is not None and (
+            dataset_key == UPLOAD_KEY + self.public.digest
+            or (
+                fingerprint is not None
+                and self.public.fingerprint is not None
+                and compare(self.public.fingerprint, fingerprint).refused
+            )
+        ):
+            self.public = None  # now the private data
         self.ids_issued += 1
         self.corpus_id = self.ids_issued
         self.dataset_key = dataset_key or name
@@ -240,18 +259,23 @@ class AppState:
 
     # ---- exploration -------------------------------------------------------------------------
     def explore(
-        self, corpus: Corpus, name: str, options: LoadOptions | None = None, canaries: list[str] | None = None
+        self,
+        corpus: Corpus,
+        name: str,
+        options: LoadOptions | None = None,
+        canaries: list[str] | None = None,
+        note: str = "",
     ) -> None:
-        """Work on ``corpus`` (the demo, a public file or a simulated corpus) instead of the private corpus.
-        The private corpus and its results are kept aside untouched; nothing run now enters the ledger."""
+        """Work on ``corpus`` (the demo, a public file or a simulated corpus) instead of the private corpus
+        (``note``: what the content check said of a file). The private corpus and its results are kept aside
+        untouched; nothing run now enters the ledger."""
         if not self.exploring:
             self.private = self._workspace()
         self.exploring = True
-        self.corpus, self.corpus_name, self.corpus_options, self.is_demo = corpus, name, options or LoadOptions(), False
+        self._restore(Workspace(corpus, name, options or LoadOptions(), is_demo=False, canaries=list(canaries or [])))
+        self.content_note = note
         self.ids_issued += 1
         self.corpus_id = self.ids_issued
-        self.dataset_key, self.input_name, self.canaries = "", "", list(canaries or [])
-        self._clear_results()
 
     def back_to_private(self) -> None:
         """Return to the private corpus and the results made on it before the exploration."""
@@ -260,16 +284,21 @@ class AppState:
         self.exploring, self.private = False, None
 
     @property
+    def private_work(self) -> Workspace:
+        """The private corpus's workspace: kept aside while exploring, else the one in use."""
+        return self.private if self.exploring and self.private is not None else self
+
+    @property
     def private_corpus(self) -> Corpus | None:
-        return self.private.corpus if self.exploring and self.private is not None else self.corpus
+        return self.private_work.corpus
 
     @property
     def private_name(self) -> str:
-        return self.private.corpus_name if self.exploring and self.private is not None else self.corpus_name
+        return self.private_work.corpus_name
 
     @property
     def private_key(self) -> str:
-        return self.private.dataset_key if self.exploring and self.private is not None else self.dataset_key
+        return self.private_work.dataset_key
 
     @property
     def private_digest(self) -> str | None:
@@ -297,7 +326,7 @@ class AppState:
             limit_delta=self.session_budget.delta,
             on_private=on_private,
             teaching=self.teaching,
-            public_demo=self.private.is_demo if self.exploring and self.private is not None else self.is_demo,
+            public_demo=self.private_work.is_demo,
             source=source,
         )
 
@@ -373,8 +402,8 @@ class AppState:
         self.export_cache = None
         public = None
         takes_public = mechanism_class(release.calibration.mechanism).takes_public_corpus
-        if takes_public and self.public_corpus is not None and self.public_corpus_key is not None:
-            public = PublicRef(self.public_corpus_key[1], self.public_corpus_options)  # the file it used, as read
+        if takes_public and self.public is not None:
+            public = PublicRef(self.public.name, self.public.reading)  # the file it used, as read
         return self.history.add(release, self.corpus_ref(), page, params, public, group=group, batch=batch)
 
     @property
@@ -445,6 +474,7 @@ def install_corpus(
     message: str | None = None,
     dataset_key: str | None = None,
     input_name: str | None = None,
+    fingerprint: Fingerprint | None = None,
 ) -> None:
     """``AppState.set_corpus`` plus the widgets that show the corpus. The canary text area is reset too,
     else its old text would be parsed back into the canaries on the next run. With a ``message`` (a load
@@ -452,7 +482,14 @@ def install_corpus(
     corpus and its δ guidance; the message is shown once after that rerun."""
     state = app_state()
     state.set_corpus(
-        corpus, name, options, is_demo=is_demo, canaries=canaries, dataset_key=dataset_key, input_name=input_name
+        corpus,
+        name,
+        options,
+        is_demo=is_demo,
+        canaries=canaries,
+        dataset_key=dataset_key,
+        input_name=input_name,
+        fingerprint=fingerprint,
     )
     st.session_state[CANARY_TEXT_KEY] = "\n".join(canaries)
     if message is not None:

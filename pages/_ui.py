@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from dpsu_core.corpus import Corpus, LoadOptions, load_upload, read_upload
+from dpsu_core.corpus import Corpus, LoadOptions, read_upload
 from dpsu_core.corpus.limits import budget_warning, session_budget_bytes
 from dpsu_core.corpus.load import content_digest
 from dpsu_core.corpus.preview import Survey, survey
@@ -29,7 +29,6 @@ from pages._format import budget_summary, escape_markdown, header_labels, parse_
 from pages._state import (
     CANARY_TEXT_KEY,
     SESSION_BUDGET_KEYS,
-    UPLOAD_KEY,
     Budget,
     UploadCache,
     UploadRole,
@@ -161,35 +160,6 @@ def free_failed_load(exc: BaseException) -> None:
     traceback.clear_frames(exc.__traceback__)
     exc.__traceback__ = None
     gc.collect()
-
-
-def load_upload_into_session(options: LoadOptions) -> None:
-    """Tokenize the pending upload and install it (the script then reruns); on failure say why and keep the
-    previous corpus."""
-    state = app_state()
-    assert state.upload is not None
-    name = state.upload.name
-    state.upload.survey = None  # the preview's reading of every column goes before the load needs the memory
-    try:
-        with st.status("Reading and tokenizing the file…", expanded=False) as status:
-            corpus = load_upload(state.upload.raw, name, options)
-            status.update(label="Corpus loaded", state="complete")
-    except Exception as exc:  # bad upload: the previous corpus stays in place
-        show_error(exc, "the corpus could not be loaded (the previous corpus stays in use)")
-        free_failed_load(exc)
-        return
-    state.pending_upload = None  # the uploader may still hold the file: its unpacked bytes stay in state.upload
-    # An upload starts without canaries (the demo's planted ones mean nothing here): type your own below.
-    install_corpus(
-        corpus,
-        name,
-        options,
-        is_demo=False,
-        canaries=[],
-        message="Corpus loaded.",
-        dataset_key=UPLOAD_KEY + state.upload.digest,  # the same file loaded twice: the same users in the ledger
-        input_name=name,
-    )
 
 
 def show_flash() -> None:

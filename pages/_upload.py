@@ -1,7 +1,8 @@
 """The one upload path: a file for the private corpus, the exploration corpus or GW-KT's public corpus goes
 through the same widgets (format, header, column pickers, preview, column facts, checks) and the same safety
-(unpacked once, the memory check before loading; a "public" file holding the private data is refused).
-Layout only: the reading is ``dpsu_core.corpus`` (``preview``, ``load_upload``)."""
+(unpacked once, the memory check before loading; a "public" file holding the private data is refused), and the
+same load (``load_flow``: one "Load it anyway", one content check, then the corpus installed for its role).
+Layout only: the reading is ``dpsu_core.corpus`` (``preview``, ``load_upload``), the check ``dpsu_core.overlap``."""
 
 from __future__ import annotations
 
@@ -10,15 +11,27 @@ from dataclasses import dataclass, replace
 import pandas as pd
 import streamlit as st
 
-from dpsu_core.corpus import FORMATS, LoadOptions
+from dpsu_core.corpus import FORMATS, LoadOptions, load_upload
 from dpsu_core.corpus.load import refuse_private_copy
 from dpsu_core.corpus.preview import SHOWN_ROWS, Preview, Survey, preview
 from dpsu_core.errors import InputError
-from dpsu_core.reading import HEADER_LABEL, READING
+from dpsu_core.overlap import Fingerprinter, check_public
+from dpsu_core.reading import FILE_FIELDS, HEADER_LABEL, READING
 from dpsu_core.wording import speak
 from pages import _ui
-from pages._format import plain_text
-from pages._state import UPLOAD_PREFIX, UploadCache, UploadRole, app_state, forget_widgets, set_widget, widget_value
+from pages._format import escape_markdown, plain_text
+from pages._state import (
+    UPLOAD_KEY,
+    UPLOAD_PREFIX,
+    PublicCorpus,
+    UploadCache,
+    UploadRole,
+    app_state,
+    forget_widgets,
+    install_corpus,
+    set_widget,
+    widget_value,
+)
 from pages._text import APP_OPTIONS
 
 HEADER: dict[str, bool | None] = {"auto": None, "yes": True, "no": False}
@@ -38,15 +51,7 @@ class UploadPick:
     def options(self, base: LoadOptions) -> LoadOptions:
         """``base`` (preprocessing, longest n-gram) with this upload's reading choices."""
         r = self.reading
-        return replace(
-            base,
-            format=r.format,
-            has_header=r.has_header,
-            user_col=r.user_col,
-            text_col=r.text_col,
-            row_is_user=r.row_is_user,
-            user_pattern=r.user_pattern,
-        )
+        return replace(base, has_header=r.has_header, **{f: getattr(r, f) for f in FILE_FIELDS})
 
 
 def _say(message: str) -> str:
@@ -118,7 +123,7 @@ def upload_section(role: UploadRole, label: str, max_n: int) -> UploadPick | Non
         slot.cache = None
         return None
     if up is None:
-        in_use = role == "private" and state.private_key == _ui.UPLOAD_KEY + upload.digest
+        in_use = role == "private" and state.private_key == UPLOAD_KEY + upload.digest
         st.info(
             f"File in use: {name} ({len(data):,} bytes). Change the choices below and load it again, or upload "
             "another file to replace it."
@@ -237,3 +242,96 @@ def _show(pv: Preview, key: str) -> None:
         st.dataframe(facts, hide_index=True, key=key + "facts_table")
     for n in pv.notes:
         st.caption(plain_text(_say(n)))
+
+
+# ---- the one load flow ---------------------------------------------------------------------------------------
+LOADING: dict[UploadRole, str] = {
+    "private": "Reading and tokenizing the file…",
+    "explore": "Reading and tokenizing the public file…",
+    "public": "Reading and tokenizing the public file…",
+}
+FAILED: dict[UploadRole, str] = {
+    "private": "the corpus could not be loaded (the previous corpus stays in use)",
+    "explore": "the exploration corpus could not be made (the corpus in use stays)",
+    "public": "the public corpus cannot be read (using wordfreq instead)",
+}
+
+
+def load_flow(role: UploadRole, pick: UploadPick | None, options: LoadOptions | None = None) -> None:
+    """The one way from an upload to a loaded corpus, for the private corpus, the exploration corpus and GW-KT's
+    public corpus. ``options`` (the role's button was pressed: the pick's reading choices with the cleaning):
+    load ``pick`` with them, or, above the session's memory budget, keep them and ask "Load it anyway?" (drawn on
+    every run while it waits). Called on every run, with or without ``options``, where the question belongs."""
+    slot = app_state().uploads[role]
+    if options is not None and pick is not None:
+        if _ui.memory_warning(pick.upload.raw, options.max_n) is not None:
+            slot.pending_load = options  # above the memory budget: loaded once the user says so below
+        else:
+            slot.pending_load = None
+            _load(role, pick.upload, options)
+    if slot.pending_load is None or slot.cache is None:
+        return
+    st.warning(
+        f"{_ui.memory_warning(slot.cache.raw, slot.pending_load.max_n) or ''} Load it anyway?",
+        icon=_ui.ICONS["warning"],
+    )
+    key = UPLOAD_PREFIX[role]
+    b1, b2 = st.columns(2)
+    if b1.button("Load anyway", key=key + "load_over_budget"):
+        opts, slot.pending_load = slot.pending_load, None
+        _load(role, slot.cache, opts)
+    if b2.button("Cancel", key=key + "cancel_over_budget"):
+        slot.pending_load = None
+        st.rerun()
+
+
+def _load(role: UploadRole, upload: UploadCache, options: LoadOptions) -> None:
+    """Tokenize ``upload`` and install it for ``role``. Its content is hashed as it is read
+    (``overlap.Fingerprinter``): a file for the exploration or GW-KT's public corpus that shares too much with
+    the private file is refused, a smaller overlap is stated with its figure. On failure an error box says why
+    and what was in use stays."""
+    state = app_state()
+    upload.survey = None  # the preview's reading of every column goes before the load needs the memory
+    content = Fingerprinter(state.overlap_key)
+    note = ""
+    try:
+        with st.status(LOADING[role], expanded=False) as status:
+            corpus = load_upload(upload.raw, upload.name, options, on_batch=content.add)
+            found = content.finish()
+            if role != "private":
+                overlap = check_public(found, state.private_work.fingerprint, PUBLIC_USE[role])
+                if overlap is not None and overlap.any:
+                    note = f"{upload.name}: {overlap.warning(PUBLIC_USE[role])} (raw data, NOT private)."
+            status.update(label="Corpus loaded", state="complete")
+    except Exception as exc:  # bad upload or refused: what is in use stays
+        if role == "public":
+            state.public = None
+        _ui.show_error(exc, FAILED[role])
+        _ui.free_failed_load(exc)
+        return
+    if role == "private":
+        state.pending_upload = None  # the uploader may still hold the file: its unpacked bytes stay in the slot
+        # An upload starts without canaries (the demo's planted ones mean nothing here): type your own below.
+        install_corpus(
+            corpus,
+            upload.name,
+            options,
+            is_demo=False,
+            canaries=[],
+            message="Corpus loaded.",
+            dataset_key=UPLOAD_KEY + upload.digest,  # the same file loaded twice: the same users in the ledger
+            input_name=upload.name,
+            fingerprint=found,
+        )
+    elif role == "explore":
+        state.explore(corpus, f"exploration: {upload.name}", options, note=note)
+        st.rerun()
+    else:
+        reading = replace(LoadOptions(), has_header=options.has_header, **{f: getattr(options, f) for f in FILE_FIELDS})
+        state.public = PublicCorpus(corpus, upload.name, upload.digest, reading, found, note)
+
+
+def content_note(note: str) -> None:
+    """What the content check said of a public file, in a warning box (raw data, NOT private)."""
+    if note:
+        st.warning(escape_markdown(note), icon=_ui.ICONS["warning"])

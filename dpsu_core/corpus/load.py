@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import io
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePath
 from typing import Any
@@ -100,6 +101,7 @@ def load_corpus(
     *,
     name: str | None = None,
     limits: ReadLimits = DEFAULT_LIMITS,
+    on_batch: Callable[[pa.Array | None, pa.Array], None] | None = None,
     **overrides: Any,
 ) -> Corpus:
     """Read a corpus file into a user x n-gram ``Corpus``.
@@ -109,6 +111,8 @@ def load_corpus(
                e.g. ``load_corpus(path, max_n=2)``.
     name       a display name for the corpus (default: the file name).
     limits     bounds on file size, decompressed size and JSON depth (``ReadLimits``; see limits.py).
+    on_batch   called with each (users after the user pattern, texts) batch as read, before any row is dropped
+               (``overlap.Fingerprinter.add``: the content check of a public file without a second read).
 
     Raises a DpsuError subclass naming the problem and the fix for every bad input.
     """
@@ -127,7 +131,7 @@ def load_corpus(
         )
     has_users = table.user_column is not None
     check_pattern_has_column(opts, table.user_column, table.format)
-    rows = _tokenize_rows(table, tokenizer, prep, opts.user_pattern, opts.char_ngrams)
+    rows = _tokenize_rows(table, tokenizer, prep, opts.user_pattern, opts.char_ngrams, on_batch)
     tok, post_user, n_users, rows_read, dropped = rows.tok, rows.post_user, rows.n_users, rows.read, rows.dropped
     facts: list[ColumnFacts] = []
     warns: list[SanityWarning] = []
@@ -285,7 +289,12 @@ class _Rows:
 
 
 def _tokenize_rows(
-    table: Table, tokenizer: str, prep: Preprocessing, user_pattern: str | None, char_ngrams: int = 2
+    table: Table,
+    tokenizer: str,
+    prep: Preprocessing,
+    user_pattern: str | None,
+    char_ngrams: int = 2,
+    on_batch: Callable[[pa.Array | None, pa.Array], None] | None = None,
 ) -> _Rows:
     """Tokenize the table's batches as they are parsed, dropping rows without a user or text and removal
     placeholders (counted). Users get ids in order of first appearance (white space trimmed); without a
@@ -313,6 +322,8 @@ def _tokenize_rows(
                 unmatched += miss
             if first is None:
                 first = (users, texts)
+            if on_batch is not None:
+                on_batch(users, texts)
             no_user = blank_and_removed(users, removed=False)[0] if users is not None else np.zeros(rows, bool)
             no_text, removed = blank_and_removed(texts, removed=prep.drop_removed and not table.pretokenized)
             no_text &= ~no_user
@@ -418,7 +429,14 @@ def peek_upload(
     return cols, user, text
 
 
-def load_upload(data: bytes | RawFile, name: str, options: LoadOptions | None = None) -> Corpus:
+def load_upload(
+    data: bytes | RawFile,
+    name: str,
+    options: LoadOptions | None = None,
+    on_batch: Callable[[pa.Array | None, pa.Array], None] | None = None,
+) -> Corpus:
     """Tokenize an uploaded file (bytes + its name, or the RawFile of ``read_upload``) into a Corpus, in memory
-    only (nothing is written to disk)."""
-    return load_corpus(data if isinstance(data, RawFile) else _upload(data, name), options, name=name)
+    only (nothing is written to disk); ``on_batch`` as ``load_corpus``'s."""
+    return load_corpus(
+        data if isinstance(data, RawFile) else _upload(data, name), options, name=name, on_batch=on_batch
+    )

@@ -106,7 +106,7 @@ def test_a_public_upload_holding_the_private_file_is_refused_on_both_paths():
     # the session's public corpus later cleared: the release's command still names the file that release used
     state = _state(at)
     assert state.release_record is not None and state.release_record.public is not None
-    state.public_corpus = state.public_corpus_key = state.public_corpus_options = None
+    state.public = None
     at.run()
     _ok(at)
     (command,) = [c.value for c in at.code if c.value.startswith("dpsu release")]
@@ -117,13 +117,15 @@ def test_a_public_corpus_that_becomes_the_private_one_is_dropped():
     """GW-KT's public corpus read from a file that is then loaded as the private corpus: wordfreq again."""
     from dpsu_core.corpus import LoadOptions, load_upload
     from dpsu_core.corpus.load import content_digest, read_upload
-    from pages._state import UPLOAD_KEY, AppState
+    from pages._state import UPLOAD_KEY, AppState, PublicCorpus
 
     data = _public_posts()
     raw = read_upload(data, "public.csv")
     public = load_upload(raw, "public.csv", LoadOptions(user_col="handle", text_col="said"))
     state = AppState()
-    state.public_corpus, state.public_corpus_key = public, (content_digest(raw), "public.csv")
+    state.public = PublicCorpus(
+        public, "public.csv", content_digest(raw), LoadOptions(user_col="handle", text_col="said")
+    )
     other = load_upload(_private_bytes(), "posts.csv", LoadOptions())
     state.set_corpus(other, "posts.csv", LoadOptions(), is_demo=False, canaries=[], dataset_key=UPLOAD_KEY + "0" * 32)
     assert state.public_corpus is public  # another file: kept

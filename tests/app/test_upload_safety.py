@@ -109,3 +109,45 @@ def test_sidebar_delta0_bounded_by_its_spec():
     at.run()
     assert not at.exception
     assert _state(at).budget.max_items <= 1_000_000
+
+
+def test_one_load_it_anyway_for_the_exploration_and_public_corpus(monkeypatch):
+    """The exploration file and GW-KT's public corpus above the memory budget wait for the same "Load anyway"
+    as the private corpus (issue 31.3: one load flow), under their own keys; "Cancel" drops the wait."""
+    monkeypatch.setenv(SESSION_BUDGET_ENV, "0.01")
+    public = "author,body\n" + "".join(f"p{i % 30},public words number {i % 11} here\n" for i in range(300))
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    at.radio(key="explore_kind").set_value("public")
+    at.run()
+    at.file_uploader(key="explore_upload").upload("public.csv", public.encode(), "text/csv")
+    at.run()
+    at.button(key="explore_start").click()
+    at.run()
+    assert not at.exception and not _state(at).exploring
+    assert _state(at).uploads["explore"].pending_load is not None
+    assert any("Load it anyway?" in w.value for w in at.warning)
+    at.button(key="explore_load_over_budget").click()
+    at.run()
+    assert not at.exception
+    assert _state(at).exploring and _state(at).corpus_name == "exploration: public.csv"
+    assert _state(at).uploads["explore"].pending_load is None
+    # GW-KT's public corpus: the same question; Cancel, then yes
+    at.switch_page("pages/2_release.py")
+    at.run()
+    at.selectbox(key="mechanism").set_value("gw-kt")
+    at.run()
+    at.file_uploader(key="public_upload").upload("words.csv", public.encode(), "text/csv")
+    at.run()
+    at.button(key="public_use").click()
+    at.run()
+    assert _state(at).public is None and _state(at).uploads["public"].pending_load is not None
+    at.button(key="public_cancel_over_budget").click()
+    at.run()
+    assert _state(at).uploads["public"].pending_load is None and _state(at).public is None
+    at.button(key="public_use").click()
+    at.run()
+    at.button(key="public_load_over_budget").click()
+    at.run()
+    assert not at.exception
+    assert _state(at).public is not None and _state(at).public.corpus.n_users == 30

@@ -29,6 +29,20 @@ def _upload_to(page, key: str, name: str, data: bytes) -> None:
     wait_idle(page)
 
 
+def load_then_explore_a_file(page, name: str, data: bytes) -> None:
+    """Load ``data`` as the private corpus, then open the exploration box on "A public file"."""
+    page.get_by_text("Upload a file", exact=True).click()
+    wait_idle(page)
+    _upload_to(page, "upload", name, data)
+    page.get_by_role("button", name="Load corpus").click()
+    wait_idle(page)
+    page.get_by_text("Corpus loaded.", exact=True).wait_for(timeout=RUN_TIMEOUT_MS)
+    page.get_by_text("Explore before spending", exact=False).click()
+    wait_idle(page)
+    page.get_by_text("A public file", exact=True).click()
+    wait_idle(page)
+
+
 def _choose(page, key: str, option: str) -> None:
     box = page.locator(f".st-key-{key} input")
     box.click()
@@ -69,16 +83,7 @@ def test_column_facts_count_the_whole_file_and_warn_on_a_category_user(browser, 
 def test_exploration_file_with_unknown_columns_and_a_private_copy_refused(browser, app_url, screenshots):
     ctx, page, _ = new_page(browser, app_url)
     try:
-        page.get_by_text("Upload a file", exact=True).click()
-        wait_idle(page)
-        _upload_to(page, "upload", "posts.csv", good_csv())
-        page.get_by_role("button", name="Load corpus").click()
-        wait_idle(page)
-        page.get_by_text("Corpus loaded.", exact=True).wait_for(timeout=RUN_TIMEOUT_MS)
-        page.get_by_text("Explore before spending", exact=False).click()
-        wait_idle(page)
-        page.get_by_text("A public file", exact=True).click()
-        wait_idle(page)
+        load_then_explore_a_file(page, "posts.csv", good_csv())
         expect(page.locator(".st-key-explore_upload")).to_be_visible()  # the expander stays open
         # the private file under another name: refused
         _upload_to(page, "explore_upload", "public_copy.csv", good_csv())
