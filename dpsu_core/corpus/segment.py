@@ -19,8 +19,10 @@ post is found, so a few lone CJK characters in an English file cost nothing, and
 Russian, ...) goes to the fast kernel untouched. Korean, Khmer and Lao words are cut after the kernel, once per
 distinct word (a compiled pass then replaces the token ids). Case folding, symbols, numbers, URLs and the other
 cleaning steps are the kernel's and ``tokenize.preprocess``'s, as for ``fast``: the segmenters only decide where
-words end. For a large share of such text (at least ``PROCESS_MIN_BYTES``) the posts are segmented in two
-worker processes, batch by batch (the segmenters hold the GIL). The workers are forked (they inherit the
+words end. When a pure-Python segmenter runs (a fall-back) on a large share of such text (at least
+``PROCESS_MIN_BYTES``) the posts are segmented in two worker processes, batch by batch (they hold the GIL; the
+compiled ones run in the tokenizer's threads: measured, two processes cost them more in copies than they gain).
+Chinese runs go to rjieba all at once (jieba cuts each block of Han on its own: ``Segmenter.batch``). The workers are forked (they inherit the
 segmenters already loaded, and a spawned worker would re-run the caller's main script, which a script without
 a ``__main__`` guard cannot survive); they get plain strings.
 
@@ -39,7 +41,7 @@ installed, never on the other posts), so the sensitivity arguments are unchanged
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
@@ -81,6 +83,7 @@ _CJK = (
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _THAI_RUN = re.compile("[\u0e00-\u0e7f]+")
 _PIECE_END = re.compile("[。！？!?\n]")
+_RUN_GROUPS = {r: re.compile(f"({r.pattern})") for r in (_CJK_RUN, _THAI_RUN)}  # for re.split: the runs kept
 
 _RUN_LANGUAGES = ("Chinese", "Japanese", "Thai")  # segmented in the text, before the kernel
 _WORD_SCRIPTS = {HANGUL: "Korean", KHMER: "Khmer", LAO: "Lao"}  # segmented word by word, after it
@@ -135,7 +138,7 @@ def _spaced(run_re: re.Pattern, cut: Callable[[str], str], text: str, cuts: Cuts
     def one(m: re.Match) -> str:
         run = m.group()
         if len(run) == 1:  # one character is one word, whatever the segmenter
-            return run
+            return f" {run} "
         parts = pieces(run)
         cuts.runs += len(parts) > 1
         return " " + " ".join(cut(p) for p in parts) + " "
@@ -143,24 +146,67 @@ def _spaced(run_re: re.Pattern, cut: Callable[[str], str], text: str, cuts: Cuts
     return run_re.sub(one, text)
 
 
+def _spaced_batch(run_re: re.Pattern, seg: segmenters.Segmenter, texts: list[str], cuts: Cuts) -> list[str]:
+    """``_spaced`` for many posts with one segmenter call, for a segmenter whose runs are independent
+    (``Segmenter.batch``): the runs are found by C-level splits, not a Python call per run."""
+    assert seg.batch is not None
+    splits = [run_re.split(t) for t in texts]  # run_re has one group: [text, run, text, run, ..., text]
+    runs = [r for parts in splits for r in parts[1::2]]
+    if not runs:
+        return texts
+    long = max(map(len, runs)) > MAX_RUN_CHARS
+    units = [p for r in runs for p in pieces(r)] if long else runs
+    done = seg.batch(units)
+    if long:  # the pieces of a run back together
+        cuts.runs += sum(len(r) > MAX_RUN_CHARS for r in runs)
+        it = iter(done)
+        done = [
+            " ".join(next(it) for _ in range(-(-len(r) // MAX_RUN_CHARS) if len(r) > MAX_RUN_CHARS else 1))
+            for r in runs
+        ]
+    out, k = [], 0
+    for parts in splits:
+        n = len(parts) // 2
+        parts[1::2] = [f" {w} " for w in done[k : k + n]]
+        k += n
+        out.append("".join(parts))
+    return out
+
+
 def segment_texts(texts: list[str], masks: list[int]) -> tuple[list[str], set[str], Cuts]:
     """Each post with its words separated by spaces, the languages segmented and the cuts. A post with kana is
     Japanese (its Han and kana runs are segmented as Japanese), one with Han and no kana Chinese; Thai runs
-    are Thai. Languages whose segmenter is not installed are left as they are (n-grams later)."""
-    out, used, cuts = [], set(), Cuts()
-    for text, mask in zip(texts, masks):
-        if mask & (1 << RUN_CJK):
-            language = "Japanese" if mask & (1 << KANA) else "Chinese"
-            seg = segmenters.load(language)
-            if seg is not None and seg.cut is not None:
-                text = _spaced(_CJK_RUN, seg.cut, text, cuts)
-                used.add(language)
-        if mask & (1 << RUN_THAI):
-            seg = segmenters.load("Thai")
-            if seg is not None and seg.cut is not None:
-                text = _spaced(_THAI_RUN, seg.cut, text, cuts)
-                used.add("Thai")
-        out.append(text)
+    are Thai. A run is set apart by spaces in any case; a post whose runs are all one character long needs no
+    segmenter (none is loaded for it). Languages whose segmenter is not installed keep their runs whole
+    (n-grams later)."""
+    out, used, cuts = list(texts), set(), Cuts()
+    han_kana, kana = (1 << HAN) | (1 << KANA), 1 << KANA
+    rows = {
+        "Chinese": [i for i, m in enumerate(masks) if m & han_kana and not m & kana],
+        "Japanese": [i for i, m in enumerate(masks) if m & kana],
+        "Thai": [i for i, m in enumerate(masks) if m & (1 << THAI)],  # after the CJK runs, as before
+    }
+    for language, idx in rows.items():
+        thai = language == "Thai"
+        run_re, run_bit = (_THAI_RUN, 1 << RUN_THAI) if thai else (_CJK_RUN, 1 << RUN_CJK)
+        need = [i for i in idx if masks[i] & run_bit]
+        seg = segmenters.load(language) if need else None
+        if seg is None or seg.cut is None:
+            need = []
+        done = set(need)
+        for i in idx:
+            if i not in done:
+                out[i] = run_re.sub(r" \g<0> ", out[i])
+        if not need:
+            continue
+        used.add(language)
+        if seg is not None and seg.batch is not None:
+            new = _spaced_batch(_RUN_GROUPS[run_re], seg, [out[i] for i in need], cuts)
+        else:
+            assert seg is not None and seg.cut is not None
+            new = [_spaced(run_re, seg.cut, out[i], cuts) for i in need]
+        for i, text in zip(need, new):
+            out[i] = text
     return out, used, cuts
 
 
@@ -226,7 +272,7 @@ def segment_posts(
     """``texts`` with spaces between the words of their Chinese, Japanese and Thai runs, and each post's
     script mask. Posts without such runs are not touched (not even copied when there are none)."""
     masks = post_scripts(texts)
-    rows = np.flatnonzero(masks & ((1 << RUN_CJK) | (1 << RUN_THAI)))
+    rows = np.flatnonzero(masks & ((1 << HAN) | (1 << KANA) | (1 << THAI)))
     if rows.size == 0:
         return texts, masks
     sel = masks[rows]
@@ -235,13 +281,16 @@ def segment_posts(
         "Japanese": bool(((sel & (1 << RUN_CJK)) & (sel & (1 << KANA))).any()),
         "Thai": bool((sel & (1 << RUN_THAI)).any()),
     }
+    slow = False  # a pure-Python segmenter will run: worth two processes on a large share of text
     for language, present in need.items():
-        if present and segmenters.load(language) is None:
+        seg = segmenters.load(language) if present else None
+        if present and seg is None:
             detection.missing.add(language)
+        slow |= seg is not None and not seg.candidate.compiled
     sub = texts.take(pa.array(rows))
     _, offs = string_buffers(sub)
     size = int(offs[-1] - offs[0])
-    if pool is not None and size >= PROCESS_MIN_BYTES:
+    if pool is not None and slow and size >= PROCESS_MIN_BYTES:
         cuts = np.searchsorted(offs, offs[0] + np.arange(_CHUNK_BYTES, size, _CHUNK_BYTES))
         bounds = np.unique(np.concatenate([[0], cuts, [len(sub)]]))
         executor = pool()
@@ -327,7 +376,7 @@ def finish(
     if not todo:
         count_scripts(tok.codes, scripts, detection)
         return tok
-    cut_words: list[list[str]] = [[w] for w in words]
+    cut_words: list[Sequence[str]] = list(zip(words))  # each word as itself (one-tuples: built in C)
     for code, idx in todo.items():
         language = _WORD_SCRIPTS.get(code)
         seg = segmenters.load(language) if language else None

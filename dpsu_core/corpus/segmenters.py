@@ -87,6 +87,9 @@ class Segmenter:
     # word-level (Korean, Khmer, Lao): many words -> the pieces of each
     cut: Callable[[str], str] | None = None
     words: Callable[[list[str]], list[list[str]]] | None = None
+    # run-level, when the segmenter cuts the runs of one text independently of each other (jieba: each block
+    # of Han between other characters on its own): many runs -> their ``cut`` each, in one call
+    batch: Callable[[list[str]], list[str]] | None = None
 
     def describe(self) -> str:
         fallback = "" if self.candidate.compiled or len(CANDIDATES[self.language]) == 1 else _FALLBACK_NOTE
@@ -130,7 +133,18 @@ def forget() -> None:
 def _rjieba(language: str, cand: Candidate) -> Segmenter:
     import rjieba
 
-    return Segmenter(language, cand, cut=lambda run: " ".join(rjieba.cut(run, True)))
+    def cut(run: str) -> str:
+        return " ".join(rjieba.cut(run, True))
+
+    def batch(runs: list[str]) -> list[str]:
+        # one call on the runs between line breaks: jieba cuts each block of Han on its own and a line break is a
+        # word of its own, so this is each run's cut (checked: any other outcome falls back to a call per run)
+        done = " ".join(rjieba.cut("\n" + "\n".join(runs) + "\n", True)).split("\n")[1:-1]
+        if len(done) != len(runs) or "".join(done).replace(" ", "") != "".join(runs):  # pragma: no cover
+            return [cut(r) for r in runs]
+        return done
+
+    return Segmenter(language, cand, cut=cut, batch=batch)
 
 
 def _jieba(language: str, cand: Candidate) -> Segmenter:

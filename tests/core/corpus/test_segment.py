@@ -184,15 +184,25 @@ def test_streamed_parallel_auto_equals_one_thread(monkeypatch, workers, batches)
     assert _posts(got) == _posts(reference)
 
 
-def test_worker_processes_give_the_same_words(monkeypatch):
+@pytest.mark.parametrize("hide", [None, "rjieba"])
+def test_worker_processes_give_the_same_words(monkeypatch, hide):
+    """Two worker processes run only for a pure-Python segmenter (here jieba, rjieba hidden)."""
+    if hide:
+        monkeypatch.setitem(sys.modules, hide, None)
+    segmenters.forget()
     monkeypatch.setattr(segment, "PROCESS_MIN_BYTES", 1)
     monkeypatch.setattr(segment, "_CHUNK_BYTES", 2000)  # several tasks for the two processes
     texts = _random_posts(CHINESE + JAPANESE + THAI + SPACED, 400, seed=3)
-    in_process = run(texts, workers=1)
-    with TokenStream("auto", Preprocessing(), workers=1) as stream:
-        stream.submit(pa.array(texts, type=pa.string()))
-        got = _posts(stream.finish())
-        assert stream._processes is not None  # the two worker processes did run
+    try:
+        monkeypatch.setattr(segment, "PROCESS_MIN_BYTES", 10**12)
+        in_process = run(texts, workers=1)
+        monkeypatch.setattr(segment, "PROCESS_MIN_BYTES", 1)
+        with TokenStream("auto", Preprocessing(), workers=1) as stream:
+            stream.submit(pa.array(texts, type=pa.string()))
+            got = _posts(stream.finish())
+            assert (stream._processes is not None) == bool(hide)  # the two worker processes did run
+    finally:
+        segmenters.forget()
     assert got == in_process
 
 
@@ -257,6 +267,8 @@ def test_worker_processes_run_from_a_script_without_a_main_guard(tmp_path):
 
     script = tmp_path / "unguarded.py"
     script.write_text(
+        "import sys\n"
+        "sys.modules['rjieba'] = None  # jieba, pure Python: the worker processes run\n"
         "import pyarrow as pa\n"
         "from dpsu_core.corpus import segment\n"
         "from dpsu_core.corpus.tokenize import Preprocessing, TokenStream\n"
