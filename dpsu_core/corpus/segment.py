@@ -146,31 +146,34 @@ def _spaced(run_re: re.Pattern, cut: Callable[[str], str], text: str, cuts: Cuts
     return run_re.sub(one, text)
 
 
+_POST_SEP = "\x00"  # between posts in ``_spaced_batch`` (a post holding one takes the path of one call per post)
+
+
 def _spaced_batch(run_re: re.Pattern, seg: segmenters.Segmenter, texts: list[str], cuts: Cuts) -> list[str]:
     """``_spaced`` for many posts with one segmenter call, for a segmenter whose runs are independent
-    (``Segmenter.batch``): the runs are found by C-level splits, not a Python call per run."""
+    (``Segmenter.batch``, which returns each run's words with a space on both sides): the posts are joined, the
+    runs found by one C-level split and put back by one join, so there is no Python work per run or per post."""
+    joined = _POST_SEP.join(texts)
+    if joined.count(_POST_SEP) != len(texts) - 1:  # a post holds the separator itself: one call per post
+        return [_spaced_runs(run_re, seg, t, cuts) for t in texts]
+    return _spaced_runs(run_re, seg, joined, cuts).split(_POST_SEP)
+
+
+def _spaced_runs(run_re: re.Pattern, seg: segmenters.Segmenter, text: str, cuts: Cuts) -> str:
     assert seg.batch is not None
-    splits = [run_re.split(t) for t in texts]  # run_re has one group: [text, run, text, run, ..., text]
-    runs = [r for parts in splits for r in parts[1::2]]
+    parts = run_re.split(text)  # run_re has one group: [text, run, text, run, ..., text]
+    runs = parts[1::2]
     if not runs:
-        return texts
+        return text
     long = max(map(len, runs)) > MAX_RUN_CHARS
     units = [p for r in runs for p in pieces(r)] if long else runs
     done = seg.batch(units)
     if long:  # the pieces of a run back together
         cuts.runs += sum(len(r) > MAX_RUN_CHARS for r in runs)
         it = iter(done)
-        done = [
-            " ".join(next(it) for _ in range(-(-len(r) // MAX_RUN_CHARS) if len(r) > MAX_RUN_CHARS else 1))
-            for r in runs
-        ]
-    out, k = [], 0
-    for parts in splits:
-        n = len(parts) // 2
-        parts[1::2] = [f" {w} " for w in done[k : k + n]]
-        k += n
-        out.append("".join(parts))
-    return out
+        done = [" ".join(next(it) for _ in range(len(pieces(r)))) for r in runs]
+    parts[1::2] = done
+    return "".join(parts)
 
 
 def segment_texts(texts: list[str], masks: list[int]) -> tuple[list[str], set[str], Cuts]:

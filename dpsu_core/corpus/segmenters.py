@@ -88,7 +88,8 @@ class Segmenter:
     cut: Callable[[str], str] | None = None
     words: Callable[[list[str]], list[list[str]]] | None = None
     # run-level, when the segmenter cuts the runs of one text independently of each other (jieba: each block
-    # of Han between other characters on its own): many runs -> their ``cut`` each, in one call
+    # of Han between other characters on its own): many runs -> their ``cut`` each with a space on both sides,
+    # in one call
     batch: Callable[[list[str]], list[str]] | None = None
 
     def describe(self) -> str:

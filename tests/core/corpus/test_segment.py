@@ -333,3 +333,13 @@ def test_auto_equals_fast_on_any_text_without_unspaced_scripts(texts):
         assert run(texts, prep=prep) == run(texts, prep=prep, tokenizer="fast")
     if not re.search("[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]", "".join(texts)):  # no Hangul: the default too
         assert run(texts) == run(texts, tokenizer="fast")
+
+
+def test_chinese_posts_go_to_rjieba_in_one_call_and_back():
+    """The posts of a batch are joined by NUL for one rjieba call (the runs are independent): a post that holds a
+    NUL itself takes one call per post, with the same words."""
+    texts = ["我爱北京\x00天安门", "今天天气很好，研究生命的起源", "他来到了网易杭研大厦2024年"]
+    expected = _by_runs(texts, "zh", lambda r: jieba.lcut(r, HMM=True))
+    expected[2].insert(-1, "2024")
+    assert run(texts) == expected
+    assert run(texts[1:]) == expected[1:]
