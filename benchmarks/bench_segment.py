@@ -49,6 +49,7 @@ VARIANTS = {
 _HAN_ONLY = re.compile("[\u4e00-\u9fff]+")
 _JA = re.compile("[\u3005-\u3007\u3040-\u30ff\u4e00-\u9fff]+")
 _HANGUL = re.compile("[\uac00-\ud7af]+")
+_KANA = re.compile("[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
 PARTICLES = ["", "", "에", "는", "은", "를", "을", "가", "이", "의", "에서", "도", "로", "와"]
 
 
@@ -79,6 +80,10 @@ def vocabulary(lang: str) -> tuple[np.ndarray, np.ndarray]:
         rng = np.random.default_rng(1)
         words = np.array([n + PARTICLES[int(rng.integers(len(PARTICLES)))] for n in nouns], dtype=object)
         freq = nf
+    elif lang == "zh":  # wordfreq's Chinese list holds a few Japanese words (kana): a Chinese corpus has none
+        words, freq = _wordfreq(lang, None)
+        keep = np.array([not _KANA.search(w) for w in words.tolist()])
+        words, freq = words[keep], freq[keep]
     else:
         words, freq = _wordfreq(lang, None)
     return words, freq / freq.sum()

@@ -319,6 +319,8 @@ def segment_posts(
 
 def _put_rows(texts: pa.Array, rows: np.ndarray, new: pa.Array) -> pa.Array:
     """``texts`` with the posts at ``rows`` replaced by ``new``."""
+    if rows.size == len(texts):  # all of them (a corpus in one language): nothing to put back
+        return new.cast(texts.type)
     order = np.arange(len(texts), dtype=np.int64)
     order[rows] = len(texts) + np.arange(rows.size)
     both = pa.concat_arrays([texts.cast(pa.large_string()), new.cast(pa.large_string())])
