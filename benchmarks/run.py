@@ -41,7 +41,7 @@ SECTIONS = {
     "scale_10m": "benchmarks.bench_scale_10m",
     "floor": "benchmarks.bench_floor",  # dpsu end to end as a multiple of an Arrow read + split (issue 20)
     "floor_10m": "benchmarks.bench_floor_10m",
-    "segment": "benchmarks.bench_segment",  # auto vs fast MB/s per script; items released on synthetic Chinese
+    "segment": "benchmarks.bench_segment",  # segmenters old vs new MB/s, zh vs en release, start-up, dictionary items
     "frontier_msnbc": "benchmarks.bench_frontier_msnbc",  # Policy DP-SIPS beside Policy Gaussian and DP-SIPS on MSNBC
     "frontier_demo": "benchmarks.bench_frontier_demo",  # the same on the bundled text corpus (assets/)
     "preview": "benchmarks.bench_preview",  # the Corpus page's whole-file column facts as a share of the load

@@ -87,8 +87,9 @@ READING_OPTIONS: tuple[ReadingOption, ...] = (
         "tokenizer",
         "--tokenizer",
         "value",
-        "auto (default): words segmented by script (Chinese jieba, Japanese SudachiPy, Thai PyThaiNLP, "
-        "Khmer/Lao/Burmese character n-grams, other scripts as fast); fast: runs of letters and digits; "
+        "auto (default): words segmented by script (Chinese rjieba, Japanese fugashi+unidic-lite, Thai nlpo3, "
+        "Korean kiwipiepy morphemes, Khmer khmer-nltk, Lao laonlp, Burmese character n-grams, other scripts as "
+        "fast); fast: runs of letters and digits; "
         "treebank: NLTK's Treebank tokenizer; char-ngrams: each word cut into character n-grams",
         "Tokenizer",
         "the 'Tokenizer'",
@@ -114,6 +115,18 @@ READING_OPTIONS: tuple[ReadingOption, ...] = (
         app_help="N of the character n-grams: the char-ngrams tokenizer, and auto's scripts without a word segmenter.",
         minimum=1,
         maximum=8,
+    ),
+    ReadingOption(
+        "korean",
+        "--korean",
+        "value",
+        "auto's Korean: morphemes (default: particles and endings split from their stems by kiwipiepy, so "
+        "학교에/학교는 count as 학교) or eojeol (words as written)",
+        "Korean",
+        "the 'Korean' choice",
+        "the Korean option",
+        metavar="{morphemes,eojeol}",
+        default="morphemes",
     ),
     ReadingOption(
         "lowercase",

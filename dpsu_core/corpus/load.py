@@ -39,7 +39,7 @@ from .intern import Interner
 from .limits import DEFAULT_LIMITS, ReadLimits
 from .model import Corpus, SourceInfo
 from .readers import RawFile, Table, guess_columns, peek_columns, read_source, read_table
-from .segment import tokenization_text
+from .segment import KOREAN_MODES, tokenization_text
 from .tokenize import Preprocessing, Tokenized, TokenStream, blank_and_removed, check_tokenizer
 
 
@@ -60,6 +60,8 @@ class LoadOptions:
     tokenizer     "auto" (default: words segmented by script, ``segment``), "fast", "treebank" (nltk's
                   TreebankWordTokenizer) or "char-ngrams".
     char_ngrams   N of the character n-grams (``char-ngrams``, and ``auto``'s scripts without a segmenter).
+    korean        ``auto``'s Korean: "morphemes" (kiwipiepy: particles and endings split from their stems) or
+                  "eojeol" (words as written).
     lowercase, strip_urls, drop_removed, strip_symbols, strip_html, email_headers, drop_digits, stop_words:
                   see ``Preprocessing`` (ignored for sequences).
     """
@@ -71,6 +73,7 @@ class LoadOptions:
     max_n: int = 1
     tokenizer: str = "auto"
     char_ngrams: int = 2
+    korean: str = "morphemes"
     lowercase: bool = True
     strip_urls: bool = True
     drop_removed: bool = True
@@ -92,6 +95,7 @@ class LoadOptions:
             email_headers=self.email_headers,
             drop_digits=self.drop_digits,
             stop_words=self.stop_words or None,
+            korean=self.korean,
         )
 
 
@@ -169,7 +173,7 @@ def load_corpus(
         rows_dropped_removed=dropped["removed"],
         tokenizer="as given (pre-tokenized)" if table.pretokenized else tokenizer,
         char_ngrams=opts.char_ngrams,
-        tokenization="" if table.pretokenized else tokenization_text(tokenizer, opts.char_ngrams),
+        tokenization="" if table.pretokenized else tokenization_text(tokenizer, opts.char_ngrams, opts.korean),
         detected=tuple(rows.detected),
         notes=tuple(notes),
         header=table.header,
@@ -202,6 +206,8 @@ def checked_options(options: LoadOptions | None = None, **overrides: Any) -> Loa
     check_tokenizer(opts.tokenizer)
     if not isinstance(opts.char_ngrams, int) or isinstance(opts.char_ngrams, bool) or not 1 <= opts.char_ngrams <= 8:
         raise ParameterError(f"{opt('char_ngrams')} must be a whole number from 1 to 8, got {opts.char_ngrams!r}")
+    if opts.korean not in KOREAN_MODES:
+        raise ParameterError(f"{opt('korean')} must be one of {', '.join(KOREAN_MODES)}, got {opts.korean!r}")
     opts = replace(opts, max_n=int(PARAMS["max_n"].check(opts.max_n)))  # the one declaration of max_n
     if opts.stop_words:
         from .clean import stop_words

@@ -1,77 +1,81 @@
 """Word segmentation by script: the ``auto`` and ``char-ngrams`` tokenizers.
 
 ``auto`` (the default) lets the ``fast`` tokenizer's kernel cut every post, after this module has put
-spaces between the words of the runs of text written without spaces:
+spaces between the words of the runs of text written without spaces, then cuts some words further:
 
-  Chinese   (Han without kana in the post)  jieba (its default dictionary, ``jieba.lcut``, HMM on)
-  Japanese  (Han or kana, kana in the post) SudachiPy with sudachidict_core, split mode C (the longest
-                                            units: compounds and names stay whole)
-  Thai                                      PyThaiNLP's dictionary segmenter ``newmm``
-  Khmer, Lao, Burmese (no segmenter here), and any script whose segmenter is not installed:
-                                            character n-grams of each word (``--char-ngrams N``, default 2)
+  Chinese   (Han without kana in the post)  runs cut by rjieba (jieba's words), else jieba
+  Japanese  (Han or kana, kana in the post) runs cut by fugashi + unidic-lite, else SudachiPy (mode C)
+  Thai                                      runs cut by nlpo3 (newmm's words), else PyThaiNLP newmm
+  Korean    (``korean="morphemes"``)        each word cut into its morphemes by kiwipiepy, so 학교에,
+                                            학교는, 학교를 all give 학교 (``korean="eojeol"``: words as written)
+  Khmer, Lao                                each word cut by khmer-nltk, laonlp
+  Burmese, and any script whose segmenter is not installed: character n-grams of each word
+                                            (``--char-ngrams N``, default 2)
 
-A compiled scan (``_post_scripts``) finds the posts that hold such a run; every other post (English,
-Korean, Russian, ...) goes to the fast kernel untouched, so ``auto`` gives exactly ``fast``'s tokens on
-them. Case folding, symbols, numbers, URLs and the other cleaning steps are the kernel's and
-``tokenize.preprocess``'s, as for ``fast``: the segmenters only decide where words end. The segmenters are
-imported when their script is first found; for a large share of such text (at least ``PROCESS_MIN_BYTES``)
-the posts are segmented in two worker processes, batch by batch (the segmenters are Python and hold the GIL).
-The workers are forked (they inherit the segmenters already loaded, and a spawned worker would re-run the
-caller's main script, which a script without a ``__main__`` guard cannot survive); they get plain strings.
+(``segmenters`` says which package each language uses and why.) A compiled scan (``scripts.post_scripts``)
+finds the posts that hold a run of two or more characters of Chinese, Japanese or Thai (a run of one character
+is one word whatever the segmenter): only those posts are touched, and a segmenter is imported only when such a
+post is found, so a few lone CJK characters in an English file cost nothing, and every other post (English,
+Russian, ...) goes to the fast kernel untouched. Korean, Khmer and Lao words are cut after the kernel, once per
+distinct word (a compiled pass then replaces the token ids). Case folding, symbols, numbers, URLs and the other
+cleaning steps are the kernel's and ``tokenize.preprocess``'s, as for ``fast``: the segmenters only decide where
+words end. When a pure-Python segmenter runs (a fall-back) on a large share of such text (at least
+``PROCESS_MIN_BYTES``) the posts are segmented in two worker processes, batch by batch (they hold the GIL; the
+compiled ones run in the tokenizer's threads: measured, two processes cost them more in copies than they gain).
+Chinese runs go to rjieba all at once (jieba cuts each block of Han on its own: ``Segmenter.batch``). The workers are forked (they inherit the
+segmenters already loaded, and a spawned worker would re-run the caller's main script, which a script without
+a ``__main__`` guard cannot survive); they get plain strings.
+
+Bounded work: a run or word given to a segmenter is cut into pieces of at most ``MAX_RUN_CHARS`` characters
+(after a sentence end when the piece has one), each segmented on its own, and a character for the n-grams holds
+at most ``ngrams.MAX_CLUSTER_CHARS`` code points; both cuts are counted and said in the notes. So the work on a
+post is linear in its length, whatever it holds.
 
 ``char-ngrams`` is script-agnostic: every word of the fast tokenizer becomes its character n-grams (words of
 at most N characters stay whole).
 
-Segmentation is a function of one post's own text, so the sensitivity arguments are unchanged.
+Segmentation is a function of one post's own text (which segmenter runs depends on the post and on what is
+installed, never on the other posts), so the sensitivity arguments are unchanged.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import threading
-import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-import numba
 import numpy as np
 import pyarrow as pa
 
+from . import segmenters
 from .intern import string_buffers
-from .tokenize import Tokenized
-
-if TYPE_CHECKING:
-    from .tokenize import TokenStream
-
-# Script codes of the compiled scan (bit s of a post's mask: the post holds a letter of script s).
-LATIN, HAN, KANA, THAI, LAO, KHMER, MYANMAR, HANGUL, CYRILLIC, GREEK, ARABIC, HEBREW, INDIC, DIGITS, OTHER = range(15)
-SCRIPT_NAMES = (
-    "Latin",
-    "Han (Chinese characters)",
-    "Japanese kana",
-    "Thai",
-    "Lao",
-    "Khmer",
-    "Burmese",
-    "Hangul",
-    "Cyrillic",
-    "Greek",
-    "Arabic",
-    "Hebrew",
-    "Indic",
-    "digits",
-    "other",
+from .ngrams import char_ngrams_counted, replace_tokens
+from .scripts import (
+    HAN,
+    HANGUL,
+    KANA,
+    KHMER,
+    LAO,
+    MYANMAR,
+    RUN_CJK,
+    RUN_THAI,
+    SCRIPT_NAMES,
+    THAI,
+    post_scripts,
+    token_scripts,
+    tokens_per_script,
 )
-_NEEDS_SEGMENTER = (1 << HAN) | (1 << KANA) | (1 << THAI)
-_NGRAM_SCRIPTS = (LAO, KHMER, MYANMAR)  # no word segmenter here: character n-grams
+from .tokens import Tokenized
 
 DEFAULT_CHAR_NGRAMS = 2
+KOREAN_MODES = ("morphemes", "eojeol")
 PROCESS_MIN_BYTES = 1_000_000  # at least this much text to segment: two worker processes
 _CHUNK_BYTES = 256_000  # posts per task of the worker processes (about)
-_SUDACHI_MAX_CHARS = 4000  # SudachiPy refuses inputs over 49,149 bytes: longer runs go in pieces
+# A run (Chinese, Japanese, Thai) or word (Korean, Khmer, Lao) longer than this is segmented in pieces of at
+# most this many characters: a sentence is far shorter, and a bounded piece bounds each segmenter call (so
+# a post's work is linear in its length; SudachiPy also refuses inputs over 49,149 bytes).
+MAX_RUN_CHARS = 4000
 
 _CJK = (
     "\u3005-\u3007\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003ffff"
@@ -79,236 +83,150 @@ _CJK = (
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _THAI_RUN = re.compile("[\u0e00-\u0e7f]+")
 _PIECE_END = re.compile("[。！？!?\n]")
+_RUN_GROUPS = {r: re.compile(f"({r.pattern})") for r in (_CJK_RUN, _THAI_RUN)}  # for re.split: the runs kept
 
-# which segmenter each language uses, as the notes name it
-SEGMENTERS = {
-    "Chinese": ("jieba", "jieba"),
-    "Japanese": ("SudachiPy (sudachidict_core, split mode C)", "sudachipy"),
-    "Thai": ("PyThaiNLP newmm", "pythainlp"),
-}
+_RUN_LANGUAGES = ("Chinese", "Japanese", "Thai")  # segmented in the text, before the kernel
+_WORD_SCRIPTS = {HANGUL: "Korean", KHMER: "Khmer", LAO: "Lao"}  # segmented word by word, after it
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _script(cp):  # pragma: no cover - compiled
-    """Script code of code point ``cp`` (-1: not a letter or digit of a script we tell apart)."""
-    if cp < 0x80:
-        if 48 <= cp <= 57:
-            return DIGITS
-        if 65 <= cp <= 90 or 97 <= cp <= 122:
-            return LATIN
-        return -1
-    if 0xC0 <= cp <= 0x24F or 0x1E00 <= cp <= 0x1EFF:
-        return LATIN
-    if 0x370 <= cp <= 0x3FF:
-        return GREEK
-    if 0x400 <= cp <= 0x52F:
-        return CYRILLIC
-    if 0x590 <= cp <= 0x5FF:
-        return HEBREW
-    if 0x600 <= cp <= 0x6FF or 0x750 <= cp <= 0x77F:
-        return ARABIC
-    if 0x900 <= cp <= 0xDFF:
-        return INDIC
-    if 0xE00 <= cp <= 0xE7F:
-        return THAI
-    if 0xE80 <= cp <= 0xEFF:
-        return LAO
-    if 0x1000 <= cp <= 0x109F or 0xA9E0 <= cp <= 0xA9FF or 0xAA60 <= cp <= 0xAA7F:
-        return MYANMAR
-    if 0x1780 <= cp <= 0x17FF or 0x19E0 <= cp <= 0x19FF:
-        return KHMER
-    if 0x1100 <= cp <= 0x11FF or 0x3130 <= cp <= 0x318F or 0xAC00 <= cp <= 0xD7AF:
-        return HANGUL
-    if 0x3040 <= cp <= 0x30FF or 0x31F0 <= cp <= 0x31FF or 0xFF66 <= cp <= 0xFF9F:
-        return KANA
-    if 0x3005 <= cp <= 0x3007 or 0x3400 <= cp <= 0x4DBF or 0x4E00 <= cp <= 0x9FFF or 0xF900 <= cp <= 0xFAFF:
-        return HAN
-    if 0x20000 <= cp <= 0x3FFFF:
-        return HAN
-    return OTHER
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _decode(data, i):  # pragma: no cover - compiled
-    b = data[i]
-    if b < 0x80:
-        return np.int64(b), 1
-    if b < 0xE0:
-        return (np.int64(b & 0x1F) << 6) | np.int64(data[i + 1] & 0x3F), 2
-    if b < 0xF0:
-        return (np.int64(b & 0x0F) << 12) | (np.int64(data[i + 1] & 0x3F) << 6) | np.int64(data[i + 2] & 0x3F), 3
-    cp = (
-        (np.int64(b & 0x07) << 18)
-        | (np.int64(data[i + 1] & 0x3F) << 12)
-        | (np.int64(data[i + 2] & 0x3F) << 6)
-        | np.int64(data[i + 3] & 0x3F)
-    )
-    return cp, 4
-
-
-@numba.njit(cache=True, nogil=True)
-def _post_scripts(data, offsets, out):  # pragma: no cover - compiled
-    """out[j] = bit mask of the scripts of post j's letters, for the scripts that need a segmenter or
-    n-grams (the others only matter per token: ``_first_scripts``). ASCII bytes are skipped at once."""
-    for j in range(offsets.shape[0] - 1):
-        i, end = offsets[j], offsets[j + 1]
-        mask = np.int64(0)
-        while i < end:
-            if data[i] < 0x80:
-                i += 1
-                continue
-            cp, nb = _decode(data, i)
-            i += nb
-            s = _script(cp)
-            if s == HAN or s == KANA or s == THAI or s == LAO or s == KHMER or s == MYANMAR:
-                mask |= np.int64(1) << s
-        out[j] = mask
-
-
-@numba.njit(cache=True, nogil=True)
-def _first_scripts(data, offsets, out):  # pragma: no cover - compiled
-    """out[j] = script of token j: its first letter's (kana beats Han: a Japanese word), else DIGITS or OTHER."""
-    for j in range(offsets.shape[0] - 1):
-        i, end = offsets[j], offsets[j + 1]
-        found = -1
-        while i < end:
-            cp, nb = _decode(data, i)
-            i += nb
-            s = _script(cp)
-            if s == KANA:
-                found = KANA
-                break
-            if s >= 0 and s != DIGITS and found < 0:
-                found = s
-                if s != HAN:
-                    break
-            if s == DIGITS and found < 0:
-                found = -2
-        out[j] = found if found >= 0 else (DIGITS if found == -2 else OTHER)
-
-
-def post_scripts(texts: pa.Array) -> np.ndarray:
-    """int64 per post: bit s set when the post holds a letter of script s (Han, kana, Thai, Lao, Khmer, Burmese)."""
-    data, offsets = string_buffers(texts)
-    out = np.zeros(len(texts), dtype=np.int64)
-    _post_scripts(data, offsets, out)
-    return out
-
-
-def token_scripts(tokens: pa.Array) -> np.ndarray:
-    """int8 script code of each token (see ``_first_scripts``)."""
-    data, offsets = string_buffers(tokens)
-    out = np.zeros(len(tokens), dtype=np.int8)
-    _first_scripts(data, offsets, out)
-    return out
-
-
-# ---- the segmenters (imported on first use, one instance per process) ----------------------------
-_segmenters: dict[str, Callable[[str], list[str]] | None] = {}
-_seg_lock = threading.Lock()
-
-
-def _after_fork() -> None:  # a worker process forked while another thread held the lock must not wait for it
-    global _seg_lock
-    _seg_lock = threading.Lock()
-
-
-os.register_at_fork(after_in_child=_after_fork)
-
-
-def _load(language: str) -> Callable[[str], list[str]] | None:
-    """The word segmenter of ``language`` ("Chinese", "Japanese", "Thai"), or None when not installed."""
-    with _seg_lock:
-        if language not in _segmenters:
-            try:
-                _segmenters[language] = _make(language)
-            except ImportError:
-                _segmenters[language] = None
-        return _segmenters[language]
-
-
-def _make(language: str) -> Callable[[str], list[str]]:
-    if language == "Chinese":
-        import logging
-
-        import jieba
-
-        jieba.setLogLevel(logging.WARNING)  # no "Building prefix dict" lines on stderr
-        jieba.initialize()
-        return lambda run: jieba.lcut(run, HMM=True)
-    if language == "Japanese":
-        from sudachipy import Dictionary, SplitMode
-
-        dictionary = Dictionary(dict="core")
-        local = threading.local()  # a SudachiPy tokenizer must not be used by two threads at once
-
-        def sudachi(run: str) -> list[str]:
-            tok = getattr(local, "tok", None)
-            if tok is None:
-                tok = local.tok = dictionary.tokenizer(mode=SplitMode.C, fields=set())  # surfaces only
-            return [m.surface() for piece in _pieces(run) for m in tok.tokenize(piece)]
-
-        return sudachi
-    from pythainlp.tokenize import word_tokenize
-
-    return lambda run: word_tokenize(run, engine="newmm", keep_whitespace=False)
-
-
-def _pieces(run: str) -> list[str]:
-    """``run`` cut after sentence ends into pieces of at most ``_SUDACHI_MAX_CHARS`` characters."""
+def pieces(run: str, limit: int = MAX_RUN_CHARS) -> list[str]:
+    """``run`` cut into pieces of at most ``limit`` characters, each after the last sentence end it holds
+    (if any): linear in the run's length."""
+    if len(run) <= limit:
+        return [run]
     out = []
-    while len(run) > _SUDACHI_MAX_CHARS:
-        head = run[:_SUDACHI_MAX_CHARS]
-        ends = [m.end() for m in _PIECE_END.finditer(head)]
-        cut = ends[-1] if ends else _SUDACHI_MAX_CHARS
-        out.append(run[:cut])
-        run = run[cut:]
-    out.append(run)
+    start = 0
+    while len(run) - start > limit:
+        end = start + limit
+        ends = [m.end() for m in _PIECE_END.finditer(run, start, end)]
+        cut = ends[-1] if ends and ends[-1] < end else end
+        out.append(run[start:cut])
+        start = cut
+    out.append(run[start:])
     return out
 
 
-def available(language: str) -> bool:
-    return _load(language) is not None
+@dataclass
+class Cuts:
+    """Work cut short to keep it linear (counted for the notes)."""
+
+    runs: int = 0  # runs or words longer than MAX_RUN_CHARS, segmented in pieces
+    clusters: int = 0  # characters of more than MAX_CLUSTER_CHARS code points, cut
+
+    def add(self, other: Cuts) -> None:
+        self.runs += other.runs
+        self.clusters += other.clusters
+
+    def notes(self) -> list[str]:
+        from .ngrams import MAX_CLUSTER_CHARS
+
+        out = []
+        if self.runs:
+            out.append(
+                f"{self.runs:,} run(s) of text without spaces longer than {MAX_RUN_CHARS:,} characters were "
+                f"segmented in pieces of at most {MAX_RUN_CHARS:,} (a word across a cut is split)"
+            )
+        if self.clusters:
+            out.append(
+                f"{self.clusters:,} character(s) with more than {MAX_CLUSTER_CHARS} combining marks or subscripts "
+                f"were cut after {MAX_CLUSTER_CHARS} code points for the character n-grams"
+            )
+        return out
 
 
-def _spaced(run_re: re.Pattern, seg: Callable[[str], list[str]], text: str) -> str:
-    return run_re.sub(lambda m: " " + " ".join(seg(m.group())) + " ", text)
+def _spaced(run_re: re.Pattern, cut: Callable[[str], str], text: str, cuts: Cuts) -> str:
+    def one(m: re.Match) -> str:
+        run = m.group()
+        if len(run) == 1:  # one character is one word, whatever the segmenter
+            return f" {run} "
+        parts = pieces(run)
+        cuts.runs += len(parts) > 1
+        return " " + " ".join(cut(p) for p in parts) + " "
+
+    return run_re.sub(one, text)
 
 
-def segment_texts(texts: list[str], masks: list[int]) -> tuple[list[str], set[str]]:
-    """Each post with its words separated by spaces, and the languages segmented. A post with kana is
-    Japanese (its Han and kana runs go to SudachiPy), one with Han and no kana Chinese (jieba); Thai runs go
-    to newmm. Languages whose segmenter is not installed are left as they are (n-grams later)."""
-    out, used = [], set()
-    for text, mask in zip(texts, masks):
-        if mask & ((1 << HAN) | (1 << KANA)):
-            language = "Japanese" if mask & (1 << KANA) else "Chinese"
-            seg = _load(language)
-            if seg is not None:
-                text = _spaced(_CJK_RUN, seg, text)
-                used.add(language)
-        if mask & (1 << THAI):
-            seg = _load("Thai")
-            if seg is not None:
-                text = _spaced(_THAI_RUN, seg, text)
-                used.add("Thai")
-        out.append(text)
-    return out, used
+_POST_SEP = "\x00"  # between posts in ``_spaced_batch`` (a post holding one takes the path of one call per post)
 
 
-def _segment_arrow(texts: pa.Array, masks: np.ndarray) -> tuple[pa.Array, set[str]]:
-    """One Arrow batch of posts and their script masks -> the segmented batch (in this process)."""
-    out, used = segment_texts(texts.to_pylist(), masks.tolist())
-    return pa.array(out, type=pa.string()), used
+def _spaced_batch(run_re: re.Pattern, seg: segmenters.Segmenter, texts: list[str], cuts: Cuts) -> list[str]:
+    """``_spaced`` for many posts with one segmenter call, for a segmenter whose runs are independent
+    (``Segmenter.batch``, which returns each run's words with a space on both sides): the posts are joined, the
+    runs found by one C-level split and put back by one join, so there is no Python work per run or per post."""
+    joined = _POST_SEP.join(texts)
+    if joined.count(_POST_SEP) != len(texts) - 1:  # a post holds the separator itself: one call per post
+        return [_spaced_runs(run_re, seg, t, cuts) for t in texts]
+    return _spaced_runs(run_re, seg, joined, cuts).split(_POST_SEP)
 
 
-def tokenization_text(tokenizer: str, n: int = DEFAULT_CHAR_NGRAMS) -> str:
-    """How ``tokenizer`` cuts words, as a method (nothing about the data): the release report's line."""
+def _spaced_runs(run_re: re.Pattern, seg: segmenters.Segmenter, text: str, cuts: Cuts) -> str:
+    assert seg.batch is not None
+    parts = run_re.split(text)  # run_re has one group: [text, run, text, run, ..., text]
+    runs = parts[1::2]
+    if not runs:
+        return text
+    long = max(map(len, runs)) > MAX_RUN_CHARS
+    units = [p for r in runs for p in pieces(r)] if long else runs
+    done = seg.batch(units)
+    if long:  # the pieces of a run back together
+        cuts.runs += sum(len(r) > MAX_RUN_CHARS for r in runs)
+        it = iter(done)
+        done = [" ".join(next(it) for _ in range(len(pieces(r)))) for r in runs]
+    parts[1::2] = done
+    return "".join(parts)
+
+
+def segment_texts(texts: list[str], masks: list[int]) -> tuple[list[str], set[str], Cuts]:
+    """Each post with its words separated by spaces, the languages segmented and the cuts. A post with kana is
+    Japanese (its Han and kana runs are segmented as Japanese), one with Han and no kana Chinese; Thai runs
+    are Thai. A run is set apart by spaces in any case; a post whose runs are all one character long needs no
+    segmenter (none is loaded for it). Languages whose segmenter is not installed keep their runs whole
+    (n-grams later)."""
+    out, used, cuts = list(texts), set(), Cuts()
+    han_kana, kana = (1 << HAN) | (1 << KANA), 1 << KANA
+    rows = {
+        "Chinese": [i for i, m in enumerate(masks) if m & han_kana and not m & kana],
+        "Japanese": [i for i, m in enumerate(masks) if m & kana],
+        "Thai": [i for i, m in enumerate(masks) if m & (1 << THAI)],  # after the CJK runs, as before
+    }
+    for language, idx in rows.items():
+        thai = language == "Thai"
+        run_re, run_bit = (_THAI_RUN, 1 << RUN_THAI) if thai else (_CJK_RUN, 1 << RUN_CJK)
+        need = [i for i in idx if masks[i] & run_bit]
+        seg = segmenters.load(language) if need else None
+        if seg is None or seg.cut is None:
+            need = []
+        done = set(need)
+        for i in idx:
+            if i not in done:
+                out[i] = run_re.sub(r" \g<0> ", out[i])
+        if not need:
+            continue
+        used.add(language)
+        if seg is not None and seg.batch is not None:
+            new = _spaced_batch(_RUN_GROUPS[run_re], seg, [out[i] for i in need], cuts)
+        else:
+            assert seg is not None and seg.cut is not None
+            new = [_spaced(run_re, seg.cut, out[i], cuts) for i in need]
+        for i, text in zip(need, new):
+            out[i] = text
+    return out, used, cuts
+
+
+def tokenization_text(tokenizer: str, n: int = DEFAULT_CHAR_NGRAMS, korean: str = "morphemes") -> str:
+    """How ``tokenizer`` cuts words, as a method (nothing about the data): the release report's line, with the
+    segmenter of each language and its version (what is installed here)."""
     if tokenizer == "auto":
-        named = "; ".join(f"{language}: {name}" for language, (name, _) in SEGMENTERS.items())
+        named = []
+        for language in segmenters.LANGUAGES:
+            if language == "Korean" and korean == "eojeol":
+                named.append("Korean: words as written (eojeol)")
+                continue
+            cand = segmenters.chosen(language)
+            named.append(f"{language}: {cand.label() if cand else f'not installed, character {n}-grams'}")
         return (
-            f"auto: words segmented by script ({named}; Khmer, Lao, Burmese and scripts whose segmenter is not "
-            f"installed: character {n}-grams; other scripts: the fast tokenizer)"
+            f"auto: words segmented by script ({'; '.join(named)}; Burmese: character {n}-grams; other scripts: "
+            "the fast tokenizer)"
         )
     if tokenizer == "char-ngrams":
         return f"char-ngrams: each word of the fast tokenizer cut into its character {n}-grams"
@@ -317,12 +235,13 @@ def tokenization_text(tokenizer: str, n: int = DEFAULT_CHAR_NGRAMS) -> str:
 
 @dataclass
 class Detection:
-    """What ``auto`` found and did, for the notes (raw data: NOT private)."""
+    """What ``auto`` (or ``char-ngrams``) found and did, for the notes (raw data: NOT private)."""
 
     segmented: set[str] = field(default_factory=set)  # languages a word segmenter ran on
     missing: set[str] = field(default_factory=set)  # languages found whose segmenter is not installed
     ngram_scripts: set[str] = field(default_factory=set)  # scripts split into character n-grams
     script_tokens: dict[str, int] = field(default_factory=dict)  # tokens per script
+    cuts: Cuts = field(default_factory=Cuts)
 
     def notes(self, n: int) -> list[str]:
         out = []
@@ -334,16 +253,20 @@ class Detection:
                 + ", ".join(f"{name} {count / total:.1%}" for name, count in shares if count)
             )
         for language in sorted(self.segmented):
-            out.append(f"{language} text segmented into words with {SEGMENTERS[language][0]}")
+            seg = segmenters.load(language)
+            if seg is not None:
+                out.append(f"{language} text segmented into words with {seg.describe()}")
         for language in sorted(self.missing):
-            name, module = SEGMENTERS[language]
+            names = " or ".join(c.name for c in segmenters.CANDIDATES[language])
+            instead = "kept as written" if language == "Korean" else f"character {n}-grams"
             out.append(
-                f"{language} text found but its segmenter ({module}) is not installed: its words are character "
-                f"{n}-grams instead; install it with pip install 'dpsu[languages]'"
+                f"{language} text found but its segmenter ({names}) is not installed: its words are {instead} "
+                "instead; install it with pip install 'dpsu[languages]'"
             )
         for script in sorted(self.ngram_scripts):
-            out.append(f"{script} text has no word segmenter here: its words are character {n}-grams")
-        return out
+            why = segmenters.NO_SEGMENTER.get(script, "no word segmenter here")
+            out.append(f"{script} text has no word segmenter ({why}): its words are character {n}-grams")
+        return out + self.cuts.notes()
 
 
 def segment_posts(
@@ -352,158 +275,139 @@ def segment_posts(
     """``texts`` with spaces between the words of their Chinese, Japanese and Thai runs, and each post's
     script mask. Posts without such runs are not touched (not even copied when there are none)."""
     masks = post_scripts(texts)
-    rows = np.flatnonzero(masks & _NEEDS_SEGMENTER)
+    rows = np.flatnonzero(masks & ((1 << HAN) | (1 << KANA) | (1 << THAI)))
     if rows.size == 0:
         return texts, masks
-    for bit, language in ((HAN, "Chinese"), (KANA, "Japanese"), (THAI, "Thai")):
-        present = masks[rows] & (1 << bit)
-        if bit == HAN:  # Han with kana in the same post is Japanese
-            present = present & ~(masks[rows] & (1 << KANA))
-        if present.any() and not available(language):
+    sel = masks[rows]
+    need = {
+        "Chinese": bool(((sel & (1 << RUN_CJK)) & ~(sel & (1 << KANA))).any()),
+        "Japanese": bool(((sel & (1 << RUN_CJK)) & (sel & (1 << KANA))).any()),
+        "Thai": bool((sel & (1 << RUN_THAI)).any()),
+    }
+    slow = False  # a pure-Python segmenter will run: worth two processes on a large share of text
+    for language, present in need.items():
+        seg = segmenters.load(language) if present else None
+        if present and seg is None:
             detection.missing.add(language)
+        slow |= seg is not None and not seg.candidate.compiled
     sub = texts.take(pa.array(rows))
     _, offs = string_buffers(sub)
     size = int(offs[-1] - offs[0])
-    if pool is not None and size >= PROCESS_MIN_BYTES:
+    if pool is not None and slow and size >= PROCESS_MIN_BYTES:
         cuts = np.searchsorted(offs, offs[0] + np.arange(_CHUNK_BYTES, size, _CHUNK_BYTES))
         bounds = np.unique(np.concatenate([[0], cuts, [len(sub)]]))
         executor = pool()
         # the tasks carry Python strings: a pickled Arrow slice would carry its whole parent buffer, and the
         # forked workers then never touch Arrow or numba (whose locks another thread may hold at the fork)
         futures = [
-            executor.submit(segment_texts, sub.slice(int(a), int(b - a)).to_pylist(), masks[rows[a:b]].tolist())
+            executor.submit(segment_texts, sub.slice(int(a), int(b - a)).to_pylist(), sel[a:b].tolist())
             for a, b in zip(bounds[:-1], bounds[1:])
             if b > a
         ]
         parts = [f.result() for f in futures]
-        done = pa.array([t for p, _ in parts for t in p], type=pa.string())
-        for _, used in parts:
+        done = pa.array([t for p, _, _ in parts for t in p], type=pa.string())
+        for _, used, cut in parts:
             detection.segmented |= used
+            detection.cuts.add(cut)
     else:
-        done, used = _segment_arrow(sub, masks[rows])
+        out, used, cut = segment_texts(sub.to_pylist(), sel.tolist())
+        done = pa.array(out, type=pa.string())
         detection.segmented |= used
+        detection.cuts.add(cut)
     return _put_rows(texts, rows, done), masks
 
 
 def _put_rows(texts: pa.Array, rows: np.ndarray, new: pa.Array) -> pa.Array:
     """``texts`` with the posts at ``rows`` replaced by ``new``."""
+    if rows.size == len(texts):  # all of them (a corpus in one language): nothing to put back
+        return new.cast(texts.type)
     order = np.arange(len(texts), dtype=np.int64)
     order[rows] = len(texts) + np.arange(rows.size)
     both = pa.concat_arrays([texts.cast(pa.large_string()), new.cast(pa.large_string())])
     return both.take(pa.array(order)).cast(texts.type)
 
 
-# ---- character n-grams, per distinct token -----------------------------------------------------------
-_JOINERS = ("\u17d2", "\u1039")  # Khmer coeng, Burmese virama: the next letter is written below, one cluster
-
-
-def clusters(word: str) -> list[str]:
-    """``word`` cut into characters as a reader sees them: a letter with its combining marks (and, in Khmer
-    and Burmese, with the subscript letter after a coeng/virama)."""
-    out: list[str] = []
-    for ch in word:
-        if out and (unicodedata.category(ch)[0] == "M" or out[-1].endswith(_JOINERS)):
-            out[-1] += ch
-        else:
-            out.append(ch)
+# ---- after the kernel: words cut further, per distinct token ------------------------------------------------
+def _word_pieces(words: list[str], seg: segmenters.Segmenter, cuts: Cuts) -> list[list[str]]:
+    """The segmenter's pieces of each word (a word over ``MAX_RUN_CHARS`` characters segmented in pieces)."""
+    assert seg.words is not None
+    parts = [pieces(w) for w in words]
+    cuts.runs += sum(len(p) > 1 for p in parts)
+    flat = [p for ps in parts for p in ps]
+    done = seg.words(flat) if flat else []
+    out, i = [], 0
+    for ps in parts:
+        out.append([w for piece in done[i : i + len(ps)] for w in piece])
+        i += len(ps)
     return out
 
 
-def char_ngrams(word: str, n: int) -> list[str]:
-    """The n-grams of ``word``'s characters (``clusters``) in order; a word of at most n characters stays whole."""
-    chars = clusters(word)
-    if len(chars) <= n:
-        return [word]
-    return ["".join(chars[i : i + n]) for i in range(len(chars) - n + 1)]
-
-
-def expand_ngrams(
-    codes: np.ndarray, post_ptr: np.ndarray, unigrams: np.ndarray, which: np.ndarray, n: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Replace every token whose unigram has ``which`` True by its character n-grams: Python once per
-    distinct token, a compiled pass over the token ids. Returns (codes, post_ptr, unigrams)."""
-    import pandas as pd
-
-    pieces = [char_ngrams(w, n) if flag else [w] for w, flag in zip(unigrams.tolist(), which.tolist())]
-    lens = np.fromiter((len(p) for p in pieces), dtype=np.int64, count=len(pieces))
-    piece_ptr = np.zeros(len(pieces) + 1, dtype=np.int64)
-    np.cumsum(lens, out=piece_ptr[1:])
-    flat = np.asarray([s for p in pieces for s in p], dtype=object)
-    ids, uniq = pd.factorize(flat)
-    new_ptr = np.zeros_like(post_ptr)
-    out = _expand(codes, post_ptr, piece_ptr, ids.astype(np.int32), new_ptr)
-    return out, new_ptr, np.asarray(uniq, dtype=object)
-
-
-@numba.njit(cache=True, nogil=True)
-def _expand(codes, post_ptr, piece_ptr, piece_ids, new_ptr):  # pragma: no cover - compiled
-    total = 0
-    for p in range(codes.shape[0]):
-        total += piece_ptr[codes[p] + 1] - piece_ptr[codes[p]]
-    out = np.empty(total, dtype=np.int32)
-    o = 0
-    for j in range(post_ptr.shape[0] - 1):
-        new_ptr[j] = o
-        for p in range(post_ptr[j], post_ptr[j + 1]):
-            c = codes[p]
-            for q in range(piece_ptr[c], piece_ptr[c + 1]):
-                out[o] = piece_ids[q]
-                o += 1
-    new_ptr[post_ptr.shape[0] - 1] = o
-    return out
-
-
-def ngram_mask(scripts: np.ndarray, detection: Detection) -> np.ndarray:
-    """Which tokens ``auto`` turns into character n-grams (``scripts``: each token's script, ``token_scripts``):
-    Lao, Khmer and Burmese words, and the words of a language whose segmenter is not installed. Records the
-    scripts in ``detection``."""
-    codes = list(_NGRAM_SCRIPTS)
+def finish(
+    tok: Tokenized,
+    n: int,
+    detection: Detection,
+    *,
+    auto: bool,
+    korean: str = "morphemes",
+    strings: pa.Array | None = None,
+) -> Tokenized:
+    """The fast kernel's tokens of an ``auto`` (``auto=True``) or ``char-ngrams`` stream, with words cut further:
+    for ``char-ngrams`` every word into its character n-grams; for ``auto`` Korean (``korean="morphemes"``),
+    Khmer and Lao words by their segmenters, Burmese words and those of a language whose segmenter is not
+    installed into n-grams, and the tokens per script counted into ``detection``.
+    ``strings``: ``tok.unigrams`` as an Arrow array when the caller has one (building it from Python strings
+    would import pandas through pyarrow's shim, a fixed cost the release path avoids)."""
+    words = tok.unigrams.tolist()
+    if not auto:
+        new: list[list[str]] = []
+        for w in words:
+            grams, cut = char_ngrams_counted(w, n)
+            detection.cuts.clusters += cut
+            new.append(grams)
+        return replace_tokens(tok, new)
+    scripts = token_scripts(strings if strings is not None else pa.array(tok.unigrams, type=pa.string()))
+    ngram_codes = [MYANMAR]
     if "Chinese" in detection.missing or "Japanese" in detection.missing:
-        codes += [HAN, KANA]
+        ngram_codes += [HAN, KANA]
     if "Thai" in detection.missing:
-        codes.append(THAI)
-    which = np.isin(scripts, codes)
-    for s in _NGRAM_SCRIPTS:
-        if (scripts == s).any():
-            detection.ngram_scripts.add(SCRIPT_NAMES[s])
-    return which
+        ngram_codes.append(THAI)
+    todo: dict[int, list[int]] = {}  # script -> the unigrams to cut
+    for code in [*ngram_codes, *_WORD_SCRIPTS]:
+        if code == HANGUL and korean == "eojeol":
+            continue
+        found = np.flatnonzero(scripts == code)
+        if found.size:
+            todo[code] = found.tolist()
+    if not todo:
+        count_scripts(tok.codes, scripts, detection)
+        return tok
+    cut_words: list[Sequence[str]] = list(zip(words))  # each word as itself (one-tuples: built in C)
+    for code, idx in todo.items():
+        language = _WORD_SCRIPTS.get(code)
+        seg = segmenters.load(language) if language else None
+        if seg is not None:
+            detection.segmented.add(seg.language)
+            for i, got in zip(idx, _word_pieces([words[i] for i in idx], seg, detection.cuts)):
+                cut_words[i] = got
+            continue
+        if code == HANGUL:  # no Korean segmenter: words as written, as with korean="eojeol"
+            detection.missing.add("Korean")
+            continue
+        if language:
+            detection.missing.add(language)
+        elif code == MYANMAR:
+            detection.ngram_scripts.add(SCRIPT_NAMES[code])
+        for i in idx:
+            cut_words[i], cut = char_ngrams_counted(words[i], n)
+            detection.cuts.clusters += cut
+    tok = replace_tokens(tok, cut_words)
+    count_scripts(tok.codes, token_scripts(pa.array(tok.unigrams, type=pa.string())), detection)
+    return tok
 
 
 def count_scripts(codes: np.ndarray, scripts: np.ndarray, detection: Detection) -> None:
     """Tokens per script (``scripts``: each token's script, by its first letter) into ``detection.script_tokens``."""
     if len(scripts) == 0:
         return
-    per_script = _tokens_per_script(codes, scripts, len(SCRIPT_NAMES))
+    per_script = tokens_per_script(codes, scripts, len(SCRIPT_NAMES))
     detection.script_tokens = {SCRIPT_NAMES[s]: int(c) for s, c in enumerate(per_script) if c}
-
-
-@numba.njit(cache=True, nogil=True)
-def _tokens_per_script(codes, scripts, n_scripts):  # pragma: no cover - compiled
-    # one pass, no copy (np.bincount would first copy the int32 ids to int64: a 330 MB array at 1M users)
-    out = np.zeros(n_scripts, dtype=np.int64)
-    for c in codes:
-        out[scripts[c]] += 1
-    return out
-
-
-def finish(tok: Tokenized, stream: TokenStream, strings: pa.Array | None = None) -> Tokenized:
-    """The fast kernel's tokens of an ``auto`` or ``char-ngrams`` stream, with the words that become
-    character n-grams replaced by them; for ``auto`` the tokens per script go into ``stream.detection``.
-    ``strings``: ``tok.unigrams`` as an Arrow array when the caller has one (building it from Python strings
-    would import pandas through pyarrow's shim, a fixed cost the release path avoids)."""
-    n = stream.char_ngrams
-    scripts: np.ndarray | None = None
-    if stream.detection is None:  # char-ngrams: every word
-        which = np.ones(len(tok.unigrams), dtype=np.bool_)
-    else:
-        scripts = token_scripts(strings if strings is not None else pa.array(tok.unigrams, type=pa.string()))
-        which = ngram_mask(scripts, stream.detection)
-    if which.any():
-        codes, post_ptr, unigrams = expand_ngrams(tok.codes, tok.post_ptr, tok.unigrams, which, n)
-        tok = Tokenized(codes=codes, post_ptr=post_ptr, unigrams=unigrams)
-        scripts = None  # the tokens changed
-    if stream.detection is not None:
-        if scripts is None:
-            scripts = token_scripts(pa.array(tok.unigrams, type=pa.string()))
-        count_scripts(tok.codes, scripts, stream.detection)
-    return tok

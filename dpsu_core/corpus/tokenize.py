@@ -9,7 +9,8 @@ is the flat form ``build_corpus`` takes: token codes, post offsets, unigram tabl
 
 Tokenizers:
   auto      (default) fast, after the runs of Chinese, Japanese and Thai text got spaces between their
-            words; Khmer, Lao and Burmese words become character n-grams (``segment``).
+            words; then Korean words are cut into morphemes, Khmer and Lao words by their segmenters and
+            Burmese words into character n-grams (``segment``).
   char-ngrams  fast, then every word becomes its character n-grams (``segment``).
   fast      words are maximal runs of letters, digits and combining marks, with
             apostrophes kept only inside a word ("don't" stays whole,
@@ -40,6 +41,7 @@ import pyarrow.compute as pc
 from ..errors import ParameterError
 from .charclass import char_classes, lower_table
 from .intern import Interner, find, has_room, insert, key_of, string_buffers
+from .tokens import Tokenized
 
 TOKENIZERS: tuple[str, ...] = ("auto", "fast", "treebank", "char-ngrams")  # auto, char-ngrams: segment.py
 _ALL_TOKENIZERS = TOKENIZERS + ("whitespace",)
@@ -52,6 +54,9 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 # Below this many bytes of text one thread does all the work.
 _PARALLEL_MIN_BYTES = 2_000_000
+
+
+_KOREAN_DEFAULT = ("korean", "morphemes")  # not named in ``describe``: the report's tokenization line says it
 
 
 @dataclass(frozen=True)
@@ -72,23 +77,11 @@ class Preprocessing:
     email_headers: bool = True  # drop the header block of posts that are RFC 822 messages
     drop_digits: bool = False  # drop tokens made only of digits
     stop_words: str | None = None  # drop the stop words of this language (``clean.stop_words``)
+    korean: str = "morphemes"  # auto: Korean words cut into morphemes (kiwipiepy), or "eojeol": kept as written
 
     def describe(self) -> str:
-        on = [k if v is True else f"{k} ({v})" for k, v in self.__dict__.items() if v]
+        on = [k if v is True else f"{k} ({v})" for k, v in self.__dict__.items() if v and (k, v) != _KOREAN_DEFAULT]
         return ", ".join(on) if on else "none"
-
-
-@dataclass(frozen=True)
-class Tokenized:
-    """Flat tokenized posts: post j is ``codes[post_ptr[j]:post_ptr[j+1]]``, ids into ``unigrams``."""
-
-    codes: np.ndarray  # int32
-    post_ptr: np.ndarray  # int64, n_posts + 1
-    unigrams: np.ndarray  # object array of str
-
-    @property
-    def n_tokens(self) -> int:
-        return int(self.codes.shape[0])
 
 
 def check_tokenizer(tokenizer: str) -> str:
@@ -312,7 +305,7 @@ class TokenStream:
             check_tokenizer(tokenizer)
         self.tokenizer, self.prep, self.char_ngrams = tokenizer, prep, char_ngrams
         self.segmented = tokenizer in ("auto", "char-ngrams")  # the fast kernel plus segment.py
-        self.detection = None if tokenizer != "auto" else _segment().Detection()
+        self.detection = _segment().Detection() if self.segmented else None
         self._processes: Executor | None = None  # segment.py's worker processes, made on first need
         self._processes_lock = threading.Lock()
         self._n_workers = max(1, workers if workers is not None else min(2, os.cpu_count() or 1))
@@ -382,7 +375,12 @@ class TokenStream:
         np.cumsum(per_post, out=post_ptr[1:])
         strings = vocab.strings()  # built once: the object array below and the script scan both read it
         tok = Tokenized(codes=codes, post_ptr=post_ptr, unigrams=vocab.objects(strings))
-        return _segment().finish(tok, self, strings) if self.segmented else tok
+        if self.detection is None:
+            return tok
+        auto = self.tokenizer == "auto"
+        return _segment().finish(
+            tok, self.char_ngrams, self.detection, auto=auto, korean=self.prep.korean, strings=strings
+        )
 
     def _collect(self) -> None:
         pending, self._pending = self._pending, []
@@ -404,7 +402,7 @@ class TokenStream:
                 texts = _treebank_join(texts)  # tokens separated by single spaces
                 mode = _MODE_WORDS if self.prep.strip_symbols else _MODE_WHITESPACE
             else:
-                if self.detection is not None:  # auto: spaces between the words of unspaced scripts
+                if self.tokenizer == "auto" and self.detection is not None:  # spaces between unspaced words
                     texts = _segment().segment_posts(texts, self.detection, self._process_pool)[0]
                 if self._arrow_lower:  # pragma: no cover - see __init__
                     texts = pc.utf8_lower(texts)

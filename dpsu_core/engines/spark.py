@@ -701,7 +701,7 @@ def load_spark_corpus(
         rows_dropped_removed=stats["removed"],
         tokenizer=opts.tokenizer,
         char_ngrams=opts.char_ngrams,
-        tokenization=tokenization_text(opts.tokenizer, opts.char_ngrams),
+        tokenization=tokenization_text(opts.tokenizer, opts.char_ngrams, opts.korean),
         notes=tuple(notes),
         header=posts.header,
         row_is_user=opts.row_is_user,

@@ -1,5 +1,7 @@
-"""The auto tokenizer: words by script (jieba, SudachiPy, PyThaiNLP newmm, character n-grams), the fast
-tokenizer's exact tokens on space-separated text, the char-ngrams tokenizer, and what is reported."""
+"""The auto tokenizer: words by script (rjieba, fugashi + unidic-lite, nlpo3; jieba, SudachiPy and PyThaiNLP
+newmm as fall-backs; khmer-nltk, laonlp; character n-grams), identical to each reference segmenter on a corpus of
+its language, the fast tokenizer's exact tokens on space-separated text, the char-ngrams tokenizer, and what is
+reported."""
 
 from __future__ import annotations
 
@@ -7,19 +9,23 @@ import csv
 import re
 import sys
 
+import fugashi
 import jieba
 import numpy as np
 import pyarrow as pa
 import pytest
+import unidic_lite
+import wordfreq
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pythainlp.corpus import thai_words
 from pythainlp.tokenize import word_tokenize
 from sudachipy import Dictionary, SplitMode
 
 from dpsu_core.cli import main
-from dpsu_core.corpus import segment
+from dpsu_core.corpus import segment, segmenters
 from dpsu_core.corpus import tokenize as tk
-from dpsu_core.corpus.segment import char_ngrams, clusters
+from dpsu_core.corpus.ngrams import char_ngrams, clusters
 from dpsu_core.corpus.tokenize import Preprocessing, TokenStream, tokenize
 
 CHINESE = ["我爱北京天安门", "今天天气很好", "研究生命的起源", "他来到了网易杭研大厦", "小明硕士毕业于中国科学院计算所"]
@@ -49,44 +55,112 @@ def _random_posts(words, n, seed):
     ]
 
 
-def test_chinese_words_are_jiebas():
-    assert run(CHINESE) == [jieba.lcut(s) for s in CHINESE]
-    assert run(["我爱北京天安门"]) == [["我", "爱", "北京", "天安门"]]
+_KANA = re.compile("[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")  # a post with kana is Japanese
+_RUNS = {"zh": segment._CJK_RUN, "ja": segment._CJK_RUN, "th": segment._THAI_RUN}
 
 
-def test_japanese_words_are_sudachis_mode_c():
-    sudachi = Dictionary(dict="core").tokenizer(mode=SplitMode.C)
-    assert run(JAPANESE, prep=Preprocessing(lowercase=False)) == [
-        [m.surface() for m in sudachi.tokenize(s)] for s in JAPANESE
+def _language_corpus(lang: str, n_posts: int = 300, seed: int = 0) -> list[str]:
+    """Posts of words drawn by frequency from the language's list, written without spaces, with the script's
+    punctuation now and then (so a post has several runs)."""
+    if lang == "th":
+        words = [w for w in sorted(thai_words())[::7] if _RUNS[lang].fullmatch(w)]  # a few hold spaces
+        freq = 1.0 / np.arange(1, len(words) + 1)
+    else:
+        top = sorted(wordfreq.get_frequency_dict(lang).items(), key=lambda kv: -kv[1])[:20000]
+        top = [(w, f) for w, f in top if _RUNS[lang].fullmatch(w) and (lang == "ja" or not _KANA.search(w))]
+        words, freq = [w for w, _ in top], np.array([f for _, f in top])
+    rng = np.random.default_rng(seed)
+    picks = rng.choice(len(words), size=(n_posts, 30), p=freq / freq.sum())
+    punct = {"zh": "，。", "ja": "、。", "th": "  "}[lang]
+    return [
+        "".join(words[i] + (punct[int(rng.integers(2))] if rng.random() < 0.15 else "") for i in row) for row in picks
     ]
+
+
+def _by_runs(texts: list[str], lang: str, reference) -> list[list[str]]:
+    """The reference segmenter's words of each run of each post, in order."""
+    return [[w for m in _RUNS[lang].finditer(t) for w in reference(m.group())] for t in texts]
+
+
+def test_chinese_words_are_rjiebas_and_jiebas_on_a_corpus():
+    assert segmenters.load("Chinese").candidate.name == "rjieba"
+    texts = _language_corpus("zh")
+    got = run(texts)
+    assert got == _by_runs(texts, "zh", lambda r: jieba.lcut(r, HMM=True))  # the reference: jieba itself
+    assert sum(map(len, got)) > 5000 and run(["我爱北京天安门"]) == [["我", "爱", "北京", "天安门"]]
+
+
+def test_japanese_words_are_mecab_unidic_lite_surfaces_on_a_corpus():
+    assert segmenters.load("Japanese").candidate.name == "fugashi"
+    tagger = fugashi.Tagger(f'-r /dev/null -d "{unidic_lite.DICDIR}"')
+    texts = _language_corpus("ja")
+    got = run(texts, prep=Preprocessing(lowercase=False))
+    assert got == _by_runs(texts, "ja", lambda r: [w.surface for w in tagger(r)])
+    assert sum(map(len, got)) > 5000
     assert run(["東京は日本の首都です"]) == [["東京", "は", "日本", "の", "首都", "です"]]
 
 
-def test_thai_words_are_newmms():
+def test_thai_words_are_newmms_on_a_corpus():
+    assert segmenters.load("Thai").candidate.name == "nlpo3"
+    texts = _language_corpus("th")
+    got = run(texts)
+    assert got == _by_runs(texts, "th", lambda r: word_tokenize(r, engine="newmm", keep_whitespace=False))
+    assert sum(map(len, got)) > 5000
     assert run(THAI) == [word_tokenize(s, engine="newmm", keep_whitespace=False) for s in THAI]
 
 
-def test_mixed_script_post_segments_each_part():
-    tweet = "今日はTokyoで🍣を食べた！ #foodie https://t.co/xyz 2024年 ภาษาไทย"
-    assert run([tweet]) == [["今日", "は", "tokyo", "で", "を", "食べ", "た", "foodie", "2024", "年", "ภาษาไทย"]]
-    keep = Preprocessing(lowercase=False, strip_urls=False, strip_symbols=False)
-    got = run(["北京Tokyo🍣"], prep=keep)
-    assert got == [["北京", "Tokyo", "🍣"]]
+@pytest.mark.parametrize("hidden, fallback", [("rjieba", "jieba"), ("nlpo3", "pythainlp"), ("fugashi", "sudachipy")])
+def test_pure_python_fallback_when_the_compiled_one_is_missing(monkeypatch, hidden, fallback):
+    monkeypatch.setitem(sys.modules, hidden, None)  # import raises ImportError: as if not installed
+    monkeypatch.setattr(segmenters.Candidate, "installed", lambda self: self.name != hidden)
+    segmenters.forget()
+    try:
+        texts = {"rjieba": CHINESE, "nlpo3": THAI, "fugashi": JAPANESE}[hidden]
+        with TokenStream("auto", Preprocessing(), workers=1) as stream:
+            stream.submit(pa.array(texts))
+            got = _posts(stream.finish())
+            notes = stream.detection.notes(2)
+        if fallback == "jieba":
+            assert got == [jieba.lcut(t) for t in texts]  # the same words, slower
+        if fallback == "sudachipy":
+            sudachi = Dictionary(dict="core").tokenizer(mode=SplitMode.C)
+            assert got == [[m.surface() for m in sudachi.tokenize(t)] for t in texts]
+        if fallback == "pythainlp":
+            assert got == [word_tokenize(t, engine="newmm", keep_whitespace=False) for t in texts]
+        line = [n for n in notes if "segmented into words" in n]
+        assert len(line) == 1 and "pure Python, the compiled segmenter is not installed" in line[0]
+        package = next(c for cs in segmenters.CANDIDATES.values() for c in cs if c.name == fallback).packages[0]
+        assert f"{package} " in segment.tokenization_text("auto")  # the report names the one that ran
+    finally:
+        segmenters.forget()
+
+
+def test_khmer_and_lao_words_are_their_segmenters_burmese_ngrams():
+    from khmernltk import word_tokenize as khmer_words
+    from laonlp.tokenize import word_tokenize as lao_words
+
+    khmer, lao = "ខ្ញុំស្រឡាញ់ប្រទេសកម្ពុជា", "ພາສາລາວໃນປັດຈຸບັນ"
+    words = run([khmer, lao, "မြန်မာ"])
+    assert words[0] == khmer_words(khmer) == ["ខ្ញុំ", "ស្រឡាញ់", "ប្រទេស", "កម្ពុជា"]
+    assert words[1] == lao_words(lao) == ["ພາສາລາວ", "ໃນ", "ປັດຈຸບັນ"]
+    assert words[2] == char_ngrams("မြန်မာ", 2)
+    assert clusters("ខ្ញុំ") == ["ខ្ញុំ"]  # a letter, its subscript and its vowel sign are one character
+    assert run(["မြန်မာ"], char_ngrams=3) == [char_ngrams("မြန်မာ", 3)]
+
+
+def test_lone_characters_load_no_segmenter(monkeypatch):
+    """A run of one character is one word whatever the segmenter: a few lone CJK characters in an English
+    file load nothing (no start-up cost) and give the fast tokenizer's tokens."""
+    monkeypatch.setattr(segmenters, "_loaded", {})
+    texts = ["I love 中 food", "the 日 rises", "hello เ world"]
+    assert run(texts) == run(texts, tokenizer="fast")
+    assert segmenters._loaded == {}
 
 
 @pytest.mark.parametrize("prep", [Preprocessing(), Preprocessing(lowercase=False, strip_symbols=False)])
 def test_space_separated_text_is_tokenized_exactly_as_fast(prep):
     texts = _random_posts(SPACED, 3000, seed=7)
     assert run(texts, prep=prep) == run(texts, prep=prep, tokenizer="fast")
-
-
-def test_khmer_lao_burmese_become_character_ngrams_of_clusters():
-    khmer = "ខ្ញុំស្រឡាញ់"
-    words = run([khmer, "ພາສາລາວ", "မြန်မာ"])
-    assert words[0] == char_ngrams(khmer, 2) and words[1] == char_ngrams("ພາສາລາວ", 2)
-    assert clusters("ខ្ញុំ") == ["ខ្ញុំ"]  # a letter, its subscript and its vowel sign are one character
-    assert all(len(clusters(w)) == 2 for post in words for w in post)
-    assert run(["ພາສາລາວ"], char_ngrams=3) == [char_ngrams("ພາສາລາວ", 3)]
 
 
 def test_char_ngrams_tokenizer_cuts_every_fast_word():
@@ -110,15 +184,25 @@ def test_streamed_parallel_auto_equals_one_thread(monkeypatch, workers, batches)
     assert _posts(got) == _posts(reference)
 
 
-def test_worker_processes_give_the_same_words(monkeypatch):
+@pytest.mark.parametrize("hide", [None, "rjieba"])
+def test_worker_processes_give_the_same_words(monkeypatch, hide):
+    """Two worker processes run only for a pure-Python segmenter (here jieba, rjieba hidden)."""
+    if hide:
+        monkeypatch.setitem(sys.modules, hide, None)
+    segmenters.forget()
     monkeypatch.setattr(segment, "PROCESS_MIN_BYTES", 1)
     monkeypatch.setattr(segment, "_CHUNK_BYTES", 2000)  # several tasks for the two processes
     texts = _random_posts(CHINESE + JAPANESE + THAI + SPACED, 400, seed=3)
-    in_process = run(texts, workers=1)
-    with TokenStream("auto", Preprocessing(), workers=1) as stream:
-        stream.submit(pa.array(texts, type=pa.string()))
-        got = _posts(stream.finish())
-        assert stream._processes is not None  # the two worker processes did run
+    try:
+        monkeypatch.setattr(segment, "PROCESS_MIN_BYTES", 10**12)
+        in_process = run(texts, workers=1)
+        monkeypatch.setattr(segment, "PROCESS_MIN_BYTES", 1)
+        with TokenStream("auto", Preprocessing(), workers=1) as stream:
+            stream.submit(pa.array(texts, type=pa.string()))
+            got = _posts(stream.finish())
+            assert (stream._processes is not None) == bool(hide)  # the two worker processes did run
+    finally:
+        segmenters.forget()
     assert got == in_process
 
 
@@ -132,18 +216,27 @@ def test_detection_shares_and_segmenters():
     assert det.script_tokens["Latin"] == 2 and det.script_tokens["Thai"] == 1
     notes = det.notes(2)
     assert notes[0].startswith("scripts detected (share of tokens): ") and "Latin 15.4%" in notes[0]
-    assert "Chinese text segmented into words with jieba" in notes
+    zh = [n for n in notes if n.startswith("Chinese text segmented into words with rjieba ")]
+    assert len(zh) == 1 and "jieba's dictionary" in zh[0]
+    report = segment.tokenization_text("auto")
+    for name in ("rjieba", "fugashi", "unidic-lite", "nlpo3", "kiwipiepy", "khmer-nltk", "laonlp"):
+        assert f"{name} " in report  # the segmenter and its version
+    assert "Korean: words as written" in segment.tokenization_text("auto", korean="eojeol")
 
 
 def test_missing_segmenter_falls_back_to_ngrams_and_says_so(monkeypatch):
-    monkeypatch.setitem(sys.modules, "jieba", None)  # import jieba raises ImportError: as if not installed
-    monkeypatch.setattr(segment, "_segmenters", {})
-    with TokenStream("auto", Preprocessing(), workers=1) as stream:
-        stream.submit(pa.array(["我爱北京", "hello"]))
-        got = _posts(stream.finish())
-        notes = stream.detection.notes(2)
+    for name in ("rjieba", "jieba"):  # import raises ImportError: as if not installed
+        monkeypatch.setitem(sys.modules, name, None)
+    segmenters.forget()
+    try:
+        with TokenStream("auto", Preprocessing(), workers=1) as stream:
+            stream.submit(pa.array(["我爱北京", "hello"]))
+            got = _posts(stream.finish())
+            notes = stream.detection.notes(2)
+    finally:
+        segmenters.forget()
     assert got == [["我爱", "爱北", "北京"], ["hello"]]
-    assert any("Chinese text found but its segmenter (jieba) is not installed" in n for n in notes)
+    assert any("Chinese text found but its segmenter (rjieba or jieba) is not installed" in n for n in notes)
 
 
 def test_cli_releases_chinese_words_and_reports_detection(tmp_path, capsys):
@@ -164,7 +257,7 @@ def test_cli_releases_chinese_words_and_reports_detection(tmp_path, capsys):
         "segmentation (raw data, not private): scripts detected (share of tokens): Han (Chinese characters) 100.0%"
         in err
     )
-    assert "segmentation (raw data, not private): Chinese text segmented into words with jieba" in err
+    assert "segmentation (raw data, not private): Chinese text segmented into words with rjieba" in err
 
 
 def test_worker_processes_run_from_a_script_without_a_main_guard(tmp_path):
@@ -174,6 +267,8 @@ def test_worker_processes_run_from_a_script_without_a_main_guard(tmp_path):
 
     script = tmp_path / "unguarded.py"
     script.write_text(
+        "import sys\n"
+        "sys.modules['rjieba'] = None  # jieba, pure Python: the worker processes run\n"
         "import pyarrow as pa\n"
         "from dpsu_core.corpus import segment\n"
         "from dpsu_core.corpus.tokenize import Preprocessing, TokenStream\n"
@@ -232,5 +327,19 @@ _SEGMENTED = "[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u19e0-\u19ff\u3005-\u3007
     )
 )
 def test_auto_equals_fast_on_any_text_without_unspaced_scripts(texts):
-    for prep in (Preprocessing(), Preprocessing(lowercase=False, strip_symbols=False, strip_urls=False)):
+    """Korean too with --korean eojeol (today's behaviour): its words as written."""
+    eojeol = Preprocessing(korean="eojeol")
+    for prep in (eojeol, Preprocessing(lowercase=False, strip_symbols=False, strip_urls=False, korean="eojeol")):
         assert run(texts, prep=prep) == run(texts, prep=prep, tokenizer="fast")
+    if not re.search("[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]", "".join(texts)):  # no Hangul: the default too
+        assert run(texts) == run(texts, tokenizer="fast")
+
+
+def test_chinese_posts_go_to_rjieba_in_one_call_and_back():
+    """The posts of a batch are joined by NUL for one rjieba call (the runs are independent): a post that holds a
+    NUL itself takes one call per post, with the same words."""
+    texts = ["我爱北京\x00天安门", "今天天气很好，研究生命的起源", "他来到了网易杭研大厦2024年"]
+    expected = _by_runs(texts, "zh", lambda r: jieba.lcut(r, HMM=True))
+    expected[2].insert(-1, "2024")
+    assert run(texts) == expected
+    assert run(texts[1:]) == expected[1:]

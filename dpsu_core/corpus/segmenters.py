@@ -1,0 +1,258 @@
+"""The word segmenters of the ``auto`` tokenizer, compiled first: which one each language uses, loading it
+on first need (one instance per process), and its name and version for the notes and the report.
+
+  language  segmenter (first installed wins)                          the pure-Python fall-back
+  Chinese   rjieba (jieba-rs, Rust; jieba's dictionary, HMM on)        jieba (the same words)
+  Japanese  fugashi (MeCab, C++) with unidic-lite                      SudachiPy + sudachidict_core, split mode C
+  Thai      nlpo3 (PyThaiNLP's newmm in Rust) with PyThaiNLP's words   PyThaiNLP newmm (the same words)
+  Korean    kiwipiepy (Kiwi, C++): morphemes of each word
+  Khmer     khmer-nltk (a CRF)
+  Lao       laonlp (newmm over its Lao dictionary)
+
+Japanese: fugashi + unidic-lite segments about twice as fast as SudachiPy (``python -m benchmarks.run segment``
+measures both in one run), so it comes first; its words are UniDic's short units where SudachiPy's mode C keeps
+compounds whole. Burmese has no segmenter here: the PyPI ones need a compiler (pyidaungsu: fasttext) or fetch
+their dictionary at run time (myword), so its words become character n-grams.
+
+A segmenter is looked up with ``importlib.util.find_spec`` (no import) for the report, and imported only when
+a post needs it (``load``): a file that holds no run of the script pays nothing for it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+
+
+@dataclass(frozen=True)
+class Candidate:
+    name: str  # as the notes say it
+    module: str  # imported to use it (found with find_spec for the report)
+    packages: tuple[str, ...]  # PyPI distributions whose versions the report gives
+    compiled: bool
+    detail: str = ""  # what the notes add after the name and version
+
+    def installed(self) -> bool:
+        return all(importlib.util.find_spec(m) is not None for m in (self.module, *_EXTRA_MODULES.get(self.name, ())))
+
+    def label(self) -> str:
+        versions = " with ".join(f"{p} {_version(p)}" for p in self.packages)
+        return f"{versions}{' (' + self.detail + ')' if self.detail else ''}"
+
+
+_EXTRA_MODULES = {"fugashi": ("unidic_lite",), "nlpo3": ("pythainlp",)}
+
+CANDIDATES: dict[str, tuple[Candidate, ...]] = {
+    "Chinese": (
+        Candidate("rjieba", "rjieba", ("rjieba",), True, "jieba-rs, jieba's dictionary"),
+        Candidate("jieba", "jieba", ("jieba",), False),
+    ),
+    "Japanese": (
+        Candidate("fugashi", "fugashi", ("fugashi", "unidic-lite"), True, "MeCab, UniDic short units"),
+        Candidate("sudachipy", "sudachipy", ("SudachiPy", "sudachidict_core"), False, "split mode C"),
+    ),
+    "Thai": (
+        Candidate("nlpo3", "nlpo3", ("nlpo3",), True, "newmm in Rust, PyThaiNLP's dictionary"),
+        Candidate("pythainlp", "pythainlp", ("pythainlp",), False, "newmm"),
+    ),
+    "Korean": (Candidate("kiwipiepy", "kiwipiepy", ("kiwipiepy",), True, "morphemes of each word"),),
+    "Khmer": (Candidate("khmer-nltk", "khmernltk", ("khmer-nltk",), False),),
+    "Lao": (Candidate("laonlp", "laonlp", ("laonlp",), False),),
+}
+LANGUAGES = tuple(CANDIDATES)
+NO_SEGMENTER = {"Burmese": "no PyPI segmenter installs without a compiler or a download at run time"}
+
+
+def _version(package: str) -> str:
+    try:
+        return version(package)
+    except PackageNotFoundError:  # pragma: no cover - found by find_spec but not by its distribution name
+        return "(version unknown)"
+
+
+def chosen(language: str) -> Candidate | None:
+    """The segmenter ``language`` would use (the first installed candidate), without importing it."""
+    return next((c for c in CANDIDATES[language] if c.installed()), None)
+
+
+@dataclass(frozen=True)
+class Segmenter:
+    language: str
+    candidate: Candidate
+    # run-level (Chinese, Japanese, Thai): a run of the script -> its words separated by single spaces;
+    # word-level (Korean, Khmer, Lao): many words -> the pieces of each
+    cut: Callable[[str], str] | None = None
+    words: Callable[[list[str]], list[list[str]]] | None = None
+    # run-level, when the segmenter cuts the runs of one text independently of each other (jieba: each block
+    # of Han between other characters on its own): many runs -> their ``cut`` each with a space on both sides,
+    # in one call
+    batch: Callable[[list[str]], list[str]] | None = None
+
+    def describe(self) -> str:
+        fallback = "" if self.candidate.compiled or len(CANDIDATES[self.language]) == 1 else _FALLBACK_NOTE
+        return f"{self.candidate.label()}{fallback}"
+
+
+_FALLBACK_NOTE = "; pure Python, the compiled segmenter is not installed: pip install 'dpsu[languages]'"
+
+_loaded: dict[str, Segmenter | None] = {}
+_lock = threading.Lock()
+
+
+def _after_fork() -> None:  # a worker process forked while another thread held the lock must not wait for it
+    global _lock
+    _lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork)
+
+
+def load(language: str) -> Segmenter | None:
+    """The segmenter of ``language``, imported on first use; None when none is installed."""
+    with _lock:
+        if language not in _loaded:
+            _loaded[language] = None
+            for cand in CANDIDATES[language]:
+                try:
+                    _loaded[language] = _MAKERS[cand.name](language, cand)
+                    break
+                except ImportError:
+                    continue
+        return _loaded[language]
+
+
+def forget() -> None:
+    """Drop the loaded segmenters (tests that hide a package)."""
+    with _lock:
+        _loaded.clear()
+
+
+def _rjieba(language: str, cand: Candidate) -> Segmenter:
+    import rjieba
+
+    def cut(run: str) -> str:
+        return " ".join(rjieba.cut(run, True))
+
+    def batch(runs: list[str]) -> list[str]:
+        # one call on the runs between line breaks: jieba cuts each block of Han on its own and a line break is a
+        # word of its own, so this is each run's cut (checked: any other outcome falls back to a call per run)
+        done = " ".join(rjieba.cut("\n" + "\n".join(runs) + "\n", True)).split("\n")[1:-1]
+        if len(done) != len(runs) or "".join(done).replace(" ", "") != "".join(runs):  # pragma: no cover
+            return [cut(r) for r in runs]
+        return done
+
+    return Segmenter(language, cand, cut=cut, batch=batch)
+
+
+def _jieba(language: str, cand: Candidate) -> Segmenter:
+    import logging
+
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)  # no "Building prefix dict" lines on stderr
+    jieba.initialize()
+    return Segmenter(language, cand, cut=lambda run: " ".join(jieba.lcut(run, HMM=True)))
+
+
+def _fugashi(language: str, cand: Candidate) -> Segmenter:
+    import fugashi
+    import unidic_lite
+
+    args = f'-Owakati -r /dev/null -d "{unidic_lite.DICDIR}"'  # unidic-lite's dictionary, whatever else is installed
+    local = threading.local()  # a MeCab tagger must not be used by two threads at once
+
+    def cut(run: str) -> str:
+        tagger = getattr(local, "tagger", None)
+        if tagger is None:
+            tagger = local.tagger = fugashi.GenericTagger(args)
+        return tagger.parse(run)
+
+    cut("日本")  # fail here, not in a worker, on a broken install
+    return Segmenter(language, cand, cut=cut)
+
+
+def _sudachi(language: str, cand: Candidate) -> Segmenter:
+    from sudachipy import Dictionary, SplitMode
+
+    dictionary = Dictionary(dict="core")
+    local = threading.local()  # a SudachiPy tokenizer must not be used by two threads at once
+
+    def cut(run: str) -> str:
+        tok = getattr(local, "tok", None)
+        if tok is None:
+            tok = local.tok = dictionary.tokenizer(mode=SplitMode.C, fields=set())  # surfaces only
+        return " ".join(m.surface() for m in tok.tokenize(run))
+
+    return Segmenter(language, cand, cut=cut)
+
+
+THAI_DICT_NAME = "dpsu-pythainlp-words_th"
+
+
+def thai_dictionary() -> str:
+    """PyThaiNLP's word list (the file its newmm reads), found without importing PyThaiNLP."""
+    spec = importlib.util.find_spec("pythainlp")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("pythainlp is not installed")
+    return os.path.join(list(spec.submodule_search_locations)[0], "corpus", "words_th.txt")
+
+
+def _nlpo3(language: str, cand: Candidate) -> Segmenter:
+    import nlpo3
+
+    message, ok = nlpo3.load_dict(thai_dictionary(), THAI_DICT_NAME)
+    if not ok and "already" not in message:  # pragma: no cover - a broken install
+        raise ImportError(f"nlpo3 could not load PyThaiNLP's dictionary: {message}")
+    return Segmenter(language, cand, cut=lambda run: " ".join(nlpo3.segment(run, THAI_DICT_NAME)))
+
+
+def _pythainlp(language: str, cand: Candidate) -> Segmenter:
+    from pythainlp.tokenize import word_tokenize
+
+    return Segmenter(
+        language, cand, cut=lambda run: " ".join(word_tokenize(run, engine="newmm", keep_whitespace=False))
+    )
+
+
+def _kiwi(language: str, cand: Candidate) -> Segmenter:
+    from kiwipiepy import Kiwi
+
+    kiwi = Kiwi(num_workers=min(2, os.cpu_count() or 1), load_typo_dict=False, load_multi_dict=False)
+
+    def words(batch: list[str]) -> list[list[str]]:
+        return [[t.form for t in toks] for toks in kiwi.tokenize(batch)]
+
+    return Segmenter(language, cand, words=words)
+
+
+def _khmer(language: str, cand: Candidate) -> Segmenter:
+    import logging
+
+    from khmernltk import word_tokenize
+
+    logging.getLogger("khmer-nltk").setLevel(logging.WARNING)  # it logs each model load to stderr at INFO
+    word_tokenize("ខ្ញុំ")  # the model is read on the first call: here, not inside a worker
+    return Segmenter(language, cand, words=lambda batch: [[w for w in word_tokenize(t) if w.strip()] for t in batch])
+
+
+def _lao(language: str, cand: Candidate) -> Segmenter:
+    from laonlp.tokenize import word_tokenize
+
+    return Segmenter(language, cand, words=lambda batch: [[w for w in word_tokenize(t) if w.strip()] for t in batch])
+
+
+_MAKERS: dict[str, Callable[[str, Candidate], Segmenter]] = {
+    "rjieba": _rjieba,
+    "jieba": _jieba,
+    "fugashi": _fugashi,
+    "sudachipy": _sudachi,
+    "nlpo3": _nlpo3,
+    "pythainlp": _pythainlp,
+    "kiwipiepy": _kiwi,
+    "khmer-nltk": _khmer,
+    "laonlp": _lao,
+}

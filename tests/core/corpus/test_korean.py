@@ -1,0 +1,77 @@
+"""Korean under the auto tokenizer: each word cut into its morphemes by kiwipiepy (particles and endings split
+from their stems, so 학교에/학교는/학교를 are one item for the users who wrote them); --korean eojeol keeps the
+words as written (the fast tokenizer's)."""
+
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pyarrow as pa
+from kiwipiepy import Kiwi
+
+from dpsu_core.cli import main
+from dpsu_core.corpus import LoadOptions, load_corpus
+from dpsu_core.corpus.tokenize import Preprocessing, tokenize
+
+NOUNS = ["학교", "친구", "음악", "영화", "커피", "도서관", "시장", "회사"]
+PARTICLES = ["에", "는", "를", "가", "의", "에서", "도", ""]
+
+
+def _posts(texts, **kw) -> list[list[str]]:
+    tok = tokenize(pa.array(texts, type=pa.string()), **kw)
+    return [list(tok.unigrams[tok.codes[a:b]]) for a, b in zip(tok.post_ptr[:-1], tok.post_ptr[1:])]
+
+
+def test_particles_are_split_from_their_stems():
+    got = _posts(["학교에 갔다", "학교는 크다", "학교를 좋아한다"])
+    assert all(post[0] == "학교" for post in got)
+    assert [post[1] for post in got] == ["에", "는", "를"]
+    assert _posts(["BTS의 노래"])[0][:2] == ["bts", "의"]  # a particle on a Latin word too
+
+
+def test_words_are_kiwis_morphemes_word_by_word_on_a_corpus():
+    rng = np.random.default_rng(0)
+    eojeols = [n + p for n in NOUNS for p in PARTICLES] + ["갔다", "좋아한다", "먹었어요", "했습니다"]
+    texts = [" ".join(rng.choice(eojeols, 12)) for _ in range(200)]
+    kiwi = Kiwi()
+    expected = [[t.form for w in text.split() for t in kiwi.tokenize(w)] for text in texts]
+    assert _posts(texts) == expected
+
+
+def test_eojeol_keeps_the_words_as_written():
+    texts = ["학교에 갔다", "학교는 크다 hello"]
+    eojeol = Preprocessing(korean="eojeol")
+    assert (
+        _posts(texts, prep=eojeol)
+        == _posts(texts, tokenizer="fast")
+        == [["학교에", "갔다"], ["학교는", "크다", "hello"]]
+    )
+
+
+def test_one_item_for_the_users_of_its_forms(tmp_path):
+    """Every user writes the noun with another particle: as morphemes the noun reaches all of them."""
+    src = tmp_path / "ko.csv"
+    rows = ["user,text"] + [f"u{u},{NOUNS[0]}{PARTICLES[u % 3]} 좋다" for u in range(30)]
+    src.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    morph = load_corpus(src)
+    eojeol = load_corpus(src, LoadOptions(korean="eojeol"))
+    vocab = list(morph.vocab)
+    assert "학교" in vocab and morph.user_counts[vocab.index("학교")] == 30
+    assert {"학교에", "학교는", "학교를"} <= set(eojeol.vocab) and "학교" not in set(eojeol.vocab)
+    assert "Korean: kiwipiepy " in morph.source.tokenization
+    assert "Korean: words as written" in eojeol.source.tokenization
+
+
+def test_cli_korean_flag(tmp_path, capsys):
+    src = tmp_path / "ko.csv"
+    src.write_text("user,text\n" + "".join(f"u{u},학교에 갔다\n" for u in range(200)), encoding="utf-8")
+    out = tmp_path / "out.csv"
+    base = ["release", str(src), "-m", "policy-laplace", "-e", "3", "-d", "1e-4", "-o", str(out)]
+    assert main([*base, "--korean", "eojeol"]) == 0
+    with out.open(encoding="utf-8", newline="") as f:
+        assert {row["item"] for row in csv.DictReader(f)} == {"학교에", "갔다"}
+    capsys.readouterr()
+    assert main([*base, "--korean", "words"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["dpsu: error: --korean must be one of morphemes, eojeol, got 'words'"]
