@@ -32,8 +32,9 @@ try:
 except DpsuError as exc:
     outcome = str(exc)
 io = dict(line.split(": ") for line in open("/proc/self/io").read().splitlines())
-print(json.dumps({"outcome": outcome, "rchar": int(io["rchar"]),
-                  "peak_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+# VmHWM: this program's own peak (ru_maxrss survives exec, so it would count a large parent's pages at the fork)
+status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines())
+print(json.dumps({"outcome": outcome, "rchar": int(io["rchar"]), "peak_kb": int(status["VmHWM"].split()[0])}))
 """
 
 
