@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from ..corpus.model import Corpus
 from ..errors import ParameterError
 from ..params import PARAMS, ParamSpec, resolve_params
 from ..privacy.validate import check_delta, check_epsilon, check_seed
+from .seam import EngineCorpus, rows_here
 
 if TYPE_CHECKING:
     from ..privacy.cost import ZcdpCost
@@ -248,19 +248,21 @@ class Mechanism(abc.ABC):
 
     @abc.abstractmethod
     def _release(
-        self, corpus: Corpus, rng: np.random.Generator, cal: Calibration, progress: ProgressFn | None
+        self, corpus: EngineCorpus, rng: np.random.Generator, cal: Calibration, progress: ProgressFn | None
     ) -> ReleaseParts:
         """One pass over the raw data: the released ids (and for DPNE/count mechanisms their extras)."""
 
     def release(
         self,
-        corpus: Corpus,
+        corpus: EngineCorpus,
         *,
         seed: int | None = None,
         rng: np.random.Generator | None = None,
         progress: ProgressFn | None = None,
     ) -> Release:
         cal = self.calibrate()
+        if not type(self).order_free:  # it visits the users one by one: their rows must be here
+            rows_here(corpus, self.label)
         rng = rng if rng is not None else make_rng(seed)
         t0 = time.perf_counter()
         parts = self._release(corpus, rng, cal, progress)
@@ -338,7 +340,7 @@ def canonical_order(items: np.ndarray, ngram_len: np.ndarray) -> np.ndarray:
 
 def make_release(
     cal: Calibration,
-    corpus: Corpus,
+    corpus: EngineCorpus,
     ids: np.ndarray,
     diag: Diagnostics,
     *,

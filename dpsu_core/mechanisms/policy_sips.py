@@ -61,6 +61,7 @@ from ..privacy.thresholds import cutoff, rho_weighted_gaussian_sigma
 from ..privacy.tuning import TUNED, DeltaSplit, best_split, split_delta
 from .base import Calibration, Mechanism, ReleaseParts, noisy_threshold
 from .sampling import OrderedRows, select_kept
+from .seam import EngineCorpus, rows_here
 from .setunion import _l2_step
 from .sips import round_fractions, round_stages, rounds_cost, run_rounds
 from .traits import Stages, scale_quantity
@@ -321,12 +322,13 @@ class PolicySips(Mechanism):
             threshold_note="rho and Gamma shown are round 1's T_1 and Gamma_1; round i uses threshold_i[i], gamma_i[i]",
         )
 
-    def _release(self, corpus: Corpus, rng: np.random.Generator, cal: Calibration, progress) -> ReleaseParts:
+    def _release(self, corpus: EngineCorpus, rng: np.random.Generator, cal: Calibration, progress) -> ReleaseParts:
         d, m = cal.details, int(self.params["max_items"])
+        rows = rows_here(corpus, self.label)  # sequential: each round visits the users one by one
 
         def one_round(i: int, remaining: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
             sigma_i, t_i, g_i = float(d["sigma_i"][i]), float(d["threshold_i"][i]), float(d["gamma_i"][i])
-            h = policy_round_histogram(corpus, rng, m, g_i, remaining)
+            h = policy_round_histogram(rows, rng, m, g_i, remaining)
             ids = noisy_threshold(h, rng, "gaussian", sigma_i, t_i)
             return ids, h, dict(sigma=sigma_i, threshold=t_i, gamma=g_i)
 

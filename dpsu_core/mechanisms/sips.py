@@ -31,7 +31,6 @@ from typing import Any
 
 import numpy as np
 
-from ..corpus.model import Corpus
 from ..privacy.cost import ZcdpCost, gaussian_costs_sum
 from ..privacy.gaussian import round_down_shares, round_up_composition
 from ..privacy.thresholds import gaussian_scale, rho_weighted_gaussian_sigma
@@ -39,6 +38,7 @@ from ..privacy.validate import check_fraction, check_positive_int
 from ..privacy.zcdp import gaussian_zcdp
 from .base import Calibration, Diagnostics, Mechanism, ReleaseParts, progress_step
 from .dpsu_step import weighted_gaussian_step
+from .seam import EngineCorpus
 from .traits import Stage, Stages, scale_quantity
 
 
@@ -141,7 +141,7 @@ class DpSips(Mechanism):
             "release H_i + N(0, sigma_i^2) > T_i",
         )
 
-    def _release(self, corpus: Corpus, rng: np.random.Generator, cal: Calibration, progress) -> ReleaseParts:
+    def _release(self, corpus: EngineCorpus, rng: np.random.Generator, cal: Calibration, progress) -> ReleaseParts:
         d, m = cal.details, int(self.params["max_items"])
 
         def one_round(i: int, remaining: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
