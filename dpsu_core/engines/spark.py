@@ -33,6 +33,7 @@ imports it.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -820,6 +821,56 @@ def _source_info(
 
 
 # --------------------------------------------------------------------------- releases
+def driver_rows_bytes(n_users: int, nnz: int) -> int:
+    """What collecting every user's row to the driver costs at its peak: the Arrow collect (ids and counts as
+    int32 with offsets), the reordered copy and the Corpus's arrays (ids, counts int32, indptr int64)."""
+    return 3 * 8 * nnz + 4 * 8 * (n_users + 1)
+
+
+def driver_limit(spark: Any) -> int:
+    """Bytes the driver can take: its available memory, and Spark's cap on a collected result
+    (``spark.driver.maxResultSize``, 0 = none)."""
+    avail = _available_memory()
+    try:
+        cap = _spark_bytes(spark.conf.get("spark.driver.maxResultSize", "1g"))
+    except Exception:  # noqa: BLE001 - a Connect server may not say: the machine's memory alone
+        cap = 0
+    return min(avail, cap) if cap else avail
+
+
+def _available_memory() -> int:
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+
+
+def _spark_bytes(text: str) -> int:
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+    t = text.strip().lower().removesuffix("b")
+    return int(float(t[:-1]) * units[t[-1]]) if t and t[-1] in units else int(t)
+
+
+def check_driver_memory(label: str, n_users: int, nnz: int, limit: int) -> None:
+    """Refuse, in one line naming the mechanisms that run on the executors, a sequential mechanism whose users'
+    rows would not fit in the driver."""
+    need = driver_rows_bytes(n_users, nnz)
+    if need <= limit:
+        return
+    from ..mechanisms.registry import list_mechanisms
+
+    parallel = [name for name, cls in list_mechanisms().items() if cls.order_free]
+    raise InputError(
+        f"{label} visits the users one by one on the driver, and their rows ({n_users:,} users, {nnz:,} items) need "
+        f"about {need / (1 << 30):.1f} GB there, more than the {limit / (1 << 30):.1f} GB it has (its free memory, "
+        f"and spark.driver.maxResultSize); choose a mechanism that runs on the executors: {', '.join(parallel)}"
+    )
+
+
 def is_parallel(mech: Mechanism) -> bool:
     """Whether ``mech`` builds its histogram on the executors (else it runs on the driver): its class's
     ``order_free`` trait, True when its only pass over the users is ``dpsu_step.weighted_histogram``."""
@@ -901,6 +952,7 @@ def spark_release(mech: Mechanism, sc: SparkCorpus, *, seed: int | None = None) 
         rel = mech.release(SparkRows(sc, SaltSource(seed)), seed=seed)
         note = PARALLEL_NOTE.format(name=mech.name)
     else:
+        check_driver_memory(mech.label, sc.n_users, sc.nnz, driver_limit(sc.spark))
         rel = mech.release(sc.to_corpus(), seed=seed)
         note = SEQUENTIAL_NOTE.format(name=mech.name)
     cal = replace(rel.calibration, details={**rel.calibration.details, "engine": note})

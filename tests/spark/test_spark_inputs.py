@@ -206,3 +206,27 @@ def test_a_folder_with_nested_parts_reads_every_user(spark, folder, tmp_path):
     sc = load_spark_corpus(str(folder), spark=spark)
     assert (sc.n_users, sc.nnz, sorted(sc.vocabulary.vocab)) == (local.n_users, local.nnz, sorted(local.vocab))
     assert sc.source.rows_read == local.source.rows_read
+
+
+def test_a_sequential_mechanism_is_refused_when_the_rows_exceed_the_driver():
+    from dpsu_core.engines.spark import _spark_bytes, check_driver_memory, driver_rows_bytes
+
+    check_driver_memory("GW", 1000, 10_000, driver_rows_bytes(1000, 10_000))  # fits exactly: no error
+    with pytest.raises(InputError, match="GW visits the users one by one on the driver") as err:
+        check_driver_memory("GW", 10**7, 10**9, 8 << 30)
+    assert "runs on the executors: " in str(err.value) and "weighted-gaussian" in str(err.value)
+    assert "policy-gaussian" not in str(err.value)
+    assert (_spark_bytes("1g"), _spark_bytes("512m"), _spark_bytes("0")) == (1 << 30, 512 << 20, 0)
+
+
+def test_a_table_of_the_catalog_is_read_by_spark(spark, csv_path, local_corpus3):
+    from dpsu_core.engines.spark import load_spark_corpus
+    from dpsu_core.engines.spark_inputs import table_input
+
+    spark.read.csv(csv_path, header=True, multiLine=True, escape='"').createOrReplaceTempView("dpsu_posts")
+    sc = load_spark_corpus(table_input("dpsu_posts"), spark=spark, max_n=3)
+    assert (sc.n_users, sc.nnz) == (local_corpus3.n_users, local_corpus3.nnz)
+    assert sorted(sc.vocabulary.vocab) == sorted(local_corpus3.vocab)
+    assert "read from the table 'dpsu_posts'" in " ".join(sc.source.notes)
+    with pytest.raises(InputError, match="Spark cannot read the table"):
+        load_spark_corpus(table_input("no_such_table"), spark=spark)
