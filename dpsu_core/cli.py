@@ -426,7 +426,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
     if args.engine == "spark":
         from .engines.spark import load_spark_corpus, spark_release, spark_session
 
-        with timings.phase("spark session (JVM, executors)"):
+        with timings.phase("spark JVM and session"):
             spark = spark_session(args.spark_master, remote=args.spark_remote, archive=args.spark_archive)
         corpus = load_spark_corpus(spark_input or args.input, options, spark=spark)
     else:

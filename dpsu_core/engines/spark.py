@@ -209,7 +209,7 @@ def _short(e: Exception) -> str:
 # --------------------------------------------------------------------------- executors: tokenize and build
 _STATS = ("rows", "malformed", "unmatched", "no_user", "no_text", "removed", "posts", "tokens")
 #: what the executors' Python workers spent, summed over the partitions (milliseconds of task time): importing
-#: dpsu (once per worker process), numba compiling or loading its kernels from the cache, and the whole build
+#: dpsu (once per worker process), numba compiling kernels (not found in its cache), and the whole build
 _TASK_MS = ("ms_imports", "ms_numba", "n_numba", "ms_build")
 _POSTS_SCHEMA = "user string, text string, pos long, bad boolean, unmatched boolean"  # see _derive_users
 _ROWS_SCHEMA = "ukey long, ufirst long, n int, items binary, counts binary"  # see _partition_rows
@@ -248,8 +248,9 @@ class _Partition:
 
 
 class _NumbaClock:
-    """Wall time of numba's compilations (or loads from its cache) in this process: the outermost
-    ``numba:compile`` events (a kernel compiles its callees inside its own event)."""
+    """Wall time of numba's compilations in this process: the outermost ``numba:compile`` events (a kernel
+    compiles its callees inside its own event). Kernels loaded from numba's cache fire none: their load
+    counts in the build's time."""
 
     def __init__(self) -> None:
         self.seconds, self.count, self._depth, self._t0 = 0.0, 0, 0, 0.0
@@ -507,7 +508,7 @@ def _report_task_times(stats: dict[str, int], timings: dict[str, float] | None) 
     """The executors' task seconds (summed over partitions and workers) beside the driver's wall phases."""
     from .. import timings as command_timings
 
-    for key, label in (("ms_imports", "imports"), ("ms_numba", "numba"), ("ms_build", "build")):
+    for key, label in (("ms_imports", "imports"), ("ms_numba", "numba compile"), ("ms_build", "build")):
         seconds = stats[key] / 1000
         command_timings.add(f"executors' {label} (task s)", seconds)
         if timings is not None:
