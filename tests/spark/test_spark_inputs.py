@@ -230,3 +230,18 @@ def test_a_table_of_the_catalog_is_read_by_spark(spark, csv_path, local_corpus3)
     assert "read from the table 'dpsu_posts'" in " ".join(sc.source.notes)
     with pytest.raises(InputError, match="Spark cannot read the table"):
         load_spark_corpus(table_input("no_such_table"), spark=spark)
+
+
+def test_the_daemon_loads_the_cached_kernels_without_running_anything():
+    """What ``spark_daemon`` does before it forks workers: imports and cached kernels loaded, no thread started
+    (numba's parallel layer and Arrow's pools are not fork-safe)."""
+    warm = "from dpsu_core.engines.spark_env import warm; warm()"  # fills numba's cache, as a first run does
+    subprocess.run([sys.executable, "-c", warm], cwd=ROOT, check=True, timeout=600)
+    probe = (
+        "import importlib, threading; from dpsu_core.engines import spark_daemon as d; "
+        "[importlib.import_module(m) for m in d.EXECUTOR_MODULES]; "
+        "print(d.load_cached_kernels(), threading.active_count())"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, check=True, capture_output=True, text=True)
+    loaded, threads = map(int, out.stdout.split())
+    assert loaded >= 10 and threads == 1
