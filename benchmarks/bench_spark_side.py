@@ -62,7 +62,7 @@ def _cli(path: Path, *extra: str) -> dict:
     """``dpsu release`` in a child process: wall seconds, items released, peak RSS of its process tree."""
     argv = [sys.executable, "-m", "dpsu_core.cli", "release", str(path), "-m", MECHANISM, "-e", str(EPS)]
     argv += ["-d", repr(DELTA), "--max-items", str(DELTA0), "--user-col", "user", "--text-col", "text"]
-    argv += ["-o", str(CACHE / f"side_{'spark' if extra else 'local'}.csv"), *extra]
+    argv += ["-o", str(CACHE / f"side_{'spark' if extra else 'local'}.csv"), "--timings", *extra]
     t0 = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     with PeakSampler(proc.pid) as peak:
@@ -73,6 +73,34 @@ def _cli(path: Path, *extra: str) -> dict:
         "wall_seconds": round(time.perf_counter() - t0, 2),
         "items_released": int(stdout.split("released ", 1)[1].split()[0]),
         "peak_rss_mb_tree": round(peak.peak, 1),
+        "phases_seconds": _phases(stderr),
+    }
+
+
+def _phases(stderr: str) -> dict[str, float]:
+    """The ``--timings`` line as {phase: seconds} (the executors' phases are task seconds, summed)."""
+    line = next((ln for ln in stderr.splitlines() if ln.startswith("timings (s): ")), "")
+    body = line.removeprefix("timings (s): ").split("; total ")[0]
+    out = {}
+    for part in filter(None, body.split(", ")):
+        name, _, value = part.rpartition(" ")
+        out[name] = float(value)
+    return out
+
+
+def cold() -> dict:
+    """The cold CLI alone, side by side: the local engine (median of three) and Spark local[2] (once), with
+    the phases of each (``python -m benchmarks.bench_spark_side cold``)."""
+    path = csv_200k()
+    before = os.getloadavg()
+    local = _median([_cli(path) for _ in range(3)])
+    spark = _cli(path, "--engine", "spark", "--spark-master", "local[2]")
+    return {
+        "corpus": "synthetic-200k as CSV (one row per user)",
+        "local_engine_cli": local,
+        "spark_cold_cli": {**spark, "ratio": round(spark["wall_seconds"] / local["wall_seconds"], 1)},
+        "load_average_before": before,
+        "load_average_after": os.getloadavg(),
     }
 
 
@@ -195,4 +223,4 @@ def run() -> dict:
 if __name__ == "__main__":  # pragma: no cover
     import json
 
-    print(json.dumps(run(), indent=2))
+    print(json.dumps(cold() if sys.argv[1:] == ["cold"] else run(), indent=2))

@@ -81,6 +81,7 @@ _COMMANDS = {
     "release": "release a private vocabulary / n-gram set from a corpus file",
     "calibrate": "print the noise scale, rho and Gamma of a mechanism",
     "list": "list the mechanisms",
+    "spark-env": "pack this Python environment for a Spark cluster's executors (use it with --spark-archive)",
 }
 
 
@@ -167,6 +168,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rel.add_argument("--spark-master", default=None, help="Spark master URL for --engine spark (default local[2])")
     rel.add_argument(
+        "--spark-remote", default=None, metavar="sc://HOST:PORT", help="--engine spark through a Spark Connect server"
+    )
+    rel.add_argument(
+        "--spark-archive",
+        default=None,
+        metavar="ENV.tar.gz",
+        help="ship this packed environment (made by 'dpsu spark-env') to the cluster's executors and run their Python "
+        "from it",
+    )
+    rel.add_argument(
+        "--spark-table", action="store_true", help="--engine spark: the input is a table name of Spark's catalog"
+    )
+    rel.add_argument(
         "--timings",
         action="store_true",
         help="print where the time went on stderr: start-up, read, tokenize, build, calibrate, release, write "
@@ -174,6 +188,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     _add_mechanism_args(commands["calibrate"])
+    env = commands["spark-env"]
+    env.add_argument("output", metavar="OUT.tar.gz", help="the packed environment to write")
+    env.add_argument("--prefix", default=None, help="the environment to pack (default: the running one)")
     return parser
 
 
@@ -425,6 +442,19 @@ def _cmd_release(args: argparse.Namespace) -> int:
     from .outputs import check_output_paths
     from .privacy.guidance import delta_guidance
 
+    spark_input = None
+    if args.engine == "spark":  # the input's parts, checked before Spark starts (engines.spark_inputs)
+        from .engines.spark_inputs import check_paths, resolve_input, table_input
+
+        if args.spark_master and args.spark_remote:
+            raise DpsuError("--spark-master and --spark-remote both say where Spark runs; give one of them")
+        if args.spark_table:
+            spark_input = table_input(args.input)
+        else:
+            with timings.phase("spark check input"):
+                spark_input = resolve_input(args.input, args.format, _read_limits(args))
+        outs = {"-o": args.output, "--report": args.report, "--export-tokenizer": args.export_tokenizer}
+        check_paths(spark_input, outs, args.public_corpus)
     public = None
     if args.public_corpus:
         from .mechanisms.registry import list_mechanisms
@@ -453,8 +483,10 @@ def _cmd_release(args: argparse.Namespace) -> int:
         key = new_key()  # this run's, never written anywhere
         public_print, private_print = Fingerprinter(key), Fingerprinter(key)
         public = _load_public(args, public_options, public_print.add)
-    if args.spark_master and args.engine != "spark":
-        raise DpsuError("--spark-master is only used with --engine spark; add --engine spark or drop it")
+    for flag in ("spark_master", "spark_remote", "spark_archive", "spark_table"):
+        if getattr(args, flag) and args.engine != "spark":
+            name = "--" + flag.replace("_", "-")
+            raise DpsuError(f"{name} is only used with --engine spark; add --engine spark or drop it")
     if args.strict and args.engine == "spark":
         raise DpsuError(
             "--strict needs the columns' sanity checks, which the Spark engine does not compute; "
@@ -479,7 +511,9 @@ def _cmd_release(args: argparse.Namespace) -> int:
 
         if public_print is not None:  # before Spark starts: the input's files (a folder's parts) read here
             _check_public(args, public_print, _input_fingerprint(args, options, limits, public_print.key))
-        corpus = load_spark_corpus(args.input, options, spark=spark_session(args.spark_master))
+        with timings.phase("spark JVM and session"):
+            spark = spark_session(args.spark_master, remote=args.spark_remote, archive=args.spark_archive)
+        corpus = load_spark_corpus(spark_input or args.input, options, spark=spark)
     else:
         on_batch = None if private_print is None else private_print.add
         corpus = load_corpus(args.input, options, limits=limits, on_batch=on_batch)
@@ -490,7 +524,8 @@ def _cmd_release(args: argparse.Namespace) -> int:
     if guidance.level == "error":  # delta >= 1/n: one user's data could be published outright
         print(f"warning: {guidance.message}", file=sys.stderr)
     if args.engine == "spark":
-        release = spark_release(mech, corpus, seed=args.seed)
+        with timings.phase("spark release"):
+            release = spark_release(mech, corpus, seed=args.seed)
         print(f"note: {release.calibration.details.engine}", file=sys.stderr)
     else:
         with timings.phase("release"):
@@ -592,6 +627,13 @@ def _report_source(src, *, strict: bool) -> None:
         )
 
 
+def _cmd_spark_env(args: argparse.Namespace) -> int:
+    from .engines.spark_env import pack_environment
+
+    print(pack_environment(args.output, args.prefix))
+    return 0
+
+
 def _cmd_list(args: argparse.Namespace) -> int:
     from .mechanisms.registry import list_mechanisms
 
@@ -624,7 +666,13 @@ def _main(argv: list[str]) -> int:
         if not argv or argv[0] in ("-h", "--help"):  # the overview: the commands only, nothing heavy loaded
             _command_parsers()[0].parse_args(argv)
         args = build_parser().parse_args(argv)
-        code = {"release": _cmd_release, "calibrate": _cmd_calibrate, "list": _cmd_list}[args.command](args)
+        commands = {
+            "release": _cmd_release,
+            "calibrate": _cmd_calibrate,
+            "list": _cmd_list,
+            "spark-env": _cmd_spark_env,
+        }
+        code = commands[args.command](args)
         _FAST_EXIT["ok"] = getattr(args, "engine", "local") == "local"  # Spark's JVM stops in the exit hooks
         return code
     except DpsuError as exc:

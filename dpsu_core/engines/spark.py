@@ -33,15 +33,16 @@ imports it.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field, replace
-from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .. import timings as command_timings
 from ..corpus.load import (
     LoadOptions,
     check_pattern_has_column,
@@ -53,11 +54,18 @@ from ..corpus.load import (
     row_notes,
 )
 from ..corpus.model import Corpus, SourceInfo
+from ..corpus.readers import malformed_note
 from ..corpus.segment import tokenization_text
 from ..errors import InputError
+from ..mechanisms.seam import RowsElsewhere
 from ..wording import opt
 from .keyed import SaltSource, sample_rows, string_keys
-from .spark_session import SparkError, spark_errors, spark_session
+from .spark_inputs import HEAD_BYTES, SparkInput, resolve_input
+from .spark_session import master_of, spark_errors, spark_session
+
+#: on an executor, a Python worker forked for a task imports this module first: its age now is that import's
+#: time (``--timings``; meaningless on the driver, where it is not reported)
+_IMPORT_SECONDS = command_timings.process_age()
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
@@ -65,18 +73,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..mechanisms.base import Mechanism, Release
 
 __all__ = ["SparkCorpus", "SparkRows", "is_parallel", "load_spark_corpus", "spark_release", "spark_session"]
-
-#: Formats the Spark engine reads (a directory of part files needs the format given).
-SPARK_FORMATS = ("auto", "csv", "tsv", "parquet", "jsonl")
-_EXTENSIONS = {
-    ".csv": "csv",
-    ".tsv": "tsv",
-    ".parquet": "parquet",
-    ".pq": "parquet",
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".json": "jsonl",
-}
 
 #: Where a mechanism ran on the Spark engine (shown by the CLI and written in the report).
 PARALLEL_NOTE = (
@@ -89,7 +85,6 @@ SEQUENTIAL_NOTE = (
 )
 
 _HIST_SCHEMA = "id int, h double"
-_HEAD_BYTES = 65536
 
 
 # --------------------------------------------------------------------------- reading
@@ -104,108 +99,102 @@ class _Posts:
     notes: tuple[str, ...]
 
 
-def _detect_format(path: str, format: str) -> str:
-    if format not in SPARK_FORMATS:
-        raise InputError(
-            f"the Spark engine reads {', '.join(SPARK_FORMATS[1:])}; choose one of them as {opt('format')}"
-        )
-    if format != "auto":
-        return format
-    fmt = _EXTENSIONS.get(PurePath(path.rstrip("/")).suffix.lower())
-    if fmt is None:
-        raise InputError(
-            f"cannot tell the format of {path!r} from its name; give {opt('format')} ({', '.join(SPARK_FORMATS[1:])})"
-        )
-    return fmt
-
-
-def _local_file(path: str) -> Path | None:
-    local = Path(path[len("file://") :] if path.startswith("file://") else path)
-    return local if local.is_file() else None
-
-
-def _multiline(path: str, delimiter: str) -> bool:
-    """Whether quoted fields span lines (then Spark must read the file in one piece): the local reader's own
-    quoting scan for a local file, else assumed (any other input is read safely, as one piece per file)."""
-    import mmap
-
-    from ..corpus.csvscan import UnterminatedQuote, scan_csv
-
-    local = _local_file(path)
-    if local is None:
-        return True
-    if local.stat().st_size == 0:
-        return False
-    with open(local, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-        try:
-            return scan_csv(data, delimiter).multiline_fields > 0
-        except UnterminatedQuote as e:
-            raise InputError(
-                f'{local.name}: line {e.line}: {e}; close that quote (a quote inside a quoted field is written twice: "")'
-            ) from None
-
-
-def _head(spark: SparkSession, path: str) -> bytes:
-    """The input's first bytes (a local file), or its first lines as Spark reads them (anything else)."""
-    local = _local_file(path)
-    if local is not None:
-        with open(local, "rb") as f:
-            return f.read(_HEAD_BYTES)
+def _remote_head(spark: SparkSession, path: str) -> bytes:
+    """The first lines of an input only Spark reaches, as Spark reads them."""
     lines = [r[0] for r in spark.read.text(path).limit(200).collect()]
-    return "\n".join(lines).encode("utf-8")[:_HEAD_BYTES]
+    return "\n".join(lines).encode("utf-8")[:HEAD_BYTES]
 
 
-def read_posts(spark: SparkSession, path: str, opts: LoadOptions) -> _Posts:
-    """(user, text, pos) rows of ``path`` with the local reader's delimiter, header and column rules; ``pos``
-    follows Spark's read order. Each row its own user (``row_is_user``): the user is the row's position."""
+def _col(name: str):
+    """A column by its exact name (backticks and dots in it quoted)."""
+    from pyspark.sql import functions as F
+
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
+def _read_delimited(spark: SparkSession, inp: SparkInput, opts: LoadOptions):
+    """(DataFrame of c0..cN and _bad, header decision, first row, notes): every part read with one schema of
+    string columns named by position (so no column name reaches Spark's parser), and a malformed row (the
+    wrong number of fields) flagged in ``_bad`` to be counted and skipped as the local reader does."""
+    from functools import reduce
+
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    from ..corpus.readers import delimited_head
+
+    head = inp.head if inp.head is not None else _remote_head(spark, inp.given)
+    delimiter, rows, decision, notes = delimited_head(head, inp.format, opts.has_header)
+    first_row = rows[0] if rows else []
+    fields = [StructField(f"c{i}", StringType()) for i in range(max(len(first_row), 1))]
+    schema = StructType([*fields, StructField("_bad", StringType())])
+    if any(g.encoding not in ("UTF-8", "ISO-8859-1") for g in inp.groups):
+        spark.conf.set("spark.sql.legacy.javaCharsets", "true")  # Spark 4 reads cp1252 only with this
+    frames = [
+        spark.read.csv(
+            list(g.paths),
+            schema=schema,
+            sep=delimiter,
+            header=decision.has_header,
+            multiLine=g.multiline,
+            escape='"',
+            encoding=g.encoding,
+            mode="PERMISSIVE",
+            columnNameOfCorruptRecord="_bad",
+        )
+        for g in inp.groups
+    ]
+    df = reduce(lambda a, b: a.unionByName(b), frames)
+    return df, decision, first_row, notes
+
+
+def read_posts(spark: SparkSession, inp: SparkInput, opts: LoadOptions) -> _Posts:
+    """(user, text, pos, bad) rows of the input with the local reader's delimiter, header and column rules;
+    ``pos`` follows Spark's read order; ``bad``: a malformed row. Each row its own user (``row_is_user``): the
+    user is the row's position."""
     from pyspark.errors import AnalysisException
     from pyspark.sql import functions as F
 
     from ..corpus.columns import choose_columns
-    from ..corpus.readers import delimited_head
 
-    fmt = _detect_format(path, opts.format)
+    fmt = inp.format
     notes: list[str] = []
     header_reason = None
     first_row: list[str] | None = None
+    bad = F.lit(False)
     try:
         if fmt in ("csv", "tsv"):
-            delimiter, rows, decision, head_notes = delimited_head(_head(spark, path), fmt, opts.has_header)
-            header, header_reason, notes = decision.has_header, decision.reason, head_notes
-            first_row = rows[0] if rows else []
-            df = spark.read.csv(
-                path,
-                sep=delimiter,
-                header=header,
-                multiLine=_multiline(path, delimiter),
-                escape='"',
-                inferSchema=False,
-                encoding="UTF-8",
-                mode="PERMISSIVE",
-            )
-        elif fmt == "parquet":
-            df, header = spark.read.parquet(path), True
+            df, decision, first_row, notes = _read_delimited(spark, inp, opts)
+            header, header_reason = decision.has_header, decision.reason
+            names = first_row if header else [str(i) for i in range(len(first_row))]
+            refs = [F.col(f"c{i}") for i in range(len(names))]
+            bad = F.col("_bad").isNotNull()
         else:
-            df, header = spark.read.json(path, mode="PERMISSIVE"), True
-        names = list(df.columns)
+            if fmt == "table":
+                df = spark.read.table(inp.given)
+            elif fmt == "parquet":
+                df = spark.read.parquet(*[p for g in inp.groups for p in g.paths])
+            else:
+                df = spark.read.json([p for g in inp.groups for p in g.paths], mode="PERMISSIVE")
+            header = True
+            names = list(df.columns)
+            refs = [_col(n) for n in names]
     except AnalysisException as e:
-        raise InputError(
-            f"Spark cannot read {path!r} as {fmt} ({_short(e)}); check the path and {opt('format')}"
-        ) from None
-    except FileNotFoundError:
-        raise InputError(f"{path!r} does not exist; check the path") from None
+        what = "the table" if fmt == "table" else f"{inp.given!r} as {fmt}"
+        raise InputError(f"Spark cannot read {what} ({_short(e)}); check the name and {opt('format')}") from None
     columns = names if header else [str(i) for i in range(len(names))]
     choice = choose_columns(
         columns, opts.user_col, opts.text_col, header, row_is_user=opts.row_is_user, first_row=first_row
     )
-    text = F.col(f"`{names[choice.text]}`").cast("string").alias("text")
+    text = refs[choice.text].cast("string").alias("text")
     pos = F.monotonically_increasing_id()
     if choice.user is None:
-        df = df.select(text).withColumn("pos", pos)
-        df = df.select(F.concat(F.lit("row "), F.col("pos").cast("string")).alias("user"), "text", "pos")
+        df = df.select(text, bad.alias("bad")).withColumn("pos", pos)
+        user = F.concat(F.lit("row "), F.col("pos").cast("string")).alias("user")
+        df = df.select(user, "text", "pos", "bad")
         user_column = None
     else:
-        df = df.select(F.col(f"`{names[choice.user]}`").cast("string").alias("user"), text).withColumn("pos", pos)
+        df = df.select(refs[choice.user].cast("string").alias("user"), text, bad.alias("bad"))
+        df = df.withColumn("pos", pos).select("user", "text", "pos", "bad")
         user_column = columns[choice.user]
     return _Posts(
         df, fmt, user_column, columns[choice.text], choice.guessed, header_reason, tuple(notes) + choice.notes
@@ -218,8 +207,11 @@ def _short(e: Exception) -> str:
 
 
 # --------------------------------------------------------------------------- executors: tokenize and build
-_STATS = ("rows", "unmatched", "no_user", "no_text", "removed", "posts", "tokens")
-_POSTS_SCHEMA = "user string, text string, pos long, unmatched boolean"  # see _derive_users
+_STATS = ("rows", "malformed", "unmatched", "no_user", "no_text", "removed", "posts", "tokens")
+#: what the executors' Python workers spent, summed over the partitions (milliseconds of task time): importing
+#: dpsu (once per worker process), numba compiling kernels (not found in its cache), and the whole build
+_TASK_MS = ("ms_imports", "ms_numba", "n_numba", "ms_build")
+_POSTS_SCHEMA = "user string, text string, pos long, bad boolean, unmatched boolean"  # see _derive_users
 _ROWS_SCHEMA = "ukey long, ufirst long, n int, items binary, counts binary"  # see _partition_rows
 _ROWS_PER_BATCH = 65536
 
@@ -237,8 +229,8 @@ def _derive_users(batches, pattern: str | None):
             unmatched = pc.is_null(matched).to_numpy(zero_copy_only=False)  # as apply_user_pattern counts
             users = matched
         yield pa.RecordBatch.from_arrays(
-            [pc.utf8_trim_whitespace(users), rb.column(1), rb.column(2), pa.array(unmatched)],
-            names=["user", "text", "pos", "unmatched"],
+            [pc.utf8_trim_whitespace(users), rb.column(1), rb.column(2), rb.column(3), pa.array(unmatched)],
+            names=["user", "text", "pos", "bad", "unmatched"],
         )
 
 
@@ -255,17 +247,72 @@ class _Partition:
     first_tok: np.ndarray | None = None  # ... and its token index in that post
 
 
+class _NumbaClock:
+    """Wall time of numba's compilations in this process: the outermost ``numba:compile`` events (a kernel
+    compiles its callees inside its own event). Kernels loaded from numba's cache fire none: their load
+    counts in the build's time."""
+
+    def __init__(self) -> None:
+        self.seconds, self.count, self._depth, self._t0 = 0.0, 0, 0, 0.0
+
+    def install(self) -> None:
+        from numba.core import event
+
+        clock = self
+
+        class Listener(event.Listener):
+            def on_start(self, ev) -> None:
+                if clock._depth == 0:
+                    clock._t0 = time.perf_counter()
+                clock._depth += 1
+
+            def on_end(self, ev) -> None:
+                clock._depth -= 1
+                if clock._depth == 0:
+                    clock.seconds += time.perf_counter() - clock._t0
+                    clock.count += 1
+
+        event.register("numba:compile", Listener())
+
+
+_WORKER: dict[str, Any] = {}
+
+
+def _worker_clock() -> tuple[_NumbaClock, float]:
+    """This worker's numba clock (installed on first use) and its import seconds, reported once per process."""
+    if "numba" not in _WORKER:
+        _WORKER["numba"] = _NumbaClock()
+        _WORKER["numba"].install()
+        return _WORKER["numba"], _IMPORT_SECONDS
+    return _WORKER["numba"], 0.0
+
+
 def _build_partition(batches, opts: LoadOptions) -> _Partition:
+    numba_clock, imported = _worker_clock()
+    t0, numba0, n0 = time.perf_counter(), numba_clock.seconds, numba_clock.count
+    part = _build_partition_timed(batches, opts)
+    part.stats["ms_imports"] = round(imported * 1000)
+    part.stats["ms_numba"] = round((numba_clock.seconds - numba0) * 1000)
+    part.stats["n_numba"] = numba_clock.count - n0
+    part.stats["ms_build"] = round((time.perf_counter() - t0) * 1000)
+    return part
+
+
+def _build_partition_timed(batches, opts: LoadOptions) -> _Partition:
     from ..corpus.build import build_corpus
     from ..corpus.clean import drop_tokens, token_drop_mask
     from ..corpus.tokenize import blank_mask, removed_mask, tokenize
 
     prep = opts.preprocessing()
-    stats = dict.fromkeys(_STATS, 0)
+    stats = dict.fromkeys(_STATS + _TASK_MS, 0)
     tabs = [pa.Table.from_batches([rb]) for rb in batches if rb.num_rows]
     if not tabs:
         return _Partition(stats)
     tab = pa.concat_tables(tabs)
+    bad = tab.column("bad").to_numpy()
+    stats["malformed"] = int(bad.sum())  # the wrong number of fields: skipped and counted, as the local reader does
+    if stats["malformed"]:
+        tab = tab.filter(pa.array(~bad))
     tab = tab.take(pc.sort_indices(tab, [("pos", "ascending")]))  # read order: first positions need it
     users, texts = tab.column("user").combine_chunks(), tab.column("text").combine_chunks()
     pos = tab.column("pos").to_numpy().astype(np.int64)
@@ -368,8 +415,9 @@ def _partition_build(batches, *, opts: LoadOptions):
                 items=_blob(offsets[a : z + 1] - lo, items[lo:hi]),
                 counts=_blob(offsets[a : z + 1] - lo, counts[lo:hi]),
             )
+    names = _STATS + _TASK_MS
     yield _built_batch(
-        len(_STATS), _STAT, item=pa.array(_STATS, pa.string()), cnt=pa.array([part.stats[s] for s in _STATS])
+        len(names), _STAT, item=pa.array(names, pa.string()), cnt=pa.array([part.stats[s] for s in names])
     )
     yield _built_batch(1, _EMPTY, ufirst=pa.array([n_empty], pa.int64()))
 
@@ -441,14 +489,32 @@ def _unblob(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
 
 
 class _Clock:
+    """The load's stages: into ``timings`` (benchmarks) and the command's ``--timings`` line."""
+
     def __init__(self, timings: dict[str, float] | None) -> None:
         self.timings, self.t = timings, time.perf_counter()
 
     def lap(self, stage: str) -> None:
+        from .. import timings as command_timings
+
         now = time.perf_counter()
         if self.timings is not None:
             self.timings[stage] = round(now - self.t, 3)
+        command_timings.add(f"spark {stage.replace('_', ' ')}", now - self.t)
         self.t = now
+
+
+def _report_task_times(stats: dict[str, int], timings: dict[str, float] | None) -> None:
+    """The executors' task seconds (summed over partitions and workers) beside the driver's wall phases."""
+    from .. import timings as command_timings
+
+    for key, label in (("ms_imports", "imports"), ("ms_numba", "numba compile"), ("ms_build", "build")):
+        seconds = stats[key] / 1000
+        command_timings.add(f"executors' {label} (task s)", seconds)
+        if timings is not None:
+            timings[f"executors_{label}"] = seconds
+    if timings is not None:
+        timings["executors_numba_kernels"] = stats["n_numba"]
 
 
 # --------------------------------------------------------------------------- item ids (driver)
@@ -557,19 +623,13 @@ class SparkCorpus:
         from pyspark.sql import functions as F
 
         n_items = self.n_items
-        sc = self.spark.sparkContext
-        keys = sc.broadcast(self.item_keys)
-        bits = None if eligible is None else sc.broadcast(np.packbits(np.asarray(eligible, dtype=bool)))
+        keys = self.item_keys  # shipped with the function (Spark broadcasts a large closure itself)
+        bits = None if eligible is None else np.packbits(np.asarray(eligible, dtype=bool))
 
         def fn(batches):
             return _histogram_batches(batches, n_items, max_items, power, salt, keys, bits)
 
-        try:
-            parts = self.rows.mapInArrow(fn, _HIST_SCHEMA).groupBy("id").agg(F.sum("h").alias("h")).toArrow()
-        finally:
-            for b in (keys, bits):
-                if b is not None:
-                    b.unpersist()
+        parts = self.rows.mapInArrow(fn, _HIST_SCHEMA).groupBy("id").agg(F.sum("h").alias("h")).toArrow()
         h = np.zeros(n_items, dtype=np.float64)
         h[parts.column("id").to_numpy(zero_copy_only=False)] = parts.column("h").to_numpy(zero_copy_only=False)
         return h
@@ -582,8 +642,8 @@ def _histogram_batches(batches, n_items, max_items, power, salt, keys, bits):
     from ..mechanisms.dpsu_step import weighted_update
     from ..mechanisms.sampling import OrderedRows
 
-    item_keys = keys.value
-    eligible = None if bits is None else np.unpackbits(bits.value, count=n_items).astype(bool)
+    item_keys = keys
+    eligible = None if bits is None else np.unpackbits(bits, count=n_items).astype(bool)
     for rb in batches:
         user_keys = rb.column(0).to_numpy(zero_copy_only=False).astype(np.int64).view(np.uint64)
         indptr, items = _unblob(rb.column(3))
@@ -602,7 +662,7 @@ def _histogram_batches(batches, n_items, max_items, power, salt, keys, bits):
 
 @spark_errors
 def load_spark_corpus(
-    path: str,
+    path: str | SparkInput,
     options: LoadOptions | None = None,
     *,
     spark: SparkSession | None = None,
@@ -614,99 +674,31 @@ def load_spark_corpus(
 
     Not computed here (they need whole columns on one machine): the chosen columns' facts and the sanity
     warnings; a note says so. ``timings``, if given, receives the wall seconds of each stage (benchmarks)."""
-    from pyspark import StorageLevel
-    from pyspark.sql import functions as F
-
     opts = checked_options(options, **overrides)
+    inp = path if isinstance(path, SparkInput) else resolve_input(path, opts.format)
     spark = spark or spark_session()
-    posts = read_posts(spark, path, opts)
+    posts = read_posts(spark, inp, opts)
     check_pattern_has_column(opts, posts.user_column, posts.format)
-
     clock = _Clock(timings)
-    pattern = opts.user_pattern
-
-    def derive(batches):
-        return _derive_users(batches, pattern)
-
-    # the one shuffle: every post to the partition of its user (the user as the core derives it)
-    shuffled = posts.df.mapInArrow(derive, _POSTS_SCHEMA).repartition("user").persist(StorageLevel.MEMORY_AND_DISK)
-    enc = built = None
+    shuffled, built = _shuffle_and_build(posts.df, opts)
     try:
-
-        def build(batches):
-            return _partition_build(batches, opts=opts)
-
-        built = shuffled.mapInArrow(build, _BUILT_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
-        agg = (
-            built.filter(F.col("kind").isin(_ITEM, _STAT))
-            .groupBy((F.col("kind") == _STAT).alias("stat"), "item")
-            .agg(
-                F.first("n").alias("n"),
-                F.min(F.struct("first_row", "first_tok")).alias("f"),
-                F.sum("cnt").alias("cnt"),
-            )
-            .select("stat", "item", "n", "f.first_row", "f.first_tok", "cnt")
-            .toArrow()
-        )
+        if timings is not None or command_timings.enabled():  # the read and the shuffle apart (one more job)
+            shuffled.count()
+            clock.lap("read_shuffle")
+        stats, items = _stats_and_items(built)
         shuffled.unpersist()  # the posts are built and cached: the text is no longer needed
-        clock.lap("read_tokenize_items")
-        is_stat = agg.column("stat").to_numpy(zero_copy_only=False)
-        stat_tab = agg.filter(pa.array(is_stat))
-        found = dict(zip(stat_tab.column("item").to_pylist(), stat_tab.column("cnt").to_pylist()))
-        stats = {s: int(found.get(s) or 0) for s in _STATS}
-        dropped = {k: stats[k] for k in ("no_user", "no_text", "removed")}
-        check_posts(stats["posts"], stats["rows"], dropped)
+        clock.lap("tokenize_build_items")
+        _report_task_times(stats, timings)
+        check_posts(stats["posts"], stats["rows"], _dropped(stats))
         check_tokens(stats["tokens"], stats["posts"], posts.text_column)
-        vocab = _number_items(agg.filter(pa.array(~is_stat)), opts.max_n)
+        vocab = _number_items(items, opts.max_n)
         clock.lap("item_ids")
-        vocab_ipc = _ipc(vocab.strings)
-
-        def rows_of(batches):
-            return _partition_rows(batches, vocab_ipc=vocab_ipc)
-
-        enc = built.mapInArrow(rows_of, _ROWS_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
-        summary = enc.agg(
-            F.sum(F.when(F.col("ukey").isNull(), F.col("ufirst"))).alias("empty"),
-            F.count("ukey").alias("users"),
-            F.sum("n").alias("nnz"),
-        ).first()
-    except BaseException:
-        if enc is not None:
-            enc.unpersist()
-        raise
+        enc, n_users, nnz, n_empty = _encode_rows(built, vocab)
     finally:
         shuffled.unpersist()
-        if built is not None:
-            built.unpersist()
+        built.unpersist()
     clock.lap("per_user_rows")
-    n_users, nnz, n_empty = int(summary["users"]), int(summary["nnz"] or 0), int(summary["empty"] or 0)
-    rows = enc.filter(F.col("ukey").isNotNull())
-
-    notes = list(posts.notes) + row_notes(opts, posts.user_column, stats["unmatched"], dropped)
-    if n_empty:
-        notes.append(empty_users_note(n_empty))
-    notes.append(
-        f"read and tokenized with Spark ({spark.sparkContext.master}); the columns' facts and the sanity "
-        "warnings are not computed by the Spark engine (run the local engine on a sample to see them)"
-    )
-    info = SourceInfo(
-        name=name if name is not None else PurePath(path.rstrip("/")).name,
-        format=posts.format,
-        user_column=posts.user_column,
-        text_column=posts.text_column,
-        columns_guessed=posts.columns_guessed,
-        rows_read=stats["rows"],
-        rows_dropped_no_user=stats["no_user"],
-        rows_dropped_no_text=stats["no_text"],
-        rows_dropped_removed=stats["removed"],
-        tokenizer=opts.tokenizer,
-        char_ngrams=opts.char_ngrams,
-        tokenization=tokenization_text(opts.tokenizer, opts.char_ngrams, opts.korean),
-        notes=tuple(notes),
-        header=posts.header,
-        row_is_user=opts.row_is_user,
-        user_pattern=opts.user_pattern or None,
-    )
+    info = _source_info(inp, posts, opts, stats, n_empty, master_of(spark), name)
     if n_users < 2:
         enc.unpersist()
         check_users(n_users)
@@ -721,11 +713,165 @@ def load_spark_corpus(
         n_tokens=stats["tokens"],
         source=info,
     )
-    item_keys = string_keys(vocabulary.vocab)
-    return SparkCorpus(spark, rows, vocabulary, item_keys, n_users=n_users, nnz=nnz, source=info)
+    rows = enc.filter(enc["ukey"].isNotNull())
+    return SparkCorpus(spark, rows, vocabulary, string_keys(vocabulary.vocab), n_users=n_users, nnz=nnz, source=info)
+
+
+def _shuffle_and_build(posts: Any, opts: LoadOptions) -> tuple[Any, Any]:
+    """The one shuffle (every post to the partition of its user, the user as the core derives it), then each
+    partition built once (``_partition_build``); both cached, the caller unpersists them."""
+    from pyspark import StorageLevel
+
+    pattern = opts.user_pattern
+
+    def derive(batches):
+        return _derive_users(batches, pattern)
+
+    def build(batches):
+        return _partition_build(batches, opts=opts)
+
+    shuffled = posts.mapInArrow(derive, _POSTS_SCHEMA).repartition("user").persist(StorageLevel.MEMORY_AND_DISK)
+    built = shuffled.mapInArrow(build, _BUILT_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
+    return shuffled, built
+
+
+def _stats_and_items(built: Any) -> tuple[dict[str, int], pa.Table]:
+    """The loading statistics summed over the partitions, and the distinct items with their first positions
+    (one aggregation over at most items x partitions rows, to the driver)."""
+    from pyspark.sql import functions as F
+
+    agg = (
+        built.filter(F.col("kind").isin(_ITEM, _STAT))
+        .groupBy((F.col("kind") == _STAT).alias("stat"), "item")
+        .agg(F.first("n").alias("n"), F.min(F.struct("first_row", "first_tok")).alias("f"), F.sum("cnt").alias("cnt"))
+        .select("stat", "item", "n", "f.first_row", "f.first_tok", "cnt")
+        .toArrow()
+    )
+    is_stat = agg.column("stat").to_numpy(zero_copy_only=False)
+    stat_tab = agg.filter(pa.array(is_stat))
+    found = dict(zip(stat_tab.column("item").to_pylist(), stat_tab.column("cnt").to_pylist()))
+    return {s: int(found.get(s) or 0) for s in _STATS + _TASK_MS}, agg.filter(pa.array(~is_stat))
+
+
+def _dropped(stats: dict[str, int]) -> dict[str, int]:
+    return {k: stats[k] for k in ("no_user", "no_text", "removed")}
+
+
+def _encode_rows(built: Any, vocab: _Vocabulary) -> tuple[Any, int, int, int]:
+    """The users' rows renumbered by the vocabulary (cached on the executors) and (users, nnz, users without
+    tokens)."""
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    vocab_ipc = _ipc(vocab.strings)
+
+    def rows_of(batches):
+        return _partition_rows(batches, vocab_ipc=vocab_ipc)
+
+    enc = built.mapInArrow(rows_of, _ROWS_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        summary = enc.agg(
+            F.sum(F.when(F.col("ukey").isNull(), F.col("ufirst"))).alias("empty"),
+            F.count("ukey").alias("users"),
+            F.sum("n").alias("nnz"),
+        ).first()
+    except BaseException:
+        enc.unpersist()
+        raise
+    return enc, int(summary["users"]), int(summary["nnz"] or 0), int(summary["empty"] or 0)
+
+
+def _source_info(
+    inp: SparkInput,
+    posts: _Posts,
+    opts: LoadOptions,
+    stats: dict[str, int],
+    n_empty: int,
+    master: str,
+    name: str | None,
+) -> SourceInfo:
+    dropped = _dropped(stats)
+    notes = [*inp.notes, *posts.notes]
+    if stats["malformed"]:
+        notes.append(malformed_note(stats["malformed"]))
+    notes += row_notes(opts, posts.user_column, stats["unmatched"], dropped)
+    if n_empty:
+        notes.append(empty_users_note(n_empty))
+    notes.append(
+        f"read and tokenized with Spark ({master}); the columns' facts and the sanity warnings are not computed "
+        "by the Spark engine (run the local engine on a sample to see them)"
+    )
+    return SourceInfo(
+        name=name if name is not None else inp.name,
+        format=posts.format,
+        user_column=posts.user_column,
+        text_column=posts.text_column,
+        columns_guessed=posts.columns_guessed,
+        rows_read=stats["rows"],
+        rows_dropped_no_user=dropped["no_user"],
+        rows_dropped_no_text=dropped["no_text"],
+        rows_dropped_removed=dropped["removed"],
+        tokenizer=opts.tokenizer,
+        char_ngrams=opts.char_ngrams,
+        tokenization=tokenization_text(opts.tokenizer, opts.char_ngrams, opts.korean),
+        notes=tuple(notes),
+        header=posts.header,
+        row_is_user=opts.row_is_user,
+        user_pattern=opts.user_pattern or None,
+    )
 
 
 # --------------------------------------------------------------------------- releases
+def driver_rows_bytes(n_users: int, nnz: int) -> int:
+    """What collecting every user's row to the driver costs at its peak: the Arrow collect (ids and counts as
+    int32 with offsets), the reordered copy and the Corpus's arrays (ids, counts int32, indptr int64)."""
+    return 3 * 8 * nnz + 4 * 8 * (n_users + 1)
+
+
+def driver_limit(spark: Any) -> int:
+    """Bytes the driver can take: its available memory, and Spark's cap on a collected result
+    (``spark.driver.maxResultSize``, 0 = none)."""
+    avail = _available_memory()
+    try:
+        cap = _spark_bytes(spark.conf.get("spark.driver.maxResultSize", "1g"))
+    except Exception:  # noqa: BLE001 - a Connect server may not say: the machine's memory alone
+        cap = 0
+    return min(avail, cap) if cap else avail
+
+
+def _available_memory() -> int:
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+
+
+def _spark_bytes(text: str) -> int:
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+    t = text.strip().lower().removesuffix("b")
+    return int(float(t[:-1]) * units[t[-1]]) if t and t[-1] in units else int(t)
+
+
+def check_driver_memory(label: str, n_users: int, nnz: int, limit: int) -> None:
+    """Refuse, in one line naming the mechanisms that run on the executors, a sequential mechanism whose users'
+    rows would not fit in the driver."""
+    need = driver_rows_bytes(n_users, nnz)
+    if need <= limit:
+        return
+    from ..mechanisms.registry import list_mechanisms
+
+    parallel = [name for name, cls in list_mechanisms().items() if cls.order_free]
+    raise InputError(
+        f"{label} visits the users one by one on the driver, and their rows ({n_users:,} users, {nnz:,} items) need "
+        f"about {need / (1 << 30):.1f} GB there, more than the {limit / (1 << 30):.1f} GB it has (its free memory, "
+        f"and spark.driver.maxResultSize); choose a mechanism that runs on the executors: {', '.join(parallel)}"
+    )
+
+
 def is_parallel(mech: Mechanism) -> bool:
     """Whether ``mech`` builds its histogram on the executors (else it runs on the driver): its class's
     ``order_free`` trait, True when its only pass over the users is ``dpsu_step.weighted_histogram``."""
@@ -733,45 +879,65 @@ def is_parallel(mech: Mechanism) -> bool:
 
 
 class SparkRows:
-    """What a parallel mechanism sees of a SparkCorpus: the vocabulary on the driver and the pass over the
-    users on the executors (``weighted_histogram``, the ``dpsu_step.RowsElsewhere`` protocol; each call samples
-    with a fresh salt). Not a ``Corpus``: a mechanism that reads the rows (``indptr``, ``items``, ...) gets an
-    error naming the mechanism's need, never an empty corpus."""
-
-    _VOCABULARY = (
-        "vocab",
-        "ngram_len",
-        "gram_tokens",
-        "n_items",
-        "max_n",
-        "lengths_mask",
-        "item_strings",
-        "unigram_of_token",
-        "n_posts",
-        "n_tokens",
-    )
+    """What a parallel mechanism sees of a SparkCorpus (the engine seam, ``mechanisms.seam.RowsElsewhere``): the
+    vocabulary on the driver, and the pass over the users on the executors (``weighted_histogram``; each call
+    samples with a fresh salt). Not a ``Corpus``: a sequential mechanism handed it gets ``seam.rows_here``'s
+    one-line error, never an empty corpus."""
 
     def __init__(self, corpus: SparkCorpus, salts: SaltSource) -> None:
         self._corpus, self._salts = corpus, salts
+        self._vocabulary = corpus.vocabulary
         self.source = corpus.source
         self.n_users = corpus.n_users
         self.nnz = corpus.nnz
 
-    def __getattr__(self, name: str) -> Any:
-        if name in SparkRows._VOCABULARY:
-            return getattr(self._corpus.vocabulary, name)
-        if name.startswith("__"):
-            raise AttributeError(name)
-        raise SparkError(
-            f"this mechanism reads the users' rows ({name}), which the Spark engine keeps on the executors; "
-            "it runs on the driver after collecting them (spark_release does that for the sequential mechanisms)"
-        )
+    @property
+    def vocab(self) -> np.ndarray:
+        return self._vocabulary.vocab
+
+    @property
+    def ngram_len(self) -> np.ndarray:
+        return self._vocabulary.ngram_len
+
+    @property
+    def gram_tokens(self) -> np.ndarray:
+        return self._vocabulary.gram_tokens
+
+    @property
+    def n_items(self) -> int:
+        return self._vocabulary.n_items
+
+    @property
+    def max_n(self) -> int:
+        return self._vocabulary.max_n
+
+    @property
+    def n_posts(self) -> int:
+        return self._vocabulary.n_posts
+
+    @property
+    def n_tokens(self) -> int:
+        return self._vocabulary.n_tokens
+
+    @property
+    def unigram_of_token(self) -> np.ndarray:
+        return self._vocabulary.unigram_of_token
+
+    def item_strings(self, ids: np.ndarray) -> np.ndarray:
+        return self._vocabulary.item_strings(ids)
+
+    def lengths_mask(self, lengths) -> np.ndarray:
+        return self._vocabulary.lengths_mask(lengths)
 
     def weighted_histogram(self, max_items: int, power: float, keep: np.ndarray | None) -> np.ndarray:
         return self._corpus.histogram(max_items=max_items, power=power, salt=self._salts.next(), eligible=keep)
 
     def __repr__(self) -> str:
         return f"SparkRows({self._corpus!r})"
+
+
+def _seam(rows: SparkRows) -> RowsElsewhere:  # pragma: no cover - mypy checks SparkRows against the seam here
+    return rows
 
 
 @spark_errors
@@ -784,9 +950,10 @@ def spark_release(mech: Mechanism, sc: SparkCorpus, *, seed: int | None = None) 
     ``secrets``. ``seed`` fixes both only for teaching and tests, and the release is flagged as such.
     """
     if is_parallel(mech):
-        rel = mech.release(cast(Corpus, SparkRows(sc, SaltSource(seed))), seed=seed)
+        rel = mech.release(SparkRows(sc, SaltSource(seed)), seed=seed)
         note = PARALLEL_NOTE.format(name=mech.name)
     else:
+        check_driver_memory(mech.label, sc.n_users, sc.nnz, driver_limit(sc.spark))
         rel = mech.release(sc.to_corpus(), seed=seed)
         note = SEQUENTIAL_NOTE.format(name=mech.name)
     cal = replace(rel.calibration, details=replace(rel.calibration.details, engine=note))

@@ -18,6 +18,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
+import socket
 import sys
 import tempfile
 import warnings
@@ -34,6 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
 F = TypeVar("F", bound=Callable[..., Any])
 
 DEFAULT_MASTER = "local[2]"
+DAEMON_MODULE = "dpsu_core.engines.spark_daemon"
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent  # .../dpsu_core
 
 
@@ -51,6 +54,45 @@ def loopback(master: str) -> bool:
         return True
     host = master.split("://", 1)[-1].split(":", 1)[0].strip("[]")
     return host in ("127.0.0.1", "localhost", "::1")
+
+
+_LOCAL_MASTER = re.compile(r"local(\[(\*|\d+)(,\s*\d+)?\])?")
+_MASTERS = "local[N], local[*], spark://HOST:PORT, yarn or k8s://https://HOST:PORT"
+_CONNECT_TIMEOUT = 5.0
+
+
+def check_master(master: str) -> None:
+    """Refuse, before any JVM starts, a master that is malformed, asks for absurdly many local threads (Spark
+    would split every input into that many tasks) or names a standalone master nobody answers at."""
+    m = _LOCAL_MASTER.fullmatch(master)
+    if master.startswith("local"):
+        if m is None:
+            raise SparkError(f"the Spark master {master!r} is malformed; give {_MASTERS}")
+        threads = m.group(2)
+        most = max(64, 8 * (os.cpu_count() or 1))
+        if threads not in (None, "*") and not 1 <= int(threads) <= most:
+            raise SparkError(
+                f"the Spark master {master!r} asks for {int(threads):,} local threads; give 1 to {most} "
+                f"(this machine has {os.cpu_count()} cores), or local[*] for one per core"
+            )
+        return
+    if master == "yarn" or master.startswith("k8s://"):
+        return
+    if not master.startswith("spark://"):
+        raise SparkError(f"the Spark master {master!r} is not a master URL Spark knows; give {_MASTERS}")
+    errors = []
+    for hostport in master[len("spark://") :].split(","):
+        host, _, port = hostport.rpartition(":")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise SparkError(f"the Spark master {master!r} is malformed (HOST:PORT expected); give {_MASTERS}")
+        try:
+            socket.create_connection((host.strip("[]"), int(port)), timeout=_CONNECT_TIMEOUT).close()
+            return
+        except OSError as exc:
+            errors.append(f"{hostport}: {exc.strerror or type(exc).__name__}")
+    raise SparkError(
+        f"cannot reach the Spark master {master!r} ({'; '.join(errors)}); check that it runs and the URL is right"
+    )
 
 
 _LOG: dict[str, str] = {}
@@ -85,11 +127,7 @@ def _driver_path() -> str:
     return os.pathsep.join(dict.fromkeys(entries))
 
 
-def spark_session(
-    master: str | None = None, *, shuffle_partitions: int | None = None, conf: dict[str, str] | None = None
-) -> SparkSession:
-    """The active SparkSession, or a new one on ``master`` (default ``local[2]``) without the web UI, whose
-    workers run the driver's dpsu (see the module's docstring); ``conf``: more Spark settings."""
+def _session_class() -> Any:
     try:
         from pyspark.sql import SparkSession
     except ImportError:  # pragma: no cover - depends on the installation
@@ -97,22 +135,56 @@ def spark_session(
             "the Spark engine needs pyspark and Java 17: pip install 'dpsu[spark]' and install a Java 17 runtime "
             "(e.g. apt-get install openjdk-17-jre-headless)"
         ) from None
+    return SparkSession
+
+
+def _sql_conf(shuffle_partitions: int | None) -> dict[str, str]:
+    """The session's SQL settings (set at start, or at run time on Spark Connect)."""
+    return {
+        "spark.sql.shuffle.partitions": str(shuffle_partitions or 4),
+        "spark.sql.adaptive.enabled": "true",
+        "spark.sql.execution.arrow.maxRecordsPerBatch": "20000",
+        "spark.sql.execution.pyspark.udf.faulthandler.enabled": "false",
+    }
+
+
+def spark_session(
+    master: str | None = None,
+    *,
+    shuffle_partitions: int | None = None,
+    conf: dict[str, str] | None = None,
+    remote: str | None = None,
+    archive: str | None = None,
+) -> SparkSession:
+    """The active SparkSession, or a new one on ``master`` (default ``local[2]``) without the web UI, whose
+    workers run the driver's dpsu (see the module's docstring); ``conf``: more Spark settings.
+
+    ``remote``: a Spark Connect server ``sc://HOST:PORT`` instead (``connect_session``). ``archive``: a packed
+    environment (``dpsu spark-env``) the executors unpack (``spark.archives``) and run their Python from."""
+    if remote is not None:
+        return connect_session(remote, shuffle_partitions=shuffle_partitions, conf=conf)
+    SparkSession = _session_class()
     active = SparkSession.getActiveSession()
     if active is not None and master is None:
         return active
     master = master or DEFAULT_MASTER
+    check_master(master)
     local = is_local(master)
     builder = (
         SparkSession.builder.appName("dpsu")
         .master(master)
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", str(shuffle_partitions or 4))
-        .config("spark.sql.adaptive.enabled", "true")
-        .config("spark.sql.execution.arrow.maxRecordsPerBatch", "20000")
-        .config("spark.sql.execution.pyspark.udf.faulthandler.enabled", "false")
         .config("spark.python.worker.faulthandler.enabled", "false")
     )
+    for key, value in _sql_conf(shuffle_partitions).items():
+        builder = builder.config(key, value)
+    python = sys.executable if local else None
+    if archive is not None:
+        python = _archive_python(archive, local)
+        builder = builder.config("spark.archives", f"{Path(archive).resolve().as_uri()}#{ARCHIVE_DIR}")
+    if local or archive is not None:  # the executors import dpsu at start: one daemon loads it for every worker
+        builder = builder.config("spark.python.daemon.module", DAEMON_MODULE)
     if loopback(master):  # nothing of this session listens beyond this machine
         builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
     if local:  # the workers are children of this JVM: the driver's interpreter and import path
@@ -124,22 +196,96 @@ def spark_session(
     # pyspark warns on every Arrow function that it does not yet support pandas 3; dpsu does not use pandas there
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
     saved = os.environ.get("PYSPARK_PYTHON")
-    if local:
-        os.environ["PYSPARK_PYTHON"] = sys.executable  # read once, when the SparkContext starts
+    if python is not None:
+        os.environ["PYSPARK_PYTHON"] = python  # read once, when the SparkContext starts
     try:
         with _jvm_output_to_log():
             spark = builder.getOrCreate()
     except Exception as exc:  # the JVM did not start, or the master is unreachable
         raise SparkError(f"Spark did not start on master {master!r}: {one_line(exc)}{_see_log()}") from None
     finally:
-        if local and saved is None:
+        if python is not None and saved is None:
             os.environ.pop("PYSPARK_PYTHON", None)
-        elif local and saved is not None:
+        elif python is not None and saved is not None:
             os.environ["PYSPARK_PYTHON"] = saved
     spark.sparkContext.setLogLevel("ERROR")
     if not local:
-        ship_package(spark)
+        ship_package(spark, archive=archive is not None)
     return spark
+
+
+#: where the executors unpack ``--spark-archive`` (``spark.archives``' ``#name``), and their Python in it
+ARCHIVE_DIR = "env"
+ARCHIVE_PYTHON = f"./{ARCHIVE_DIR}/bin/python"
+
+
+def _archive_python(archive: str, local: bool) -> str:
+    if local:
+        raise SparkError(
+            "--spark-archive ships a Python environment to a cluster's executors; a local master's workers run "
+            "this Python: drop it, or give --spark-master spark://..., yarn or k8s://..."
+        )
+    if not Path(archive).is_file() or not archive.endswith((".tar.gz", ".tgz", ".zip")):
+        raise SparkError(
+            f"--spark-archive {archive!r} is not a packed environment (.tar.gz); make one with: dpsu spark-env "
+            "dpsu-env.tar.gz"
+        )
+    return ARCHIVE_PYTHON
+
+
+_REMOTE_RE = re.compile(r"sc://(\[[^\]]+\]|[^:/;]+)(?::(\d+))?(?:/.*)?")
+
+
+def check_remote(remote: str) -> tuple[str, int]:
+    """(host, port) of a Spark Connect URL, refused in one line when malformed or when nothing answers there."""
+    m = _REMOTE_RE.fullmatch(remote)
+    if m is None or (m.group(2) is not None and not 0 < int(m.group(2)) < 65536):
+        raise SparkError(f"the Spark Connect URL {remote!r} is malformed; give sc://HOST:PORT (default port 15002)")
+    host, port = m.group(1).strip("[]"), int(m.group(2) or 15002)
+    try:
+        socket.create_connection((host, port), timeout=_CONNECT_TIMEOUT).close()
+    except OSError as exc:
+        raise SparkError(
+            f"cannot reach the Spark Connect server {remote!r} ({exc.strerror or type(exc).__name__}); check that it "
+            "runs and the URL is right"
+        ) from None
+    return host, port
+
+
+def connect_session(
+    remote: str, *, shuffle_partitions: int | None = None, conf: dict[str, str] | None = None
+) -> SparkSession:
+    """A Spark Connect session on ``remote`` (``sc://HOST:PORT``): DataFrame and Arrow operations only, no
+    SparkContext; dpsu_core shipped with ``addArtifacts`` and checked on the executors (``ship_package``)."""
+    check_remote(remote)
+    SparkSession = _session_class()
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
+    try:
+        spark = SparkSession.builder.remote(remote).getOrCreate()
+        for key, value in {**_sql_conf(shuffle_partitions), **(conf or {})}.items():
+            spark.conf.set(key, value)
+    except ImportError as exc:
+        raise SparkError(f"Spark Connect needs pyspark's connect extra ({exc}): pip install 'dpsu[spark]'") from None
+    except Exception as exc:
+        raise SparkError(f"the Spark Connect server {remote!r} did not take the session: {one_line(exc)}") from None
+    _REMOTE["url"] = remote
+    ship_package(spark)
+    return spark
+
+
+def is_connect(spark: Any) -> bool:
+    """A Spark Connect session (DataFrame and Arrow operations only: no SparkContext)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def master_of(spark: Any) -> str:
+    """The session's master as a user names it (a Spark Connect session: its server)."""
+    if is_connect(spark):
+        return f"Spark Connect {_REMOTE.get('url', '')}".strip()
+    return str(spark.sparkContext.master)
+
+
+_REMOTE: dict[str, str] = {}
 
 
 # --------------------------------------------------------------------------- shipping dpsu_core
@@ -153,49 +299,125 @@ def package_zip(folder: str | os.PathLike[str]) -> Path:
     return out
 
 
-def ship_package(spark: SparkSession) -> None:
-    """Add the driver's dpsu_core to the Spark context and check that every executor imports it with its
-    dependencies; raise a one-line ``SparkError`` saying what to do when one cannot."""
+def ship_package(spark: SparkSession, *, archive: bool = False) -> None:
+    """Ship the driver's dpsu_core to the executors (``addPyFile``; Spark Connect: ``addArtifacts``) and check
+    that every executor imports it with its dependencies; raise a one-line ``SparkError`` saying what to do when
+    one cannot. ``archive``: the executors run a packed environment (``spark_env``) holding dpsu and its compiled
+    kernels; nothing is shipped, and its dpsu must be the driver's (the same sources, by digest)."""
+    import functools
+
     import dpsu_core
 
-    sc = spark.sparkContext
-    if sc.getConf().get("spark.dpsu.shipped", "") != "yes":
-        folder = tempfile.mkdtemp(prefix="dpsu-ship-")
-        sc.addPyFile(str(package_zip(folder)))
-        sc.getConf().set("spark.dpsu.shipped", "yes")
-    n = max(int(sc.defaultParallelism), 2)
-    try:
-        answers = sc.parallelize(range(n), n).map(_probe).distinct().collect()
-    except Exception as exc:
-        raise SparkError(_cannot_import(one_line(exc))) from None
+    want = f"{dpsu_core.__version__} {source_digest(_PACKAGE_DIR)}" if archive else dpsu_core.__version__
+    probe = functools.partial(_probe, digest=archive)
+    if is_connect(spark):  # no SparkContext: the zip as a session artifact, the probe as an Arrow job
+        spark.addArtifacts(str(package_zip(tempfile.mkdtemp(prefix="dpsu-ship-"))), pyfile=True)
+
+        def connect_job() -> list[str]:
+            df = spark.range(0, 2, 1, 2).mapInArrow(_probe_batches, "v string").distinct()
+            return [r[0] for r in df.collect()]
+
+        answers = _within(connect_job, spark.interruptAll, PROBE_SECONDS)
+    else:
+        sc = spark.sparkContext
+        if not archive and sc.getConf().get("spark.dpsu.shipped", "") != "yes":
+            folder = tempfile.mkdtemp(prefix="dpsu-ship-")
+            sc.addPyFile(str(package_zip(folder)))
+            sc.getConf().set("spark.dpsu.shipped", "yes")
+        n = max(int(sc.defaultParallelism), 2)
+        job = lambda: sc.parallelize(range(n), n).map(probe).distinct().collect()  # noqa: E731
+        answers = _within(job, sc.cancelAllJobs, PROBE_SECONDS)
     for answer in answers:
         if answer.startswith("error:"):
-            raise SparkError(_cannot_import(answer[len("error:") :].strip()))
-        if answer != dpsu_core.__version__:
+            raise SparkError(_cannot_import(answer[len("error:") :].strip(), archive))
+        if answer != want:
+            if archive and answer.split()[0] == dpsu_core.__version__:
+                raise SparkError(
+                    "the archive's dpsu has other sources than the driver's (the same version, edited since); "
+                    "pack it again: dpsu spark-env OUT.tar.gz"
+                )
             raise SparkError(
-                f"the Spark executors run dpsu {answer}, the driver {dpsu_core.__version__}; install the driver's "
-                f"version on the executors (pip install 'dpsu[spark]=={dpsu_core.__version__}') or remove theirs"
+                f"the Spark executors run dpsu {answer.split()[0]}, the driver {dpsu_core.__version__}; install the "
+                f"driver's version on the executors (pip install 'dpsu[spark]=={dpsu_core.__version__}') or remove "
+                "theirs"
             )
 
 
-def _probe(_: int) -> str:  # runs on an executor
+def source_digest(package: Path) -> str:
+    """A digest of dpsu_core's Python sources (which code runs, whatever the version says)."""
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=8)
+    for f in sorted(package.rglob("*.py")):
+        if "__pycache__" not in f.parts:
+            h.update(f.relative_to(package).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+PROBE_SECONDS = 90.0
+
+
+def _within(job: Callable[[], Any], cancel: Callable[[], Any], seconds: float) -> Any:
+    """``job()``, cancelled with a one-line error when the cluster gives it no executor within ``seconds``."""
+    import threading
+
+    out: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            out["value"] = job()
+        except Exception as exc:  # noqa: BLE001 - reported below in one line
+            out["error"] = exc
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(seconds)
+    if t.is_alive():
+        cancel()
+        raise SparkError(
+            f"the Spark cluster ran no task within {seconds:.0f} s (no worker with a free core and enough memory?); "
+            f"check its workers{_see_log()}"
+        )
+    if "error" in out:
+        raise SparkError(_cannot_import(one_line(out["error"])))
+    return out["value"]
+
+
+def _probe_batches(batches):  # runs on an executor (Spark Connect: an Arrow job)
+    import pyarrow as pa
+
+    for _ in batches:
+        pass
+    yield pa.RecordBatch.from_arrays([pa.array([_probe(0)])], names=["v"])
+
+
+def _probe(_: int, digest: bool = False) -> str:  # runs on an executor
     try:
         import numba  # noqa: F401
         import numpy  # noqa: F401
         import pyarrow  # noqa: F401
 
         import dpsu_core
-        import dpsu_core.engines.spark  # noqa: F401
+        import dpsu_core.corpus.build  # noqa: F401  (what the executors run: the core build and keyed sampling)
+        import dpsu_core.engines.keyed  # noqa: F401
 
+        if digest:
+            return f"{dpsu_core.__version__} {source_digest(Path(dpsu_core.__file__).resolve().parent)}"
         return str(dpsu_core.__version__)
     except Exception as exc:  # noqa: BLE001 - reported to the driver in one line
         return f"error: {type(exc).__name__}: {exc}"
 
 
-def _cannot_import(cause: str) -> str:
+def _cannot_import(cause: str, archive: bool = False) -> str:
+    if archive:
+        return (
+            f"the Spark executors cannot run dpsu from the archive ({cause}); pack an environment that has dpsu and "
+            "its dependencies: dpsu spark-env OUT.tar.gz (see the README's Spark section)"
+        )
     return (
-        f"the Spark executors cannot run dpsu ({cause}); install dpsu's dependencies on every executor "
-        "(pip install 'dpsu[spark]'), or set PYSPARK_PYTHON to a Python that has them"
+        f"the Spark executors cannot run dpsu ({cause}); ship a packed environment (dpsu spark-env OUT.tar.gz, "
+        "then --spark-archive OUT.tar.gz), install dpsu's dependencies on every executor (pip install "
+        "'dpsu[spark]'), or set PYSPARK_PYTHON to a Python that has them"
     )
 
 

@@ -19,12 +19,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from ..corpus.model import Corpus, check_release_call
+from ..corpus.model import check_release_call
 from ..errors import ParameterError
 from ..params import PARAMS, ParamSpec, resolve_params
 from ..privacy.norms import check_descent_range
 from ..privacy.validate import check_budget, check_seed
 from .calibration import Calibration, Details
+from .seam import EngineCorpus, rows_here
 from .traits import CalibrationView, Stages, single_view
 
 if TYPE_CHECKING:
@@ -248,13 +249,13 @@ class Mechanism(abc.ABC):
 
     @abc.abstractmethod
     def _release(
-        self, corpus: Corpus, rng: np.random.Generator, cal: Calibration, progress: ProgressFn | None
+        self, corpus: EngineCorpus, rng: np.random.Generator, cal: Calibration, progress: ProgressFn | None
     ) -> ReleaseParts:
         """One pass over the raw data: the released ids (and for DPNE/count mechanisms their extras)."""
 
     def release(
         self,
-        corpus: Corpus,
+        corpus: EngineCorpus,
         *,
         seed: int | None = None,
         rng: np.random.Generator | None = None,
@@ -262,6 +263,8 @@ class Mechanism(abc.ABC):
     ) -> Release:
         check_release_call(corpus, rng)
         cal = self.calibrate()
+        if not type(self).order_free:  # it visits the users one by one: their rows must be here
+            rows_here(corpus, self.label)
         rng = rng if rng is not None else make_rng(seed)
         t0 = time.perf_counter()
         parts = self._release(corpus, rng, cal, progress)
@@ -349,7 +352,7 @@ def canonical_order(items: np.ndarray, ngram_len: np.ndarray) -> np.ndarray:
 
 def make_release(
     cal: Calibration,
-    corpus: Corpus,
+    corpus: EngineCorpus,
     ids: np.ndarray,
     diag: Diagnostics,
     *,

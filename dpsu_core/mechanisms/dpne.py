@@ -32,7 +32,6 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..corpus.model import Corpus
 from ..errors import ParameterError
 from ..privacy.cost import ZcdpCost, gaussian_cost
 from ..privacy.gaussian import lower_until, round_up_composition
@@ -44,6 +43,7 @@ from .base import Diagnostics, Mechanism, ReleaseParts, progress_step
 from .calibration import Calibration, Details, optional
 from .dpsu_step import weighted_gaussian_step
 from .ngram_domain import match_rows, valid_domain
+from .seam import EngineCorpus
 from .traits import Stage, Stages, one_stage, scale_quantity
 
 #: Above this expected number of spurious draws at one level, eta is too large for the corpus.
@@ -127,7 +127,7 @@ def level_threshold(sigma_k: float, eta: float, n_prev: int, n_valid: int) -> fl
     return float(-sigma_k * ndtri(q))  # Phi^-1(1 - q) = -Phi^-1(q), accurate for tiny q
 
 
-def _check_levels(corpus: Corpus, T: int, what: str) -> None:
+def _check_levels(corpus: EngineCorpus, T: int, what: str) -> None:
     if corpus.max_n < T:
         raise ParameterError(
             f"{what} needs n-grams up to length {T} but the corpus was loaded with n-grams up to length "
@@ -136,11 +136,11 @@ def _check_levels(corpus: Corpus, T: int, what: str) -> None:
         )
 
 
-def _level_ids(corpus: Corpus, k: int) -> np.ndarray:
+def _level_ids(corpus: EngineCorpus, k: int) -> np.ndarray:
     return np.flatnonzero(corpus.ngram_len == k)
 
 
-def _gram_strings(corpus: Corpus, grams: np.ndarray) -> np.ndarray:
+def _gram_strings(corpus: EngineCorpus, grams: np.ndarray) -> np.ndarray:
     """'a b c' strings of token-id rows, from the unigram vocabulary (token id -> its length-1 item)."""
     uni = _level_ids(corpus, 1)
     tok_to_item = np.full(int(corpus.gram_tokens[uni, 0].max()) + 1 if uni.size else 1, -1, dtype=np.int64)
@@ -215,7 +215,7 @@ class DPNE(_NgramMechanism):
         d = LevelsDetails.of(cal)
         return _level_one_stages(d.level_sigmas()[0], d.level_one_threshold(), m_kept)
 
-    def _release(self, corpus: Corpus, rng: np.random.Generator, cal: Calibration, progress) -> ReleaseParts:
+    def _release(self, corpus: EngineCorpus, rng: np.random.Generator, cal: Calibration, progress) -> ReleaseParts:
         p = self.params
         T, m, eta, pruning = int(p["max_n"]), int(p["max_items"]), float(p["eta"]), p["pruning"]
         _check_levels(corpus, T, "DPNE")

@@ -18,7 +18,6 @@ the one ``order_and_sample`` draws from the same generator.
 from __future__ import annotations
 
 import math
-from typing import Protocol, runtime_checkable
 
 import numba
 import numpy as np
@@ -27,6 +26,7 @@ from ..corpus.model import Corpus
 from ..privacy.norms import UNIT_NORM_SAFETY
 from .base import noisy_threshold
 from .sampling import OrderedRows, SamplingPlan, sample_in_place, sampling_plan, select_kept
+from .seam import EngineCorpus, RowsElsewhere, rows_here
 
 #: the update powers of the order-independent policies
 COUNT, WEIGHTED_LAPLACE, WEIGHTED_GAUSSIAN = 0.0, 1.0, 0.5
@@ -96,22 +96,15 @@ def sample_and_add(corpus: Corpus, plan: SamplingPlan, power: float) -> np.ndarr
     )
 
 
-@runtime_checkable
-class RowsElsewhere(Protocol):
-    """What a parallel mechanism gets instead of a Corpus when the per-user rows live elsewhere (the Spark
-    engine's executors, ``engines.spark.SparkRows``: the vocabulary here, no rows): it runs steps 1-2 there and
-    hands back H; noise and threshold (step 3) stay here."""
-
-    def weighted_histogram(self, max_items: int, power: float, keep: np.ndarray | None) -> np.ndarray: ...
-
-
 def weighted_histogram(
-    corpus: Corpus, rng: np.random.Generator, max_items: int, power: float, keep: np.ndarray | None = None
+    corpus: EngineCorpus, rng: np.random.Generator, max_items: int, power: float, keep: np.ndarray | None = None
 ) -> np.ndarray:
     """Steps 1-2: sample at most ``max_items`` of each user's items (only those where ``keep`` is True, if
     given), weight 1/|W|^power. Users in corpus order: the sum does not depend on it."""
-    if isinstance(corpus, RowsElsewhere):
-        return corpus.weighted_histogram(max_items, power, keep)
+    if not isinstance(corpus, Corpus):  # the engine seam (``seam``): steps 1-2 where the rows are
+        if isinstance(corpus, RowsElsewhere):
+            return corpus.weighted_histogram(max_items, power, keep)
+        corpus = rows_here(corpus, "the DPSU step")
     if keep is None:
         return sample_and_add(corpus, sampling_plan(corpus, rng, max_items, shuffle=False), float(power))
     longest = int(corpus.row_lengths.max()) if corpus.n_users else 1
@@ -128,7 +121,7 @@ def weighted_histogram(
 
 
 def dpsu_step(
-    corpus: Corpus,
+    corpus: EngineCorpus,
     rng: np.random.Generator,
     max_items: int,
     power: float,
@@ -143,7 +136,7 @@ def dpsu_step(
 
 
 def weighted_gaussian_step(
-    corpus: Corpus,
+    corpus: EngineCorpus,
     rng: np.random.Generator,
     max_items: int,
     sigma: float,

@@ -60,6 +60,7 @@ from ..privacy.tuning import TUNED, DeltaSplit, best_split, split_delta
 from .base import ReleaseParts, noisy_threshold
 from .calibration import Calibration
 from .sampling import OrderedRows, select_kept
+from .seam import EngineCorpus, rows_here
 from .setunion import l2_step
 from .sips import Rounds, RoundsDetails, RoundsMechanism, build_rounds, round_stages, run_rounds
 from .traits import Stages, highest_chance, stages_release_probability, users_for_chance
@@ -272,13 +273,14 @@ class PolicySips(RoundsMechanism):
         )
         return self._calibration("gaussian", sigma, r.threshold_i[0], round_cutoffs(details)[0], details=details)
 
-    def _release(self, corpus: Corpus, rng: np.random.Generator, cal: Calibration, progress) -> ReleaseParts:
+    def _release(self, corpus: EngineCorpus, rng: np.random.Generator, cal: Calibration, progress) -> ReleaseParts:
         d, m = RoundsDetails.of(cal), int(self.params["max_items"])
+        rows = rows_here(corpus, self.label)  # sequential: each round visits the users one by one
         gammas = round_cutoffs(d)
 
         def one_round(i: int, remaining: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[str, float]]:
             sigma_i, t_i, g_i = d.sigma_i[i], d.threshold_i[i], gammas[i]
-            h = policy_round_histogram(corpus, rng, m, g_i, remaining)
+            h = policy_round_histogram(rows, rng, m, g_i, remaining)
             ids = noisy_threshold(h, rng, "gaussian", sigma_i, t_i)
             return ids, h, dict(sigma=sigma_i, threshold=t_i, gamma=g_i)
 

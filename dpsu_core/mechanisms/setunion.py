@@ -32,6 +32,7 @@ from .base import Diagnostics, Mechanism, ReleaseParts, noisy_threshold, progres
 from .calibration import Calibration, Details, optional
 from .dpsu_step import COUNT, WEIGHTED_GAUSSIAN, WEIGHTED_LAPLACE, weighted_histogram
 from .sampling import OrderedRows, SamplingPlan, kept_positions, sampling_plan
+from .seam import EngineCorpus
 from .traits import Stages, one_stage, scale_quantity
 
 
@@ -202,10 +203,10 @@ class _SetUnion(Mechanism):
     def preview_stages(cls, cal: Calibration, m_kept: int) -> Stages | None:
         return one_stage(cal, cls._preview_weight(m_kept), cls.preview_rule, capped=cal.gamma is not None)
 
-    def _histogram(self, corpus: Corpus, rng: np.random.Generator, cal: Calibration) -> np.ndarray:
+    def _histogram(self, corpus: EngineCorpus, rng: np.random.Generator, cal: Calibration) -> np.ndarray:
         raise NotImplementedError
 
-    def _release(self, corpus: Corpus, rng, cal, progress):
+    def _release(self, corpus: EngineCorpus, rng, cal, progress):
         progress_step(progress, 0.05, "sampling Δ0 items per user and building the weighted histogram")
         h = self._histogram(corpus, rng, cal)
         progress_step(progress, 0.9, "adding noise and thresholding")

@@ -33,7 +33,6 @@ from typing import Any
 
 import numpy as np
 
-from ..corpus.model import Corpus
 from ..errors import ParameterError
 from ..privacy.cost import ZcdpCost, gaussian_costs_sum
 from ..privacy.gaussian import round_down_shares, share_sigmas
@@ -44,6 +43,7 @@ from ..privacy.zcdp import gaussian_zcdp
 from .base import Diagnostics, Mechanism, ReleaseParts, progress_step
 from .calibration import Calibration, Details, optional
 from .dpsu_step import weighted_gaussian_step
+from .seam import EngineCorpus
 from .traits import CalibrationView, RoundRow, Stage, Stages, rounds_view, scale_quantity
 
 
@@ -226,7 +226,7 @@ class DpSips(RoundsMechanism):
         )
         return self._calibration("gaussian", sigma, r.threshold_i[0], details=details)
 
-    def _release(self, corpus: Corpus, rng: np.random.Generator, cal: Calibration, progress) -> ReleaseParts:
+    def _release(self, corpus: EngineCorpus, rng: np.random.Generator, cal: Calibration, progress) -> ReleaseParts:
         d, m = RoundsDetails.of(cal), int(self.params["max_items"])
 
         def one_round(i: int, remaining: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:

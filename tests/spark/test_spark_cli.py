@@ -22,9 +22,13 @@ def test_cli_runs_without_the_environment_activated(csv_path, tmp_path):
     local = subprocess.run(cli + _release_argv(csv_path, tmp_path / "local.csv"), env=env, capture_output=True)
     assert local.returncode == 0, local.stderr
     argv = _release_argv(csv_path, tmp_path / "spark.csv") + ["--engine", "spark", "--spark-master", "local[2]"]
-    proc = subprocess.run(cli + argv, env=env, capture_output=True, text=True)
+    proc = subprocess.run(cli + argv + ["--timings"], env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert (tmp_path / "spark.csv").read_bytes() == (tmp_path / "local.csv").read_bytes()
+    phases = next(ln for ln in proc.stderr.splitlines() if ln.startswith("timings (s): "))
+    for name in ("spark JVM and session", "spark read shuffle", "spark tokenize build items", "spark release"):
+        assert f"{name} " in phases, phases
+    assert "executors' imports (task s)" in phases and "executors' numba compile (task s)" in phases
 
 
 def test_a_failure_inside_spark_is_one_line(spark):

@@ -50,13 +50,17 @@ def test_the_distributed_corpus_is_not_a_corpus(spark_corpus3):
     from dpsu_core.corpus.model import Corpus
     from dpsu_core.engines.keyed import SaltSource, string_keys
     from dpsu_core.engines.spark import SparkRows
-    from dpsu_core.engines.spark_session import SparkError
+    from dpsu_core.mechanisms.registry import get_mechanism
+    from dpsu_core.mechanisms.seam import RowsElsewhere, RowsNotHere
 
     view = SparkRows(spark_corpus3, SaltSource(seed=1))
     assert not isinstance(spark_corpus3, Corpus) and not isinstance(view, Corpus)
+    assert isinstance(view, RowsElsewhere)  # the engine seam
     assert view.n_items == spark_corpus3.n_items and view.n_users == spark_corpus3.n_users
-    with pytest.raises(SparkError, match="keeps on the executors"):
-        view.indptr  # noqa: B018
+    assert not hasattr(view, "indptr")
+    sequential = get_mechanism("policy-gaussian", epsilon=1.0, delta=1e-5)
+    with pytest.raises(RowsNotHere, match="Policy Gaussian visits the users one by one"):
+        sequential.release(view)
     names = {u.strip() for u, _ in corpus_rows()} - {""}
     ukeys = set(spark_corpus3.rows.select("ukey").toArrow().column("ukey").to_numpy().view(np.uint64).tolist())
     assert len(ukeys) == spark_corpus3.n_users and ukeys <= set(string_keys(sorted(names)).tolist())
@@ -98,6 +102,7 @@ def test_parquet_and_jsonl_with_options_identical_to_local(spark, tmp_path, fmt,
 
 
 def test_bad_input_says_what_to_fix(spark, tmp_path, csv_path):
+    (tmp_path / "posts.data").write_text("user,text\na,b\n", encoding="utf-8")
     with pytest.raises(InputError, match="from its name; give") as err:
         load_spark_corpus(str(tmp_path / "posts.data"), spark=spark)
     assert "--format" in speak(str(err.value), CLI_OPTIONS) and "--" not in str(err.value)  # named by the CLI

@@ -1,0 +1,68 @@
+"""PySpark's daemon (``pyspark.daemon``) with dpsu's executor code loaded before it forks a Python worker per
+task: ``spark.python.daemon.module`` names this module where the executors can import dpsu at start (a local
+master, whose workers run the driver's interpreter and import path; a packed environment, ``--spark-archive``).
+
+Without it every Python worker imports dpsu's modules and loads (or compiles) numba's kernels for itself;
+with it the daemon imports them once per executor, loads every kernel numba has cached for them (``compile``
+of each cached signature: a load, nothing runs) and every worker it forks inherits both. Nothing is run
+here: running the steps before the fork crashes the workers (numba's parallel threading layer is not
+fork-safe), and the one parallel kernel (``build``'s block sort) is left for each worker to load. A failure
+here is not fatal: the workers then import, load and report as usual.
+"""
+
+from __future__ import annotations
+
+#: what the executors' tasks import (``engines.spark``'s functions and the core steps they call)
+EXECUTOR_MODULES = (
+    "dpsu_core.engines.spark",
+    "dpsu_core.corpus.build",
+    "dpsu_core.corpus.tokenize",
+    "dpsu_core.corpus.clean",
+    "dpsu_core.corpus.columns",
+    "dpsu_core.engines.keyed",
+    "dpsu_core.mechanisms.dpsu_step",
+    "dpsu_core.mechanisms.sampling",
+)
+
+
+def load_cached_kernels() -> int:
+    """Load into this process every signature numba has cached for dpsu's imported kernels (not the parallel
+    ones: their threading layer must not start before a fork); returns how many."""
+    import sys
+
+    from numba.core.dispatcher import Dispatcher
+
+    loaded = 0
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("dpsu_core.") or module is None:
+            continue
+        for obj in list(vars(module).values()):
+            cache = getattr(obj, "_cache", None)  # numba's own cache object (not a typed attribute)
+            if not isinstance(obj, Dispatcher) or cache is None or obj.targetoptions.get("parallel"):
+                continue
+            try:
+                signatures = [key[0] for key in cache._cache_file._load_index()]
+            except Exception:  # noqa: BLE001 - no readable index: the workers load or compile it themselves
+                continue
+            for sig in signatures:
+                obj.compile(sig)
+                loaded += 1
+    return loaded
+
+
+def main() -> None:
+    try:
+        import importlib
+
+        for module in EXECUTOR_MODULES:
+            importlib.import_module(module)
+        load_cached_kernels()
+    except Exception:  # noqa: BLE001 - the workers import dpsu themselves and report any problem in one line
+        pass
+    from pyspark import daemon
+
+    daemon.manager()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,419 @@
+"""What the Spark engine will read, settled on the driver before Spark starts: the input's parts and the
+checks the local reader makes, so bad input is refused in a second with the local engine's messages.
+
+The input is a file, a folder (every data file under it, nested folders included) or a glob, on this
+machine; or a path on the cluster's storage (``hdfs://``, ``s3a://``, ...), which only Spark lists; or a
+table (``--spark-table``). For local parts, before any JVM starts:
+
+* every part is named to Spark explicitly, so nested folders are read; a data file Spark would skip by its
+  name (``_x.csv``, ``.x.csv``: Hadoop's hidden files) is refused, naming it; other files (``_SUCCESS``,
+  ``notes.txt``, checksums) are listed in a note as not read. A ``.zip`` part is refused (Spark cannot read
+  it); a ``.gz`` part is read by Spark and unpacked here once, within the read limits (a gzip bomb is refused
+  as the local reader refuses it);
+* ``--max-file-mb`` applies to each part; CSV/TSV parts are scanned as the local reader scans them: an
+  unterminated quote is an error naming its line, undoubled quotes a note, a part whose columns differ from
+  the first part's an error; a part that is not UTF-8 is read as cp1252/Latin-1 when none of its rows is
+  UTF-8 (the local reader's note), and refused when it mixes the two (Spark decodes one encoding per file);
+* ``check_paths``: no output (``-o``, ``--report``, ``--export-tokenizer``) may be a part, lie inside the
+  input folder or match the input glob, and the public corpus may not be one of the parts.
+
+No pyspark here: everything runs before the session starts.
+"""
+
+from __future__ import annotations
+
+import codecs
+import fnmatch
+import gzip
+import mmap
+import os
+import re
+import stat
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePath
+
+from ..corpus.limits import DEFAULT_LIMITS, ReadLimits, read_capped
+from ..errors import InputError, OutputError, ResourceLimitError, short_name, shorten_list
+from ..wording import opt
+
+#: Formats the Spark engine reads.
+SPARK_FORMATS = ("auto", "csv", "tsv", "parquet", "jsonl")
+EXTENSIONS = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "jsonl",
+}
+HEAD_BYTES = 65536
+_CHUNK = 8 << 20
+_GLOB = set("*?[")
+
+
+@dataclass(frozen=True)
+class Group:
+    """Parts Spark reads in one go: the same encoding and line layout."""
+
+    paths: tuple[str, ...]
+    encoding: str = "UTF-8"  # Java's name
+    multiline: bool = False  # some quoted field spans lines: each file read in one piece
+
+
+@dataclass(frozen=True)
+class SparkInput:
+    """The input as Spark will read it (``resolve_input``)."""
+
+    given: str  # as the user wrote it
+    format: str  # csv, tsv, parquet, jsonl, or "table"
+    groups: tuple[Group, ...] = ()
+    parts: tuple[Path, ...] = ()  # the local parts (empty: remote storage or a table)
+    folder: Path | None = None  # the input folder: no output may go inside
+    pattern: str | None = None  # the input glob: no output may match it
+    head: bytes | None = None  # a CSV/TSV input's first bytes, unpacked (None: Spark reads them)
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def table(self) -> str | None:
+        return self.given if self.format == "table" else None
+
+    @property
+    def name(self) -> str:
+        return PurePath(self.given.rstrip("/")).name or self.given
+
+
+def is_remote(path: str) -> bool:
+    """A path on storage only Spark reaches (a URI with a scheme other than file:)."""
+    scheme = path.split("://", 1)[0] if "://" in path else ""
+    return bool(scheme) and scheme.lower() != "file"
+
+
+def _local(path: str) -> str:
+    return path[len("file://") :] if path.startswith("file://") else path
+
+
+def format_of(name: str) -> str | None:
+    p = PurePath(name.rstrip("/"))
+    suffix = p.suffix.lower()
+    if suffix == ".gz":
+        suffix = PurePath(p.stem).suffix.lower()
+    return EXTENSIONS.get(suffix)
+
+
+def _hidden(name: str) -> bool:
+    return name.startswith(("_", "."))
+
+
+def check_format(format: str) -> None:
+    if format not in SPARK_FORMATS:
+        raise InputError(
+            f"the Spark engine reads {', '.join(SPARK_FORMATS[1:])}; choose one of them as {opt('format')}"
+        )
+
+
+def table_input(name: str) -> SparkInput:
+    if not name.strip():
+        raise InputError("--spark-table needs a table name, e.g. --spark-table db.posts")
+    return SparkInput(name, "table", notes=(f"read from the table {name!r} of Spark's catalog",))
+
+
+def resolve_input(path: str, format: str = "auto", limits: ReadLimits = DEFAULT_LIMITS) -> SparkInput:
+    """The parts of ``path`` and their checks (see the module's docstring); raises a one-line ``InputError``."""
+    check_format(format)
+    if is_remote(path):
+        fmt = format if format != "auto" else format_of(path)
+        if fmt is None:
+            raise InputError(
+                f"cannot tell the format of {path!r} from its name; give {opt('format')} ({', '.join(SPARK_FORMATS[1:])})"
+            )
+        note = (
+            f"{path} is listed and read by Spark on the cluster's storage: the size limits and the quoting and "
+            "encoding checks apply to local files only, and Spark skips files whose names start with '_' or '.'"
+        )
+        return SparkInput(path, fmt, (Group((path,), multiline=fmt in ("csv", "tsv")),), notes=(note,))
+    local = _local(path)
+    folder, pattern = None, None
+    if os.path.isdir(local):
+        folder = Path(local)
+        found = list(_walk(folder))
+    elif os.path.exists(local):
+        found = [Path(local)]
+    elif _GLOB & set(local):
+        import glob
+
+        pattern = os.path.abspath(local)
+        found = sorted(
+            {f for m in glob.glob(local, recursive=True) for f in (_walk(Path(m)) if os.path.isdir(m) else [Path(m)])}
+        )
+        if not found:
+            raise InputError(f"no file matches {short_name(path)}; check the pattern")
+    else:
+        raise InputError(f"file not found: {short_name(path)}; check the path")
+    explicit = folder is None and pattern is None
+    data, skipped = _classify(found, format, explicit, folder)
+    if not data:
+        where = short_name(path)
+        raise InputError(
+            f"no data file under {where} (looked for {', '.join(sorted(EXTENSIONS))}, also gzipped)"
+            + (f"; found only {shorten_list((f.name for f in skipped), quote=True)}" if skipped else "")
+            + f"; give {opt('format')} for files without an extension"
+        )
+    fmt = format if format != "auto" else _one_format(data)
+    notes: list[str] = []
+    if folder is not None or pattern is not None:
+        nested = sum(1 for f in data if folder is not None and f.parent != folder)
+        notes.append(
+            f"read {len(data):,} file{'s' if len(data) != 1 else ''} of {short_name(path)}"
+            + (f" ({nested:,} in nested folders)" if nested else "")
+        )
+    if skipped:
+        notes.append(f"not read (not {fmt} data): {shorten_list((_rel(f, folder) for f in skipped), quote=True)}")
+    for f in data:
+        _check_regular(f, limits)
+    if fmt in ("csv", "tsv"):
+        groups, head, more = _delimited(data, fmt, limits)
+        notes += more
+    else:
+        for f in data:
+            if f.name.lower().endswith(".gz"):
+                _unpacked_size(f, limits)
+        groups, head = (Group(tuple(str(f) for f in data)),), None
+    return SparkInput(path, fmt, groups, tuple(data), folder, pattern, head, tuple(notes))
+
+
+def _walk(folder: Path) -> Iterator[Path]:
+    for root, dirs, files in os.walk(folder):
+        dirs.sort()
+        for name in sorted(files):
+            yield Path(root) / name
+
+
+def _rel(f: Path, folder: Path | None) -> str:
+    return str(f.relative_to(folder)) if folder is not None else f.name
+
+
+def _classify(found: list[Path], format: str, explicit: bool, folder: Path | None) -> tuple[list[Path], list[Path]]:
+    """(data parts, files not read). A data file Spark would skip by name, or a .zip, is an error."""
+    data: list[Path] = []
+    skipped: list[Path] = []
+    for f in found:
+        fmt = format_of(f.name)
+        is_data = fmt is not None and (format == "auto" or fmt == format)
+        if format != "auto" and fmt is None and not _hidden(f.name) and "." not in f.name:
+            is_data = True  # Hadoop's part files have no extension: the format given says what they are
+        if explicit and format != "auto":
+            is_data = True
+        if f.suffix.lower() == ".zip":
+            raise InputError(
+                f"{short_name(f.name)} is a .zip archive, which Spark cannot read; unzip it (gzip is read), "
+                "or use the local engine"
+            )
+        if is_data and _hidden(f.name):
+            raise InputError(
+                f"{short_name(_rel(f, folder))}: Spark skips files whose names start with '_' or '.' (Hadoop's hidden "
+                "files), so its users would be left out; rename it, or move it out of the input"
+            )
+        if explicit and fmt is None and format == "auto":
+            raise InputError(
+                f"cannot tell the format of {short_name(f.name)} from its name; give {opt('format')} "
+                f"({', '.join(SPARK_FORMATS[1:])})"
+            )
+        (data if is_data else skipped).append(f)
+    return data, skipped
+
+
+def _one_format(data: list[Path]) -> str:
+    fmts = {format_of(f.name) for f in data}
+    if len(fmts) > 1:
+        raise InputError(
+            f"the input mixes formats ({', '.join(sorted(str(f) for f in fmts))}); read one format at a time: "
+            f"give a glob such as 'folder/*.csv', or {opt('format')}"
+        )
+    return fmts.pop() or "csv"
+
+
+def _check_regular(f: Path, limits: ReadLimits) -> None:
+    from ..corpus.limits import _mb
+
+    st = os.stat(f)
+    if not stat.S_ISREG(st.st_mode):
+        kind = "FIFO (named pipe)" if stat.S_ISFIFO(st.st_mode) else "device or socket"
+        raise InputError(
+            f"{short_name(str(f))} is a {kind}, not a regular file: it may never end; save the data to a file first"
+        )
+    if st.st_size > limits.max_file_bytes:
+        raise ResourceLimitError(
+            f"{short_name(f.name)} is {_mb(st.st_size)}, above the {_mb(limits.max_file_bytes)} limit on input files; "
+            "split it, or raise the limit (CLI: --max-file-mb)"
+        )
+
+
+def _gunzip(f: Path, limits: ReadLimits) -> bytes:
+    try:
+        with gzip.open(f, "rb") as gz:
+            return read_capped(gz, limits.unpack_limit(f.stat().st_size), short_name(f.name))
+    except (OSError, EOFError, zlib.error) as e:
+        raise InputError(
+            f"{short_name(f.name)} looks gzip-compressed but cannot be unpacked ({e}); give it uncompressed"
+        ) from None
+
+
+def _unpacked_size(f: Path, limits: ReadLimits) -> None:
+    """Unpack a .gz part once (and drop it), refusing it past the unpack limit (a gzip bomb)."""
+    _gunzip(f, limits)
+
+
+def _delimited(data: list[Path], fmt: str, limits: ReadLimits) -> tuple[tuple[Group, ...], bytes, list[str]]:
+    """Scan each CSV/TSV part as the local reader does; group the parts by encoding and layout."""
+    from ..corpus.csvscan import UnterminatedQuote, scan_csv
+    from ..corpus.readers import delimited_head
+
+    notes: list[str] = []
+    head0: bytes | None = None
+    delimiter = ","
+    first_cols: list[str] | None = None
+    groups: dict[tuple[str, bool], list[str]] = {}
+    stray = 0
+    for f in data:
+        with _bytes(f, limits) as buf:
+            head = bytes(buf[:HEAD_BYTES])
+            if head0 is None:
+                head0 = head
+                delimiter = delimited_head(head, fmt, None)[0]
+            encoding = _encoding(f, buf)
+            try:
+                shape = scan_csv(buf, delimiter)
+                err = None
+            except UnterminatedQuote as e:
+                err = e
+        if err is not None:
+            raise InputError(
+                f"{short_name(f.name)}: line {err.line}: {err}; close that quote (a quote inside a quoted field is "
+                'written twice: "")'
+            )
+        stray += shape.stray_quotes
+        cols = _first_row(head, delimiter, encoding)
+        if first_cols is None:
+            first_cols = cols
+        elif len(cols) != len(first_cols):
+            raise InputError(
+                f"{short_name(f.name)} has {len(cols)} columns, {short_name(data[0].name)} {len(first_cols)}; "
+                "every part of the input needs the same columns: read them separately"
+            )
+        if encoding != "UTF-8":
+            notes.append(
+                f"{short_name(f.name)} is not valid UTF-8: none of its rows with non-ASCII characters is, so it was "
+                f"decoded as {_ENC_NAMES[encoding]}; if characters look wrong, re-save the file as UTF-8"
+            )
+        groups.setdefault((encoding, shape.multiline_fields > 0 or encoding != "UTF-8"), []).append(str(f))
+    if stray:
+        notes.append(
+            f"{stray} quoted fields hold a quote that is not doubled; their text was read as far as the quoting "
+            'allows: write "" for a quote inside a quoted field'
+        )
+    out = tuple(Group(tuple(paths), enc, multi) for (enc, multi), paths in groups.items())
+    return out, _utf8_head(head0 or b"", out[0].encoding if out else "UTF-8"), notes
+
+
+_ENC_NAMES = {"windows-1252": "cp1252 (Windows-1252)", "ISO-8859-1": "Latin-1"}
+
+
+class _bytes:
+    """A part's bytes: the file mapped (uncompressed), or unpacked within the limits (.gz)."""
+
+    def __init__(self, f: Path, limits: ReadLimits) -> None:
+        self.f, self.limits = f, limits
+        self._fh = self._map = None
+
+    def __enter__(self):
+        if self.f.name.lower().endswith(".gz"):
+            return _gunzip(self.f, self.limits)
+        if self.f.stat().st_size == 0:
+            return b""
+        self._fh = open(self.f, "rb")  # noqa: SIM115 - closed in __exit__
+        self._map = mmap.mmap(self._fh.fileno(), 0, access=mmap.ACCESS_READ)
+        return self._map
+
+    def __exit__(self, *exc) -> None:
+        if self._map is not None:
+            try:
+                self._map.close()
+            except BufferError:  # a view of it still alive (an exception's frame): closed when collected
+                pass
+        if self._fh is not None:
+            self._fh.close()
+
+
+def _encoding(f: Path, buf) -> str:
+    """Java's name of the part's encoding: UTF-8, or the local reader's fallback when no row with non-ASCII
+    characters is UTF-8; a part that mixes the two is refused (Spark decodes one encoding per file)."""
+    dec = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(buf)
+    try:
+        for a in range(0, len(view), _CHUNK):
+            dec.decode(view[a : a + _CHUNK], final=a + _CHUNK >= len(view))
+        return "UTF-8"
+    except UnicodeDecodeError:
+        pass
+    finally:
+        view.release()
+    from ..corpus.decode import decode_rows
+
+    d = decode_rows(bytes(buf))
+    if d.encoding == "utf-8":
+        raise InputError(
+            f"{short_name(f.name)}: {d.fallback_rows:,} rows are not valid UTF-8 among rows that are; Spark decodes "
+            "one encoding per file: re-save it as UTF-8, or use the local engine (it decodes such rows one by one)"
+        )
+    if d.encoding == "latin-1" or not re.search(rb"[\x80-\x9f]", buf):
+        return "ISO-8859-1"  # cp1252 and Latin-1 agree outside 0x80-0x9F, and Spark reads Latin-1 by default
+    return "windows-1252"
+
+
+def _utf8_head(head: bytes, encoding: str) -> bytes:
+    if encoding == "UTF-8":
+        return head
+    return head.decode("latin-1" if encoding == "ISO-8859-1" else "cp1252", "replace").encode("utf-8")
+
+
+def _first_row(head: bytes, delimiter: str, encoding: str) -> list[str]:
+    from ..corpus.readers import first_rows
+
+    rows = first_rows(_utf8_head(head, encoding), delimiter, 1)
+    return rows[0] if rows else []
+
+
+# --------------------------------------------------------------------------- output paths
+def check_paths(inp: SparkInput, outputs: dict[str, str | None], public: str | None) -> None:
+    """Refuse an output that is one of the input's parts, lies inside the input folder or matches the input
+    glob, and a public corpus that is (or holds the same data as) one of the parts."""
+    from ..corpus.load import same_content
+
+    for label, out in outputs.items():
+        if out is not None:
+            _not_in_input(inp, label, Path(out), "writing it there would change what Spark reads")
+    if public is None or not inp.parts:
+        return
+    _not_in_input(inp, "--public-corpus", Path(public), "it would be the private input itself")
+    if Path(public).is_file():
+        for part in inp.parts:
+            if same_content(public, part):
+                raise InputError(
+                    f"--public-corpus holds the same data as {short_name(part.name)}, a part of the private input; "
+                    "GW-KT's frequencies must come from PUBLIC data: give a public corpus, or drop the flag"
+                )
+
+
+def _not_in_input(inp: SparkInput, label: str, path: Path, why: str) -> None:
+    target = path.resolve()
+    err = OutputError if label != "--public-corpus" else InputError
+    for part in inp.parts:
+        if part.resolve() == target:
+            raise err(f"{label} {short_name(str(path))} is a part of the input: {why}; choose another path")
+    if inp.folder is not None and inp.folder.resolve() in target.parents:
+        raise err(f"{label} {short_name(str(path))} is inside the input folder: {why}; choose a path outside it")
+    if inp.pattern is not None and fnmatch.fnmatch(str(target), os.path.abspath(inp.pattern)):
+        raise err(f"{label} {short_name(str(path))} matches the input pattern: {why}; choose another path")
