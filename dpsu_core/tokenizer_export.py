@@ -150,6 +150,20 @@ def special_roles(specials: Sequence[str]) -> dict[str, Any]:
     return roles
 
 
+def tokenizer_flags(spec: TokenizerSpec) -> list[str]:
+    """The CLI flags that rebuild this tokenizer, defaults left out (``command.release_argv``; the reading options
+    come from the corpus's own flags)."""
+    flags: list[str] = []
+    if spec.model != DEFAULT_MODEL:
+        flags += ["--tokenizer-model", spec.model]
+    extra = [t for t in spec.special_tokens if t not in DEFAULT_SPECIAL_TOKENS]
+    if extra:
+        flags += ["--special-tokens", ",".join(extra)]
+    if spec.vocab_size is not None and spec.vocab_size != DEFAULT_VOCAB_SIZE:
+        flags += ["--tokenizer-vocab-size", str(spec.vocab_size)]
+    return flags
+
+
 def check_spec(spec: TokenizerSpec) -> TokenizerSpec:
     if spec.model not in MODELS:
         raise ParameterError(f"unknown tokenizer model {spec.model!r}; choose one of {', '.join(MODELS)}")

@@ -245,6 +245,16 @@ def counts_entry(cc: CountsCalibration, *, corpus_id: Any, source: str, teaching
     )
 
 
+def counts_flags(cc: CountsCalibration) -> list[str]:
+    """The CLI flags that redo this count release (defaults left out): ``command.release_argv``."""
+    flags = ["--with-counts"]
+    if cc.share != DEFAULT_SHARE:
+        flags += ["--counts-share", repr(cc.share)]
+    if cc.clip != DEFAULT_CLIP:
+        flags += ["--counts-clip", repr(cc.clip)]
+    return flags
+
+
 def cost_line(cc: CountsCalibration) -> str:
     """The counts' cost in one line, stated before they run (CLI stderr, the app's spend gate)."""
     return (
