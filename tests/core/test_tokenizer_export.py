@@ -352,3 +352,47 @@ def test_cli_refuses_a_file_where_the_tokenizer_directory_goes(tmp_path, capsys)
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "is a file, not a folder" in err[0]
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_exported_command_and_script_redo_the_counts_and_the_tokenizer(tmp_path, capsys):
+    """The app's command (and script) carry --with-counts and --export-tokenizer with the app's choices, defaults
+    left out (one set of defaults): run as they are, they make the same kind of release and tokenizer folder."""
+    import runpy
+
+    from dpsu_core.command import release_argv, release_script
+    from dpsu_core.corpus import LoadOptions, load_corpus
+    from dpsu_core.mechanisms.item_counts import mechanism_with_counts, release_with_counts
+
+    src = tmp_path / "c.csv"
+    _write_corpus(src)
+    corpus = load_corpus(src)
+    mech, cc = mechanism_with_counts("policy-gaussian", epsilon=3.0, delta=1e-4, share=0.3)
+    rel = release_with_counts(mech, cc, corpus)
+    spec = TokenizerSpec(model="unigram", special_tokens=parse_special_tokens("[CLS],[SEP]"), vocab_size=500)
+    kw = {"output": str(tmp_path / "o.csv"), "report": str(tmp_path / "r.json"), "tokenizer": spec}
+    argv = release_argv(rel.calibration, str(src), LoadOptions(), tokenizer_path=str(tmp_path / "tok"), **kw)
+    assert argv[argv.index("-e") + 1] == "3.0" and argv[argv.index("-d") + 1] == "0.0001"  # the whole budget
+    assert argv[argv.index("--counts-share") + 1] == "0.3" and "--counts-clip" not in argv  # clip at its default
+    assert argv[argv.index("--special-tokens") + 1] == "[CLS],[SEP]"  # [UNK], [PAD]: the defaults, left out
+    assert main(argv[1:]) == 0, capsys.readouterr().err
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["calibration"]["details"]["item_counts"]["share"] == 0.3
+    assert report["tokenizer"]["model"] == "unigram" and (tmp_path / "tok" / "tokenizer_config.json").is_file()
+
+    script = release_script(rel.calibration, str(src), LoadOptions(), tokenizer_path=str(tmp_path / "tok2"), **kw)
+    path = tmp_path / "redo.py"
+    path.write_text(script)
+    runpy.run_path(str(path), run_name="__main__")
+    config = json.loads((tmp_path / "tok2" / "tokenizer_config.json").read_text())
+    assert (config["cls_token"], config["sep_token"], config["pad_token"]) == ("[CLS]", "[SEP]", "[PAD]")
+
+
+def test_one_set_of_defaults():
+    """The CLI's, the app's and the command's tokenizer defaults are these constants: a spec at its defaults
+    gives no tokenizer flag at all."""
+    from dpsu_core.tokenizer_export import DEFAULT_MODEL, DEFAULT_SPECIAL_TOKENS, tokenizer_flags
+
+    assert TokenizerSpec().model == DEFAULT_MODEL and TokenizerSpec().special_tokens == DEFAULT_SPECIAL_TOKENS
+    assert parse_special_tokens("") == DEFAULT_SPECIAL_TOKENS == ("[UNK]", "[PAD]")
+    assert tokenizer_flags(TokenizerSpec()) == []
+    assert tokenizer_flags(TokenizerSpec(model="bpe", vocab_size=30_000)) == ["--tokenizer-model", "bpe"]
