@@ -33,7 +33,7 @@ MECHANISM = "policy-gaussian"
 EPSILONS = (1.0, 3.0, 8.0)
 DELTA = 1e-5
 MODELS = ("bpe", "wordpiece", "unigram")
-VOCAB = {"demo": 1000, "synthetic-200k": 2000}
+VOCAB = {"demo": 300, "synthetic-200k": 3000}
 SEED = 20261126
 
 

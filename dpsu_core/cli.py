@@ -446,8 +446,11 @@ def _cmd_release(args: argparse.Namespace) -> int:
         check_directory_target(args.export_tokenizer)
         tok_file = Path(args.export_tokenizer) / "tokenizer.json"
     check_output_paths(  # a tokenizer folder not made yet cannot hold an input: its parent was checked above
-        {"-o": args.output, "--report": args.report,
-         "--export-tokenizer": tok_file if Path(tok_file).parent.is_dir() else None},  # fmt: skip
+        {
+            "-o": args.output,
+            "--report": args.report,
+            "--export-tokenizer": tok_file if Path(tok_file).parent.is_dir() else None,
+        },
         {"the input": args.input, "the public corpus": args.public_corpus},
     )
     corpus: Any  # a Corpus, or with --engine spark a SparkCorpus (rows on the executors)

@@ -98,9 +98,7 @@ class TokenizerSpec:
 def _check_special(name: Any) -> str:
     """One special token, checked at the API boundary: a short string of valid Unicode, no control characters."""
     if not isinstance(name, str):
-        raise ParameterError(
-            f"special tokens must be strings such as '[CLS]', got {type(name).__name__} {name!r:.40}"
-        )
+        raise ParameterError(f"special tokens must be strings such as '[CLS]', got {type(name).__name__} {name!r:.40}")
     if not name:
         raise ParameterError("a special token is empty; give names such as '[CLS]' or leave the list out")
     try:
@@ -113,7 +111,9 @@ def _check_special(name: Any) -> str:
     if bad:
         raise ParameterError(f"special token {name!r:.60} holds a control character {bad[0]!r}; remove it")
     if len(name) > _MAX_SPECIAL_LEN:
-        raise ParameterError(f"special token {name[:20]!r}... is {len(name)} characters long; at most {_MAX_SPECIAL_LEN}")
+        raise ParameterError(
+            f"special token {name[:20]!r}... is {len(name)} characters long; at most {_MAX_SPECIAL_LEN}"
+        )
     return name
 
 
@@ -121,9 +121,7 @@ def parse_special_tokens(text: str | Sequence[str] | None) -> tuple[str, ...]:
     """``[UNK]`` and ``[PAD]`` first, then the named special tokens (comma-separated text or a list of strings),
     without repeats; each checked (``_check_special``: a string, valid Unicode, no control characters)."""
     if text is not None and not isinstance(text, (str, list, tuple)):
-        raise ParameterError(
-            f"special tokens are comma-separated text or a list of strings, got {type(text).__name__}"
-        )
+        raise ParameterError(f"special tokens are comma-separated text or a list of strings, got {type(text).__name__}")
     names = text.split(",") if isinstance(text, str) else list(text or ())
     out = list(DEFAULT_SPECIAL_TOKENS)
     for raw in names:

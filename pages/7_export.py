@@ -1,5 +1,7 @@
 """Page 7: download the private release and its report. Nothing from the raw data is exported."""
 
+from typing import Any
+
 import streamlit as st
 
 from dpsu_core.command import release_command, release_script
@@ -191,7 +193,12 @@ else:
         where = record.corpus
         out, rep = f"{stem}.csv", f"{stem}_report.json"
         how = record.public.options if record.public is not None else None  # its columns, as chosen in the app
-        redo = {"public_corpus": public, "public_options": how, "tokenizer": spec, "tokenizer_path": f"{stem}_tokenizer"}
+        redo: dict[str, Any] = {
+            "public_corpus": public,
+            "public_options": how,
+            "tokenizer": spec,
+            "tokenizer_path": f"{stem}_tokenizer",
+        }
         command = release_command(cal, where.input_name, where.options, output=out, report=rep, **redo)
         script = release_script(cal, where.input_name, where.options, output=out, report=rep, **redo)
         st.code(command, language="bash", wrap_lines=True)  # the whole command visible, no side scrolling

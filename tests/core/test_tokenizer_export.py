@@ -235,7 +235,9 @@ def test_bad_special_tokens_are_one_line_errors(specials, message):
         parse_special_tokens(specials)
     assert "\n" not in str(err.value)
     with pytest.raises(DpsuError):  # also when the spec is built by hand
-        check_spec(TokenizerSpec(special_tokens=("[UNK]", "[PAD]", *(specials if isinstance(specials, list) else [specials]))))
+        check_spec(
+            TokenizerSpec(special_tokens=("[UNK]", "[PAD]", *(specials if isinstance(specials, list) else [specials])))
+        )
 
 
 @pytest.mark.parametrize("model", MODELS)
