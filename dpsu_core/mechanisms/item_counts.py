@@ -245,6 +245,31 @@ def counts_entry(cc: CountsCalibration, *, corpus_id: Any, source: str, teaching
     )
 
 
+def plan_with_counts(plan: Any, cc: CountsCalibration, spent: list[Any]) -> Any:
+    """A spend gate's plan (``spend.plan_spend`` of the set release, at its share of the budget) with the count step
+    added: its ledger entry, the action named with the counts' share, the cost and the session's total after it
+    recomputed (``ledger.total``). ``spent``: the corpus's ledger entries so far, as given to ``plan_spend``."""
+    import dataclasses
+
+    from ..ledger import total
+
+    first = plan.entries[0] if plan.entries else None
+    entry = counts_entry(
+        cc,
+        corpus_id=first.corpus_id if first is not None else None,
+        source=first.source if first is not None else plan.action,
+        teaching=bool(first is not None and first.teaching),
+    )
+    entries = (*plan.entries, entry)
+    return dataclasses.replace(
+        plan,
+        action=f"{plan.action} with noisy counts ({cc.share:g} of the budget: ε = {cc.epsilon:.4g}, σ = {cc.sigma:.4g})",
+        entries=entries,
+        cost=total(list(entries)),
+        after=total([*spent, *entries]) if plan.on_private else plan.after,
+    )
+
+
 def counts_flags(cc: CountsCalibration) -> list[str]:
     """The CLI flags that redo this count release (defaults left out): ``command.release_argv``."""
     flags = ["--with-counts"]

@@ -145,3 +145,35 @@ def test_counts_entry_is_a_plain_ledger_entry():
     e = counts_entry(cc, corpus_id=7, source="CLI", teaching=True)
     assert isinstance(e, LedgerEntry) and e.zcdp == cc.cost and e.teaching
     assert not total([e]).guaranteed
+
+
+def test_the_spend_gate_shows_the_counts_share_and_their_cost():
+    from dpsu_core.mechanisms.item_counts import plan_with_counts
+    from dpsu_core.spend import plan_spend
+
+    mech, cc = mechanism_with_counts("policy-gaussian", epsilon=3.0, delta=1e-5, share=0.25)
+    spent = [Ledger().record(mech.calibrate(), corpus_id="c", source="Release")]  # one earlier release
+
+    def gate(limit: float):
+        base = plan_spend(
+            "Release (Policy Gaussian)",
+            [(mech.calibrate(), 1)],
+            spent,
+            corpus_id="c",
+            corpus_name="posts.csv",
+            limit_epsilon=limit,
+            on_private=True,
+            teaching=False,
+        )
+        return base, plan_with_counts(base, cc, spent)
+
+    base, plan = gate(100.0)
+    assert plan.after.epsilon > base.after.epsilon
+    assert len(plan.entries) == 2 and plan.entries[1].mechanism == "item-counts"
+    assert plan.cost.basic_epsilon == pytest.approx(3.0) and plan.cost.basic_delta == pytest.approx(1e-5)
+    assert plan.after.basic_epsilon == pytest.approx(2.25 + 3.0)
+    text = plan.cost_text()
+    assert "with noisy counts (0.25 of the budget" in text and "2 releases" in text
+    assert plan.key != base.key  # a yes for the plain release does not carry over
+    base, plan = gate((base.after.epsilon + plan.after.epsilon) / 2)
+    assert plan.needs_yes and not base.needs_yes  # only the counts take the session past the sidebar's epsilon
