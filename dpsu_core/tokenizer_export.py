@@ -304,11 +304,15 @@ def write_directory(path: Any, files: dict[str, bytes]) -> None:
 
 
 def directory_zip(files: dict[str, bytes], folder: str = "tokenizer") -> bytes:
-    """The directory's files in one zip (the app's download): unzip and pass the folder to from_pretrained."""
+    """The directory's files in one zip (the app's download): unzip and pass the folder to from_pretrained. The same
+    files give the same bytes (a fixed date inside), so a rerun of the page keeps its download."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
         for name, body in files.items():
-            zf.writestr(f"{folder}/{name}", body)
+            info = zipfile.ZipInfo(f"{folder}/{name}", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            zf.writestr(info, body)
     return buf.getvalue()
 
 

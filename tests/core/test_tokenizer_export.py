@@ -398,3 +398,21 @@ def test_one_set_of_defaults():
     assert parse_special_tokens("") == DEFAULT_SPECIAL_TOKENS == ("[UNK]", "[PAD]")
     assert tokenizer_flags(TokenizerSpec()) == []
     assert tokenizer_flags(TokenizerSpec(model="bpe", vocab_size=30_000)) == ["--tokenizer-model", "bpe"]
+
+
+def test_directory_zip_is_the_folder_and_the_same_bytes_each_time(tmp_path):
+    import io
+    import time
+    import zipfile
+
+    from transformers import AutoTokenizer
+
+    from dpsu_core.tokenizer_export import directory_zip
+
+    files, _ = tokenizer_files(_release([["hello", "world"]] * 300), TokenizerSpec())
+    first = directory_zip(files, "tok")
+    time.sleep(2.1)  # a zip's dates have a two-second resolution
+    assert directory_zip(files, "tok") == first
+    zipfile.ZipFile(io.BytesIO(first)).extractall(tmp_path)
+    tok = AutoTokenizer.from_pretrained(str(tmp_path / "tok"))
+    assert tok.decode(tok("hello world")["input_ids"]) == "hello world"
