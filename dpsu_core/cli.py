@@ -449,7 +449,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
         {
             "-o": args.output,
             "--report": args.report,
-            "--export-tokenizer": tok_file if Path(tok_file).parent.is_dir() else None,
+            "--export-tokenizer": None if tok_file is None or not Path(tok_file).parent.is_dir() else tok_file,
         },
         {"the input": args.input, "the public corpus": args.public_corpus},
     )
