@@ -50,7 +50,7 @@ UNK, PAD = "[UNK]", "[PAD]"
 DEFAULT_SPECIAL_TOKENS: tuple[str, ...] = (UNK, PAD)
 DEFAULT_VOCAB_SIZE = 30_000
 METASPACE = "\u2581"  # ▁: a word start in the bpe and unigram models (sentencepiece's marker)
-_TRAINING_TOKENS = 2_000_000  # the training text from noisy counts is about this many words
+_TRAINING_TOKENS = 200_000  # the training text from noisy counts is about this many words
 _MAX_SPECIAL_LEN = 100
 #: the role ``transformers`` gives a special token, by its usual name; other names are additional special tokens
 ROLES: dict[str, str] = {
