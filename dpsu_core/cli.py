@@ -125,27 +125,52 @@ def build_parser() -> argparse.ArgumentParser:
         "--export-tokenizer",
         default=None,
         metavar="PATH",
-        help="also write a Hugging Face tokenizers file (tokenizer.json) built from the released items only",
+        help="also write a Hugging Face tokenizer built from the released items only: a folder that "
+        "transformers' AutoTokenizer.from_pretrained loads (tokenizer.json, tokenizer_config.json, "
+        "special_tokens_map.json), or tokenizer.json alone for a path ending in .json",
     )
     rel.add_argument(
         "--tokenizer-model",
         default=None,
-        choices=["wordlevel", "bpe", "wordpiece"],
+        choices=["wordlevel", "bpe", "wordpiece", "unigram"],
         help="the exported tokenizer's model: wordlevel (default: exactly the released words + special tokens), "
-        "bpe or wordpiece (subwords trained on the released items; noisy counts as frequencies where released)",
+        "bpe, wordpiece or unigram (subwords trained on the released items; noisy counts as frequencies where "
+        "released, see --with-counts)",
     )
     rel.add_argument(
         "--special-tokens",
         default=None,
         metavar="LIST",
-        help="comma-separated special tokens of the exported tokenizer, e.g. '[PAD],[CLS],[SEP],[MASK]' ([UNK] always)",
+        help="comma-separated special tokens of the exported tokenizer besides [UNK] and [PAD] (always there), "
+        "e.g. '[CLS],[SEP],[MASK]' or '<s>,</s>'",
     )
     rel.add_argument(
         "--tokenizer-vocab-size",
         type=int,
         default=None,
         metavar="N",
-        help="target vocabulary size of a bpe/wordpiece tokenizer (default 30000)",
+        help="target vocabulary size of a bpe/wordpiece/unigram tokenizer (default 30000)",
+    )
+    rel.add_argument(
+        "--with-counts",
+        action="store_true",
+        help="also release noisy counts of the released items in the same run (Gaussian, each user's counts "
+        "bounded): --counts-share of (epsilon, delta) goes to them, the rest to the items; subword tokenizers "
+        "train on them",
+    )
+    rel.add_argument(
+        "--counts-share",
+        type=float,
+        default=None,
+        metavar="S",
+        help="with --with-counts: the counts' share of (epsilon, delta), 0 < S < 1 (default 0.2)",
+    )
+    rel.add_argument(
+        "--counts-clip",
+        type=float,
+        default=None,
+        metavar="C",
+        help="with --with-counts: the l2 bound of one user's vector of counts (default 1: each user a unit vector)",
     )
     rel.add_argument(
         "--max-file-mb",
@@ -209,7 +234,27 @@ def _make_mechanism(args: argparse.Namespace, public_source: Any = None):
         )
     given = {k: getattr(args, k, None) for k in PARAMS if k != "max_n" or k in cls.param_names}
     params = cls.params_for({**given, "public_source": public_source}, strict=True)
+    counts = _counts_args(args)
+    if counts is not None:
+        from .mechanisms.item_counts import mechanism_with_counts
+
+        return mechanism_with_counts(args.mechanism, epsilon=args.epsilon, delta=args.delta, **counts, **params)[0]
     return get_mechanism(args.mechanism, epsilon=args.epsilon, delta=args.delta, **params)
+
+
+def _counts_args(args: argparse.Namespace) -> dict[str, float] | None:
+    """share and clip of --with-counts (their defaults filled in), or None without it (its flags alone: an error)."""
+    from .mechanisms.item_counts import DEFAULT_CLIP, DEFAULT_SHARE
+
+    if not getattr(args, "with_counts", False):
+        for flag, value in (("--counts-share", getattr(args, "counts_share", None)),
+                            ("--counts-clip", getattr(args, "counts_clip", None))):  # fmt: skip
+            if value is not None:
+                raise DpsuError(f"{flag} is for --with-counts: add --with-counts, or drop it")
+        return None
+    share = DEFAULT_SHARE if args.counts_share is None else args.counts_share
+    clip = DEFAULT_CLIP if args.counts_clip is None else args.counts_clip
+    return {"share": share, "clip": clip}
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
@@ -493,6 +538,14 @@ def _cmd_release(args: argparse.Namespace) -> int:
             "drop --strict, or check a sample with the local engine first"
         )
     mech = _make_mechanism(args, public)  # validate parameters before reading a large file
+    counts = _counts_plan(args)
+    if counts is not None:
+        from .mechanisms.item_counts import cost_line
+
+        counts_line = cost_line(counts)
+        if args.engine == "spark":
+            raise DpsuError("--with-counts runs on the local engine only; drop --engine spark or --with-counts")
+        print(f"before the run: {counts_line}", file=sys.stderr)
     if args.engine == "local":
         with timings.phase("calibrate"):
             mech.calibrate()  # before the read, and kept (lru and on-disk cache): the release reuses it
@@ -501,8 +554,18 @@ def _cmd_release(args: argparse.Namespace) -> int:
     limits = _read_limits(args)
     # Outputs must not overwrite an input or each other, and their folder must be writable: checked now,
     # before the corpus is read, so a bad path costs nothing.
-    check_output_paths(
-        {"-o": args.output, "--report": args.report, "--export-tokenizer": args.export_tokenizer},
+    tok_file = args.export_tokenizer
+    if tok_spec is not None and _tokenizer_dir(args) is not None:
+        from .tokenizer_export import check_directory_target
+
+        check_directory_target(args.export_tokenizer)
+        tok_file = Path(args.export_tokenizer) / "tokenizer.json"
+    check_output_paths(  # a tokenizer folder not made yet cannot hold an input: its parent was checked above
+        {
+            "-o": args.output,
+            "--report": args.report,
+            "--export-tokenizer": None if tok_file is None or not Path(tok_file).parent.is_dir() else tok_file,
+        },
         {"the input": args.input, "the public corpus": args.public_corpus},
     )
     corpus: Any  # a Corpus, or with --engine spark a SparkCorpus (rows on the executors)
@@ -527,18 +590,32 @@ def _cmd_release(args: argparse.Namespace) -> int:
         with timings.phase("spark release"):
             release = spark_release(mech, corpus, seed=args.seed)
         print(f"note: {release.calibration.details.engine}", file=sys.stderr)
+    elif counts is not None:
+        from .mechanisms.item_counts import release_with_counts
+
+        with timings.phase("release"):
+            release = release_with_counts(mech, counts, corpus, seed=args.seed)
     else:
         with timings.phase("release"):
             release = mech.release(corpus, seed=args.seed)
     tokenizer = None
     with _after_noise(release.calibration):  # every output is written, or none and the error says what was spent
+        extra: tuple[tuple[str, Path, bytes], ...] = ()
         if tok_spec is not None:
-            from .tokenizer_export import tokenizer_json
+            from .tokenizer_export import directory_files, tokenizer_json
 
             body, built = tokenizer_json(release, tok_spec)
-            tokenizer = (args.export_tokenizer, body, built)
+            tokenizer = (tok_file, body, built)
+            folder = _tokenizer_dir(args)
+            if folder is not None:  # the folder's configuration files go in the same transaction as the rest
+                Path(folder).mkdir(exist_ok=True)
+                extra = tuple(
+                    ("--export-tokenizer", Path(folder) / name, data)
+                    for name, data in directory_files(body, built).items()
+                    if name != "tokenizer.json"
+                )
         with timings.phase("write"):
-            write_release(release, args.output, args.report, tokenizer)
+            write_release(release, args.output, args.report, tokenizer, extra)
     per = ", ".join(f"{n}-grams: {c}" for n, c in release.per_length().items())
     print(
         f"released {release.n_released} items{f' ({per})' if per else ''} with {release.calibration.label} "
@@ -547,6 +624,8 @@ def _cmd_release(args: argparse.Namespace) -> int:
     print(spent_line(release.calibration), file=sys.stderr)
     if release.n_released == 0:
         print(empty_release_reason(release.calibration), file=sys.stderr)
+    if counts is not None:
+        print(f"also spent by this run: {counts_line}", file=sys.stderr)
     if tokenizer is not None:
         built = tokenizer[2]
         print(
@@ -585,6 +664,24 @@ def _after_noise(cal: Any) -> Iterator[None]:
         ) from exc
 
 
+def _counts_plan(args: argparse.Namespace):
+    """The counts' calibration (``mechanisms.item_counts``) for --with-counts, or None."""
+    counts = _counts_args(args)
+    if counts is None:
+        return None
+    from .mechanisms.item_counts import calibrate_counts
+
+    return calibrate_counts(args.epsilon, args.delta, counts["share"], counts["clip"])
+
+
+def _tokenizer_dir(args: argparse.Namespace) -> str | None:
+    """--export-tokenizer as a folder (any path not ending in .json), or None."""
+    from .tokenizer_export import is_directory_target
+
+    p = args.export_tokenizer
+    return p if p is not None and is_directory_target(p) else None
+
+
 def _tokenizer_spec(args: argparse.Namespace, options: LoadOptions):
     """The exported tokenizer's spec (checked before the corpus is read), or None without --export-tokenizer."""
     given = [f for f, v in (("--tokenizer-model", args.tokenizer_model), ("--special-tokens", args.special_tokens),
@@ -597,11 +694,11 @@ def _tokenizer_spec(args: argparse.Namespace, options: LoadOptions):
         import tokenizers  # noqa: F401
     except ImportError:
         raise DpsuError("--export-tokenizer needs the tokenizers package: pip install 'dpsu[export]'") from None
-    from .tokenizer_export import TokenizerSpec, check_spec, parse_special_tokens
+    from .tokenizer_export import DEFAULT_MODEL, TokenizerSpec, check_spec, parse_special_tokens
 
     spec = TokenizerSpec.from_options(
         options,
-        model=args.tokenizer_model or "wordlevel",
+        model=args.tokenizer_model or DEFAULT_MODEL,
         special_tokens=parse_special_tokens(args.special_tokens),
         vocab_size=args.tokenizer_vocab_size,
     )

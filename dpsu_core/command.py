@@ -59,10 +59,17 @@ def release_argv(
     report: str,
     public_corpus: str | None = None,
     public_options: LoadOptions | None = None,
+    tokenizer: Any = None,
+    tokenizer_path: str = "tokenizer",
 ) -> list[str]:
-    """The argument list of ``dpsu release`` that redoes this release's configuration (no --seed)."""
+    """The argument list of ``dpsu release`` that redoes this release's configuration (no --seed), with its noisy
+    counts (``--with-counts``) when it had them, and ``--export-tokenizer tokenizer_path`` when ``tokenizer`` (a
+    ``tokenizer_export.TokenizerSpec``) is given."""
+    from .mechanisms.item_counts import counts_flags
+
     opts = _check_options(load_options)
-    argv = ["dpsu", "release", str(input_name), "-m", cal.mechanism, "-e", repr(cal.epsilon), "-d", repr(cal.delta)]
+    eps, delta, counts = _budget(cal)
+    argv = ["dpsu", "release", str(input_name), "-m", cal.mechanism, "-e", repr(eps), "-d", repr(delta)]
     for name, value in cal.params.items():
         if name not in PARAMS or value is None:
             continue
@@ -85,8 +92,25 @@ def release_argv(
     if public_corpus is not None:
         argv += ["--public-corpus", str(public_corpus)]
         argv += _public_flags(public_options)
+    if counts is not None:
+        argv += counts_flags(counts)
+    if tokenizer is not None:
+        from .tokenizer_export import tokenizer_flags
+
+        argv += ["--export-tokenizer", str(tokenizer_path), *tokenizer_flags(tokenizer)]
     argv += ["-o", output, "--report", report]
     return argv
+
+
+def _budget(cal: Calibration) -> tuple[float, float, Any]:
+    """(epsilon, delta) the user gave and the counts' calibration: a release with noisy counts (``item_counts``)
+    ran its items at a share of them."""
+    from .mechanisms.item_counts import counts_of
+
+    counts = counts_of(cal)
+    if counts is None:
+        return cal.epsilon, cal.delta, None
+    return counts.total_epsilon, counts.total_delta, counts
 
 
 def _public_file_options(public_options: LoadOptions | None) -> dict[str, Any]:
@@ -124,8 +148,11 @@ def release_script(
     report: str,
     public_corpus: str | None = None,
     public_options: LoadOptions | None = None,
+    tokenizer: Any = None,
+    tokenizer_path: str = "tokenizer",
 ) -> str:
-    """A short Python script (public API only) that redoes the release with fresh randomness."""
+    """A short Python script (public API only) that redoes the release with fresh randomness (and its noisy counts,
+    and the tokenizer directory when ``tokenizer`` is given, as ``release_argv``)."""
     opts = _check_options(load_options)
     opts["max_n"] = _corpus_max_n(cal, opts)
     load_args = "".join(f",\n    {k}={opts[k]!r}" for k in LOAD_OPTIONS if k in opts)
@@ -140,17 +167,51 @@ def release_script(
             public_load = f"public = load_corpus({str(public_corpus)!r}{kw})  # a PUBLIC corpus\n"
             params["public_source"] = "public"
     mech_args = "".join(f", {k}={v}" for k, v in params.items())
+    eps, delta, counts = _budget(cal)
+    imports = "from dpsu_core import get_mechanism, load_corpus\n"
+    if counts is None:
+        run = (
+            f"mechanism = get_mechanism({cal.mechanism!r}, epsilon={eps!r}, delta={delta!r}{mech_args})\n"
+            "release = mechanism.release(corpus)\n"
+        )
+    else:
+        imports = (
+            "from dpsu_core import load_corpus\n"
+            "from dpsu_core.mechanisms.item_counts import mechanism_with_counts, release_with_counts\n"
+        )
+        run = (
+            f"mechanism, counts = mechanism_with_counts(\n    {cal.mechanism!r}, epsilon={eps!r}, delta={delta!r}, "
+            f"share={counts.share!r}, clip={counts.clip!r}{mech_args}\n)\n"
+            "release = release_with_counts(mechanism, counts, corpus)  # the items, then their noisy counts\n"
+        )
+    tok = ""
+    if tokenizer is not None:
+        imports += "from dpsu_core.tokenizer_export import TokenizerSpec, tokenizer_files, write_directory\n"
+        spec = {"model": tokenizer.model, "special_tokens": tuple(tokenizer.special_tokens)}
+        if tokenizer.vocab_size is not None:
+            spec["vocab_size"] = tokenizer.vocab_size
+        spec_args = ", ".join(f"{k}={v!r}" for k, v in spec.items())
+        tok = (
+            f"spec = TokenizerSpec.from_options(corpus_options, {spec_args})\n"
+            "files, built = tokenizer_files(release, spec)\n"
+            f"write_directory({str(tokenizer_path)!r}, files)  # AutoTokenizer.from_pretrained loads it\n"
+        )
+    options = ""
+    if tokenizer is not None:
+        imports += "from dpsu_core.corpus import LoadOptions\n"
+        options = f"corpus_options = LoadOptions({', '.join(f'{k}={opts[k]!r}' for k in LOAD_OPTIONS if k in opts)})\n"
     return (
-        f'"""Redo a dpsu release: {cal.label} at epsilon={cal.epsilon!r}, delta={cal.delta!r}.\n\n'
+        f'"""Redo a dpsu release: {cal.label} at epsilon={eps!r}, delta={delta!r}.\n\n'
         "No seed: every run draws fresh noise from the operating system, so each run is a new release\n"
         "and spends (epsilon, delta) of the corpus's privacy budget again.\n"
         '"""\n\n'
-        "from dpsu_core import get_mechanism, load_corpus\n"
+        f"{imports}"
         "from dpsu_core.export import write_release\n\n"
         f"corpus = load_corpus(\n    {str(input_name)!r}{load_args},\n)\n"
+        f"{options}"
         f"{public_load}"
-        f"mechanism = get_mechanism({cal.mechanism!r}, epsilon={cal.epsilon!r}, delta={cal.delta!r}{mech_args})\n"
-        "release = mechanism.release(corpus)\n"
+        f"{run}"
         f"write_release(release, {output!r}, {report!r})\n"
+        f"{tok}"
         'print(f"released {release.n_released} items")\n'
     )

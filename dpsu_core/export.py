@@ -334,11 +334,16 @@ def report_markdown(
 
 
 def write_release(
-    release: Release, out_csv_path, report_path=None, tokenizer: tuple[Any, bytes, dict[str, Any]] | None = None
+    release: Release,
+    out_csv_path,
+    report_path=None,
+    tokenizer: tuple[Any, bytes, dict[str, Any]] | None = None,
+    extra_files: tuple[tuple[str, Path, bytes], ...] = (),
 ) -> None:
     """Write the CSV export and, if asked, the report (Markdown for a .md path, JSON otherwise) and a tokenizer
     (``tokenizer`` = (path, tokenizer.json bytes, how it was built), from ``tokenizer_export.tokenizer_json``;
-    the report then records how it was built).
+    the report then records how it was built); ``extra_files`` = (flag, path, bytes) written with them (a tokenizer
+    folder's configuration files).
 
     Every body is rendered first, then the files are written together (``outputs.OutputSet``): all of them
     appear whole, or none (an ``OutputError`` says so). Check the paths with ``check_output_paths`` before
@@ -357,7 +362,7 @@ def write_release(
             else report_json(release, tokenizer=built)
         )
         targets.append(("--report", rp, body))
-    write_together(targets)
+    write_together([*targets, *extra_files])
 
 
 # ---- the downloads of one release (the app's Export page) -------------------------------------------

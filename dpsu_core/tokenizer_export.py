@@ -1,61 +1,86 @@
-"""A Hugging Face ``tokenizers`` tokenizer (``tokenizer.json``) built from a release, and from nothing else.
+"""A Hugging Face tokenizer built from a release, and from nothing else: a ``tokenizer.json`` file, or a directory
+that ``transformers.AutoTokenizer.from_pretrained`` loads as it is.
 
 Models:
-  wordlevel  (default) the vocabulary is exactly the released single-word items plus the special tokens the
-             user names (``[UNK]`` always); longer n-grams are left out (a word-level model cannot produce
+  wordlevel  (default) the vocabulary is exactly the released single-word items plus the special tokens
+             (``[UNK]`` and ``[PAD]`` always); longer n-grams are left out (a word-level model cannot produce
              them: the pre-tokenizer cuts text into single words), and said so.
-  bpe        byte-pair merges trained on the released items only;
-  wordpiece  WordPiece trained on the released items only.
-For ``bpe`` and ``wordpiece`` each item counts once, or, for the count mechanisms (pcr, bounded-counts,
-count-laplace, ...), as often as its released noisy count (scaled so the training text stays small).
-Either way the tokenizer is post-processing of the private output: no raw text or raw count is read.
+  bpe        byte-pair merges trained on the released items only (sentencepiece-style ``▁`` word starts);
+  wordpiece  WordPiece trained on the released items only (``##`` continuations);
+  unigram    a Unigram language model trained on the released items only (as sentencepiece LMs use; ``▁``).
+For the subword models each item counts once, or, when the release carries noisy counts (the count mechanisms,
+or a set release with ``--with-counts``, ``mechanisms.item_counts``), as often as its noisy count (scaled so the
+training text is about ``_TRAINING_TOKENS`` words). Either way the tokenizer is post-processing of the private
+output: no raw text or raw count is read. Every model decodes ``decode(encode(text))`` back to the normalised text
+(the words of the release's tokenizer, separated by single spaces).
 
-The normalizer and pre-tokenizer repeat the corpus's preprocessing where ``tokenizers`` can express it: case
-folding, typographic apostrophes, link removal, and the fast tokenizer's word rule (runs of letters, digits and
-marks with inner apostrophes; symbols dropped, or kept as tokens of their own). What a tokenizer.json cannot
-hold: a dictionary word segmenter (jieba, SudachiPy, newmm: the ``auto`` tokenizer's Chinese, Japanese and
-Thai words), HTML and e-mail header removal, and the treebank and char-ngrams tokenizers. For such text the file
-expects words already separated by spaces: segment first (``dpsu_core.corpus.tokenize.tokenize`` gives the
-same words as the release) or call ``encode(words, is_pretokenized=True)``; ``bpe`` and ``wordpiece`` still
+The normalizer and pre-tokenizer are the corpus's preprocessing wherever ``tokenizers`` can express it, built from
+the release tokenizer's own tables (``corpus.charclass``): its case folding (Arrow's one-to-one lower case, so
+``İstanbul`` is ``istanbul`` as in the release, not ``i̇stanbul``), its character classes (word, space, apostrophe,
+ignored), link removal (the release's own pattern, ``corpus.tokenize.URL_PATTERN``) and the fast tokenizer's word
+rule (runs of word characters with inner apostrophes; symbols dropped, or kept as tokens of their own). What a
+tokenizer.json cannot hold: a dictionary word segmenter (jieba, SudachiPy, newmm: the ``auto`` tokenizer's Chinese,
+Japanese and Thai words), HTML and e-mail header removal, and the treebank and char-ngrams tokenizers. For such
+text the file expects words already separated by spaces: segment first (``dpsu_core.corpus.tokenize.tokenize``
+gives the same words as the release) or call ``encode(words, is_pretokenized=True)``; the subword models still
 cut unsegmented text into released subwords.
 """
 
 from __future__ import annotations
 
+import functools
+import io
+import json
+import os
+import unicodedata
+import zipfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .errors import ParameterError
+from .errors import OutputError, ParameterError
 
-MODELS: tuple[str, ...] = ("wordlevel", "bpe", "wordpiece")
-UNK = "[UNK]"
+MODELS: tuple[str, ...] = ("wordlevel", "bpe", "wordpiece", "unigram")
+DEFAULT_MODEL = "wordlevel"
+UNK, PAD = "[UNK]", "[PAD]"
+#: the special tokens every exported tokenizer has (CLI, app and the exported command: one set of defaults)
+DEFAULT_SPECIAL_TOKENS: tuple[str, ...] = (UNK, PAD)
 DEFAULT_VOCAB_SIZE = 30_000
-_TRAINING_TOKENS = 2_000_000  # at most this many words of training text from noisy counts
-_WORD = r"\p{L}\p{N}\p{M}"
-_URL = r"(?i)(?:\b[a-z][a-z0-9+.\-]*://|\bwww\.)\S+"  # as tokenize._URL
-_IGNORED = "[\u00ad\u200c-\u200f\u2060-\u2064\ufeff\ufe00-\ufe0f\u180b-\u180f]"  # format characters, selectors
+METASPACE = "\u2581"  # ▁: a word start in the bpe and unigram models (sentencepiece's marker)
+_TRAINING_TOKENS = 200_000  # the training text from noisy counts is about this many words
+_MAX_SPECIAL_LEN = 100
+#: the role ``transformers`` gives a special token, by its usual name; other names are additional special tokens
+ROLES: dict[str, str] = {
+    "[UNK]": "unk_token",
+    "<unk>": "unk_token",
+    "[PAD]": "pad_token",
+    "<pad>": "pad_token",
+    "[CLS]": "cls_token",
+    "[SEP]": "sep_token",
+    "[MASK]": "mask_token",
+    "<mask>": "mask_token",
+    "[BOS]": "bos_token",
+    "<s>": "bos_token",
+    "[EOS]": "eos_token",
+    "</s>": "eos_token",
+}
+#: the files of a tokenizer directory
+DIRECTORY_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
 
 
 def check_special_tokens(names: object) -> None:
-    """Special tokens at the API boundary: strings that are valid Unicode (no lone surrogate), or a ParameterError
-    naming the bad one (never an error from inside ``tokenizers``)."""
+    """Special tokens at the API boundary: comma-separated text or a list of strings, each checked by
+    ``_check_special`` (a ParameterError naming the bad one, never an error from inside ``tokenizers``)."""
     if isinstance(names, (bytes, bytearray)) or not isinstance(names, (str, Sequence)):
         raise ParameterError(
             f"special tokens must be a list of strings or comma-separated text, got {type(names).__name__}"
         )
-    for i, name in enumerate([names] if isinstance(names, str) else names):
-        if not isinstance(name, str):
-            raise ParameterError(f"special token {i + 1} must be a string, got {type(name).__name__} {name!r:.40}")
-        try:
-            name.encode("utf-8")
-        except UnicodeEncodeError:
-            raise ParameterError(
-                f"special token {i + 1} ({name.encode('utf-8', 'backslashreplace').decode()[:40]!r}) holds a lone "
-                "surrogate, which is not valid Unicode text; remove it"
-            ) from None
+    entries = [n for n in names.split(",") if n.strip()] if isinstance(names, str) else list(names)
+    for i, name in enumerate(entries):
+        _check_special(i + 1, name)
 
 
 @dataclass(frozen=True)
@@ -63,9 +88,9 @@ class TokenizerSpec:
     """How to build the tokenizer; ``lowercase``, ``strip_urls``, ``strip_symbols`` and ``tokenizer`` are the
     corpus's reading options (``LoadOptions``), so new text is split the way the release was counted."""
 
-    model: str = "wordlevel"
-    special_tokens: tuple[str, ...] = (UNK,)
-    vocab_size: int | None = None  # bpe/wordpiece: the target size (default DEFAULT_VOCAB_SIZE)
+    model: str = DEFAULT_MODEL
+    special_tokens: tuple[str, ...] = DEFAULT_SPECIAL_TOKENS
+    vocab_size: int | None = None  # subword models: the target size (default DEFAULT_VOCAB_SIZE)
     lowercase: bool = True
     strip_urls: bool = True
     strip_symbols: bool = True
@@ -82,16 +107,72 @@ class TokenizerSpec:
         )
 
 
+def _check_special(i: int, name: Any) -> str:
+    """Special token number ``i``: a short string of valid Unicode with no control characters."""
+    if not isinstance(name, str):
+        raise ParameterError(
+            f"special token {i} must be a string, got {type(name).__name__} {name!r:.40}; give names such as '[CLS]'"
+        )
+    if not name:
+        raise ParameterError(f"special token {i} is empty; give names such as '[CLS]' or leave the list out")
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ParameterError(
+            f"special token {i} ({name.encode('utf-8', 'backslashreplace').decode()[:40]!r}) holds a lone "
+            "surrogate, which is not valid Unicode text; remove it"
+        ) from None
+    bad = [c for c in name if unicodedata.category(c) == "Cc"]
+    if bad:
+        raise ParameterError(f"special token {i} ({name!r:.60}) holds a control character {bad[0]!r}; remove it")
+    if len(name) > _MAX_SPECIAL_LEN:
+        raise ParameterError(
+            f"special token {i} ({name[:20]!r}...) is {len(name)} characters long; at most {_MAX_SPECIAL_LEN}"
+        )
+    return name
+
+
 def parse_special_tokens(text: str | Sequence[str] | None) -> tuple[str, ...]:
-    """``[UNK]`` first, then the named special tokens (comma-separated text or a list), without repeats."""
+    """``[UNK]`` and ``[PAD]`` first, then the named special tokens (comma-separated text or a list of strings),
+    without repeats; each checked (``check_special_tokens``: a string, valid Unicode, no control characters)."""
     if text is not None:
         check_special_tokens(text)
     names = text.split(",") if isinstance(text, str) else list(text or ())
-    out = [UNK]
-    for name in (n.strip() for n in names):
-        if name and name not in out:
+    out = list(DEFAULT_SPECIAL_TOKENS)
+    for raw in names:
+        name = raw.strip()
+        if name and name not in out:  # "[PAD],,": an empty entry between commas
             out.append(name)
     return tuple(out)
+
+
+def special_roles(specials: Sequence[str]) -> dict[str, Any]:
+    """``transformers``' special-token map: each role (``ROLES``) its first token; the rest additional tokens."""
+    roles: dict[str, Any] = {}
+    extra = []
+    for name in specials:
+        role = ROLES.get(name)
+        if role is not None and role not in roles:
+            roles[role] = name
+        else:
+            extra.append(name)
+    if extra:
+        roles["additional_special_tokens"] = extra
+    return roles
+
+
+def tokenizer_flags(spec: TokenizerSpec) -> list[str]:
+    """The CLI flags that rebuild this tokenizer, defaults left out (``command.release_argv``; the reading options
+    come from the corpus's own flags)."""
+    flags: list[str] = []
+    if spec.model != DEFAULT_MODEL:
+        flags += ["--tokenizer-model", spec.model]
+    extra = [t for t in spec.special_tokens if t not in DEFAULT_SPECIAL_TOKENS]
+    if extra:
+        flags += ["--special-tokens", ",".join(extra)]
+    if spec.vocab_size is not None and spec.vocab_size != DEFAULT_VOCAB_SIZE:
+        flags += ["--tokenizer-vocab-size", str(spec.vocab_size)]
+    return flags
 
 
 def check_spec(spec: TokenizerSpec) -> TokenizerSpec:
@@ -103,15 +184,21 @@ def check_spec(spec: TokenizerSpec) -> TokenizerSpec:
         raise ParameterError(f"the tokenizer vocabulary size must be a whole number, got {size!r:.40}")
     if spec.model not in MODELS:
         raise ParameterError(f"unknown tokenizer model {spec.model!r}; choose one of {', '.join(MODELS)}")
-    if spec.vocab_size is not None and (spec.model == "wordlevel" or not 2 <= spec.vocab_size <= 10_000_000):
+    if spec.vocab_size is not None:
         if spec.model == "wordlevel":
             raise ParameterError(
-                "the vocabulary size is only for the bpe and wordpiece models (wordlevel keeps exactly the released "
-                "items); drop it or choose a subword model"
+                "the vocabulary size is only for the subword models (bpe, wordpiece, unigram; wordlevel keeps "
+                "exactly the released items); drop it or choose a subword model"
             )
-        raise ParameterError(f"the tokenizer vocabulary size must be 2 to 10,000,000, got {spec.vocab_size}")
-    if UNK not in spec.special_tokens:
-        raise ParameterError(f"the special tokens must include {UNK} (parse_special_tokens adds it)")
+        if isinstance(spec.vocab_size, bool) or not isinstance(spec.vocab_size, (int, np.integer)):
+            raise ParameterError(f"the tokenizer vocabulary size must be a whole number, got {spec.vocab_size!r}")
+        if not 2 <= spec.vocab_size <= 10_000_000:
+            raise ParameterError(f"the tokenizer vocabulary size must be 2 to 10,000,000, got {spec.vocab_size}")
+    if not isinstance(spec.special_tokens, (tuple, list)):
+        raise ParameterError("the special tokens must be a tuple of strings (parse_special_tokens makes one)")
+    for must in DEFAULT_SPECIAL_TOKENS:
+        if must not in spec.special_tokens:
+            raise ParameterError(f"the special tokens must include {must} (parse_special_tokens adds it)")
     return spec
 
 
@@ -136,23 +223,34 @@ def build_tokenizer(release: Any, spec: TokenizerSpec) -> tuple[Any, dict[str, A
             )
     else:
         size = spec.vocab_size or DEFAULT_VOCAB_SIZE
+        trainer: Any
         if spec.model == "bpe":
-            tok = Tokenizer(models.BPE(unk_token=UNK))
-            trainer: Any = trainers.BpeTrainer(vocab_size=size, special_tokens=specials, show_progress=False)
-            tok.decoder = decoders.BPEDecoder()
+            tok = Tokenizer(models.BPE(unk_token=UNK, fuse_unk=True))
+            trainer = trainers.BpeTrainer(vocab_size=size, special_tokens=specials, show_progress=False)
+            tok.decoder = decoders.Metaspace(replacement=METASPACE, prepend_scheme="always", split=True)
+        elif spec.model == "unigram":
+            tok = Tokenizer(models.Unigram())
+            trainer = trainers.UnigramTrainer(
+                vocab_size=size, special_tokens=specials, unk_token=UNK, show_progress=False
+            )
+            tok.decoder = decoders.Metaspace(replacement=METASPACE, prepend_scheme="always", split=True)
         else:
             tok = Tokenizer(models.WordPiece(unk_token=UNK))
             trainer = trainers.WordPieceTrainer(vocab_size=size, special_tokens=specials, show_progress=False)
-            tok.decoder = decoders.WordPiece()
+            tok.decoder = decoders.WordPiece(prefix="##", cleanup=False)
         _set_pipeline(tok, spec)
         counts = release.noisy_counts
         tok.train_from_iterator(_training_text(items, counts), trainer=trainer)
         weights = "their released noisy counts as frequencies" if counts is not None else "each once"
         trained_on = f"the {len(items):,} released items only ({weights}), target vocabulary size {size:,}"
+    tok.add_special_tokens(specials)
+    roles = special_roles(specials)
+    _set_post_processor(tok, roles)
     info = {
         "model": spec.model,
         "vocabulary_size": tok.get_vocab_size(),
         "special_tokens": specials,
+        "special_token_roles": roles,
         "trained_on": trained_on,
         "pre_tokenizer": pipeline_text(spec),
         "post_processing": "built from the released items alone: post-processing of the private output",
@@ -166,40 +264,178 @@ def tokenizer_json(release: Any, spec: TokenizerSpec) -> tuple[bytes, dict[str, 
     return tok.to_str().encode("utf-8"), info
 
 
+def tokenizer_files(release: Any, spec: TokenizerSpec) -> tuple[dict[str, bytes], dict[str, Any]]:
+    """The files of a tokenizer directory (``DIRECTORY_FILES``: what ``AutoTokenizer.from_pretrained`` reads) and
+    the build record. ``special_tokens_map.json`` names each special token's role (unk and pad always; cls, sep,
+    mask, bos, eos where the user named them), so padding and batching work as loaded."""
+    body, info = tokenizer_json(release, spec)
+    return directory_files(body, info), info
+
+
+def directory_files(body: bytes, info: dict[str, Any]) -> dict[str, bytes]:
+    """tokenizer.json ``body`` with the two configuration files ``transformers`` reads beside it."""
+    roles = info["special_token_roles"]
+    config = {
+        "tokenizer_class": "PreTrainedTokenizerFast",
+        "clean_up_tokenization_spaces": False,  # decode gives the normalised text back, spaces as they were
+        "padding_side": "right",
+        "model_input_names": ["input_ids", "attention_mask"],
+        **roles,
+    }
+
+    def dump(obj: Any) -> bytes:
+        return (json.dumps(obj, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+    return {"tokenizer.json": body, "tokenizer_config.json": dump(config), "special_tokens_map.json": dump(roles)}
+
+
+def is_directory_target(path: Any) -> bool:
+    """``--export-tokenizer PATH``: a path ending in .json is the single tokenizer.json (as before); any other
+    path is a directory ``AutoTokenizer.from_pretrained`` loads."""
+    return not str(path).lower().endswith(".json")
+
+
+def check_directory_target(path: Any) -> None:
+    """Refuse a tokenizer directory that cannot be made: a file in the way, or a missing parent folder."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise OutputError(
+            f"--export-tokenizer {p.name} is a file, not a folder; give a folder path (its three files are written "
+            "there) or a path ending in .json for tokenizer.json alone"
+        )
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise OutputError(f"the folder holding --export-tokenizer {p.name} does not exist; create it first")
+    if not p.exists() and not os.access(parent, os.W_OK | os.X_OK):
+        raise OutputError(f"the folder holding --export-tokenizer {p.name} is not writable; choose a writable folder")
+
+
+def write_directory(path: Any, files: dict[str, bytes]) -> None:
+    """Make the directory (if needed) and write each file whole or not at all (``export.atomic_write``)."""
+    from .export import atomic_write
+
+    p = Path(path)
+    p.mkdir(exist_ok=True)
+    for name, body in files.items():
+        atomic_write(p / name, body)
+
+
+def directory_zip(files: dict[str, bytes], folder: str = "tokenizer") -> bytes:
+    """The directory's files in one zip (the app's download): unzip and pass the folder to from_pretrained. The same
+    files give the same bytes (a fixed date inside), so a rerun of the page keeps its download."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, body in files.items():
+            info = zipfile.ZipInfo(f"{folder}/{name}", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            zf.writestr(info, body)
+    return buf.getvalue()
+
+
 def _training_text(items: list[str], counts: Any) -> Iterator[str]:
-    """Each item once, or about its noisy count times (scaled so all of it is at most _TRAINING_TOKENS words)."""
+    """Each item once, or in proportion to its noisy count: the counts are scaled so that all of them add up to
+    about _TRAINING_TOKENS words, each item at least once (a noisy count at or below 0 still names a released
+    item). Post-processing of the released counts."""
     if counts is None:
         yield from items
         return
     c = np.maximum(np.asarray(counts, dtype=np.float64), 0.0)
-    scale = min(1.0, _TRAINING_TOKENS / max(float(c.sum()), 1.0))
+    scale = _TRAINING_TOKENS / max(float(c.sum()), 1e-300)
     reps = np.maximum(1, np.rint(c * scale)).astype(np.int64)
     for item, k in zip(items, reps.tolist()):
         yield " ".join([item] * k)
 
 
+@functools.lru_cache(maxsize=1)
+def _classes() -> dict[str, str]:
+    """Regex character classes (Oniguruma syntax) of the release tokenizer's table (``charclass.char_classes``):
+    its word, space and ignored characters exactly, and the typographic apostrophes."""
+    from .corpus.charclass import APOS, IGNORED, SPACE, WORD, char_classes
+
+    cls = char_classes()
+
+    def ranges(kind: int, drop: tuple[int, ...] = ()) -> str:
+        m = (cls == kind).astype(np.int8)
+        for cp in drop:
+            m[cp] = 0
+        d = np.diff(np.concatenate([[0], m, [0]]))
+        starts, ends = np.flatnonzero(d == 1), np.flatnonzero(d == -1) - 1
+        return "".join(
+            f"\\x{{{a:X}}}" if a == b else f"\\x{{{a:X}}}-\\x{{{b:X}}}" for a, b in zip(starts.tolist(), ends.tolist())
+        )
+
+    return {
+        "word": ranges(WORD),
+        "space": ranges(SPACE),
+        "ignored": ranges(IGNORED),
+        "apostrophes": ranges(APOS, (ord("'"),)),
+    }
+
+
+@functools.lru_cache(maxsize=1)
+def _case_fixes() -> tuple[tuple[str, str], ...]:
+    """(code point, the release's lower case) where ``tokenizers``' Lowercase (Unicode's full lower case, as
+    ``str.lower``) differs from the release's one-to-one table (``charclass.lower_table``, Arrow's): the Turkish
+    dotted İ (U+0130) is ``i`` in the release, ``i̇`` (two code points) in Unicode's full mapping. Applied before
+    Lowercase, so the exported tokenizer folds case exactly as the release did."""
+    from .corpus.charclass import lower_table
+
+    table = lower_table()
+    changed = np.flatnonzero(table != np.arange(table.shape[0]))
+    out = []
+    for cp in changed.tolist():
+        c = chr(cp)
+        if c.lower() != chr(int(table[cp])):
+            out.append((c, chr(int(table[cp]))))
+    return tuple(out)
+
+
 def _set_pipeline(tok: Any, spec: TokenizerSpec) -> None:
     from tokenizers import Regex, normalizers, pre_tokenizers
 
-    norm: list[Any] = [normalizers.Replace("\u200b", " "), normalizers.Replace(Regex(_IGNORED), "")]
+    from .corpus.tokenize import URL_PATTERN
+
+    k = _classes()
+    norm: list[Any] = []
+    if spec.strip_urls:  # first, on the text as given (the release removes links before it folds case)
+        norm.append(normalizers.Replace(Regex(URL_PATTERN), " "))
     if spec.lowercase:
+        norm += [normalizers.Replace(a, b) for a, b in _case_fixes()]
         norm.append(normalizers.Lowercase())
-    norm += [normalizers.Replace("\u2019", "'"), normalizers.Replace("\u02bc", "'")]
-    if spec.strip_urls:
-        norm.append(normalizers.Replace(Regex(_URL), " "))
+    norm.append(normalizers.Replace(Regex(f"[{k['ignored']}]"), ""))
+    norm.append(normalizers.Replace(Regex(f"[{k['apostrophes']}]"), "'"))
+    norm.append(normalizers.Replace(Regex(f"[{k['space']}]"), " "))
+    word = k["word"]
     if spec.strip_symbols:
-        norm.append(normalizers.Replace(Regex(f"[^{_WORD}'\\s]"), " "))
-        edges = pre_tokenizers.Split(Regex("^'+|'+$"), behavior="removed")
-        tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), edges])
+        norm.append(normalizers.Replace(Regex(f"[^{word}' ]"), " "))
+        pieces = [pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Split(Regex("^'+|'+$"), behavior="removed")]
     else:
-        symbols = pre_tokenizers.Split(Regex(f"[^{_WORD}'\\s]|^'+|'+$"), behavior="isolated")
-        tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), symbols])
+        symbols = pre_tokenizers.Split(Regex(f"[^{word}' ]|^'+|'+$"), behavior="isolated")
+        pieces = [pre_tokenizers.WhitespaceSplit(), symbols]
+    if spec.model in ("bpe", "unigram"):  # each word starts with ▁: the decoder turns it back into a space
+        pieces.append(pre_tokenizers.Metaspace(replacement=METASPACE, prepend_scheme="always", split=True))
     tok.normalizer = normalizers.Sequence(norm)
+    tok.pre_tokenizer = pre_tokenizers.Sequence(pieces)
+
+
+def _set_post_processor(tok: Any, roles: dict[str, Any]) -> None:
+    """[CLS] text [SEP] (or <s> text </s>) around every encoded text when both tokens were asked for."""
+    from tokenizers import processors
+
+    for first, last in (("cls_token", "sep_token"), ("bos_token", "eos_token")):
+        a, b = roles.get(first), roles.get(last)
+        if a is not None and b is not None:
+            ids = [(a, tok.token_to_id(a)), (b, tok.token_to_id(b))]
+            tok.post_processor = processors.TemplateProcessing(
+                single=f"{a} $A {b}", pair=f"{a} $A {b} $B:1 {b}:1", special_tokens=ids
+            )
+            return
 
 
 def pipeline_text(spec: TokenizerSpec) -> str:
     """What the file's normalizer and pre-tokenizer do, and what they cannot do for this corpus's tokenizer."""
-    steps = ["lower case" if spec.lowercase else "case kept", "typographic apostrophes as '"]
+    steps = ["lower case as the release folds it" if spec.lowercase else "case kept", "typographic apostrophes as '"]
     if spec.strip_urls:
         steps.append("links removed")
     steps.append(

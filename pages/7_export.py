@@ -1,11 +1,22 @@
 """Page 7: download the private release and its report. Nothing from the raw data is exported."""
 
+from typing import Any
+
 import streamlit as st
 
 from dpsu_core.command import release_command, release_script
 from dpsu_core.export import export_basename, guarantee_text
 from dpsu_core.metrics import canaries_released
-from dpsu_core.tokenizer_export import DEFAULT_VOCAB_SIZE, MODELS, TokenizerSpec, parse_special_tokens
+from dpsu_core.tokenizer_export import (
+    DEFAULT_MODEL,
+    DEFAULT_SPECIAL_TOKENS,
+    DEFAULT_VOCAB_SIZE,
+    MODELS,
+    TokenizerSpec,
+    directory_files,
+    directory_zip,
+    parse_special_tokens,
+)
 from pages import _ui
 from pages._format import escape_markdown
 from pages._state import app_state
@@ -128,15 +139,21 @@ k1, k2, k3 = st.columns(3)
 tok_model = k1.selectbox(
     "Tokenizer model",
     MODELS,
+    index=MODELS.index(DEFAULT_MODEL),
     key="tok_model",
-    help="wordlevel: exactly the released words plus the special tokens. bpe, wordpiece: subwords trained on the "
-    "released items only (noisy counts as frequencies for count mechanisms).",
+    help="wordlevel: exactly the released words plus the special tokens. bpe, wordpiece, unigram: subwords trained "
+    "on the released items only (their noisy counts as frequencies when the release has them).",
 )
 tok_specials = k2.text_input(
-    "Special tokens", "[PAD],[CLS],[SEP],[MASK]", key="tok_specials", help="Comma-separated; [UNK] is always added."
+    "Special tokens",
+    "",
+    key="tok_specials",
+    placeholder="[CLS],[SEP],[MASK]",
+    help=f"Comma-separated, besides {' and '.join(DEFAULT_SPECIAL_TOKENS)} (always there); [CLS]/[SEP]/[MASK], "
+    "<s>/</s> get their roles in transformers.",
 )
 tok_size = k3.number_input(
-    "Vocabulary size (bpe, wordpiece)",
+    "Vocabulary size (subword models)",
     min_value=2,
     max_value=10_000_000,
     value=DEFAULT_VOCAB_SIZE,
@@ -144,6 +161,7 @@ tok_size = k3.number_input(
     key="tok_size",
     disabled=tok_model == "wordlevel",
 )
+spec: TokenizerSpec | None = None  # the exported command redoes this tokenizer too
 try:
     spec = TokenizerSpec.from_options(
         record.corpus.options,
@@ -152,16 +170,20 @@ try:
         vocab_size=None if tok_model == "wordlevel" else int(tok_size),
     )
     tok_body, tok_report, built = state.tokenizer_files(record, spec)
+    tok_zip = directory_zip(directory_files(tok_body, built), f"{export_basename(rel)}_tokenizer")
 except ImportError:
+    spec = None
     st.info("The tokenizer download needs the tokenizers package: pip install 'dpsu[export]'.")
 except Exception as exc:
+    spec = None
     _ui.show_error(exc, "the tokenizer could not be built")
 else:
     stem = export_basename(rel, record.number)
-    d1, d2 = st.columns(2)
+    d0, d1, d2 = st.columns(3)
     for col, (label, body, name, mime, key) in zip(
-        (d1, d2),
+        (d0, d1, d2),
         (
+            ("Tokenizer folder (.zip)", tok_zip, f"{stem}_tokenizer.zip", "application/zip", "dl_tokenizer_dir"),
             ("tokenizer.json", tok_body, f"{stem}_tokenizer.json", "application/json", "dl_tokenizer"),
             (
                 "Report with the tokenizer (.md)",
@@ -186,6 +208,8 @@ else:
         escape_markdown(
             f"{built['vocabulary_size']:,} entries: {built['trained_on']}. New text is split by {built['pre_tokenizer']}."
         )
+        + " Unzip the folder and load it with `AutoTokenizer.from_pretrained(folder)` (padding and batching work "
+        "as loaded)."
     )
 
 st.markdown("**Redo this release in batch** (every parameter, no seed: each run draws fresh noise and spends again)")
@@ -202,12 +226,14 @@ else:
         where = record.corpus
         out, rep = f"{stem}.csv", f"{stem}_report.json"
         how = record.public.options if record.public is not None else None  # its columns, as chosen in the app
-        command = release_command(
-            cal, where.input_name, where.options, output=out, report=rep, public_corpus=public, public_options=how
-        )
-        script = release_script(
-            cal, where.input_name, where.options, output=out, report=rep, public_corpus=public, public_options=how
-        )
+        redo: dict[str, Any] = {
+            "public_corpus": public,
+            "public_options": how,
+            "tokenizer": spec,
+            "tokenizer_path": f"{stem}_tokenizer",
+        }
+        command = release_command(cal, where.input_name, where.options, output=out, report=rep, **redo)
+        script = release_script(cal, where.input_name, where.options, output=out, report=rep, **redo)
         st.code(command, language="bash", wrap_lines=True)  # the whole command visible, no side scrolling
         c1, c2 = st.columns(2)
         c1.download_button(

@@ -50,6 +50,7 @@ REMOVED_MARKERS: tuple[str, ...] = ("[removed]", "[deleted]")
 
 # RE2 syntax (Arrow).
 _URL = r"(?i)(?:\b[a-z][a-z0-9+.\-]*://|\bwww\.)\S+"
+URL_PATTERN = _URL  # public: the exported tokenizer removes links with the same pattern (tokenizer_export)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 # Below this many bytes of text one thread does all the work.

@@ -1,0 +1,289 @@
+"""Noisy counts for an already released item set, in the same run: a Gaussian sum over bounded user vectors.
+
+What it releases. Once a set-union (or n-gram) mechanism has released the item set S (private: its own
+(epsilon, delta)), each user u's occurrence counts of the items of S form a vector v_u (C_i[x] for x in S, 0
+elsewhere). The vector is scaled to l2 norm at most ``clip`` (C): w_u = v_u * min(1, C / ||v_u||_2). The release
+is sum_u w_u + N(0, sigma^2 I) on S, rounded to two decimals and clipped at 0 (post-processing). With the default
+C = 1 every user with any released item contributes a unit vector: a user's share of each word, so the counts say
+how the population uses the words (what a tokenizer trains on), and no user weighs more than any other.
+
+Why it is private (user level, add/remove one user). S is the output of the first mechanism: public to this
+step, so the step is a mechanism of its own, chosen adaptively (adaptive composition). On S the neighbouring sums
+differ by exactly one user's w_u, whose l2 norm is <= C: the Gaussian mechanism with l2-sensitivity C. sigma is
+the analytic Gaussian mechanism's (Balle & Wang 2018; ``privacy.gaussian.analytic_gaussian_sigma``, checked in
+exact arithmetic) at the counts' share of the budget; as zCDP it costs C^2 / (2 sigma^2) with no delta of its own
+(``privacy.cost.gaussian_cost``): exactly a Gaussian mechanism, so the ledger composes it by zCDP and Gaussian DP
+beside the release. Items of S that the corpus never held (DPNE's spurious n-grams) get noise alone.
+
+Budget. The user's (epsilon, delta) is split by basic composition: the set release runs at (1 - s) (epsilon, delta),
+the counts at s (epsilon, delta) with s = ``share`` (``split_budget``; the parts add up to at most the whole in
+exact arithmetic). The two are recorded in the ledger as two entries (``counts_entry``); their basic total is the
+(epsilon, delta) the user gave, and the ledger's zCDP / Gaussian-DP totals may be tighter.
+
+The floating-point scale factor is rounded down (``_SCALE_MARGIN``), so a clipped vector's norm never exceeds C by
+a rounding error.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numba
+import numpy as np
+
+from ..errors import ParameterError
+from ..privacy.cost import ZcdpCost, gaussian_cost
+from ..privacy.gaussian import analytic_gaussian_sigma, lower_until
+from ..privacy.validate import check_delta, check_epsilon, check_fraction, check_positive
+
+DEFAULT_SHARE = 0.2  # of (epsilon, delta) for the counts: the set release keeps 80%
+DEFAULT_CLIP = 1.0  # l2 bound of one user's vector of counts
+NAME, LABEL = "item-counts", "Item counts (Gaussian, l2-bounded users)"
+DETAILS_KEY = "item_counts"  # where a counted release's calibration keeps this step's calibration
+_SCALE_MARGIN = 1.0 - 2.0**-40  # the clip factor rounded down: ||w_u|| <= C despite float rounding
+COUNT_DECIMALS = 2
+
+
+@dataclass(frozen=True)
+class CountsCalibration:
+    """The count release's public calibration: its share of the budget, (epsilon, delta), the l2 bound and sigma."""
+
+    share: float
+    epsilon: float
+    delta: float
+    clip: float
+    sigma: float
+    total_epsilon: float  # the (epsilon, delta) the user gave: the set release's and this one's by basic composition
+    total_delta: float
+
+    @property
+    def cost(self) -> ZcdpCost:
+        """A Gaussian mechanism, l2-sensitivity C, no event outside it: 0-approximate C^2/(2 sigma^2)-zCDP."""
+        return gaussian_cost(self.sigma, 0.0, self.clip)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "mechanism": NAME,
+            "share": self.share,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "l2_clip": self.clip,
+            "sigma": self.sigma,
+            "zcdp_rho": self.cost.rho,
+            "total_epsilon": self.total_epsilon,
+            "total_delta": self.total_delta,
+            "what": (
+                "each user's occurrence counts of the released items, scaled to l2 norm <= clip, summed, plus "
+                "N(0, sigma^2); rounded to 2 decimals and clipped at 0"
+            ),
+            "composition": (
+                f"set release at (1 - {self.share:g}) x (epsilon, delta), counts at {self.share:g} x (epsilon, delta): "
+                f"({self.total_epsilon:g}, {self.total_delta:.3g}) by basic composition"
+            ),
+        }
+
+
+def check_share(share: Any) -> float:
+    return check_fraction(share, "the counts' share of the budget (--counts-share)")
+
+
+def check_clip(clip: Any) -> float:
+    return check_positive(clip, "the counts' l2 bound per user (--counts-clip)", "1 is typical")
+
+
+def split_budget(epsilon: float, delta: float, share: float) -> tuple[tuple[float, float], tuple[float, float]]:
+    """((epsilon, delta) of the set release, (epsilon, delta) of the counts): the counts get ``share`` of each, the
+    set release the rest, lowered by ulps until each pair adds up to at most the given value in exact arithmetic."""
+    e, d, s = check_epsilon(epsilon), check_delta(delta), check_share(share)
+    e_cnt, d_cnt = e * s, d * s
+
+    def rest(total: float, part: float) -> float:
+        return lower_until(total - part, lambda x: Fraction(x) + Fraction(part) <= Fraction(total))
+
+    return (rest(e, e_cnt), rest(d, d_cnt)), (e_cnt, d_cnt)
+
+
+def calibrate_counts(
+    epsilon: float, delta: float, share: float = DEFAULT_SHARE, clip: float = DEFAULT_CLIP
+) -> CountsCalibration:
+    """The counts' calibration for a release at (epsilon, delta) in all (public: parameters only)."""
+    c = check_clip(clip)
+    _, (e_cnt, d_cnt) = split_budget(epsilon, delta, share)
+    sigma = analytic_gaussian_sigma(e_cnt, d_cnt, c)
+    return CountsCalibration(float(share), e_cnt, d_cnt, c, sigma, float(epsilon), float(delta))
+
+
+def counts_of(cal: Any) -> CountsCalibration | None:
+    """The counts' calibration recorded in a release's calibration (``with_counts``), or None."""
+    d = cal.details.get(DETAILS_KEY) if isinstance(cal.details, dict) else None
+    if d is None:
+        return None
+    return CountsCalibration(
+        float(d["share"]),
+        float(d["epsilon"]),
+        float(d["delta"]),
+        float(d["l2_clip"]),
+        float(d["sigma"]),
+        float(d["total_epsilon"]),
+        float(d["total_delta"]),
+    )
+
+
+def check_countable(mechanism_cls: Any) -> None:
+    """Counts go with a set-union or n-gram release; the count mechanisms release their own."""
+    if getattr(mechanism_cls, "kind", None) == "count":
+        raise ParameterError(
+            f"{mechanism_cls.name} already releases noisy counts; --with-counts is for the set-union and n-gram "
+            "mechanisms: drop it"
+        )
+
+
+@numba.njit(cache=True, nogil=True)
+def _clipped_sums(indptr, items, counts, position, clip, margin, out):  # pragma: no cover - compiled
+    """out[position[x]] += C_u[x] * min(1, clip / ||C_u restricted to released x||_2) for every user u."""
+    n_users = indptr.shape[0] - 1
+    for u in range(n_users):
+        a, b = indptr[u], indptr[u + 1]
+        sq = 0.0
+        for j in range(a, b):
+            if position[items[j]] >= 0:
+                c = float(counts[j])
+                sq += c * c
+        if sq == 0.0:
+            continue
+        norm = math.sqrt(sq)
+        f = 1.0 if norm <= clip else clip / norm * margin
+        for j in range(a, b):
+            p = position[items[j]]
+            if p >= 0:
+                out[p] += float(counts[j]) * f
+
+
+def clipped_sums(corpus: Any, item_ids: np.ndarray, clip: float) -> np.ndarray:
+    """sum_u w_u over the released items (``item_ids`` into the corpus vocabulary, -1 for items it never held).
+    NOT private: the true sums, before noise. One compiled pass over the CSR."""
+    ids = np.asarray(item_ids, dtype=np.int64)
+    position = np.full(corpus.n_items, -1, dtype=np.int64)
+    held = np.flatnonzero(ids >= 0)
+    position[ids[held]] = held
+    out = np.zeros(ids.shape[0], dtype=np.float64)
+    _clipped_sums(corpus.indptr, corpus.items, corpus.counts, position, float(clip), _SCALE_MARGIN, out)
+    return out
+
+
+def noisy_counts(corpus: Any, item_ids: np.ndarray, cc: CountsCalibration, rng: np.random.Generator) -> np.ndarray:
+    """The released counts: clipped sums plus N(0, sigma^2) each, rounded and clipped at 0 (post-processing)."""
+    true = clipped_sums(corpus, item_ids, cc.clip)
+    noisy = true + rng.normal(0.0, cc.sigma, size=true.shape[0])
+    return np.maximum(np.round(noisy, COUNT_DECIMALS), 0.0)
+
+
+def with_counts(release: Any, corpus: Any, cc: CountsCalibration, rng: np.random.Generator) -> Any:
+    """The release with its noisy counts (and their std) filled in, its calibration recording this step
+    (``DETAILS_KEY``) and its guarantee sentence covering both parts. The set release is unchanged."""
+    import dataclasses
+
+    from .base import guarantee_sentence
+
+    if release.noisy_counts is not None:
+        raise ParameterError(f"the {release.calibration.label} release already has noisy counts; drop --with-counts")
+    counts = noisy_counts(corpus, release.item_ids, cc, rng)
+    cal = release.calibration
+    guarantee = (
+        guarantee_sentence(cc.total_epsilon, cc.total_delta, "set of released items with its noisy counts")
+        + f" The items were released at ({cal.epsilon:g}, {cal.delta:.3g}), their counts at ({cc.epsilon:g}, "
+        f"{cc.delta:.3g}) (Gaussian, sigma = {cc.sigma:.4g} per item, each user's counts bounded to l2 norm "
+        f"{cc.clip:g}): basic composition."
+    )
+    cal = dataclasses.replace(cal, guarantee=guarantee, details={**cal.details, DETAILS_KEY: cc.as_dict()})
+    return dataclasses.replace(
+        release, calibration=cal, noisy_counts=counts, count_std=np.full(counts.shape[0], cc.sigma)
+    )
+
+
+def mechanism_with_counts(
+    name: str, *, epsilon: float, delta: float, share: float = DEFAULT_SHARE, clip: float = DEFAULT_CLIP, **params: Any
+) -> tuple[Any, CountsCalibration]:
+    """(the mechanism ``name`` set up at the set release's part of (epsilon, delta), the counts' calibration)."""
+    from .registry import mechanism_class
+
+    cls = mechanism_class(name)
+    check_countable(cls)
+    cc = calibrate_counts(epsilon, delta, share, clip)
+    (e_set, d_set), _ = split_budget(epsilon, delta, share)
+    return cls(epsilon=e_set, delta=d_set, **params), cc
+
+
+def release_with_counts(
+    mechanism: Any, cc: CountsCalibration, corpus: Any, *, seed: int | None = None, progress: Any = None
+) -> Any:
+    """The set release, then its counts, from one Generator (seeded by the OS unless ``seed``: teaching only)."""
+    from .base import make_rng
+
+    rng = make_rng(seed)
+    release = mechanism.release(corpus, seed=seed, rng=rng, progress=progress)
+    return with_counts(release, corpus, cc, rng)
+
+
+def counts_entry(cc: CountsCalibration, *, corpus_id: Any, source: str, teaching: bool = False) -> Any:
+    """The ledger entry of the count step (the set release has its own, from its calibration)."""
+    from ..ledger import LedgerEntry
+
+    return LedgerEntry(
+        mechanism=NAME,
+        label=LABEL,
+        epsilon=cc.epsilon,
+        delta=cc.delta,
+        noise="gaussian",
+        corpus_id=corpus_id,
+        source=source,
+        zcdp=cc.cost,
+        teaching=teaching,
+    )
+
+
+def plan_with_counts(plan: Any, cc: CountsCalibration, spent: list[Any]) -> Any:
+    """A spend gate's plan (``spend.plan_spend`` of the set release, at its share of the budget) with the count step
+    added: its ledger entry, the action named with the counts' share, the cost and the session's total after it
+    recomputed (``ledger.total``). ``spent``: the corpus's ledger entries so far, as given to ``plan_spend``."""
+    import dataclasses
+
+    from ..ledger import total
+
+    first = plan.entries[0] if plan.entries else None
+    entry = counts_entry(
+        cc,
+        corpus_id=first.corpus_id if first is not None else None,
+        source=first.source if first is not None else plan.action,
+        teaching=bool(first is not None and first.teaching),
+    )
+    entries = (*plan.entries, entry)
+    return dataclasses.replace(
+        plan,
+        action=f"{plan.action} with noisy counts ({cc.share:g} of the budget: ε = {cc.epsilon:.4g}, σ = {cc.sigma:.4g})",
+        entries=entries,
+        cost=total(list(entries)),
+        after=total([*spent, *entries]) if plan.on_private else plan.after,
+    )
+
+
+def counts_flags(cc: CountsCalibration) -> list[str]:
+    """The CLI flags that redo this count release (defaults left out): ``command.release_argv``."""
+    flags = ["--with-counts"]
+    if cc.share != DEFAULT_SHARE:
+        flags += ["--counts-share", repr(cc.share)]
+    if cc.clip != DEFAULT_CLIP:
+        flags += ["--counts-clip", repr(cc.clip)]
+    return flags
+
+
+def cost_line(cc: CountsCalibration) -> str:
+    """The counts' cost in one line, stated before they run (CLI stderr, the app's spend gate)."""
+    return (
+        f"noisy counts: {cc.share:g} of the budget, epsilon = {cc.epsilon:.4g}, delta = {cc.delta:.3g} "
+        f"(Gaussian sigma = {cc.sigma:.4g}, each user's counts bounded to l2 norm {cc.clip:g}, zCDP rho = "
+        f"{cc.cost.rho:.4g}); the items get the rest: together ({cc.total_epsilon:g}, {cc.total_delta:.3g})"
+    )

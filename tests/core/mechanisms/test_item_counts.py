@@ -1,0 +1,179 @@
+"""Noisy counts of the released items (``mechanisms.item_counts``): calibration against the closed form and
+dp-accounting, l2 sensitivity on coupled neighbours, the budget split, and the cost in the ledger."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpsu_core.corpus.build import corpus_from_token_lists
+from dpsu_core.corpus.model import Corpus
+from dpsu_core.errors import ParameterError
+from dpsu_core.ledger import Ledger, LedgerEntry, total
+from dpsu_core.mechanisms.item_counts import (
+    DETAILS_KEY,
+    calibrate_counts,
+    clipped_sums,
+    counts_entry,
+    counts_of,
+    mechanism_with_counts,
+    release_with_counts,
+    split_budget,
+)
+from dpsu_core.privacy.gaussian import gaussian_delta, gaussian_delta_exact
+from tests.helpers import coupled_neighbours
+
+
+def _corpus(rows: list[list[int]], counts: list[list[int]], n_items: int) -> Corpus:
+    """A corpus straight from rows of item ids (each row's ids distinct) and their occurrence counts."""
+    order = [np.argsort(r, kind="stable") for r in rows]
+    items = np.concatenate([np.asarray(r, np.int32)[o] for r, o in zip(rows, order)] or [np.zeros(0, np.int32)])
+    cnts = np.concatenate([np.asarray(c, np.int32)[o] for c, o in zip(counts, order)] or [np.zeros(0, np.int32)])
+    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum([len(r) for r in rows], out=indptr[1:])
+    return Corpus(
+        indptr=indptr,
+        items=items.astype(np.int32),
+        counts=cnts.astype(np.int32),
+        vocab=np.array([f"w{i}" for i in range(n_items)], dtype=object),
+        ngram_len=np.ones(n_items, dtype=np.int8),
+        gram_tokens=np.arange(n_items, dtype=np.int32).reshape(-1, 1),
+    )
+
+
+@pytest.mark.parametrize("eps,delta,share,clip", [(3.0, 1e-5, 0.2, 1.0), (1.0, 1e-6, 0.5, 3.0), (8.0, 1e-7, 0.1, 0.5)])
+def test_sigma_is_the_analytic_gaussian_of_the_share_and_matches_dp_accounting(eps, delta, share, clip):
+    import dp_accounting
+    from dp_accounting.pld import pld_privacy_accountant
+
+    cc = calibrate_counts(eps, delta, share, clip)
+    assert (cc.epsilon, cc.delta) == (eps * share, delta * share)
+    # closed form (Balle & Wang, Thm 8): delta(sigma) at the counts' epsilon is the counts' delta, tightly
+    assert gaussian_delta_exact(cc.sigma, cc.epsilon, clip) <= cc.delta  # exact arithmetic (60 digits)
+    assert gaussian_delta(cc.sigma, cc.epsilon, clip) == pytest.approx(cc.delta, rel=1e-6)
+    assert gaussian_delta(cc.sigma * (1 - 1e-6), cc.epsilon, clip) > cc.delta  # the smallest such sigma
+    # dp-accounting's PLD accountant on the same Gaussian event (noise multiplier sigma / C)
+    acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-5)
+    acc.compose(dp_accounting.GaussianDpEvent(noise_multiplier=cc.sigma / clip))
+    assert acc.get_epsilon(cc.delta) == pytest.approx(cc.epsilon, abs=2e-3)
+    # the cost: exactly a Gaussian mechanism, C^2 / (2 sigma^2), no delta of its own
+    assert cc.cost.rho == pytest.approx(clip**2 / (2 * cc.sigma**2), rel=1e-15)
+    assert cc.cost.delta == 0.0 and cc.cost.gaussian_mu_sq == pytest.approx(2 * cc.cost.rho, rel=1e-15)
+
+
+@pytest.mark.parametrize("eps,delta,share", [(3.0, 1e-5, 0.2), (0.1, 1e-9, 0.3), (1e3, 0.3, 0.7)])
+def test_split_never_spends_more_than_the_whole(eps, delta, share):
+    (e1, d1), (e2, d2) = split_budget(eps, delta, share)
+    assert Fraction(e1) + Fraction(e2) <= Fraction(eps) and Fraction(d1) + Fraction(d2) <= Fraction(delta)
+    assert e1 + e2 == pytest.approx(eps, rel=1e-12) and d1 + d2 == pytest.approx(delta, rel=1e-12)
+
+
+@pytest.mark.parametrize("bad", [0.0, 1.0, -0.1, float("nan"), "x"])
+def test_share_outside_zero_one_is_refused(bad):
+    with pytest.raises(ParameterError, match="share"):
+        calibrate_counts(3.0, 1e-5, bad)
+
+
+@settings(max_examples=200, deadline=None)
+@given(case=coupled_neighbours(), data=st.data())
+def test_one_user_moves_the_sums_by_at_most_the_clip_in_l2(case, data):
+    """Coupled neighbours D and D + u (u inserted anywhere, every other user unchanged): the clipped sums over
+    any released set differ by a vector of l2 norm <= C (the Gaussian mechanism's sensitivity)."""
+    n_items, _, rows, extra, pos, gamma = case
+    clip = float(gamma)  # a spread of bounds from 0.05 to 4
+    counts = [data.draw(st.lists(st.integers(1, 50), min_size=len(r), max_size=len(r))) for r in rows]
+    extra_counts = data.draw(st.lists(st.integers(1, 50), min_size=len(extra), max_size=len(extra)))
+    released = data.draw(st.lists(st.integers(0, n_items - 1), unique=True, min_size=1))
+    released_ids = np.array(released + [-1], dtype=np.int64)  # -1: an item the corpus never held (DPNE)
+    d = _corpus(rows, counts, n_items)
+    du = _corpus(rows[:pos] + [extra] + rows[pos:], counts[:pos] + [extra_counts] + counts[pos:], n_items)
+    a, b = clipped_sums(d, released_ids, clip), clipped_sums(du, released_ids, clip)
+    assert a[-1] == 0.0 and b[-1] == 0.0
+    assert float(np.linalg.norm(b - a)) <= clip * (1 + 1e-12)
+    # and it is the extra user's vector, scaled down only when its norm passes the bound
+    w = np.array([dict(zip(extra, extra_counts)).get(x, 0) for x in released], dtype=np.float64)
+    norm = float(np.linalg.norm(w))
+    expected = w * (min(1.0, clip / norm) if norm > 0 else 0.0)
+    np.testing.assert_allclose((b - a)[:-1], expected, rtol=1e-9, atol=1e-9)
+
+
+def test_sums_are_the_users_occurrence_counts_scaled_to_the_bound():
+    # user 0: counts 3 and 4 of items 0, 1 (norm 5) -> (0.6, 0.8); user 1: count 1 of item 1 (norm 1, kept)
+    # item 2 is not released: it neither counts nor enters a norm
+    d = _corpus([[0, 1, 2], [1]], [[3, 4, 100], [1]], 3)
+    np.testing.assert_allclose(clipped_sums(d, np.array([0, 1]), 1.0), [0.6, 1.8], rtol=1e-9)
+    np.testing.assert_allclose(clipped_sums(d, np.array([0, 1]), 10.0), [3.0, 5.0], rtol=1e-12)
+
+
+def test_counted_release_spends_the_given_budget_in_two_ledger_entries():
+    users = [["the", "cat", "sat"]] * 200 + [["the", "dog"]] * 200
+    corpus = corpus_from_token_lists([[u] for u in users])
+    mech, cc = mechanism_with_counts("policy-gaussian", epsilon=3.0, delta=1e-5, share=0.25)
+    assert (mech.epsilon, mech.delta) == pytest.approx((2.25, 0.75e-5))
+    rel = release_with_counts(mech, cc, corpus)
+    assert {"the", "cat", "sat", "dog"} <= set(rel.items.tolist())
+    assert rel.noisy_counts is not None and np.all(rel.noisy_counts >= 0)
+    assert np.all(rel.count_std == cc.sigma)
+    the = rel.noisy_counts[rel.items.tolist().index("the")]
+    assert abs(the - (200 / math.sqrt(3) + 200 / math.sqrt(2))) < 6 * cc.sigma  # unit vectors per user
+    assert counts_of(rel.calibration) == cc and DETAILS_KEY in rel.calibration.details
+    assert "(3, 1e-05)-differentially private" in rel.calibration.guarantee
+
+    led = Ledger()
+    led.record(rel.calibration, corpus_id="c", source="Release")
+    led.add([counts_entry(cc, corpus_id="c", source="Release")])
+    t = led.total("c")
+    assert t.releases == 2
+    assert t.basic_epsilon == pytest.approx(3.0) and t.basic_delta == pytest.approx(1e-5)
+    # both parts are Gaussian mechanisms: the Gaussian-DP total is at most the basic one
+    assert t.gdp_epsilon is not None and t.epsilon <= 3.0
+    assert t.zcdp_rho == pytest.approx(led.entries[0].zcdp.rho + cc.cost.rho)
+
+
+def test_count_mechanisms_are_refused():
+    with pytest.raises(ParameterError, match="already releases noisy counts"):
+        mechanism_with_counts("pcr", epsilon=3.0, delta=1e-5)
+
+
+def test_counts_entry_is_a_plain_ledger_entry():
+    cc = calibrate_counts(3.0, 1e-5)
+    e = counts_entry(cc, corpus_id=7, source="CLI", teaching=True)
+    assert isinstance(e, LedgerEntry) and e.zcdp == cc.cost and e.teaching
+    assert not total([e]).guaranteed
+
+
+def test_the_spend_gate_shows_the_counts_share_and_their_cost():
+    from dpsu_core.mechanisms.item_counts import plan_with_counts
+    from dpsu_core.spend import plan_spend
+
+    mech, cc = mechanism_with_counts("policy-gaussian", epsilon=3.0, delta=1e-5, share=0.25)
+    spent = [Ledger().record(mech.calibrate(), corpus_id="c", source="Release")]  # one earlier release
+
+    def gate(limit: float):
+        base = plan_spend(
+            "Release (Policy Gaussian)",
+            [(mech.calibrate(), 1)],
+            spent,
+            corpus_id="c",
+            corpus_name="posts.csv",
+            limit_epsilon=limit,
+            on_private=True,
+            teaching=False,
+        )
+        return base, plan_with_counts(base, cc, spent)
+
+    base, plan = gate(100.0)
+    assert plan.after.epsilon > base.after.epsilon
+    assert len(plan.entries) == 2 and plan.entries[1].mechanism == "item-counts"
+    assert plan.cost.basic_epsilon == pytest.approx(3.0) and plan.cost.basic_delta == pytest.approx(1e-5)
+    assert plan.after.basic_epsilon == pytest.approx(2.25 + 3.0)
+    text = plan.cost_text()
+    assert "with noisy counts (0.25 of the budget" in text and "2 releases" in text
+    assert plan.key != base.key  # a yes for the plain release does not carry over
+    base, plan = gate((base.after.epsilon + plan.after.epsilon) / 2)
+    assert plan.needs_yes and not base.needs_yes  # only the counts take the session past the sidebar's epsilon
