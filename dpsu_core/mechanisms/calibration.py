@@ -27,9 +27,11 @@ def optional() -> Any:
 @dataclass(frozen=True, kw_only=True)
 class Details:
     """Public, per-mechanism values of a calibration (no data). ``engine``: set by an engine that ran the release
-    (the Spark engine says where the pass ran)."""
+    (the Spark engine says where the pass ran); ``item_counts``: the count step's calibration, when it ran."""
 
     engine: str | None = optional()
+    #: set by ``item_counts.with_counts`` when noisy counts of the released items were released in the same run
+    item_counts: dict[str, Any] | None = optional()
 
     def as_dict(self) -> dict[str, Any]:
         """The fields by name, JSON-able, without the optional ones left unset (``engine`` last)."""

@@ -42,7 +42,7 @@ from ..privacy.validate import check_delta, check_epsilon, check_fraction, check
 DEFAULT_SHARE = 0.2  # of (epsilon, delta) for the counts: the set release keeps 80%
 DEFAULT_CLIP = 1.0  # l2 bound of one user's vector of counts
 NAME, LABEL = "item-counts", "Item counts (Gaussian, l2-bounded users)"
-DETAILS_KEY = "item_counts"  # where a counted release's calibration keeps this step's calibration
+DETAILS_KEY = "item_counts"  # the field of the calibration details (and key of their export) holding this step
 _SCALE_MARGIN = 1.0 - 2.0**-40  # the clip factor rounded down: ||w_u|| <= C despite float rounding
 COUNT_DECIMALS = 2
 
@@ -118,7 +118,7 @@ def calibrate_counts(
 
 def counts_of(cal: Any) -> CountsCalibration | None:
     """The counts' calibration recorded in a release's calibration (``with_counts``), or None."""
-    d = cal.details.get(DETAILS_KEY) if isinstance(cal.details, dict) else None
+    d = cal.details.item_counts
     if d is None:
         return None
     return CountsCalibration(
@@ -198,7 +198,9 @@ def with_counts(release: Any, corpus: Any, cc: CountsCalibration, rng: np.random
         f"{cc.delta:.3g}) (Gaussian, sigma = {cc.sigma:.4g} per item, each user's counts bounded to l2 norm "
         f"{cc.clip:g}): basic composition."
     )
-    cal = dataclasses.replace(cal, guarantee=guarantee, details={**cal.details, DETAILS_KEY: cc.as_dict()})
+    cal = dataclasses.replace(
+        cal, guarantee=guarantee, details=dataclasses.replace(cal.details, item_counts=cc.as_dict())
+    )
     return dataclasses.replace(
         release, calibration=cal, noisy_counts=counts, count_std=np.full(counts.shape[0], cc.sigma)
     )

@@ -121,7 +121,7 @@ def test_counted_release_spends_the_given_budget_in_two_ledger_entries():
     assert np.all(rel.count_std == cc.sigma)
     the = rel.noisy_counts[rel.items.tolist().index("the")]
     assert abs(the - (200 / math.sqrt(3) + 200 / math.sqrt(2))) < 6 * cc.sigma  # unit vectors per user
-    assert counts_of(rel.calibration) == cc and DETAILS_KEY in rel.calibration.details
+    assert counts_of(rel.calibration) == cc and DETAILS_KEY in rel.calibration.details.as_dict()
     assert "(3, 1e-05)-differentially private" in rel.calibration.guarantee
 
     led = Ledger()
