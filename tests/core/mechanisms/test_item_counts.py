@@ -176,4 +176,4 @@ def test_the_spend_gate_shows_the_counts_share_and_their_cost():
     assert "with noisy counts (0.25 of the budget" in text and "2 releases" in text
     assert plan.key != base.key  # a yes for the plain release does not carry over
     base, plan = gate((base.after.epsilon + plan.after.epsilon) / 2)
-    assert plan.needs_yes and not base.needs_yes  # only the counts take the session past the sidebar's epsilon
+    assert plan.over_budget and not base.over_budget  # only the counts take the session past its budget
