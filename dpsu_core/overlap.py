@@ -42,6 +42,7 @@ from .corpus.intern import string_buffers
 from .corpus.limits import DEFAULT_LIMITS, ReadLimits
 from .corpus.readers import read_table
 from .errors import InputError
+from .siphash import sip_rounds
 
 REFUSE_SHARE = 0.20  # refused: at least this share of the file's distinct posts are in the private corpus
 REFUSE_PAIRS = 10  # refused: more than this many of its (user, post) pairs are the private corpus's
@@ -348,34 +349,9 @@ def _normalise_ascii(data, offsets, wide):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, inline="always")
-def _rotl(x, b):  # pragma: no cover - compiled
-    return (x << np.uint64(b)) | (x >> np.uint64(64 - b))
-
-
-@numba.njit(cache=True, inline="always")
-def _round(v0, v1, v2, v3):  # pragma: no cover - compiled
-    v0 += v1
-    v1 = _rotl(v1, 13)
-    v1 ^= v0
-    v0 = _rotl(v0, 32)
-    v2 += v3
-    v3 = _rotl(v3, 16)
-    v3 ^= v2
-    v0 += v3
-    v3 = _rotl(v3, 21)
-    v3 ^= v0
-    v2 += v1
-    v1 = _rotl(v1, 17)
-    v1 ^= v2
-    v2 = _rotl(v2, 32)
-    return v0, v1, v2, v3
-
-
-@numba.njit(cache=True, inline="always")
 def _compress(v0, v1, v2, v3, m):  # pragma: no cover - compiled
     v3 ^= m
-    v0, v1, v2, v3 = _round(v0, v1, v2, v3)
-    v0, v1, v2, v3 = _round(v0, v1, v2, v3)
+    v0, v1, v2, v3 = sip_rounds(v0, v1, v2, v3, 2)
     v0 ^= m
     return v0, v1, v2, v3
 
@@ -385,8 +361,7 @@ def _finish(v0, v1, v2, v3, m, length):  # pragma: no cover - compiled
     b = ((np.uint64(length) & np.uint64(0xFF)) << np.uint64(56)) | m
     v0, v1, v2, v3 = _compress(v0, v1, v2, v3, b)
     v2 ^= np.uint64(0xFF)
-    for _ in range(4):
-        v0, v1, v2, v3 = _round(v0, v1, v2, v3)
+    v0, v1, v2, v3 = sip_rounds(v0, v1, v2, v3, 4)
     return v0 ^ v1 ^ v2 ^ v3
 
 

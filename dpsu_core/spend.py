@@ -19,13 +19,16 @@ spent). Public: nothing here looks at data.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from .ledger import LedgerEntry, LedgerTotal, total
 from .mechanisms import Calibration
+from .mechanisms.item_counts import LABEL, NAME, CountsCalibration
 
 TEACHING_REFUSED = (
     "Teaching mode (fixed seed) runs on exploration corpora only: its noise can be recomputed from the seed, so a "
@@ -161,3 +164,40 @@ def round_up(x: float, digits: int) -> float:
         step = 10.0 ** (math.floor(math.log10(out)) - digits + 1)
         out = float(f"{out + step:.{digits}g}")
     return out
+
+
+# ---- the count step of a release with noisy counts (``mechanisms.item_counts``) ------------------------------
+def counts_entry(cc: CountsCalibration, *, corpus_id: Any, source: str, teaching: bool = False) -> LedgerEntry:
+    """The ledger entry of the count step (the set release has its own, from its calibration)."""
+    return LedgerEntry(
+        mechanism=NAME,
+        label=LABEL,
+        epsilon=cc.epsilon,
+        delta=cc.delta,
+        noise="gaussian",
+        corpus_id=corpus_id,
+        source=source,
+        zcdp=cc.cost,
+        teaching=teaching,
+    )
+
+
+def plan_with_counts(plan: SpendPlan, cc: CountsCalibration, spent: list[LedgerEntry]) -> SpendPlan:
+    """A spend gate's plan (``spend.plan_spend`` of the set release, at its share of the budget) with the count step
+    added: its ledger entry, the action named with the counts' share, the cost and the session's total after it
+    recomputed (``ledger.total``). ``spent``: the corpus's ledger entries so far, as given to ``plan_spend``."""
+    first = plan.entries[0] if plan.entries else None
+    entry = counts_entry(
+        cc,
+        corpus_id=first.corpus_id if first is not None else None,
+        source=first.source if first is not None else plan.action,
+        teaching=bool(first is not None and first.teaching),
+    )
+    entries = (*plan.entries, entry)
+    return dataclasses.replace(
+        plan,
+        action=f"{plan.action} with noisy counts ({cc.share:g} of the budget: ε = {cc.epsilon:.4g}, σ = {cc.sigma:.4g})",
+        entries=entries,
+        cost=total(list(entries)),
+        after=total([*spent, *entries]) if plan.on_private else plan.after,
+    )

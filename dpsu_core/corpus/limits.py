@@ -81,7 +81,7 @@ class ReadLimits:
 DEFAULT_LIMITS = ReadLimits()
 
 
-def _mb(n: float) -> str:
+def mb_text(n: float) -> str:
     return f"{n / MiB:,.0f} MB" if n >= MiB else f"{n:,.0f} bytes"
 
 
@@ -105,7 +105,7 @@ def read_regular_file(path: Path, limits: ReadLimits, check_head: Callable[[byte
         )
     if st.st_size > limits.max_file_bytes:
         raise ResourceLimitError(
-            f"{short_name(path)} is {_mb(st.st_size)}, above the {_mb(limits.max_file_bytes)} limit on input files; "
+            f"{short_name(path)} is {mb_text(st.st_size)}, above the {mb_text(limits.max_file_bytes)} limit on input files; "
             "split it, or raise the limit (CLI: --max-file-mb)"
         )
     with open(path, "rb") as fh:
@@ -115,7 +115,7 @@ def read_regular_file(path: Path, limits: ReadLimits, check_head: Callable[[byte
         data = fh.read(st.st_size + 1)  # one byte more: a file that grew while we read is noticed
     if len(data) > limits.max_file_bytes:
         raise ResourceLimitError(
-            f"{short_name(path)} grew past the {_mb(limits.max_file_bytes)} limit on input files while being read"
+            f"{short_name(path)} grew past the {mb_text(limits.max_file_bytes)} limit on input files while being read"
         )
     return data
 
@@ -132,7 +132,7 @@ def read_capped(stream, cap: int, what: str) -> bytes:
         size += len(chunk)
         if size > cap:
             raise ResourceLimitError(
-                f"{what} unpacks to more than {_mb(cap)} (the limit for a file of its size; a zip bomb?); "
+                f"{what} unpacks to more than {mb_text(cap)} (the limit for a file of its size; a zip bomb?); "
                 "upload it uncompressed, or raise the limit (CLI: --max-unpacked-mb)"
             )
 

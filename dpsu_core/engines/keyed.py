@@ -33,6 +33,8 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from ..siphash import sip_rounds
+
 _C0 = np.uint64(0x736F6D6570736575)
 _C1 = np.uint64(0x646F72616E646F6D)
 _C2 = np.uint64(0x6C7967656E657261)
@@ -40,46 +42,21 @@ _C3 = np.uint64(0x7465646279746573)
 _LEN16 = np.uint64(16 << 56)  # SipHash's last block for a 16-byte message: its length in the top byte
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _rotl(x, b):
-    return (x << np.uint64(b)) | (x >> np.uint64(64 - b))
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _rounds(v0, v1, v2, v3, n):
-    for _ in range(n):
-        v0 += v1
-        v1 = _rotl(v1, 13)
-        v1 ^= v0
-        v0 = _rotl(v0, 32)
-        v2 += v3
-        v3 = _rotl(v3, 16)
-        v3 ^= v2
-        v0 += v3
-        v3 = _rotl(v3, 21)
-        v3 ^= v0
-        v2 += v1
-        v1 = _rotl(v1, 17)
-        v1 ^= v2
-        v2 = _rotl(v2, 32)
-    return v0, v1, v2, v3
-
-
 @numba.njit(cache=True, nogil=True)
 def siphash16(k0, k1, m0, m1):  # pragma: no cover - compiled
     """SipHash-2-4 with key (k0, k1) of the 16-byte message m0 || m1 (two little-endian 64-bit words)."""
     v0, v1, v2, v3 = k0 ^ _C0, k1 ^ _C1, k0 ^ _C2, k1 ^ _C3
     v3 ^= m0
-    v0, v1, v2, v3 = _rounds(v0, v1, v2, v3, 2)
+    v0, v1, v2, v3 = sip_rounds(v0, v1, v2, v3, 2)
     v0 ^= m0
     v3 ^= m1
-    v0, v1, v2, v3 = _rounds(v0, v1, v2, v3, 2)
+    v0, v1, v2, v3 = sip_rounds(v0, v1, v2, v3, 2)
     v0 ^= m1
     v3 ^= _LEN16
-    v0, v1, v2, v3 = _rounds(v0, v1, v2, v3, 2)
+    v0, v1, v2, v3 = sip_rounds(v0, v1, v2, v3, 2)
     v0 ^= _LEN16
     v2 ^= np.uint64(0xFF)
-    v0, v1, v2, v3 = _rounds(v0, v1, v2, v3, 4)
+    v0, v1, v2, v3 = sip_rounds(v0, v1, v2, v3, 4)
     return v0 ^ v1 ^ v2 ^ v3
 
 

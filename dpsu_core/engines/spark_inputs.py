@@ -236,7 +236,7 @@ def _one_format(data: list[Path]) -> str:
 
 
 def _check_regular(f: Path, limits: ReadLimits) -> None:
-    from ..corpus.limits import _mb
+    from ..corpus.limits import mb_text
 
     st = os.stat(f)
     if not stat.S_ISREG(st.st_mode):
@@ -246,7 +246,7 @@ def _check_regular(f: Path, limits: ReadLimits) -> None:
         )
     if st.st_size > limits.max_file_bytes:
         raise ResourceLimitError(
-            f"{short_name(f.name)} is {_mb(st.st_size)}, above the {_mb(limits.max_file_bytes)} limit on input files; "
+            f"{short_name(f.name)} is {mb_text(st.st_size)}, above the {mb_text(limits.max_file_bytes)} limit on input files; "
             "split it, or raise the limit (CLI: --max-file-mb)"
         )
 

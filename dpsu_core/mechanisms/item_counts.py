@@ -17,7 +17,7 @@ beside the release. Items of S that the corpus never held (DPNE's spurious n-gra
 
 Budget. The user's (epsilon, delta) is split by basic composition: the set release runs at (1 - s) (epsilon, delta),
 the counts at s (epsilon, delta) with s = ``share`` (``split_budget``; the parts add up to at most the whole in
-exact arithmetic). The two are recorded in the ledger as two entries (``counts_entry``); their basic total is the
+exact arithmetic). The two are recorded in the ledger as two entries (``spend.counts_entry``); their basic total is the
 (epsilon, delta) the user gave, and the ledger's zCDP / Gaussian-DP totals may be tighter.
 
 The floating-point scale factor is rounded down (``_SCALE_MARGIN``), so a clipped vector's norm never exceeds C by
@@ -228,48 +228,6 @@ def release_with_counts(
     rng = make_rng(seed)
     release = mechanism.release(corpus, seed=seed, rng=rng, progress=progress)
     return with_counts(release, corpus, cc, rng)
-
-
-def counts_entry(cc: CountsCalibration, *, corpus_id: Any, source: str, teaching: bool = False) -> Any:
-    """The ledger entry of the count step (the set release has its own, from its calibration)."""
-    from ..ledger import LedgerEntry
-
-    return LedgerEntry(
-        mechanism=NAME,
-        label=LABEL,
-        epsilon=cc.epsilon,
-        delta=cc.delta,
-        noise="gaussian",
-        corpus_id=corpus_id,
-        source=source,
-        zcdp=cc.cost,
-        teaching=teaching,
-    )
-
-
-def plan_with_counts(plan: Any, cc: CountsCalibration, spent: list[Any]) -> Any:
-    """A spend gate's plan (``spend.plan_spend`` of the set release, at its share of the budget) with the count step
-    added: its ledger entry, the action named with the counts' share, the cost and the session's total after it
-    recomputed (``ledger.total``). ``spent``: the corpus's ledger entries so far, as given to ``plan_spend``."""
-    import dataclasses
-
-    from ..ledger import total
-
-    first = plan.entries[0] if plan.entries else None
-    entry = counts_entry(
-        cc,
-        corpus_id=first.corpus_id if first is not None else None,
-        source=first.source if first is not None else plan.action,
-        teaching=bool(first is not None and first.teaching),
-    )
-    entries = (*plan.entries, entry)
-    return dataclasses.replace(
-        plan,
-        action=f"{plan.action} with noisy counts ({cc.share:g} of the budget: ε = {cc.epsilon:.4g}, σ = {cc.sigma:.4g})",
-        entries=entries,
-        cost=total(list(entries)),
-        after=total([*spent, *entries]) if plan.on_private else plan.after,
-    )
 
 
 def counts_flags(cc: CountsCalibration) -> list[str]:

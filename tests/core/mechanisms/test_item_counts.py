@@ -19,13 +19,13 @@ from dpsu_core.mechanisms.item_counts import (
     DETAILS_KEY,
     calibrate_counts,
     clipped_sums,
-    counts_entry,
     counts_of,
     mechanism_with_counts,
     release_with_counts,
     split_budget,
 )
 from dpsu_core.privacy.gaussian import gaussian_delta, gaussian_delta_exact
+from dpsu_core.spend import counts_entry
 from tests.helpers import coupled_neighbours
 
 
@@ -148,8 +148,7 @@ def test_counts_entry_is_a_plain_ledger_entry():
 
 
 def test_the_spend_gate_shows_the_counts_share_and_their_cost():
-    from dpsu_core.mechanisms.item_counts import plan_with_counts
-    from dpsu_core.spend import plan_spend
+    from dpsu_core.spend import plan_spend, plan_with_counts
 
     mech, cc = mechanism_with_counts("policy-gaussian", epsilon=3.0, delta=1e-5, share=0.25)
     spent = [Ledger().record(mech.calibrate(), corpus_id="c", source="Release")]  # one earlier release
