@@ -27,7 +27,16 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 START_TIMEOUT_S = 60.0
+#: how long a browser expectation waits (Playwright's default is 5 s: too short for a Streamlit rerun while the
+#: other xdist worker runs Spark or a release on the same two cores)
+EXPECT_TIMEOUT_MS = 30_000
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
+
+
+with contextlib.suppress(ImportError):  # playwright is a test dependency; without it the browser tests skip
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
 
 
 def _free_port() -> int:
