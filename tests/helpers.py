@@ -33,6 +33,9 @@ Public API (import as ``from tests.helpers import ...`` or ``from helpers import
 ``rows_strategy(...)`` / ``extra_row_strategy(...)``: hypothesis strategies of small row lists over a
     small item universe (many repeats, so weights reach a small Gamma often).
 
+``descent_steps(h0, gamma) -> {1: h after the l1-descent step, 2: h after the l2-descent step}``: one user holding
+    every item of ``h0`` takes one step of each descent (the kernels themselves, budget ``descent_budget(n)``).
+
 ``coupled_neighbours()``: a hypothesis strategy of (n_items, Delta0, D's rows, the extra user's row, its
     position, gamma) for the sensitivity property tests.
 """
@@ -193,3 +196,17 @@ def coupled_neighbours(draw):
     pos = draw(st.integers(0, len(rows)))
     gamma = draw(GAMMAS)
     return n_items, m, rows, extra, pos, gamma
+
+
+# --------------------------------------------------------------------------- one descent step
+def descent_steps(h0: np.ndarray, gamma: float) -> dict[int, np.ndarray]:
+    """H after one user holding every item of ``h0`` takes an l1-descent (key 1) and an l2-descent (key 2) step."""
+    from dpsu_core.mechanisms.setunion import l1_step, l2_step
+    from dpsu_core.privacy.norms import descent_budget
+
+    n = h0.shape[0]
+    items, sel = np.arange(n, dtype=np.int32), np.arange(n, dtype=np.int64)
+    h1, h2 = h0.copy(), h0.copy()
+    l1_step(h1, items, sel, n, gamma, np.empty(n), descent_budget(n))
+    l2_step(h2, items, sel, n, gamma, descent_budget(n))
+    return {1: h1, 2: h2}

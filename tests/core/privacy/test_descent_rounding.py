@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 
 from dpsu_core.errors import DpsuError, ParameterError
 from dpsu_core.mechanisms.registry import MECHANISM_CLASSES
-from dpsu_core.mechanisms.setunion import l1_step, l2_step
 from dpsu_core.privacy.norms import add_down, check_descent_range, descent_budget
 from tests.corners import EPSILON_MIN, corner_grid
+from tests.helpers import descent_steps
 
 
 @functools.cache
@@ -73,16 +73,8 @@ GAPS = st.lists(
 @given(log_gamma=st.floats(0.0, 1.0), gaps=GAPS)
 def test_descent_step_has_exact_norm_at_most_one_for_every_valid_gamma(log_gamma, gaps):
     gamma = float(np.exp(log_gamma * math.log(largest_valid_gamma())))
-    n = len(gaps)
     h0 = _weights(gamma, gaps)
-    items, sel = np.arange(n, dtype=np.int32), np.arange(n, dtype=np.int64)
-    budget = descent_budget(n)
-    for order in (1, 2):
-        h = h0.copy()
-        if order == 1:
-            l1_step(h, items, sel, n, gamma, np.empty(n), budget)
-        else:
-            l2_step(h, items, sel, n, gamma, budget)
+    for order, h in descent_steps(h0, gamma).items():
         inc = _exact_increments(h0, h)
         assert all(d >= 0 for d in inc)
         assert np.all(h <= gamma)
@@ -94,13 +86,7 @@ def test_descent_step_near_gamma_at_huge_gamma(n):
     # the failing case of issue 26: Gamma ~ 1e13 and beyond, every weight just below Gamma
     gamma = largest_valid_gamma()
     h0 = gamma - gamma * np.random.default_rng(n).uniform(1e-17, 1e-15, size=n)  # test data only
-    items, sel = np.arange(n, dtype=np.int32), np.arange(n, dtype=np.int64)
-    for order in (1, 2):
-        h = h0.copy()
-        if order == 1:
-            l1_step(h, items, sel, n, gamma, np.empty(n), descent_budget(n))
-        else:
-            l2_step(h, items, sel, n, gamma, descent_budget(n))
+    for order, h in descent_steps(h0, gamma).items():
         assert sum(d**order for d in _exact_increments(h0, h)) <= 1
 
 

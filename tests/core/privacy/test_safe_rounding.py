@@ -24,7 +24,7 @@ from dpsu_core.mechanisms.dpsu_step import weighted_update
 from dpsu_core.mechanisms.greedy import greedy_update, item_hash_keys
 from dpsu_core.mechanisms.registry import get_mechanism
 from dpsu_core.mechanisms.sampling import rows_from_lists
-from dpsu_core.mechanisms.setunion import l1_descent_update, l1_step, l2_descent_update, l2_step
+from dpsu_core.mechanisms.setunion import l1_descent_update, l2_descent_update
 from dpsu_core.privacy import (
     count_l2_sensitivity,
     cutoff,
@@ -36,7 +36,6 @@ from dpsu_core.privacy import (
     rho_weighted_gaussian,
     rho_weighted_laplace,
 )
-from dpsu_core.privacy.norms import descent_budget
 from dpsu_core.privacy.zcdp import (
     approx_zcdp_budget,
     dp_epsilon_to_zcdp_rho,
@@ -45,6 +44,7 @@ from dpsu_core.privacy.zcdp import (
     zcdp_delta_prime,
     zcdp_to_dp_epsilon,
 )
+from tests.helpers import descent_steps
 
 EPSILONS = [0.01, 0.05, 0.3, 1.0, 3.0, 8.0, 20.0]
 DELTAS = [1e-15, 1e-12, 1e-9, 1e-6, 1e-3, 0.1]
@@ -238,14 +238,6 @@ def test_descent_step_stays_within_norm_one_when_delta0_times_gamma_is_large(gam
     # n Gamma far above 2^20 with every weight just below Gamma: each updated weight is rounded to an ulp
     # of Gamma, which the fixed 2^-32 slack does not cover (the l1 step exceeded norm 1 by 1.9e-9 here),
     # so the kernels add rounding down (privacy.norms.add_down) and take their budget from descent_budget.
-    n = 3000
-    h0 = gamma - np.random.default_rng(seed).uniform(1e-4, 0.05, size=n)  # test data only
-    items, sel = np.arange(n, dtype=np.int32), np.arange(n, dtype=np.int64)
-    budget = descent_budget(n)
-    for order in (1, 2):
-        h = h0.copy()
-        if order == 1:
-            l1_step(h, items, sel, n, gamma, np.empty(n), budget)
-        else:
-            l2_step(h, items, sel, n, gamma, budget)
+    h0 = gamma - np.random.default_rng(seed).uniform(1e-4, 0.05, size=3000)  # test data only
+    for order, h in descent_steps(h0, gamma).items():
         assert sum(abs(Fraction(float(a)) - Fraction(float(b))) ** order for a, b in zip(h, h0)) <= 1
