@@ -39,6 +39,15 @@ with contextlib.suppress(ImportError):  # playwright is a test dependency; witho
     expect.set_options(timeout=EXPECT_TIMEOUT_MS)
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(config, items):
+    """The browser tests run one after another on one xdist worker (``--dist loadgroup``): twenty concurrent
+    sessions beside another browser test on two cores made Streamlit reruns miss their timeouts."""
+    for item in items:
+        if "/tests/e2e/" in str(item.path):
+            item.add_marker(pytest.mark.xdist_group("browser"))
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
