@@ -88,6 +88,21 @@ def mb_text(n: float) -> str:
 HEAD_BYTES = 65536  # the first bytes of a file, checked before the rest is read
 
 
+def check_regular(st: os.stat_result, path: object, limits: ReadLimits, size_name: object | None = None) -> None:
+    """A regular file (not a FIFO or a device: it may never end) within the size limit, from its ``stat``;
+    ``size_name``: how the size message names it (default: ``path``)."""
+    if not stat.S_ISREG(st.st_mode):
+        kind = "FIFO (named pipe)" if stat.S_ISFIFO(st.st_mode) else "device or socket"
+        raise InputError(
+            f"{short_name(path)} is a {kind}, not a regular file: it may never end; save the data to a file first"
+        )
+    if st.st_size > limits.max_file_bytes:
+        raise ResourceLimitError(
+            f"{short_name(path if size_name is None else size_name)} is {mb_text(st.st_size)}, above the "
+            f"{mb_text(limits.max_file_bytes)} limit on input files; split it, or raise the limit (CLI: --max-file-mb)"
+        )
+
+
 def read_regular_file(path: Path, limits: ReadLimits, check_head: Callable[[bytes], None] | None = None) -> bytes:
     """The bytes of the regular file ``path``, after checking its type and size (nothing read before) and, with
     ``check_head``, its first ``HEAD_BYTES`` (it raises to refuse the file: a 10 GB sparse file of zeros is
@@ -98,16 +113,7 @@ def read_regular_file(path: Path, limits: ReadLimits, check_head: Callable[[byte
         raise InputError(f"file not found: {short_name(path)}; check the path") from None
     if stat.S_ISDIR(st.st_mode):
         raise InputError(f"{short_name(path)} is a folder, not a file; give the path of one data file")
-    if not stat.S_ISREG(st.st_mode):
-        kind = "FIFO (named pipe)" if stat.S_ISFIFO(st.st_mode) else "device or socket"
-        raise InputError(
-            f"{short_name(path)} is a {kind}, not a regular file: it may never end; save the data to a file first"
-        )
-    if st.st_size > limits.max_file_bytes:
-        raise ResourceLimitError(
-            f"{short_name(path)} is {mb_text(st.st_size)}, above the {mb_text(limits.max_file_bytes)} limit on input files; "
-            "split it, or raise the limit (CLI: --max-file-mb)"
-        )
+    check_regular(st, path, limits)
     with open(path, "rb") as fh:
         if check_head is not None:
             check_head(fh.read(HEAD_BYTES))

@@ -28,14 +28,13 @@ import gzip
 import mmap
 import os
 import re
-import stat
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
 from ..corpus.limits import DEFAULT_LIMITS, ReadLimits, read_capped
-from ..errors import InputError, OutputError, ResourceLimitError, short_name, shorten_list
+from ..errors import InputError, OutputError, short_name, shorten_list
 from ..wording import opt
 
 #: Formats the Spark engine reads.
@@ -236,19 +235,9 @@ def _one_format(data: list[Path]) -> str:
 
 
 def _check_regular(f: Path, limits: ReadLimits) -> None:
-    from ..corpus.limits import mb_text
+    from ..corpus.limits import check_regular
 
-    st = os.stat(f)
-    if not stat.S_ISREG(st.st_mode):
-        kind = "FIFO (named pipe)" if stat.S_ISFIFO(st.st_mode) else "device or socket"
-        raise InputError(
-            f"{short_name(str(f))} is a {kind}, not a regular file: it may never end; save the data to a file first"
-        )
-    if st.st_size > limits.max_file_bytes:
-        raise ResourceLimitError(
-            f"{short_name(f.name)} is {mb_text(st.st_size)}, above the {mb_text(limits.max_file_bytes)} limit on input files; "
-            "split it, or raise the limit (CLI: --max-file-mb)"
-        )
+    check_regular(os.stat(f), str(f), limits, size_name=f.name)
 
 
 def _gunzip(f: Path, limits: ReadLimits) -> bytes:
