@@ -92,15 +92,25 @@ def guess_columns(columns) -> tuple[str | None, str | None]:
     return (cols[u] if u is not None else None), (cols[t] if t is not None else None)
 
 
+AVAILABLE_CHARS = 180  # the column list's share of a message (errors.MAX_MESSAGE_CHARS), in whole entries
+
+
 def available(columns: Sequence[str], first_row: Sequence[str] | None = None) -> str:
     """The columns as a list for a message: position, name, and for a header-less file the first value."""
     if first_row is not None:
         parts = [f"{i} (first value {_clip(v)!r})" for i, v in enumerate(first_row)]
     else:
         parts = [f"{i}: {_clip(c)!r}" for i, c in enumerate(columns)]
-    if len(parts) > 12:
-        parts = parts[:12] + [f"… and {len(parts) - 12} more"]
-    return ", ".join(parts) or "none"
+    shown: list[str] = []
+    used = 0
+    for part in parts:  # whole entries only, so the message's own cap never falls mid-entry
+        if used + len(part) + 2 > AVAILABLE_CHARS and shown:
+            break
+        shown.append(part)
+        used += len(part) + 2
+    if len(shown) < len(parts):
+        shown.append(f"… and {len(parts) - len(shown)} more")
+    return ", ".join(shown) or "none"
 
 
 def label(columns: Sequence[str], i: int) -> str:

@@ -482,3 +482,23 @@ def test_dates_are_called_dates_in_the_header_decision():
         "date",
         "text",
     ]
+
+
+@pytest.mark.parametrize("has_header", [True, False])
+@pytest.mark.parametrize("user_col", [None, "nope"])
+def test_a_wide_files_column_list_is_never_cut_mid_entry(has_header, user_col):
+    """Issue 27: with 40 long column names the message was cut by its 500-character cap inside an entry
+    ("… 9:…"); the list now ends in whole entries and says how many more there are."""
+    from dpsu_core.errors import MAX_MESSAGE_CHARS, ColumnError
+
+    cols = [f"tweet_column_number_{i}" for i in range(40)]
+    first = [f"value_of_column_{i}" for i in range(40)]
+    if not has_header and user_col is not None:
+        user_col = "99"  # no header: a position, out of range
+    with pytest.raises(ColumnError) as err:
+        choose_columns(cols, user_col, None, has_header, first_row=first)
+    msg = str(err.value)
+    assert len(msg) <= MAX_MESSAGE_CHARS
+    assert not msg.endswith("…"), msg  # the cap did not fall inside the message
+    shown = msg.count("first value") if not has_header else msg.count("'tweet_column_number_")
+    assert shown >= 3 and f"… and {40 - shown} more" in msg, msg
