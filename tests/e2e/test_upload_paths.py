@@ -101,3 +101,32 @@ def test_exploration_file_with_unknown_columns_and_a_private_copy_refused(browse
         assert_no_traceback(page)
     finally:
         ctx.close()
+
+
+def test_mailbox_pattern_keeps_the_text_column_shown(browser, app_url, screenshots):
+    """Issue 27, point 6: on an e-mail file (``file``, ``message``) the text-column picker showed its placeholder
+    after a user pattern was typed, while ``message`` was still the column in use."""
+    from tests.column_fixtures import emails
+
+    ctx, page, _ = new_page(browser, app_url)
+    try:
+        page.get_by_text("Upload a file", exact=True).click()
+        wait_idle(page)
+        _upload_to(page, "upload", "emails.csv", emails())
+        text_box = page.locator(".st-key-text_col input")
+        expect(text_box).to_have_value("message")
+        _choose(page, "user_col", "file")
+        expect(text_box).to_have_value("message")
+        pattern = page.locator(".st-key-user_pattern input")
+        pattern.fill("^([^/]+)/")
+        pattern.press("Enter")
+        wait_idle(page)
+        expect(text_box).to_have_value("message")
+        shot(page, screenshots, "upload_mailbox_pattern")
+        page.get_by_role("button", name="Load corpus").click()
+        wait_idle(page)
+        page.get_by_text("Corpus loaded.", exact=True).wait_for(timeout=RUN_TIMEOUT_MS)
+        expect(text_box).to_have_value("message")
+        assert_no_traceback(page)
+    finally:
+        ctx.close()
