@@ -19,6 +19,10 @@ with, or avoid, the private corpus's hashes, and the hashes held in memory say n
 it. Arrow exposes no keyed string hash, so the kernel is numba over the Arrow string buffers (one pass, no
 Python per row). 64-bit hashes: over 10M posts per file the expected number of chance collisions is below 1e-5.
 
+Where the private file is hashed: in the read that loads it (``load_corpus(on_batch=Fingerprinter.add)``), or,
+for the Spark engine, in the executors' first pass over its rows (``row_hits``: each row's hits on the public
+file's hashes, shipped with the pass; the distinct hits counted, ``found_in_pass``). Either way no read of its own.
+
 The decision (``compare``): a file is refused when at least ``REFUSE_SHARE`` of its distinct posts are the
 private corpus's, or when more than ``REFUSE_PAIRS`` of its (user, post) pairs are the private corpus's (the
 same user's same post: the same person's data); any smaller overlap is accepted with a warning giving the
@@ -140,6 +144,45 @@ def check_public(candidate: Fingerprint, private: Fingerprint | None, use: str) 
     if found.refused:
         raise InputError(found.refusal(use))
     return found
+
+
+def found_in_pass(candidate: Fingerprint, shared_posts: int, shared_pairs: int, private_has_users: bool) -> Overlap:
+    """The ``Overlap`` of ``candidate`` from the counts a pass over the private rows made elsewhere (the Spark
+    executors, ``row_hits``): how many of the candidate's distinct posts and pairs its rows hit. The same figure
+    as ``compare`` with the private file's fingerprint (pairs compared only when both files have users)."""
+    pairs = None if candidate.pairs is None else int(candidate.pairs.shape[0])
+    return Overlap(candidate.n_posts, int(shared_posts), pairs, int(shared_pairs) if private_has_users else 0)
+
+
+def row_hits(
+    candidate: Fingerprint, users: pa.Array | None, texts: pa.Array, skip: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each private row (users after the user pattern; None: no user column): the position of its normalised
+    post among ``candidate``'s distinct posts and of its (user, post) pair among the candidate's pairs, -1 where
+    it is not there (or the row is empty, or ``skip``: a row the reader drops). The private side of the check
+    made inside a pass that reads the rows anyway (the Spark engine's executors): no read of its own."""
+    key = candidate.key
+    post_h, ok = hash_normalised(texts, key)
+    if skip is not None:
+        ok &= ~skip
+    user_h = None
+    if users is not None:  # as ``Fingerprinter.add``: a row without a user counts nowhere
+        user_h, user_ok = hash_normalised(users, key)
+        ok &= user_ok
+    post_at = _positions(candidate.posts, post_h, ok)
+    pair_at = np.full(len(texts), -1, np.int32)
+    if user_h is not None and candidate.pairs is not None:
+        pair_h = _pair_hashes(user_h, post_h, np.uint64(key[0]), np.uint64(key[1]))
+        pair_at = _positions(candidate.pairs, pair_h, ok)
+    return post_at, pair_at
+
+
+def _positions(sorted_distinct: np.ndarray, values: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    """int32 position of each value in ``sorted_distinct``; -1 where it is absent or not ``ok``."""
+    if sorted_distinct.shape[0] == 0:
+        return np.full(values.shape[0], -1, np.int32)
+    at = np.minimum(np.searchsorted(sorted_distinct, values), sorted_distinct.shape[0] - 1)
+    return np.where(ok & (sorted_distinct[at] == values), at, -1).astype(np.int32)
 
 
 # ---- reading a file into its fingerprint ---------------------------------------------------------------

@@ -68,9 +68,12 @@ from .spark_session import master_of, spark_errors, spark_session
 _IMPORT_SECONDS = command_timings.process_age()
 
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
+
     from pyspark.sql import SparkSession
 
     from ..mechanisms.base import Mechanism, Release
+    from ..overlap import Fingerprint, Overlap
 
 __all__ = ["SparkCorpus", "SparkRows", "is_parallel", "load_spark_corpus", "spark_release", "spark_session"]
 
@@ -212,13 +215,16 @@ _STATS = ("rows", "malformed", "unmatched", "no_user", "no_text", "removed", "po
 #: dpsu (once per worker process), numba compiling kernels (not found in its cache), and the whole build
 _TASK_MS = ("ms_imports", "ms_numba", "n_numba", "ms_build")
 _POSTS_SCHEMA = "user string, text string, pos long, bad boolean, unmatched boolean"  # see _derive_users
+_HITS_SCHEMA = ", hit_post int, hit_pair int"  # with a public file to check (``_derive_users``'s ``against``)
 _ROWS_SCHEMA = "ukey long, ufirst long, n int, items binary, counts binary"  # see _partition_rows
 _ROWS_PER_BATCH = 65536
 
 
-def _derive_users(batches, pattern: str | None):
+def _derive_users(batches, pattern: str | None, against: Fingerprint | None = None, has_users: bool = True):
     """Each post's user as the core derives it (the user pattern's first group, white space trimmed; null when
-    the pattern does not match), before the shuffle that brings each user's posts together."""
+    the pattern does not match), before the shuffle that brings each user's posts together. With ``against``
+    (a public file's fingerprint): each row's hits on its posts and (user, post) pairs (``overlap.row_hits``;
+    null: none), the content check made in this pass, which reads the rows anyway."""
     from ..corpus.columns import apply_user_pattern
 
     for rb in batches:
@@ -228,10 +234,16 @@ def _derive_users(batches, pattern: str | None):
             matched, _ = apply_user_pattern(users, pattern)
             unmatched = pc.is_null(matched).to_numpy(zero_copy_only=False)  # as apply_user_pattern counts
             users = matched
-        yield pa.RecordBatch.from_arrays(
-            [pc.utf8_trim_whitespace(users), rb.column(1), rb.column(2), rb.column(3), pa.array(unmatched)],
-            names=["user", "text", "pos", "bad", "unmatched"],
-        )
+        cols = [pc.utf8_trim_whitespace(users), rb.column(1), rb.column(2), rb.column(3), pa.array(unmatched)]
+        names = ["user", "text", "pos", "bad", "unmatched"]
+        if against is not None:
+            from ..overlap import row_hits
+
+            bad = rb.column(3).to_numpy(zero_copy_only=False)  # malformed: the local reader skips them
+            hits = row_hits(against, users if has_users else None, rb.column(1), skip=bad)
+            cols += [pa.array(h, mask=h < 0) for h in hits]
+            names += ["hit_post", "hit_pair"]
+        yield pa.RecordBatch.from_arrays(cols, names=names)
 
 
 @dataclass
@@ -668,23 +680,32 @@ def load_spark_corpus(
     spark: SparkSession | None = None,
     name: str | None = None,
     timings: dict[str, float] | None = None,
+    public: Fingerprint | None = None,
+    on_overlap: Callable[[Overlap], None] | None = None,
     **overrides: Any,
 ) -> SparkCorpus:
     """``load_corpus`` on Spark: the same options, checks, messages, vocabulary, users and per-user items.
 
     Not computed here (they need whole columns on one machine): the chosen columns' facts and the sanity
-    warnings; a note says so. ``timings``, if given, receives the wall seconds of each stage (benchmarks)."""
+    warnings; a note says so. ``timings``, if given, receives the wall seconds of each stage (benchmarks).
+    ``public`` (a public file's fingerprint, ``overlap``) is checked against the rows in the pass that reads them
+    (no read of its own): ``on_overlap`` gets the ``Overlap`` once the rows are read and shuffled, before any is
+    tokenized, and refuses by raising (the local loader's ``on_batch`` does the same in its one read)."""
     opts = checked_options(options, **overrides)
     inp = path if isinstance(path, SparkInput) else resolve_input(path, opts.format)
     spark = spark or spark_session()
     posts = read_posts(spark, inp, opts)
     check_pattern_has_column(opts, posts.user_column, posts.format)
     clock = _Clock(timings)
-    shuffled, built = _shuffle_and_build(posts.df, opts)
+    has_users = posts.user_column is not None
+    shuffled, built = _shuffle_and_build(posts.df, opts, public, has_users)
     try:
         if timings is not None or command_timings.enabled():  # the read and the shuffle apart (one more job)
             shuffled.count()
             clock.lap("read_shuffle")
+        if public is not None and on_overlap is not None:  # before anything is built from the rows
+            on_overlap(_overlap(shuffled, public, has_users))
+            clock.lap("overlap")
         stats, items = _stats_and_items(built)
         shuffled.unpersist()  # the posts are built and cached: the text is no longer needed
         clock.lap("tokenize_build_items")
@@ -717,22 +738,37 @@ def load_spark_corpus(
     return SparkCorpus(spark, rows, vocabulary, string_keys(vocabulary.vocab), n_users=n_users, nnz=nnz, source=info)
 
 
-def _shuffle_and_build(posts: Any, opts: LoadOptions) -> tuple[Any, Any]:
-    """The one shuffle (every post to the partition of its user, the user as the core derives it), then each
-    partition built once (``_partition_build``); both cached, the caller unpersists them."""
+def _shuffle_and_build(
+    posts: Any, opts: LoadOptions, against: Fingerprint | None = None, has_users: bool = True
+) -> tuple[Any, Any]:
+    """The one shuffle (every post to the partition of its user, the user as the core derives it; with
+    ``against``, each row's hits on that public file), then each partition built once (``_partition_build``);
+    both cached, the caller unpersists them."""
     from pyspark import StorageLevel
 
     pattern = opts.user_pattern
+    schema = _POSTS_SCHEMA + (_HITS_SCHEMA if against is not None else "")
 
-    def derive(batches):
-        return _derive_users(batches, pattern)
+    def derive(batches):  # the public file's hashes and this run's key go with the function (as salts do)
+        return _derive_users(batches, pattern, against, has_users)
 
     def build(batches):
         return _partition_build(batches, opts=opts)
 
-    shuffled = posts.mapInArrow(derive, _POSTS_SCHEMA).repartition("user").persist(StorageLevel.MEMORY_AND_DISK)
+    shuffled = posts.mapInArrow(derive, schema).repartition("user").persist(StorageLevel.MEMORY_AND_DISK)
     built = shuffled.mapInArrow(build, _BUILT_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
     return shuffled, built
+
+
+def _overlap(shuffled: Any, public: Fingerprint, has_users: bool) -> Overlap:
+    """How much of ``public`` the rows hold: the distinct posts and pairs of it their hits name (one small
+    aggregation over the cached hit columns; the rows are not read again)."""
+    from pyspark.sql import functions as F
+
+    from ..overlap import found_in_pass
+
+    got = shuffled.agg(F.count_distinct("hit_post").alias("p"), F.count_distinct("hit_pair").alias("q")).first()
+    return found_in_pass(public, int(got["p"] or 0), int(got["q"] or 0), has_users)
 
 
 def _stats_and_items(built: Any) -> tuple[dict[str, int], pa.Table]:
