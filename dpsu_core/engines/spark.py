@@ -215,7 +215,8 @@ _STATS = ("rows", "malformed", "unmatched", "no_user", "no_text", "removed", "po
 #: dpsu (once per worker process), numba compiling kernels (not found in its cache), and the whole build
 _TASK_MS = ("ms_imports", "ms_numba", "n_numba", "ms_build")
 _POSTS_SCHEMA = "user string, text string, pos long, bad boolean, unmatched boolean"  # see _derive_users
-_HITS_SCHEMA = ", hit_post int, hit_pair int"  # with a public file to check (``_derive_users``'s ``against``)
+_HITS_SCHEMA = ", hits binary"  # with a public file to check (``_derive_users``'s ``against``)
+_POSTS_NAMES = ["user", "text", "pos", "bad", "unmatched", "hits"]
 _ROWS_SCHEMA = "ukey long, ufirst long, n int, items binary, counts binary"  # see _partition_rows
 _ROWS_PER_BATCH = 65536
 
@@ -223,10 +224,15 @@ _ROWS_PER_BATCH = 65536
 def _derive_users(batches, pattern: str | None, against: Fingerprint | None = None, has_users: bool = True):
     """Each post's user as the core derives it (the user pattern's first group, white space trimmed; null when
     the pattern does not match), before the shuffle that brings each user's posts together. With ``against``
-    (a public file's fingerprint): each row's hits on its posts and (user, post) pairs (``overlap.row_hits``;
-    null: none), the content check made in this pass, which reads the rows anyway."""
+    (a public file's fingerprint): the content check made in this pass, which reads the rows anyway
+    (``overlap.PassHits``), its bitmap one last row of the partition (``hits``; null in every post's row)."""
     from ..corpus.columns import apply_user_pattern
 
+    hits = None
+    if against is not None:
+        from ..overlap import PassHits
+
+        hits = PassHits(against)
     for rb in batches:
         users = rb.column(0)
         unmatched = np.zeros(rb.num_rows, dtype=bool)
@@ -235,15 +241,17 @@ def _derive_users(batches, pattern: str | None, against: Fingerprint | None = No
             unmatched = pc.is_null(matched).to_numpy(zero_copy_only=False)  # as apply_user_pattern counts
             users = matched
         cols = [pc.utf8_trim_whitespace(users), rb.column(1), rb.column(2), rb.column(3), pa.array(unmatched)]
-        names = ["user", "text", "pos", "bad", "unmatched"]
-        if against is not None:
-            from ..overlap import row_hits
-
+        if hits is not None:
             bad = rb.column(3).to_numpy(zero_copy_only=False)  # malformed: the local reader skips them
-            hits = row_hits(against, users if has_users else None, rb.column(1), skip=bad)
-            cols += [pa.array(h, mask=h < 0) for h in hits]
-            names += ["hit_post", "hit_pair"]
-        yield pa.RecordBatch.from_arrays(cols, names=names)
+            hits.add(users if has_users else None, rb.column(1), skip=bad)
+            cols.append(pa.nulls(rb.num_rows, pa.binary()))
+        yield pa.RecordBatch.from_arrays(cols, names=_POSTS_NAMES[: len(cols)])
+    if hits is not None:
+        yield pa.RecordBatch.from_arrays(
+            [pa.nulls(1, pa.string()), pa.nulls(1, pa.string()), pa.nulls(1, pa.int64()), pa.array([False]),
+             pa.array([False]), pa.array([hits.packed()], pa.binary())],
+            names=_POSTS_NAMES,
+        )  # fmt: skip
 
 
 @dataclass
@@ -756,19 +764,18 @@ def _shuffle_and_build(
         return _partition_build(batches, opts=opts)
 
     shuffled = posts.mapInArrow(derive, schema).repartition("user").persist(StorageLevel.MEMORY_AND_DISK)
-    built = shuffled.mapInArrow(build, _BUILT_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
+    rows = shuffled if against is None else shuffled.where(shuffled["hits"].isNull())  # the posts, not the bitmaps
+    built = rows.mapInArrow(build, _BUILT_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
     return shuffled, built
 
 
 def _overlap(shuffled: Any, public: Fingerprint, has_users: bool) -> Overlap:
-    """How much of ``public`` the rows hold: the distinct posts and pairs of it their hits name (one small
-    aggregation over the cached hit columns; the rows are not read again)."""
-    from pyspark.sql import functions as F
-
+    """How much of ``public`` the rows hold: the first pass's bitmaps (a row per partition of it, read from the
+    cached shuffle; the posts are not read again), ORed on the driver."""
     from ..overlap import found_in_pass
 
-    got = shuffled.agg(F.count_distinct("hit_post").alias("p"), F.count_distinct("hit_pair").alias("q")).first()
-    return found_in_pass(public, int(got["p"] or 0), int(got["q"] or 0), has_users)
+    bitmaps = shuffled.where(shuffled["hits"].isNotNull()).select("hits").toArrow()
+    return found_in_pass(public, bitmaps.column("hits").to_pylist(), has_users)
 
 
 def _stats_and_items(built: Any) -> tuple[dict[str, int], pa.Table]:
