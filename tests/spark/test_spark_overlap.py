@@ -57,3 +57,18 @@ def test_a_user_pattern_and_rows_as_users_are_hashed_as_the_local_check_hashes_t
     found = _in_pass(spark, files["private_parts.csv"], candidate, row_is_user=True)
     assert found == compare(candidate, fingerprint(files["private_parts.csv"], key, row_is_user=True))
     assert found.shared_posts == 3000 and found.shared_pairs == 0  # no user column: no pairs to share
+
+
+def test_an_accepted_public_file_leaves_the_corpus_as_loaded_without_a_check(spark, files):
+    """The pass's bitmaps travel as extra rows of the shuffle: none of them may reach the corpus."""
+    candidate = fingerprint(files["five.csv"], new_key())
+    seen: list[Overlap] = []
+    opts = LoadOptions(format="csv")
+    checked = load_spark_corpus(
+        str(files["private_parts.csv"]), opts, spark=spark, public=candidate, on_overlap=seen.append
+    )
+    plain = load_spark_corpus(str(files["private_parts.csv"]), opts, spark=spark)
+    assert len(seen) == 1 and not seen[0].refused and seen[0].shared_posts == 100
+    a, b = checked.to_corpus(), plain.to_corpus()
+    assert (a.n_users, a.n_posts, a.n_tokens, list(a.vocab)) == (b.n_users, b.n_posts, b.n_tokens, list(b.vocab))
+    assert checked.source.notes == plain.source.notes and checked.source.rows_read == plain.source.rows_read
