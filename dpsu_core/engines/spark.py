@@ -5,7 +5,8 @@ Data path (every step on the executors unless it says driver):
 1. read CSV/TSV/Parquet/JSONL from any path Spark reads; the delimiter and header detected by the local
    reader's own rules (``readers.delimited_head`` on the input's first bytes), columns chosen by
    ``choose_columns`` (never silently: a guess is a note); each row keeps its read position; each post's
-   user derived as the core derives it (user pattern, trimmed);
+   user derived as the core derives it (user pattern, trimmed); with a public corpus to check, each post hashed
+   against it in this same pass (``overlap.PassHits``: a bitmap per partition, no read of its own);
 2. ONE shuffle: the posts by user, so each partition holds every post of its users;
 3. per partition, once (``mapInArrow``): the core's row filters, tokenizer, token filters and n-gram builder
    (``build_corpus``), so tokens and n-grams are the local engine's, byte for byte; cached as the users' rows
@@ -698,7 +699,7 @@ def load_spark_corpus(
     warnings; a note says so. ``timings``, if given, receives the wall seconds of each stage (benchmarks).
     ``public`` (a public file's fingerprint, ``overlap``) is checked against the rows in the pass that reads them
     (no read of its own): ``on_overlap`` gets the ``Overlap`` once the rows are read and shuffled, before any is
-    tokenized, and refuses by raising (the local loader's ``on_batch`` does the same in its one read)."""
+    tokenized, and refuses by raising (default: the one-line refusal of ``overlap.check_public``)."""
     opts = checked_options(options, **overrides)
     inp = path if isinstance(path, SparkInput) else resolve_input(path, opts.format)
     spark = spark or spark_session()
@@ -711,8 +712,8 @@ def load_spark_corpus(
         if timings is not None or command_timings.enabled():  # the read and the shuffle apart (one more job)
             shuffled.count()
             clock.lap("read_shuffle")
-        if public is not None and on_overlap is not None:  # before anything is built from the rows
-            on_overlap(_overlap(shuffled, public, has_users))
+        if public is not None:  # before anything is built from the rows
+            (on_overlap or _refuse_public)(_overlap(shuffled, public, has_users))
             clock.lap("overlap")
         stats, items = _stats_and_items(built)
         shuffled.unpersist()  # the posts are built and cached: the text is no longer needed
@@ -776,6 +777,11 @@ def _overlap(shuffled: Any, public: Fingerprint, has_users: bool) -> Overlap:
 
     bitmaps = shuffled.where(shuffled["hits"].isNotNull()).select("hits").toArrow()
     return found_in_pass(public, bitmaps.column("hits").to_pylist(), has_users)
+
+
+def _refuse_public(found: Overlap) -> None:
+    if found.refused:
+        raise InputError(found.refusal("the public corpus"))
 
 
 def _stats_and_items(built: Any) -> tuple[dict[str, int], pa.Table]:
