@@ -8,7 +8,6 @@ import pandas as pd
 
 from tests.app.test_pages import _confirm_spend, _go, _new, _ok, _state, _upload_and_load
 
-
 PUBLIC_FLAGS = "  --public-corpus words.csv \\\n  --public-user-col handle \\\n  --public-text-col said \\\n"
 
 
