@@ -15,6 +15,19 @@ B  check   both files read the same way, each batch hashed as it comes (``overla
            for a Spark input folder). Its hashing and comparing alone (``hash_s``) is what the check adds to
            the loads the app and CLI do anyway.
 
+Spark (``spark_*`` keys; ``DPSU_OVERLAP_SPARK_USERS``, default 250,000; 0 or no pyspark: skipped): the private
+file's first users as a Spark input folder of two part files, checked against the same "public" copy as a
+GW-KT run does it, Spark ``local[2]``, alternating R S C R S C ...:
+
+R  read    the folder read by Spark as the engine reads it (``read_posts``: user and text parsed), nothing else:
+           a plain Spark read of the same files.
+S  shuffle the engine's first pass without a check: the read, the user derived, the shuffle by user, cached.
+C  check   the same pass with the check folded in (``load_spark_corpus(public=...)``: each row hashed and
+           looked up in the public file's hashes on the executors, the distinct hits counted): C - S is what
+           the check adds to a Spark load; ``spark_check_added_vs_read`` = (C - S) / R, per triple, median of five.
+The standalone check it replaces (the driver reading the folder's parts again, ``overlap.fingerprint``) is
+timed once beside them: ``spark_standalone_vs_read``.
+
 Each figure is wall seconds and CPU seconds: of this process (user + system, all threads) for the reads, the
 checks and the loads; of the calling thread for the hashing (the kernels run there, while Arrow's reader threads
 parse the next block: the process's figure would count their work as hashing). Up to 1M users the section also
@@ -35,6 +48,7 @@ from dpsu_core.corpus.readers import read_table
 from dpsu_core.overlap import Fingerprinter, compare, new_key
 
 PAIRS = 3
+SPARK_TRIPLES = 5  # Spark's timings vary more on a shared machine
 
 
 def one_row_changed(path: Path) -> Path:
@@ -146,6 +160,7 @@ def run(n_users: int | None = None, loads: bool | None = None) -> dict:
         "hash_vs_read_cpu": _median_ratio([c["hash_cpu_s"] for c in checks], [r["cpu_s"] for r in reads]),
         "load_avg": round(os.getloadavg()[0], 1),
     }
+    out.update(spark_section(private, public))
     if loads:
         from dpsu_core.corpus import load_corpus
 
@@ -157,6 +172,98 @@ def run(n_users: int | None = None, loads: bool | None = None) -> dict:
         out["hash_vs_load_wall"] = round(statistics.median(c["hash_wall_s"] for c in checks) / load_wall, 3)
         out["hash_vs_load_cpu"] = round(statistics.median(c["hash_cpu_s"] for c in checks) / load_cpu, 3)
     return out
+
+
+# ---- Spark: the check folded into the engine's pass over an input folder ---------------------------------
+def spark_folder(n_users: int) -> Path:
+    """The first ``n_users`` users of the benchmark corpus as a folder of two part files (written once)."""
+    src = corpus_file(n_users)
+    folder = CACHE / f"parts_{n_users}"
+    if (folder / "_SUCCESS").exists():
+        return folder
+    folder.mkdir(parents=True, exist_ok=True)
+    with src.open("rb") as f:
+        header, rows = f.readline(), f.readlines()  # no field spans lines in this corpus
+    half = len(rows) // 2
+    for i, chunk in enumerate((rows[:half], rows[half:])):
+        (folder / f"part-0000{i}.csv").write_bytes(header + b"".join(chunk))
+    (folder / "_SUCCESS").write_bytes(b"")
+    return folder
+
+
+def _spark_read(spark, inp, opts) -> float:
+    """R: a plain Spark read of the folder, user and text parsed (their lengths summed so both are)."""
+    from pyspark.sql import functions as F
+
+    from dpsu_core.engines.spark import read_posts
+
+    w0 = time.perf_counter()
+    df = read_posts(spark, inp, opts).df
+    df.agg(F.sum(F.length("text")), F.sum(F.length("user"))).first()
+    return time.perf_counter() - w0
+
+
+def _spark_pass(spark, inp, opts, public=None) -> tuple[float, object]:
+    """S (``public`` None) or C: the engine's first pass, with the check folded in when ``public`` is given."""
+    from dpsu_core.engines import spark as engine
+
+    w0 = time.perf_counter()
+    posts = engine.read_posts(spark, inp, opts)
+    shuffled, built = engine._shuffle_and_build(posts.df, opts, public, posts.user_column is not None)
+    try:
+        found = shuffled.count() if public is None else engine._overlap(shuffled, public, True)
+    finally:
+        shuffled.unpersist(blocking=True)
+        built.unpersist(blocking=True)
+    return time.perf_counter() - w0, found
+
+
+def spark_section(private: Path, public: Path) -> dict:
+    n_users = int(os.environ.get("DPSU_OVERLAP_SPARK_USERS", "250000"))
+    if not n_users:
+        return {"spark": "skipped (DPSU_OVERLAP_SPARK_USERS=0)"}
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        return {"spark": "skipped: pyspark is not installed"}
+    from dpsu_core.corpus import LoadOptions
+    from dpsu_core.engines.spark import spark_session
+    from dpsu_core.engines.spark_inputs import resolve_input
+    from dpsu_core.overlap import fingerprint, fingerprint_options
+
+    folder = spark_folder(n_users)
+    opts = LoadOptions(format="csv", user_col="user", text_col="text")
+    inp = resolve_input(str(folder), "csv")
+    key = new_key()
+    candidate = fingerprint(public, key)  # the public file, hashed as GW-KT's load reads it (on the driver)
+    spark = spark_session("local[2]", shuffle_partitions=4)
+    try:
+        _spark_read(spark, inp, opts), _spark_pass(spark, inp, opts, candidate)  # warm-up: JVM, workers, numba
+        reads, passes, checks, found = [], [], [], None
+        for _ in range(SPARK_TRIPLES):
+            reads.append(_spark_read(spark, inp, opts))
+            passes.append(_spark_pass(spark, inp, opts)[0])
+            wall, found = _spark_pass(spark, inp, opts, candidate)
+            checks.append(wall)
+    finally:
+        spark.stop()
+    w0 = time.perf_counter()
+    standalone = compare(candidate, fingerprint_options(folder, key, opts))
+    standalone_wall = time.perf_counter() - w0
+    assert found == standalone, (found, standalone)  # the same figures as the check it replaces
+    return {
+        "spark_users": n_users,
+        "spark_folder_mb": round(sum(p.stat().st_size for p in folder.glob("part-*")) / 1e6, 1),
+        "spark_verdict": ("refused: " if found.refused else "accepted: ") + found.figures(),
+        "spark_read_wall_s": [round(x, 2) for x in reads],
+        "spark_pass_wall_s": [round(x, 2) for x in passes],
+        "spark_pass_with_check_wall_s": [round(x, 2) for x in checks],
+        "spark_check_added_vs_read": round(statistics.median((c - p) / r for c, p, r in zip(checks, passes, reads)), 3),
+        "spark_pass_with_check_vs_pass": _median_ratio(checks, passes),
+        "spark_standalone_wall_s": round(standalone_wall, 2),
+        "spark_standalone_vs_read": round(standalone_wall / statistics.median(reads), 3),
+        "spark_load_avg": round(os.getloadavg()[0], 1),
+    }
 
 
 if __name__ == "__main__":

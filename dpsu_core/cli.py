@@ -12,6 +12,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterator, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -420,38 +421,22 @@ def _load_public(args: argparse.Namespace, options: LoadOptions | None, on_batch
         raise type(exc)(f"the public corpus {Path(args.public_corpus).name}: {speak(str(exc), names)}") from None
 
 
-def _input_fingerprint(args: argparse.Namespace, options: LoadOptions, limits: Any, key: Any):
-    """The input's content (``overlap.fingerprint``) for the Spark engine, which does not read it here: a local
-    file, or every part file of a local folder, read with the input's reading options; None for an input this
-    machine cannot read (a cluster's path)."""
-    from .overlap import fingerprint_options
-
-    path = args.input[len("file://") :] if args.input.startswith("file://") else args.input
-    if not Path(path).exists():
-        print(
-            "warning: --public-corpus not checked against the input (not a local file or folder); it must be "
-            "PUBLIC data",
-            file=sys.stderr,
-        )
-        return None
-    return fingerprint_options(path, key, options, limits)
-
-
 def _check_public(args: argparse.Namespace, public_print: Any, private: Any) -> None:
     """Refuse GW-KT's public corpus when it shares too much of the input's content (``overlap``: one line, exit
     2); say how much it shares when it shares less."""
-    from .overlap import check_public
+    from .overlap import compare
 
+    _judge_public(args, compare(public_print.finish(), private))
+
+
+def _judge_public(args: argparse.Namespace, found: Any) -> None:
+    """Act on the ``overlap.Overlap`` of GW-KT's public corpus with the input (made in the load's own read)."""
     use = "GW-KT's public corpus"
-    try:
-        found = check_public(public_print.finish(), private, use)
-    except InputError as exc:
-        raise InputError(f"--public-corpus {Path(args.public_corpus).name}: {exc}") from None
-    if found is not None and found.any:
-        print(
-            f"warning (raw data, not private): --public-corpus {Path(args.public_corpus).name}: {found.warning(use)}",
-            file=sys.stderr,
-        )
+    name = Path(args.public_corpus).name
+    if found.refused:
+        raise InputError(f"--public-corpus {name}: {found.refusal(use)}")
+    if found.any:
+        print(f"warning (raw data, not private): --public-corpus {name}: {found.warning(use)}", file=sys.stderr)
 
 
 def _load_options(args: argparse.Namespace) -> LoadOptions:
@@ -572,11 +557,13 @@ def _cmd_release(args: argparse.Namespace) -> int:
     if args.engine == "spark":
         from .engines.spark import load_spark_corpus, spark_release, spark_session
 
-        if public_print is not None:  # before Spark starts: the input's files (a folder's parts) read here
-            _check_public(args, public_print, _input_fingerprint(args, options, limits, public_print.key))
         with timings.phase("spark JVM and session"):
             spark = spark_session(args.spark_master, remote=args.spark_remote, archive=args.spark_archive)
-        corpus = load_spark_corpus(spark_input or args.input, options, spark=spark)
+        # the public corpus's content is checked in the executors' pass over the input (no read of its own)
+        check: dict[str, Any] = {}
+        if public_print is not None:
+            check = {"public": public_print.finish(), "on_overlap": partial(_judge_public, args)}
+        corpus = load_spark_corpus(spark_input or args.input, options, spark=spark, **check)
     else:
         on_batch = None if private_print is None else private_print.add
         corpus = load_corpus(args.input, options, limits=limits, on_batch=on_batch)

@@ -65,41 +65,94 @@ def release_argv(
     """The argument list of ``dpsu release`` that redoes this release's configuration (no --seed), with its noisy
     counts (``--with-counts``) when it had them, and ``--export-tokenizer tokenizer_path`` when ``tokenizer`` (a
     ``tokenizer_export.TokenizerSpec``) is given."""
+    return [
+        token
+        for group in release_groups(
+            cal,
+            input_name,
+            load_options,
+            output=output,
+            report=report,
+            public_corpus=public_corpus,
+            public_options=public_options,
+            tokenizer=tokenizer,
+            tokenizer_path=tokenizer_path,
+        )
+        for token in group
+    ]
+
+
+def release_groups(
+    cal: Calibration,
+    input_name: str,
+    load_options: LoadOptions | dict[str, Any],
+    *,
+    output: str,
+    report: str,
+    public_corpus: str | None = None,
+    public_options: LoadOptions | None = None,
+    tokenizer: Any = None,
+    tokenizer_path: str = "tokenizer",
+) -> list[list[str]]:
+    """``release_argv`` as its arguments: ``["dpsu", "release", input]``, then each flag with its value (one
+    token ``--flag=value`` when the value starts with "-", which argparse would take for a flag)."""
     from .mechanisms.item_counts import counts_flags
 
     opts = _check_options(load_options)
     eps, delta, counts = _budget(cal)
-    argv = ["dpsu", "release", str(input_name), "-m", cal.mechanism, "-e", repr(eps), "-d", repr(delta)]
+    groups = [["dpsu", "release", str(input_name)], ["-m", cal.mechanism], ["-e", repr(eps)], ["-d", repr(delta)]]
     for name, value in cal.params.items():
         if name not in PARAMS or value is None:
             continue
-        argv += [PARAMS[name].cli, repr(value) if isinstance(value, float) else str(value)]
+        groups.append(_arg(PARAMS[name].cli, repr(value) if isinstance(value, float) else str(value)))
     max_n = _corpus_max_n(cal, opts)
     if "max_n" not in cal.params and max_n > 1:
-        argv += ["--max-n", str(max_n)]
+        groups.append(_arg("--max-n", str(max_n)))
     for key, (flag, default) in _VALUE_FLAGS.items():
         if key == "char_ngrams" and opts.get("tokenizer", "auto") not in CHAR_NGRAM_TOKENIZERS:
             continue  # unused by this tokenizer: the CLI refuses it
         if opts.get(key, default) != default:
-            argv += [flag, str(opts[key])]
+            groups.append(_arg(flag, str(opts[key])))
     for key, flag in _COLUMN_FLAGS.items():
         if opts.get(key) is not None:
-            argv += [flag, str(opts[key])]
+            groups.append(_arg(flag, str(opts[key])))
     if opts.get("has_header") is not None:
-        argv.append(HEADER_FLAGS[bool(opts["has_header"])])
-    argv += [flag for key, flag in _FLAG_IF_FALSE.items() if opts.get(key, True) is False]
-    argv += [flag for key, flag in _FLAG_IF_TRUE.items() if opts.get(key, False) is True]
+        groups.append([HEADER_FLAGS[bool(opts["has_header"])]])
+    groups += [[flag] for key, flag in _FLAG_IF_FALSE.items() if opts.get(key, True) is False]
+    groups += [[flag] for key, flag in _FLAG_IF_TRUE.items() if opts.get(key, False) is True]
     if public_corpus is not None:
-        argv += ["--public-corpus", str(public_corpus)]
-        argv += _public_flags(public_options)
+        groups.append(_arg("--public-corpus", str(public_corpus)))
+        groups += _split(_public_flags(public_options))
     if counts is not None:
-        argv += counts_flags(counts)
+        groups += _split(counts_flags(counts))
     if tokenizer is not None:
         from .tokenizer_export import tokenizer_flags
 
-        argv += ["--export-tokenizer", str(tokenizer_path), *tokenizer_flags(tokenizer)]
-    argv += ["-o", output, "--report", report]
-    return argv
+        groups.append(_arg("--export-tokenizer", str(tokenizer_path)))
+        groups += _split(tokenizer_flags(tokenizer))
+    groups += [_arg("-o", output), _arg("--report", report)]
+    return groups
+
+
+def _arg(flag: str, value: str) -> list[str]:
+    """A flag and its value: two tokens, or ``--flag=value`` when argparse would read the value as a flag."""
+    if value.startswith("-"):
+        return [f"{flag}={value}"] if flag.startswith("--") else [f"{flag}{value}"]
+    return [flag, value]
+
+
+def _split(flags: list[str]) -> list[list[str]]:
+    """A flat list of ``--flag [value]`` as groups (the values these helpers write never start with "--")."""
+    groups: list[list[str]] = []
+    i = 0
+    while i < len(flags):
+        if i + 1 < len(flags) and not flags[i + 1].startswith("--"):
+            groups.append(_arg(flags[i], flags[i + 1]))
+            i += 2
+        else:
+            groups.append([flags[i]])
+            i += 1
+    return groups
 
 
 def _budget(cal: Calibration) -> tuple[float, float, Any]:
@@ -135,8 +188,17 @@ def _public_flags(public_options: LoadOptions | None) -> list[str]:
 
 
 def release_command(cal: Calibration, input_name: str, load_options: LoadOptions | dict[str, Any], **kw: Any) -> str:
-    """The command line as one shell-quoted string."""
-    return shlex.join(release_argv(cal, input_name, load_options, **kw))
+    """The command as shell lines broken only between arguments: ``dpsu release INPUT`` and then one flag and
+    its value per line, each line but the last ending in `` \\`` (the shell's line continuation), every token
+    shell-quoted. The Export page shows it in a code block that does not wrap, so no token is ever cut."""
+    return shell_lines(release_groups(cal, input_name, load_options, **kw))
+
+
+def shell_lines(groups: list[list[str]]) -> str:
+    """Groups of arguments as one shell command: a line per group, continued with `` \\``, indented after the
+    first."""
+    lines = [("" if i == 0 else "  ") + shlex.join(g) for i, g in enumerate(groups)]
+    return " \\\n".join(lines)
 
 
 def release_script(

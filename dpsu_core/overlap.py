@@ -19,6 +19,10 @@ with, or avoid, the private corpus's hashes, and the hashes held in memory say n
 it. Arrow exposes no keyed string hash, so the kernel is numba over the Arrow string buffers (one pass, no
 Python per row). 64-bit hashes: over 10M posts per file the expected number of chance collisions is below 1e-5.
 
+Where the private file is hashed: in the read that loads it (``load_corpus(on_batch=Fingerprinter.add)``), or,
+for the Spark engine, in the executors' first pass over its rows (``row_hits``: each row's hits on the public
+file's hashes, shipped with the pass; the distinct hits counted, ``found_in_pass``). Either way no read of its own.
+
 The decision (``compare``): a file is refused when at least ``REFUSE_SHARE`` of its distinct posts are the
 private corpus's, or when more than ``REFUSE_PAIRS`` of its (user, post) pairs are the private corpus's (the
 same user's same post: the same person's data); any smaller overlap is accepted with a warning giving the
@@ -28,6 +32,7 @@ figure. Pairs are compared only when both files have a user column.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -140,6 +145,74 @@ def check_public(candidate: Fingerprint, private: Fingerprint | None, use: str) 
     if found.refused:
         raise InputError(found.refusal(use))
     return found
+
+
+class PassHits:
+    """Which of ``candidate``'s distinct posts and (user, post) pairs the private rows of one pass hit (the
+    Spark engine's first pass over a partition): ``add`` each batch as read, then ``packed``, one bitmap (a bit
+    per post, then per pair). ``found_in_pass`` ORs the passes' bitmaps into the ``Overlap``."""
+
+    def __init__(self, candidate: Fingerprint) -> None:
+        self.candidate = candidate
+        self.bits = np.zeros(_n_bits(candidate), np.bool_)
+
+    def add(self, users: pa.Array | None, texts: pa.Array, skip: np.ndarray | None = None) -> None:
+        post_at, pair_at = row_hits(self.candidate, users, texts, skip)
+        self.bits[post_at[post_at >= 0]] = True
+        self.bits[self.candidate.n_posts + pair_at[pair_at >= 0]] = True
+
+    def packed(self) -> bytes:
+        return np.packbits(self.bits).tobytes()
+
+
+def _n_bits(candidate: Fingerprint) -> int:
+    return candidate.n_posts + (0 if candidate.pairs is None else int(candidate.pairs.shape[0]))
+
+
+def found_in_pass(candidate: Fingerprint, packed: Iterable[bytes], private_has_users: bool) -> Overlap:
+    """The ``Overlap`` of ``candidate`` from the bitmaps of the passes that read the private rows elsewhere
+    (``PassHits.packed``): the same figure as ``compare`` with the private file's fingerprint (pairs compared
+    only when both files have users)."""
+    n = _n_bits(candidate)
+    bits = np.zeros(n, np.bool_)
+    for b in packed:
+        bits |= np.unpackbits(np.frombuffer(b, np.uint8), count=n).astype(np.bool_)
+    shared_posts = int(bits[: candidate.n_posts].sum())
+    shared_pairs = int(bits[candidate.n_posts :].sum()) if private_has_users else 0
+    pairs = None if candidate.pairs is None else int(candidate.pairs.shape[0])
+    return Overlap(candidate.n_posts, shared_posts, pairs, shared_pairs)
+
+
+def row_hits(
+    candidate: Fingerprint, users: pa.Array | None, texts: pa.Array, skip: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each private row (users after the user pattern; None: no user column): the position of its normalised
+    post among ``candidate``'s distinct posts and of its (user, post) pair among the candidate's pairs, -1 where
+    it is not there (or the row is empty, or ``skip``: a row the reader drops). Users and pairs are hashed only
+    for the rows whose post is the candidate's (every pair of the candidate holds one of its posts)."""
+    key = candidate.key
+    post_h, ok = hash_normalised(texts, key)
+    if skip is not None:
+        ok &= ~skip
+    post_at = _positions(candidate.posts, post_h, ok)
+    pair_at = np.full(len(texts), -1, np.int32)
+    hit = np.flatnonzero(post_at >= 0)
+    if users is None or hit.size == 0:
+        return post_at, pair_at
+    user_h, user_ok = hash_normalised(users.take(pa.array(hit)), key)
+    post_at[hit[~user_ok]] = -1  # as ``Fingerprinter.add``: a row without a user counts nowhere
+    if candidate.pairs is not None:
+        pair_h = _pair_hashes(user_h, post_h[hit], np.uint64(key[0]), np.uint64(key[1]))
+        pair_at[hit] = _positions(candidate.pairs, pair_h, user_ok)
+    return post_at, pair_at
+
+
+def _positions(sorted_distinct: np.ndarray, values: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    """int32 position of each value in ``sorted_distinct``; -1 where it is absent or not ``ok``."""
+    if sorted_distinct.shape[0] == 0:
+        return np.full(values.shape[0], -1, np.int32)
+    at = np.minimum(np.searchsorted(sorted_distinct, values), sorted_distinct.shape[0] - 1)
+    return np.where(ok & (sorted_distinct[at] == values), at, -1).astype(np.int32)
 
 
 # ---- reading a file into its fingerprint ---------------------------------------------------------------

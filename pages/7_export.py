@@ -234,7 +234,7 @@ else:
         }
         command = release_command(cal, where.input_name, where.options, output=out, report=rep, **redo)
         script = release_script(cal, where.input_name, where.options, output=out, report=rep, **redo)
-        st.code(command, language="bash", wrap_lines=True)  # the whole command visible, no side scrolling
+        st.code(command, language="bash", wrap_lines=False)  # a line per flag: never wrapped inside a token
         c1, c2 = st.columns(2)
         c1.download_button(
             "Command line (.sh)",

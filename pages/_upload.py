@@ -12,6 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from dpsu_core.corpus import FORMATS, LoadOptions, load_upload
+from dpsu_core.corpus.columns import column_spec
 from dpsu_core.corpus.load import refuse_private_copy
 from dpsu_core.corpus.preview import SHOWN_ROWS, Preview, Survey, preview
 from dpsu_core.errors import InputError
@@ -207,8 +208,8 @@ def _columns(
     reading = LoadOptions(
         format=fmt,
         has_header=HEADER[header],
-        user_col=u,
-        text_col=t,
+        user_col=column_spec(pv.columns, u, pv.has_header),  # by name when the header names it (the command too)
+        text_col=column_spec(pv.columns, t, pv.has_header),
         row_is_user=row_is_user,
         user_pattern=pattern,
     )

@@ -36,14 +36,22 @@ Public API (import as ``from tests.helpers import ...`` or ``from helpers import
 ``descent_steps(h0, gamma) -> {1: h after the l1-descent step, 2: h after the l2-descent step}``: one user holding
     every item of ``h0`` takes one step of each descent (the kernels themselves, budget ``descent_budget(n)``).
 
+``run_displayed(command, cwd, env, timeout) -> CompletedProcess``: a ``dpsu ...`` command as the Export page shows
+    it (lines continued with `` \\``) run by ``sh`` as a user pasting it would, ``dpsu`` being this checkout's
+    ``python -m dpsu_core.cli``.
+
 ``coupled_neighbours()``: a hypothesis strategy of (n_items, Delta0, D's rows, the extra user's row, its
     position, gamma) for the sensitivity property tests.
 """
 
 from __future__ import annotations
 
+import shlex
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from hypothesis import strategies as st
@@ -210,3 +218,12 @@ def descent_steps(h0: np.ndarray, gamma: float) -> dict[int, np.ndarray]:
     l1_step(h1, items, sel, n, gamma, np.empty(n), descent_budget(n))
     l2_step(h2, items, sel, n, gamma, descent_budget(n))
     return {1: h1, 2: h2}
+
+
+# --------------------------------------------------------------------------- an exported command, run by a shell
+def run_displayed(command: str, cwd: Path, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess:
+    """Run a displayed ``dpsu ...`` command through ``sh`` (its line continuations and quoting as a shell reads
+    them), with ``dpsu`` this checkout's CLI."""
+    assert command.startswith("dpsu "), command[:40]
+    script = f'dpsu() {{ exec {shlex.quote(sys.executable)} -m dpsu_core.cli "$@"; }}\n{command}\n'
+    return subprocess.run(["sh", "-c", script], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)

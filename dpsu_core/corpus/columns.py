@@ -165,6 +165,18 @@ def resolve(spec, columns: Sequence[str], role: str, has_header: bool, first_row
     raise ColumnError(f"the {role} column position {pos} is out of range; the file has {len(columns)} columns: {avail}")
 
 
+def column_spec(columns: Sequence[str], i: int | None, has_header: bool | None) -> str | int | None:
+    """How to name column ``i`` so that ``resolve`` (the CLI's --user-col/--text-col included) finds it again:
+    its header name when the file has a header and that name (not blank) is the column's alone, else its
+    position. None stays None."""
+    if i is None:
+        return None
+    name = str(columns[i])
+    if has_header is not False and name.strip() and sum(c == name for c in columns) == 1:
+        return name
+    return int(i)
+
+
 @dataclass(frozen=True)
 class ColumnChoice:
     """Positions of the chosen columns (``user`` None: each row is its own user) and how they were chosen."""

@@ -5,7 +5,8 @@ Data path (every step on the executors unless it says driver):
 1. read CSV/TSV/Parquet/JSONL from any path Spark reads; the delimiter and header detected by the local
    reader's own rules (``readers.delimited_head`` on the input's first bytes), columns chosen by
    ``choose_columns`` (never silently: a guess is a note); each row keeps its read position; each post's
-   user derived as the core derives it (user pattern, trimmed);
+   user derived as the core derives it (user pattern, trimmed); with a public corpus to check, each post hashed
+   against it in this same pass (``overlap.PassHits``: a bitmap per partition, no read of its own);
 2. ONE shuffle: the posts by user, so each partition holds every post of its users;
 3. per partition, once (``mapInArrow``): the core's row filters, tokenizer, token filters and n-gram builder
    (``build_corpus``), so tokens and n-grams are the local engine's, byte for byte; cached as the users' rows
@@ -68,9 +69,12 @@ from .spark_session import master_of, spark_errors, spark_session
 _IMPORT_SECONDS = command_timings.process_age()
 
 if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable
+
     from pyspark.sql import SparkSession
 
     from ..mechanisms.base import Mechanism, Release
+    from ..overlap import Fingerprint, Overlap
 
 __all__ = ["SparkCorpus", "SparkRows", "is_parallel", "load_spark_corpus", "spark_release", "spark_session"]
 
@@ -212,15 +216,24 @@ _STATS = ("rows", "malformed", "unmatched", "no_user", "no_text", "removed", "po
 #: dpsu (once per worker process), numba compiling kernels (not found in its cache), and the whole build
 _TASK_MS = ("ms_imports", "ms_numba", "n_numba", "ms_build")
 _POSTS_SCHEMA = "user string, text string, pos long, bad boolean, unmatched boolean"  # see _derive_users
+_HITS_SCHEMA = ", hits binary"  # with a public file to check (``_derive_users``'s ``against``)
+_POSTS_NAMES = ["user", "text", "pos", "bad", "unmatched", "hits"]
 _ROWS_SCHEMA = "ukey long, ufirst long, n int, items binary, counts binary"  # see _partition_rows
 _ROWS_PER_BATCH = 65536
 
 
-def _derive_users(batches, pattern: str | None):
+def _derive_users(batches, pattern: str | None, against: Fingerprint | None = None, has_users: bool = True):
     """Each post's user as the core derives it (the user pattern's first group, white space trimmed; null when
-    the pattern does not match), before the shuffle that brings each user's posts together."""
+    the pattern does not match), before the shuffle that brings each user's posts together. With ``against``
+    (a public file's fingerprint): the content check made in this pass, which reads the rows anyway
+    (``overlap.PassHits``), its bitmap one last row of the partition (``hits``; null in every post's row)."""
     from ..corpus.columns import apply_user_pattern
 
+    hits = None
+    if against is not None:
+        from ..overlap import PassHits
+
+        hits = PassHits(against)
     for rb in batches:
         users = rb.column(0)
         unmatched = np.zeros(rb.num_rows, dtype=bool)
@@ -228,10 +241,18 @@ def _derive_users(batches, pattern: str | None):
             matched, _ = apply_user_pattern(users, pattern)
             unmatched = pc.is_null(matched).to_numpy(zero_copy_only=False)  # as apply_user_pattern counts
             users = matched
+        cols = [pc.utf8_trim_whitespace(users), rb.column(1), rb.column(2), rb.column(3), pa.array(unmatched)]
+        if hits is not None:
+            bad = rb.column(3).to_numpy(zero_copy_only=False)  # malformed: the local reader skips them
+            hits.add(users if has_users else None, rb.column(1), skip=bad)
+            cols.append(pa.nulls(rb.num_rows, pa.binary()))
+        yield pa.RecordBatch.from_arrays(cols, names=_POSTS_NAMES[: len(cols)])
+    if hits is not None:
         yield pa.RecordBatch.from_arrays(
-            [pc.utf8_trim_whitespace(users), rb.column(1), rb.column(2), rb.column(3), pa.array(unmatched)],
-            names=["user", "text", "pos", "bad", "unmatched"],
-        )
+            [pa.nulls(1, pa.string()), pa.nulls(1, pa.string()), pa.nulls(1, pa.int64()), pa.array([False]),
+             pa.array([False]), pa.array([hits.packed()], pa.binary())],
+            names=_POSTS_NAMES,
+        )  # fmt: skip
 
 
 @dataclass
@@ -668,23 +689,32 @@ def load_spark_corpus(
     spark: SparkSession | None = None,
     name: str | None = None,
     timings: dict[str, float] | None = None,
+    public: Fingerprint | None = None,
+    on_overlap: Callable[[Overlap], None] | None = None,
     **overrides: Any,
 ) -> SparkCorpus:
     """``load_corpus`` on Spark: the same options, checks, messages, vocabulary, users and per-user items.
 
     Not computed here (they need whole columns on one machine): the chosen columns' facts and the sanity
-    warnings; a note says so. ``timings``, if given, receives the wall seconds of each stage (benchmarks)."""
+    warnings; a note says so. ``timings``, if given, receives the wall seconds of each stage (benchmarks).
+    ``public`` (a public file's fingerprint, ``overlap``) is checked against the rows in the pass that reads them
+    (no read of its own): ``on_overlap`` gets the ``Overlap`` once the rows are read and shuffled, before any is
+    tokenized, and refuses by raising (default: the one-line refusal of ``overlap.check_public``)."""
     opts = checked_options(options, **overrides)
     inp = path if isinstance(path, SparkInput) else resolve_input(path, opts.format)
     spark = spark or spark_session()
     posts = read_posts(spark, inp, opts)
     check_pattern_has_column(opts, posts.user_column, posts.format)
     clock = _Clock(timings)
-    shuffled, built = _shuffle_and_build(posts.df, opts)
+    has_users = posts.user_column is not None
+    shuffled, built = _shuffle_and_build(posts.df, opts, public, has_users)
     try:
         if timings is not None or command_timings.enabled():  # the read and the shuffle apart (one more job)
             shuffled.count()
             clock.lap("read_shuffle")
+        if public is not None:  # before anything is built from the rows
+            (on_overlap or _refuse_public)(_overlap(shuffled, public, has_users))
+            clock.lap("overlap")
         stats, items = _stats_and_items(built)
         shuffled.unpersist()  # the posts are built and cached: the text is no longer needed
         clock.lap("tokenize_build_items")
@@ -717,22 +747,41 @@ def load_spark_corpus(
     return SparkCorpus(spark, rows, vocabulary, string_keys(vocabulary.vocab), n_users=n_users, nnz=nnz, source=info)
 
 
-def _shuffle_and_build(posts: Any, opts: LoadOptions) -> tuple[Any, Any]:
-    """The one shuffle (every post to the partition of its user, the user as the core derives it), then each
-    partition built once (``_partition_build``); both cached, the caller unpersists them."""
+def _shuffle_and_build(
+    posts: Any, opts: LoadOptions, against: Fingerprint | None = None, has_users: bool = True
+) -> tuple[Any, Any]:
+    """The one shuffle (every post to the partition of its user, the user as the core derives it; with
+    ``against``, each row's hits on that public file), then each partition built once (``_partition_build``);
+    both cached, the caller unpersists them."""
     from pyspark import StorageLevel
 
     pattern = opts.user_pattern
+    schema = _POSTS_SCHEMA + (_HITS_SCHEMA if against is not None else "")
 
-    def derive(batches):
-        return _derive_users(batches, pattern)
+    def derive(batches):  # the public file's hashes and this run's key go with the function (as salts do)
+        return _derive_users(batches, pattern, against, has_users)
 
     def build(batches):
         return _partition_build(batches, opts=opts)
 
-    shuffled = posts.mapInArrow(derive, _POSTS_SCHEMA).repartition("user").persist(StorageLevel.MEMORY_AND_DISK)
-    built = shuffled.mapInArrow(build, _BUILT_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
+    shuffled = posts.mapInArrow(derive, schema).repartition("user").persist(StorageLevel.MEMORY_AND_DISK)
+    rows = shuffled if against is None else shuffled.where(shuffled["hits"].isNull())  # the posts, not the bitmaps
+    built = rows.mapInArrow(build, _BUILT_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
     return shuffled, built
+
+
+def _overlap(shuffled: Any, public: Fingerprint, has_users: bool) -> Overlap:
+    """How much of ``public`` the rows hold: the first pass's bitmaps (a row per partition of it, read from the
+    cached shuffle; the posts are not read again), ORed on the driver."""
+    from ..overlap import found_in_pass
+
+    bitmaps = shuffled.where(shuffled["hits"].isNotNull()).select("hits").toArrow()
+    return found_in_pass(public, bitmaps.column("hits").to_pylist(), has_users)
+
+
+def _refuse_public(found: Overlap) -> None:
+    if found.refused:
+        raise InputError(found.refusal("the public corpus"))
 
 
 def _stats_and_items(built: Any) -> tuple[dict[str, int], pa.Table]:

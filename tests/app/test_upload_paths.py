@@ -8,6 +8,8 @@ import pandas as pd
 
 from tests.app.test_pages import _confirm_spend, _go, _new, _ok, _state, _upload_and_load
 
+PUBLIC_FLAGS = "  --public-corpus words.csv \\\n  --public-user-col handle \\\n  --public-text-col said \\\n"
+
 
 def _public_posts() -> bytes:
     """A public file whose columns have no known name: nothing can be guessed."""
@@ -102,7 +104,7 @@ def test_a_public_upload_holding_the_private_file_is_refused_on_both_paths():
     _ok(at)
     _go(at, "7_export")
     (command,) = [c.value for c in at.code if c.value.startswith("dpsu release")]
-    assert "--public-corpus words.csv --public-user-col 0 --public-text-col 1" in command  # by position, as chosen
+    assert PUBLIC_FLAGS in command  # by the names chosen here, one flag per line
     # the session's public corpus later cleared: the release's command still names the file that release used
     state = _state(at)
     assert state.release_record is not None and state.release_record.public is not None
@@ -110,7 +112,7 @@ def test_a_public_upload_holding_the_private_file_is_refused_on_both_paths():
     at.run()
     _ok(at)
     (command,) = [c.value for c in at.code if c.value.startswith("dpsu release")]
-    assert "--public-corpus words.csv --public-user-col 0 --public-text-col 1" in command
+    assert PUBLIC_FLAGS in command
 
 
 def test_a_public_corpus_that_becomes_the_private_one_is_dropped():

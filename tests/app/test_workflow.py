@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import math
 import shlex
-import subprocess
-import sys
 
 import numpy as np
 from scipy.stats import norm
@@ -14,6 +12,7 @@ from scipy.stats import norm
 from dpsu_core.export import report_dict
 from dpsu_core.privacy.thresholds import gaussian_scale, rho_weighted_gaussian
 from tests.app.test_pages import REPO, _compare, _go, _metric, _new, _ok, _release, _state, _upload_and_load
+from tests.helpers import run_displayed
 
 EPS = 3.0  # the sidebar's default budget
 DELTA = 1e-6
@@ -148,20 +147,50 @@ def test_the_exported_command_reproduces_the_release_parameters(tmp_path):
     _go(at, "7_export")
     _ok(at)
     rel = _state(at).release
-    command = next(c.value for c in at.code if c.value.startswith("dpsu release"))
+    (block,) = [c for c in at.code if c.value.startswith("dpsu release")]
+    command = block.value
     assert "--seed" not in command
-    argv = shlex.split(command)
-    proc = subprocess.run(
-        [sys.executable, "-m", "dpsu_core.cli", *argv[1:]],
-        cwd=tmp_path,
-        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    assert block.proto.wrap_lines is False  # never soft-wrapped (a wrap cut "--text-col" in two); a line per flag
+    lines = command.split("\n")
+    assert len(lines) > 5 and all(line.endswith(" \\") for line in lines[:-1])
+    assert all(line.startswith("  -") and len(shlex.split(line.rstrip("\\"))) <= 2 for line in lines[1:]), lines
+    proc = run_displayed(command, tmp_path, {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})  # as pasted
     assert proc.returncode == 0, proc.stderr
+    argv = shlex.split(command.replace(" \\\n", " "))
     report = json.loads((tmp_path / argv[argv.index("--report") + 1]).read_text())
     orig = report_dict(rel)
     for key in ("mechanism", "epsilon", "delta", "params", "calibration"):
         assert report[key] == orig[key], key
     assert report["params"]["max_items"] == 30
+
+
+def test_the_exported_command_names_a_header_files_columns_and_the_cli_reads_the_same(tmp_path):
+    """Columns picked by name on an upload with a header (none of them a known name, none in first place) are
+    exported by name, not by position; the command, run by a shell, reads the same columns and corpus."""
+    rows = ["id,lang,handle,said"] + [f"{i},en,u{i % 40},the quick fox number {i % 7} jumps" for i in range(200)]
+    data = ("\n".join(rows) + "\n").encode()
+    at = _new()
+    at.radio(key="corpus_source").set_value("upload")
+    at.run()
+    at.file_uploader(key="upload").upload("my posts.csv", data, "text/csv")
+    at.run()
+    at.selectbox(key="user_col").set_value("handle")
+    at.selectbox(key="text_col").set_value("said")
+    at.run()
+    at.button(key="load_corpus").click()
+    at.run()
+    _ok(at)
+    corpus = _state(at).corpus
+    assert corpus.source.user_column == "handle" and _state(at).corpus_options.user_col == "handle"
+    _release(at, "policy-gaussian")
+    _go(at, "7_export")
+    _ok(at)
+    command = next(c.value for c in at.code if c.value.startswith("dpsu release"))
+    assert "\n  --user-col handle \\\n" in command and "\n  --text-col said \\\n" in command, command
+    (tmp_path / "my posts.csv").write_bytes(data)
+    proc = run_displayed(command, tmp_path, {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stderr
+    argv = shlex.split(command.replace(" \\\n", " "))
+    report = json.loads((tmp_path / argv[argv.index("--report") + 1]).read_text())
+    assert report["privacy_unit"] == "the user is the value of column 'handle'"
+    assert report["params"] == report_dict(_state(at).release)["params"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import unicodedata
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
@@ -190,3 +191,50 @@ def test_a_file_without_users_compares_posts_only(tmp_path):
     (tmp_path / "t.txt").write_text("\n".join(t.upper() for _, t in rows) + "\n")
     found = compare(fingerprint(tmp_path / "t.txt", key), fingerprint(tmp_path / "p.csv", key))
     assert found.pairs is None and found.shared_pairs == 0 and found.share == 1.0 and found.refused
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from(["u1", "U1 ", "u2", "", "  ", None]),
+            st.sampled_from(["the cat", "The  CAT", "a dog", "", None, "straße", "ok"]),
+            st.booleans(),
+        ),
+        max_size=40,
+    ),
+    public=st.lists(
+        st.tuples(st.sampled_from(["u1", "u3", ""]), st.sampled_from(["the cat", "strasse", "x", "a dog"])),
+        max_size=12,
+    ),
+    cuts=st.lists(st.integers(0, 40), max_size=4),
+    with_users=st.booleans(),
+)
+def test_hits_counted_in_passes_over_any_batches_give_compares_figures(rows, public, cuts, with_users):
+    """``PassHits`` (the Spark engine's in-pass check: any split of the rows into passes and batches, skipped
+    rows left out) gives exactly ``compare``'s figure against the fingerprint of the rows it keeps."""
+    from dpsu_core.overlap import PassHits, found_in_pass
+
+    key = new_key()
+    cand = Fingerprinter(key)
+    cand.add(pa.array([u for u, _ in public], pa.string()), pa.array([t for _, t in public], pa.string()))
+    candidate = cand.finish()
+    kept = Fingerprinter(key)
+    kept_rows = [(u, t) for u, t, skip in rows if not skip]
+    kept.add(
+        pa.array([u for u, _ in kept_rows], pa.string()) if with_users else None,
+        pa.array([t for _, t in kept_rows], pa.string()),
+    )
+    bounds = sorted({0, len(rows), *[min(c, len(rows)) for c in cuts]})
+    packed = []
+    for a, b in zip(bounds, bounds[1:]):  # each slice a pass of its own (a partition), as two batches
+        hits = PassHits(candidate)
+        for lo, hi in ((a, (a + b) // 2), ((a + b) // 2, b)):
+            part = rows[lo:hi]
+            hits.add(
+                pa.array([u for u, _, _ in part], pa.string()) if with_users else None,
+                pa.array([t for _, t, _ in part], pa.string()),
+                skip=np.array([s for _, _, s in part], bool),
+            )
+        packed.append(hits.packed())
+    assert found_in_pass(candidate, packed, with_users) == compare(candidate, kept.finish())

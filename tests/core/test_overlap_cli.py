@@ -1,7 +1,7 @@
 """GW-KT's --public-corpus checked by content in the CLI (issue 27.1): the copies of the private input that a byte
 comparison lets through are refused in one line with exit status 2 and nothing written, also when the input is a
-folder of part files for the Spark engine (checked before Spark starts); a file sharing 5% of its posts is used
-with a warning giving the figure."""
+folder of part files for the Spark engine (checked in the executors' own pass over the parts, before anything is
+tokenized or released); a file sharing 5% of its posts is used with a warning giving the figure."""
 
 from __future__ import annotations
 

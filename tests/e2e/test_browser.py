@@ -43,6 +43,27 @@ FORMULA_START = ("=", "+", "-", "@")
 
 
 # ---- helpers ---------------------------------------------------------------------------------
+#: (rendered lines, text lines) of a code block: the distinct tops of its characters' boxes, and its lines
+RENDERED_LINES = """(el) => {
+    const code = el.querySelector('code') || el;
+    const tops = new Set();
+    const range = document.createRange();
+    const walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+        for (let i = 0; i < n.data.length; i++) {
+            if (/\\s/.test(n.data[i])) continue;
+            range.setStart(n, i);
+            range.setEnd(n, i + 1);
+            const box = range.getClientRects()[0];
+            if (box) tops.add(Math.round(box.top));
+        }
+    }
+    const sorted = [...tops].sort((a, b) => a - b);  // boxes of one line may differ by a pixel or two
+    const shown = sorted.filter((t, i) => i === 0 || t - sorted[i - 1] > 4).length;
+    return [shown, code.textContent.trim().split('\\n').length];
+}"""
+
+
 def wait_idle(page) -> None:
     """Wait until the Streamlit script has stopped running (and the client is connected)."""
     app = page.locator('[data-testid="stApp"]')
@@ -309,6 +330,11 @@ def _full_flow(page, dialogs, screenshots):
             "Release report (Markdown)",
         )
     }
+    # The command to redo the release: a line per flag, and no line wrapped by the browser (a wrap once cut
+    # "--text-col" in two): as many rendered lines as text lines.
+    block = page.locator('[data-testid="stCode"]', has_text="dpsu release").first
+    shown, lines = block.evaluate(RENDERED_LINES)
+    assert lines > 5 and shown == lines, f"{lines} lines of command rendered on {shown} lines"
     # The files are built once per release: a second download a second later is the same file (same date).
     page.wait_for_timeout(1100)
     assert download(page, "Release report (JSON)") == files["Release report (JSON)"]
