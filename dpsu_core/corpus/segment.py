@@ -275,7 +275,9 @@ def segment_posts(
     """``texts`` with spaces between the words of their Chinese, Japanese and Thai runs, and each post's
     script mask. Posts without such runs are not touched (not even copied when there are none)."""
     masks = post_scripts(texts)
-    rows = np.flatnonzero(masks & ((1 << HAN) | (1 << KANA) | (1 << THAI)))
+    todo = masks & ((1 << HAN) | (1 << KANA) | (1 << THAI))
+    texts = _chinese_rows(texts, masks, todo, detection)
+    rows = np.flatnonzero(todo)
     if rows.size == 0:
         return texts, masks
     sel = masks[rows]
@@ -315,6 +317,28 @@ def segment_posts(
         detection.segmented |= used
         detection.cuts.add(cut)
     return _put_rows(texts, rows, done), masks
+
+
+def _chinese_rows(texts: pa.Array, masks: np.ndarray, todo: np.ndarray, detection: Detection) -> pa.Array:
+    """``texts`` with the Chinese posts (Han, no kana, no Thai) segmented over the bytes in one segmenter call
+    (``chinese.segment_rows``) when the segmenter allows it (``Segmenter.lines``) and a post holds a run of two
+    characters or more; their rows cleared in ``todo``. Otherwise ``texts`` as given."""
+    chinese = ((masks >> HAN) & 1).astype(np.bool_) & ((masks & ((1 << KANA) | (1 << THAI))) == 0)
+    if not (masks[chinese] & (1 << RUN_CJK)).any():
+        return texts
+    seg = segmenters.load("Chinese")
+    if seg is None or seg.lines is None:
+        return texts
+    from .chinese import segment_rows
+
+    rows = np.flatnonzero(chinese)
+    done = segment_rows(texts, rows, seg.lines, MAX_RUN_CHARS)
+    if done is None:  # pragma: no cover - the words did not spell the runs: run by run instead
+        return texts
+    detection.segmented.add("Chinese")
+    detection.cuts.runs += done[1]
+    todo[rows] = 0
+    return done[0]
 
 
 def _put_rows(texts: pa.Array, rows: np.ndarray, new: pa.Array) -> pa.Array:

@@ -91,6 +91,9 @@ class Segmenter:
     # of Han between other characters on its own): many runs -> their ``cut`` each with a space on both sides,
     # in one call
     batch: Callable[[list[str]], list[str]] | None = None
+    # the same, over the bytes (``chinese.segment_rows``): many runs, one per line -> their words separated by
+    # spaces, the line breaks kept
+    lines: Callable[[str], str] | None = None
 
     def describe(self) -> str:
         fallback = "" if self.candidate.compiled or len(CANDIDATES[self.language]) == 1 else _FALLBACK_NOTE
@@ -145,7 +148,10 @@ def _rjieba(language: str, cand: Candidate) -> Segmenter:
             return [cut(r) for r in runs]
         return done
 
-    return Segmenter(language, cand, cut=cut, batch=batch)
+    def lines(text: str) -> str:
+        return " ".join(rjieba.cut(text, True))
+
+    return Segmenter(language, cand, cut=cut, batch=batch, lines=lines)
 
 
 def _jieba(language: str, cand: Candidate) -> Segmenter:
