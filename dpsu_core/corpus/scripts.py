@@ -107,7 +107,7 @@ def _post_scripts(data, offsets, out):  # pragma: no cover - compiled
             cp, nb = _decode(data, i)
             i += nb
             s = _script(cp)
-            if s == HAN or s == KANA or s == THAI or s == LAO or s == KHMER or s == MYANMAR:
+            if s == HAN or s == KANA or s == THAI or s == LAO or s == KHMER or s == MYANMAR or s == HANGUL:
                 mask |= np.int64(1) << s
                 if (s == HAN or s == KANA) and (prev == HAN or prev == KANA):
                     mask |= np.int64(1) << RUN_CJK
@@ -141,7 +141,7 @@ def _first_scripts(data, offsets, out):  # pragma: no cover - compiled
 
 
 def post_scripts(texts: pa.Array) -> np.ndarray:
-    """int64 per post: bit s set when the post holds a letter of script s (Han, kana, Thai, Lao, Khmer, Burmese),
+    """int64 per post: bit s set when the post holds a letter of script s (Han, kana, Thai, Lao, Khmer, Burmese, Hangul),
     bits RUN_CJK and RUN_THAI when it holds a run of two or more characters of those (see ``_post_scripts``)."""
     data, offsets = string_buffers(texts)
     out = np.zeros(len(texts), dtype=np.int64)

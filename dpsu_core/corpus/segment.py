@@ -270,11 +270,14 @@ class Detection:
 
 
 def segment_posts(
-    texts: pa.Array, detection: Detection, pool: Callable[[], Executor] | None = None
+    texts: pa.Array, detection: Detection, pool: Callable[[], Executor] | None = None, korean: str = "morphemes"
 ) -> tuple[pa.Array, np.ndarray]:
     """``texts`` with spaces between the words of their Chinese, Japanese and Thai runs, and each post's
-    script mask. Posts without such runs are not touched (not even copied when there are none)."""
+    script mask. Posts without such runs are not touched (not even copied when there are none). A post with
+    Hangul starts loading the Korean segmenter (``korean="morphemes"``) beside the tokenizing: ``finish`` needs it."""
     masks = post_scripts(texts)
+    if korean == "morphemes" and (masks & (1 << HANGUL)).any():
+        segmenters.prefetch("Korean")
     todo = masks & ((1 << HAN) | (1 << KANA) | (1 << THAI))
     texts = _chinese_rows(texts, masks, todo, detection)
     rows = np.flatnonzero(todo)
