@@ -75,3 +75,18 @@ def test_cli_korean_flag(tmp_path, capsys):
     assert main([*base, "--korean", "words"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["dpsu: error: --korean must be one of morphemes, eojeol, got 'words'"]
+
+
+def test_kiwi_is_loaded_beside_the_tokenizing_only_for_morphemes():
+    """A post with Hangul starts loading Kiwi in the background when its morphemes are wanted; with eojeol Kiwi is
+    never loaded (nor prefetched)."""
+    from dpsu_core.corpus import segmenters
+
+    segmenters.forget()
+    try:
+        assert _posts(["학교에 갔다", "hello"], prep=Preprocessing(korean="eojeol")) == [["학교에", "갔다"], ["hello"]]
+        assert "Korean" not in segmenters._loaded and "Korean" not in segmenters._prefetched
+        assert _posts(["학교에 갔다", "hello"]) == [["학교", "에", "가", "었", "다"], ["hello"]]
+        assert "Korean" in segmenters._prefetched and segmenters._loaded["Korean"] is not None
+    finally:
+        segmenters.forget()
