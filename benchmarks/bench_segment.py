@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -178,15 +179,21 @@ def throughput(tmp: Path, sizes: dict[str, float]) -> dict:
     return out
 
 
-def _cli(args: list[str], cwd: Path) -> float:
-    t0 = time.perf_counter()
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _cli(args: list[str], cwd: Path) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (user + system, all its threads) of one CLI release in a fresh process."""
+    t0, c0 = time.perf_counter(), _children_cpu()
     done = subprocess.run(
         [sys.executable, "-m", "dpsu_core.cli", "release", *args], capture_output=True, text=True, cwd=cwd
     )
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, _children_cpu() - c0
     if done.returncode != 0:
         raise RuntimeError(done.stderr[-2000:])
-    return seconds
+    return seconds, cpu
 
 
 def _release_args(path: Path, out: Path, *extra: str) -> list[str]:
@@ -214,23 +221,31 @@ def whole_release(tmp: Path, sizes: dict[str, float], pairs: int = 3) -> dict:
         paths[lang] = tmp / f"release_{lang}.csv"
         mbs[lang] = _write(frame, paths[lang])
     seconds: dict[str, list[float]] = {lang: [] for lang in paths}
+    cpu: dict[str, list[float]] = {lang: [] for lang in paths}
     load = [os.getloadavg()[0]]
     for _ in range(pairs):
         for lang, path in paths.items():
-            seconds[lang].append(_cli(_release_args(path, tmp / f"out_{lang}.csv"), repo))
+            wall, used = _cli(_release_args(path, tmp / f"out_{lang}.csv"), repo)
+            seconds[lang].append(wall)
+            cpu[lang].append(used)
         load.append(os.getloadavg()[0])
-    ratio = [z / e for z, e in zip(seconds["zh"], seconds["en"])]
-    ratio_nk = [z / e for z, e in zip(seconds["zh_without_korean"], seconds["en"])]
+
+    def ratios(times: dict[str, list[float]], lang: str) -> dict:
+        return _spread([z / e for z, e in zip(times[lang], times["en"])])
+
     return {
         "text_mb": {lang: round(mb, 2) for lang, mb in mbs.items()},
         "korean_words_in_zh": hangul,
         "seconds": {lang: _spread(s) for lang, s in seconds.items()},
-        "zh_over_en": _spread(ratio),
-        "zh_without_korean_over_en": _spread(ratio_nk),
+        "cpu_seconds": {lang: _spread(s) for lang, s in cpu.items()},
+        "zh_over_en": ratios(seconds, "zh"),
+        "zh_without_korean_over_en": ratios(seconds, "zh_without_korean"),
+        "cpu_zh_over_en": ratios(cpu, "zh"),
+        "cpu_zh_without_korean_over_en": ratios(cpu, "zh_without_korean"),
         "load_average_1min": _spread(load),
         "target": "zh_over_en median <= 1.5",
         "timed": f"python -m dpsu_core.cli release ... -m policy-gaussian -e 3 -d 1e-6 in a fresh process, {pairs} "
-        "rounds of zh, zh without Korean, en in turn; ratios per round",
+        "rounds of zh, zh without Korean, en in turn; ratios per round (wall, and CPU: user + system of all threads)",
     }
 
 
