@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from .intern import string_buffers
-from .scripts import HAN, KANA, _decode, _script
+from .scripts import HAN, KANA, decode_at, script_of
 
 
 @numba.njit(cache=True, nogil=True)
@@ -41,8 +41,8 @@ def _gather(data, offsets, rows, limit, out):  # pragma: no cover - compiled
                     split = False
                 i += 1
                 continue
-            cp, nb = _decode(data, i)
-            s = _script(cp)
+            cp, nb = decode_at(data, i)
+            s = script_of(cp)
             if s == HAN or s == KANA:
                 if chars == limit:  # a new piece of a long run
                     out[w] = 10
@@ -90,8 +90,8 @@ def _merge(data, offsets, rows, limit, seg, out, out_offsets):  # pragma: no cov
                 w += 1
                 i += 1
                 continue
-            cp, nb = _decode(data, i)
-            s = _script(cp)
+            cp, nb = decode_at(data, i)
+            s = script_of(cp)
             if s != HAN and s != KANA:
                 for k in range(nb):
                     out[w + k] = data[i + k]
@@ -102,8 +102,8 @@ def _merge(data, offsets, rows, limit, seg, out, out_offsets):  # pragma: no cov
             stop = i
             chars = 0
             while stop < end and data[stop] >= 0x80:
-                cp2, nb2 = _decode(data, stop)
-                s2 = _script(cp2)
+                cp2, nb2 = decode_at(data, stop)
+                s2 = script_of(cp2)
                 if s2 != HAN and s2 != KANA:
                     break
                 stop += nb2
