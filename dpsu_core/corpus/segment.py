@@ -74,6 +74,7 @@ from .tokens import Tokenized
 
 DEFAULT_CHAR_NGRAMS = 2
 KOREAN_MODES = ("morphemes", "eojeol")
+KOREAN_FEW_SHARE = 0.01  # Korean below this share of the tokens: the notes say eojeol skips Kiwi's start-up
 PROCESS_MIN_BYTES = 1_000_000  # at least this much text to segment: two worker processes
 _CHUNK_BYTES = 256_000  # posts per task of the worker processes (about)
 # A run (Chinese, Japanese, Thai) or word (Korean, Khmer, Lao) longer than this is segmented in pieces of at
@@ -260,6 +261,12 @@ class Detection:
             seg = segmenters.load(language)
             if seg is not None:
                 out.append(f"{language} text segmented into words with {seg.describe()}")
+        korean = self.script_tokens.get(SCRIPT_NAMES[HANGUL], 0)
+        if "Korean" in self.segmented and total and korean < KOREAN_FEW_SHARE * total:
+            out.append(
+                f"Korean words are {korean / total:.2%} of the tokens, yet loading Kiwi for them takes about a second "
+                "or two: Korean 'eojeol' (--korean eojeol) keeps them as written and skips it"
+            )
         for language in sorted(self.missing):
             names = " or ".join(c.name for c in segmenters.CANDIDATES[language])
             instead = "kept as written" if language == "Korean" else f"character {n}-grams"
