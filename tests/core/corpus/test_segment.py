@@ -383,3 +383,19 @@ def test_chinese_posts_over_the_bytes_equal_run_by_run(monkeypatch):
     assert fast[-3][:2] == ["a", "股"] and fast[400][-1] == "abc" and "".join(fast[400][:-1]) == "𠀀𠀁中文"
     assert fast[405] == ["日本", "語", "です"] and fast[408] == ["hello"] and "ภาษาไทย" in "".join(fast[404])
     assert fast[:400] == _by_runs(texts[:400], "zh", lambda r: jieba.lcut(r, HMM=True))
+
+
+@pytest.mark.parametrize("kind", [pa.string(), pa.large_string()])
+def test_chinese_byte_path_on_a_slice_keeps_every_post(kind):
+    """A worker's share of a batch is a slice of it (an offset into the buffers): every post comes back, in order,
+    the chosen ones with their runs spaced by their words, the others as they were, in the input's type."""
+    from dpsu_core.corpus import chinese
+
+    base = pa.array(["x", "我爱北京天安门", "hello 今天天气很好", "abc", "中"] * 3).cast(kind)
+    part = base.slice(2, 9)
+    rows = np.array([0, 2, 4, 5, 7])  # the posts with Han in the slice
+    out, long_runs = chinese.segment_rows(part, rows, segmenters.load("Chinese").lines, segment.MAX_RUN_CHARS)
+    assert out.type == kind and long_runs == 0 and len(out) == 9
+    got = [t.split() for t in out.to_pylist()]
+    assert got[:4] == [["hello", "今天天气", "很", "好"], ["abc"], ["中"], ["x"]]
+    assert got[4] == ["我", "爱", "北京", "天安门"] and got[5:] == got[:4]
