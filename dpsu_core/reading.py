@@ -96,8 +96,8 @@ READING_OPTIONS: tuple[ReadingOption, ...] = (
         "the tokenizer",
         default="auto",
         key="tokenizer",
-        app_help="auto: words by script (Chinese jieba, Japanese SudachiPy, Thai PyThaiNLP; Khmer, Lao, Burmese as "
-        "character n-grams; other scripts as fast). fast: runs of letters and digits (quick). treebank: NLTK's "
+        app_help="auto: words by script (Chinese rjieba, Japanese fugashi+unidic-lite, Thai nlpo3, Korean kiwipiepy "
+        "morphemes, Khmer khmer-nltk, Lao laonlp; Burmese as character n-grams; other scripts as fast). fast: runs of letters and digits (quick). treebank: NLTK's "
         "Treebank tokenizer (slower). char-ngrams: every word cut into character n-grams.",
     ),
     ReadingOption(
@@ -127,6 +127,10 @@ READING_OPTIONS: tuple[ReadingOption, ...] = (
         "the Korean option",
         metavar="{morphemes,eojeol}",
         default="morphemes",
+        key="korean",
+        app_help="Korean words under the auto tokenizer. morphemes (default): kiwipiepy splits particles and endings "
+        "from their stems, so 학교에, 학교는 and 학교를 all count as 학교 (and 에, 는, 를). eojeol: each word kept "
+        "whole as written, as the fast tokenizer does. Other languages are not affected.",
     ),
     ReadingOption(
         "lowercase",
@@ -233,10 +237,8 @@ HEADER_NEUTRAL = {
 # these too, under --public-... flags (``public_flag``), and is cleaned as the private corpus is by default.
 FILE_FIELDS: tuple[str, ...] = ("format", "user_col", "text_col", "row_is_user", "user_pattern")
 # How the posts are cleaned and cut into tokens: the Corpus page's widgets (each option's ``key``), in its order.
-CLEANING_FIELDS: tuple[str, ...] = tuple(
-    o.field for o in READING_OPTIONS if o.key and o.field not in ("tokenizer", "char_ngrams")
-)
-TOKENIZING_FIELDS: tuple[str, ...] = ("tokenizer", "char_ngrams")
+TOKENIZING_FIELDS: tuple[str, ...] = ("tokenizer", "char_ngrams", "korean")
+CLEANING_FIELDS: tuple[str, ...] = tuple(o.field for o in READING_OPTIONS if o.key and o.field not in TOKENIZING_FIELDS)
 
 
 def public_flag(flag: str) -> str:

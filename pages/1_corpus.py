@@ -5,6 +5,7 @@ import streamlit as st
 
 from dpsu_core.corpus import TOKENIZERS, LoadOptions
 from dpsu_core.corpus.clean import stop_word_languages
+from dpsu_core.corpus.segment import KOREAN_MODES
 from dpsu_core.demo import DEMO_NAME, load_canaries
 from dpsu_core.errors import InputError
 from dpsu_core.params import PARAMS
@@ -35,6 +36,10 @@ NONE_CHOICE = "none"  # the stop-word list's "no list"
 CHOICES = {  # the choices of the options picked from a list
     "tokenizer": lambda: list(TOKENIZERS),
     "stop_words": lambda: [NONE_CHOICE, *stop_word_languages()],
+    "korean": lambda: list(KOREAN_MODES),
+}
+CHOICE_LABELS = {  # how a choice reads in its list (the value itself where absent)
+    "korean": {"morphemes": "morphemes: 학교에 → 학교 + 에", "eojeol": "eojeol: 학교에 kept whole"},
 }
 
 
@@ -48,7 +53,9 @@ def cleaning_options(current: LoadOptions) -> LoadOptions:
         values[name] = _option_widget(cols[i % 4], READING[name], getattr(current, name))
     last = st.columns(len(TOKENIZING_FIELDS) + 1)
     for col, name in zip(last, TOKENIZING_FIELDS):
-        values[name] = _option_widget(col, READING[name], getattr(current, name))
+        # Korean words are cut only by the auto tokenizer: the choice is shown, greyed out, under the others
+        off = name == "korean" and values["tokenizer"] != "auto"
+        values[name] = _option_widget(col, READING[name], getattr(current, name), disabled=off)
     spec = PARAMS["max_n"]
     max_n = last[-1].number_input(
         "Longest n-gram",
@@ -62,7 +69,7 @@ def cleaning_options(current: LoadOptions) -> LoadOptions:
     return LoadOptions(max_n=int(max_n), **values)  # type: ignore[arg-type]
 
 
-def _option_widget(where, o: ReadingOption, value):
+def _option_widget(where, o: ReadingOption, value, disabled: bool = False):
     """One reading option's widget: a switch for an on/off option, a list for a choice, a box for a number."""
     if o.kind != "value":
         return where.toggle(o.label, value=bool(value), key=o.key, help=o.app_help or None)
@@ -74,8 +81,15 @@ def _option_widget(where, o: ReadingOption, value):
         )
     choices = CHOICES[o.field]()
     shown = value if value is not None else NONE_CHOICE
+    labels = CHOICE_LABELS.get(o.field, {})
     picked = where.selectbox(
-        o.label, choices, index=choices.index(shown) if shown in choices else 0, key=o.key, help=o.app_help
+        o.label,
+        choices,
+        index=choices.index(shown) if shown in choices else 0,
+        key=o.key,
+        help=o.app_help,
+        format_func=lambda c: labels.get(c, c),
+        disabled=disabled,
     )
     return None if picked == NONE_CHOICE else picked
 

@@ -34,7 +34,7 @@ RUN_CJK, RUN_THAI = 16, 17
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _script(cp):  # pragma: no cover - compiled
+def script_of(cp):  # pragma: no cover - compiled
     """Script code of code point ``cp`` (-1: not a letter or digit of a script we tell apart)."""
     if cp < 0x80:
         if 48 <= cp <= 57:
@@ -74,7 +74,7 @@ def _script(cp):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _decode(data, i):  # pragma: no cover - compiled
+def decode_at(data, i):  # pragma: no cover - compiled
     b = data[i]
     if b < 0x80:
         return np.int64(b), 1
@@ -104,10 +104,10 @@ def _post_scripts(data, offsets, out):  # pragma: no cover - compiled
                 i += 1
                 prev = -1
                 continue
-            cp, nb = _decode(data, i)
+            cp, nb = decode_at(data, i)
             i += nb
-            s = _script(cp)
-            if s == HAN or s == KANA or s == THAI or s == LAO or s == KHMER or s == MYANMAR:
+            s = script_of(cp)
+            if s == HAN or s == KANA or s == THAI or s == LAO or s == KHMER or s == MYANMAR or s == HANGUL:
                 mask |= np.int64(1) << s
                 if (s == HAN or s == KANA) and (prev == HAN or prev == KANA):
                     mask |= np.int64(1) << RUN_CJK
@@ -125,9 +125,9 @@ def _first_scripts(data, offsets, out):  # pragma: no cover - compiled
         i, end = offsets[j], offsets[j + 1]
         found = -1
         while i < end:
-            cp, nb = _decode(data, i)
+            cp, nb = decode_at(data, i)
             i += nb
-            s = _script(cp)
+            s = script_of(cp)
             if s == HANGUL:
                 found = HANGUL
                 break
@@ -141,7 +141,7 @@ def _first_scripts(data, offsets, out):  # pragma: no cover - compiled
 
 
 def post_scripts(texts: pa.Array) -> np.ndarray:
-    """int64 per post: bit s set when the post holds a letter of script s (Han, kana, Thai, Lao, Khmer, Burmese),
+    """int64 per post: bit s set when the post holds a letter of script s (Han, kana, Thai, Lao, Khmer, Burmese, Hangul),
     bits RUN_CJK and RUN_THAI when it holds a run of two or more characters of those (see ``_post_scripts``)."""
     data, offsets = string_buffers(texts)
     out = np.zeros(len(texts), dtype=np.int64)

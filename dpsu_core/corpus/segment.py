@@ -22,7 +22,11 @@ cleaning steps are the kernel's and ``tokenize.preprocess``'s, as for ``fast``: 
 words end. When a pure-Python segmenter runs (a fall-back) on a large share of such text (at least
 ``PROCESS_MIN_BYTES``) the posts are segmented in two worker processes, batch by batch (they hold the GIL; the
 compiled ones run in the tokenizer's threads: measured, two processes cost them more in copies than they gain).
-Chinese runs go to rjieba all at once (jieba cuts each block of Han on its own: ``Segmenter.batch``). The workers are forked (they inherit the
+Chinese posts go to rjieba all at once over their bytes (``chinese.segment_rows``: jieba cuts each block of Han on its
+own, so one call on every run of a batch, one per line, gives each run its own words; rjieba cuts without the GIL,
+so the tokenizer's two threads cut in parallel); a Chinese post with Thai in it takes the path of one call per
+batch over Python strings (``Segmenter.batch``). A post with Hangul starts loading Kiwi in a background thread
+(``segmenters.prefetch``), so its second of start-up runs beside the tokenizing. The workers are forked (they inherit the
 segmenters already loaded, and a spawned worker would re-run the caller's main script, which a script without
 a ``__main__`` guard cannot survive); they get plain strings.
 
@@ -70,6 +74,7 @@ from .tokens import Tokenized
 
 DEFAULT_CHAR_NGRAMS = 2
 KOREAN_MODES = ("morphemes", "eojeol")
+KOREAN_FEW_SHARE = 0.01  # Korean below this share of the tokens: the notes say eojeol skips Kiwi's start-up
 PROCESS_MIN_BYTES = 1_000_000  # at least this much text to segment: two worker processes
 _CHUNK_BYTES = 256_000  # posts per task of the worker processes (about)
 # A run (Chinese, Japanese, Thai) or word (Korean, Khmer, Lao) longer than this is segmented in pieces of at
@@ -256,6 +261,12 @@ class Detection:
             seg = segmenters.load(language)
             if seg is not None:
                 out.append(f"{language} text segmented into words with {seg.describe()}")
+        korean = self.script_tokens.get(SCRIPT_NAMES[HANGUL], 0)
+        if "Korean" in self.segmented and total and korean < KOREAN_FEW_SHARE * total:
+            out.append(
+                f"Korean words are {korean / total:.2%} of the tokens, yet loading Kiwi for them takes about a second "
+                "or two: Korean 'eojeol' (--korean eojeol) keeps them as written and skips it"
+            )
         for language in sorted(self.missing):
             names = " or ".join(c.name for c in segmenters.CANDIDATES[language])
             instead = "kept as written" if language == "Korean" else f"character {n}-grams"
@@ -270,12 +281,17 @@ class Detection:
 
 
 def segment_posts(
-    texts: pa.Array, detection: Detection, pool: Callable[[], Executor] | None = None
+    texts: pa.Array, detection: Detection, pool: Callable[[], Executor] | None = None, korean: str = "morphemes"
 ) -> tuple[pa.Array, np.ndarray]:
     """``texts`` with spaces between the words of their Chinese, Japanese and Thai runs, and each post's
-    script mask. Posts without such runs are not touched (not even copied when there are none)."""
+    script mask. Posts without such runs are not touched (not even copied when there are none). A post with
+    Hangul starts loading the Korean segmenter (``korean="morphemes"``) beside the tokenizing: ``finish`` needs it."""
     masks = post_scripts(texts)
-    rows = np.flatnonzero(masks & ((1 << HAN) | (1 << KANA) | (1 << THAI)))
+    if korean == "morphemes" and (masks & (1 << HANGUL)).any():
+        segmenters.prefetch("Korean")
+    todo = masks & ((1 << HAN) | (1 << KANA) | (1 << THAI))
+    texts = _chinese_rows(texts, masks, todo, detection)
+    rows = np.flatnonzero(todo)
     if rows.size == 0:
         return texts, masks
     sel = masks[rows]
@@ -315,6 +331,28 @@ def segment_posts(
         detection.segmented |= used
         detection.cuts.add(cut)
     return _put_rows(texts, rows, done), masks
+
+
+def _chinese_rows(texts: pa.Array, masks: np.ndarray, todo: np.ndarray, detection: Detection) -> pa.Array:
+    """``texts`` with the Chinese posts (Han, no kana, no Thai) segmented over the bytes in one segmenter call
+    (``chinese.segment_rows``) when the segmenter allows it (``Segmenter.lines``) and a post holds a run of two
+    characters or more; their rows cleared in ``todo``. Otherwise ``texts`` as given."""
+    chinese = ((masks >> HAN) & 1).astype(np.bool_) & ((masks & ((1 << KANA) | (1 << THAI))) == 0)
+    if not (masks[chinese] & (1 << RUN_CJK)).any():
+        return texts
+    seg = segmenters.load("Chinese")
+    if seg is None or seg.lines is None:
+        return texts
+    from .chinese import segment_rows
+
+    rows = np.flatnonzero(chinese)
+    done = segment_rows(texts, rows, seg.lines, MAX_RUN_CHARS)
+    if done is None:  # pragma: no cover - the words did not spell the runs: run by run instead
+        return texts
+    detection.segmented.add("Chinese")
+    detection.cuts.runs += done[1]
+    todo[rows] = 0
+    return done[0]
 
 
 def _put_rows(texts: pa.Array, rows: np.ndarray, new: pa.Array) -> pa.Array:

@@ -91,6 +91,9 @@ class Segmenter:
     # of Han between other characters on its own): many runs -> their ``cut`` each with a space on both sides,
     # in one call
     batch: Callable[[list[str]], list[str]] | None = None
+    # the same, over the bytes (``chinese.segment_rows``): many runs, one per line -> their words separated by
+    # spaces, the line breaks kept
+    lines: Callable[[str], str] | None = None
 
     def describe(self) -> str:
         fallback = "" if self.candidate.compiled or len(CANDIDATES[self.language]) == 1 else _FALLBACK_NOTE
@@ -100,12 +103,14 @@ class Segmenter:
 _FALLBACK_NOTE = "; pure Python, the compiled segmenter is not installed: pip install 'dpsu[languages]'"
 
 _loaded: dict[str, Segmenter | None] = {}
-_lock = threading.Lock()
+# one lock per language: a segmenter that takes a second to load (Kiwi) does not hold up another language's
+_locks = {language: threading.Lock() for language in CANDIDATES}
+_prefetched: set[str] = set()
 
 
-def _after_fork() -> None:  # a worker process forked while another thread held the lock must not wait for it
-    global _lock
-    _lock = threading.Lock()
+def _after_fork() -> None:  # a worker process forked while another thread held a lock must not wait for it
+    global _locks
+    _locks = {language: threading.Lock() for language in CANDIDATES}
 
 
 os.register_at_fork(after_in_child=_after_fork)
@@ -113,22 +118,36 @@ os.register_at_fork(after_in_child=_after_fork)
 
 def load(language: str) -> Segmenter | None:
     """The segmenter of ``language``, imported on first use; None when none is installed."""
-    with _lock:
+    if language in _loaded:
+        return _loaded[language]
+    with _locks[language]:
         if language not in _loaded:
-            _loaded[language] = None
+            made = None
             for cand in CANDIDATES[language]:
                 try:
-                    _loaded[language] = _MAKERS[cand.name](language, cand)
+                    made = _MAKERS[cand.name](language, cand)
                     break
                 except ImportError:
                     continue
+            _loaded[language] = made
         return _loaded[language]
+
+
+def prefetch(language: str) -> None:
+    """Start loading the segmenter of ``language`` in a background thread (the tokenizer found its script in a
+    post and will need it after its kernel): its start-up overlaps the tokenizing instead of following it."""
+    if language in _loaded or language in _prefetched:
+        return
+    _prefetched.add(language)
+    threading.Thread(target=load, args=(language,), name=f"dpsu-load-{language}", daemon=True).start()
 
 
 def forget() -> None:
     """Drop the loaded segmenters (tests that hide a package)."""
-    with _lock:
-        _loaded.clear()
+    for language in CANDIDATES:
+        with _locks[language]:
+            _loaded.pop(language, None)
+    _prefetched.clear()
 
 
 def _rjieba(language: str, cand: Candidate) -> Segmenter:
@@ -145,7 +164,10 @@ def _rjieba(language: str, cand: Candidate) -> Segmenter:
             return [cut(r) for r in runs]
         return done
 
-    return Segmenter(language, cand, cut=cut, batch=batch)
+    def lines(text: str) -> str:
+        return " ".join(rjieba.cut(text, True))
+
+    return Segmenter(language, cand, cut=cut, batch=batch, lines=lines)
 
 
 def _jieba(language: str, cand: Candidate) -> Segmenter:
@@ -226,6 +248,7 @@ def _kiwi(language: str, cand: Candidate) -> Segmenter:
     def words(batch: list[str]) -> list[list[str]]:
         return [[t.form for t in toks] for toks in kiwi.tokenize(batch)]
 
+    words(["학교에"])  # Kiwi reads its model on the first call: here (in a prefetch, beside the tokenizing)
     return Segmenter(language, cand, words=words)
 
 

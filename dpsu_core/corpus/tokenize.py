@@ -404,7 +404,9 @@ class TokenStream:
                 mode = _MODE_WORDS if self.prep.strip_symbols else _MODE_WHITESPACE
             else:
                 if self.tokenizer == "auto" and self.detection is not None:  # spaces between unspaced words
-                    texts = _segment().segment_posts(texts, self.detection, self._process_pool)[0]
+                    texts = _segment().segment_posts(
+                        texts, self.detection, self._process_pool, korean=self.prep.korean
+                    )[0]
                 if self._arrow_lower:  # pragma: no cover - see __init__
                     texts = pc.utf8_lower(texts)
                 fold = self._lower is not _NO_LOWER

@@ -264,3 +264,41 @@ def test_column_facts_count_the_whole_file_and_a_category_user_is_warned_before_
     assert len(few) == 1 and "6 distinct values over" in few[0] and "category" in few[0]
     assert "placeholder" not in few[0]
     assert _state(at).corpus_id == 1 and _state(at).is_demo  # nothing loaded yet
+
+
+def test_korean_choice_changes_the_items_and_reaches_the_release_and_the_command():
+    """The 'Korean' widget (morphemes by default, eojeol: words as written) sets what the loader cuts, what is
+    released, the report's tokenization and the exported command (``--korean eojeol``); it is greyed out under a
+    tokenizer that does not cut Korean."""
+    from tests.app.test_pages import _go, _release
+
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert at.selectbox(key="korean").value == "morphemes" and not at.selectbox(key="korean").disabled
+    at.selectbox(key="tokenizer").set_value("fast")
+    at.run()
+    assert at.selectbox(key="korean").disabled
+    at.selectbox(key="tokenizer").set_value("auto")
+    at.radio(key="corpus_source").set_value("upload")
+    at.run()
+    forms = ["학교에 갔다", "학교는 크다", "학교를 좋아한다"]
+    rows = ["user,text"] + [f"u{u},{forms[u % 3]}" for u in range(150)]
+    at.file_uploader(key="upload").upload("ko.csv", ("\n".join(rows) + "\n").encode(), "text/csv")
+    at.run()
+    _ok(at)
+    morphemes = _vocab(_load(at))
+    assert {"학교", "에", "는", "를"} <= morphemes and not {"학교에", "학교는"} & morphemes
+    at.selectbox(key="korean").set_value("eojeol")
+    at.run()
+    eojeol = _vocab(_load(at))
+    assert {"학교에", "학교는", "학교를", "갔다"} <= eojeol and "학교" not in eojeol
+    assert _state(at).corpus_options.korean == "eojeol"
+    assert "Korean: words as written (eojeol)" in _state(at).corpus.source.tokenization
+    _release(at, "policy-gaussian")
+    _ok(at)
+    items = set(_state(at).release.items.tolist())
+    assert items and items <= eojeol and "학교" not in items  # 50 users per form: released as written
+    _go(at, "7_export")
+    _ok(at)
+    command = next(c.value for c in at.code if c.value.startswith("dpsu release"))
+    assert "--korean eojeol" in command

@@ -12,7 +12,7 @@ from kiwipiepy import Kiwi
 
 from dpsu_core.cli import main
 from dpsu_core.corpus import LoadOptions, load_corpus
-from dpsu_core.corpus.tokenize import Preprocessing, tokenize
+from dpsu_core.corpus.tokenize import Preprocessing, TokenStream, tokenize
 
 NOUNS = ["학교", "친구", "음악", "영화", "커피", "도서관", "시장", "회사"]
 PARTICLES = ["에", "는", "를", "가", "의", "에서", "도", ""]
@@ -75,3 +75,34 @@ def test_cli_korean_flag(tmp_path, capsys):
     assert main([*base, "--korean", "words"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["dpsu: error: --korean must be one of morphemes, eojeol, got 'words'"]
+
+
+def test_kiwi_is_loaded_beside_the_tokenizing_only_for_morphemes():
+    """A post with Hangul starts loading Kiwi in the background when its morphemes are wanted; with eojeol Kiwi is
+    never loaded (nor prefetched)."""
+    from dpsu_core.corpus import segmenters
+
+    segmenters.forget()
+    try:
+        assert _posts(["학교에 갔다", "hello"], prep=Preprocessing(korean="eojeol")) == [["학교에", "갔다"], ["hello"]]
+        assert "Korean" not in segmenters._loaded and "Korean" not in segmenters._prefetched
+        assert _posts(["학교에 갔다", "hello"]) == [["학교", "에", "가", "었", "다"], ["hello"]]
+        assert "Korean" in segmenters._prefetched and segmenters._loaded["Korean"] is not None
+    finally:
+        segmenters.forget()
+
+
+def test_a_few_korean_words_say_that_eojeol_skips_kiwi():
+    """Korean under 1% of the tokens: the notes (raw data) say that eojeol skips Kiwi's start-up; not above."""
+    from dpsu_core.corpus.segment import KOREAN_FEW_SHARE
+
+    def notes(texts):
+        with TokenStream("auto", Preprocessing(), workers=1) as stream:
+            stream.submit(pa.array(texts, type=pa.string()))
+            stream.finish()
+            return [n for n in stream.detection.notes(2) if "--korean eojeol" in n]
+
+    english = "the quick brown fox jumps over the lazy dog " * 30  # 270 tokens
+    few = notes([english, "학교에"])  # 2 of 272 tokens
+    assert len(few) == 1 and few[0].startswith(f"Korean words are {2 / 272:.2%} of the tokens")
+    assert 2 / 272 < KOREAN_FEW_SHARE and notes(["hello 학교에 갔다"]) == []

@@ -6,6 +6,7 @@ reported."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import re
 import sys
 
@@ -343,3 +344,58 @@ def test_chinese_posts_go_to_rjieba_in_one_call_and_back():
     expected[2].insert(-1, "2024")
     assert run(texts) == expected
     assert run(texts[1:]) == expected[1:]
+
+
+def test_chinese_posts_over_the_bytes_equal_run_by_run(monkeypatch):
+    """The Chinese posts of a batch go to rjieba in one call over their bytes (``chinese.segment_rows``): per post
+    the same words as the run-by-run path, long runs cut in the same pieces and counted, other posts untouched."""
+    from dpsu_core.corpus import chinese
+
+    long_run = "".join(_language_corpus("zh", 200, seed=7))  # one run of over 2 * MAX_RUN_CHARS characters
+    long_run = re.sub("[，。]", "", long_run)
+    assert len(long_run) > 2 * segment.MAX_RUN_CHARS
+    texts = _language_corpus("zh", 400, seed=3) + [
+        "𠀀𠀁中文abc", "々中国人", "中", "x 中 y", "泰国ภาษาไทย中文", "日本語です", "emoji😀中文字", "", "hello", long_run,
+        "A股和T恤", "ａｂｃ中文ＡＢＣ", "中\u0301文",
+    ]  # fmt: skip
+    used = []
+    real = chinese.segment_rows
+
+    def spy(*args, **kw):
+        got = real(*args, **kw)
+        used.append(got is not None)
+        return got
+
+    monkeypatch.setattr(chinese, "segment_rows", spy)
+
+    def tokens(texts):
+        with TokenStream("auto", workers=1) as stream:
+            stream.submit(pa.array(texts, type=pa.string()))
+            return _posts(stream.finish()), stream.detection
+
+    fast, detection = tokens(texts)
+    assert used == [True] and detection.cuts.runs == 1
+    seg = segmenters.load("Chinese")
+    monkeypatch.setitem(segmenters._loaded, "Chinese", dataclasses.replace(seg, lines=None))
+    slow, slow_detection = tokens(texts)
+    assert used == [True] and slow_detection.cuts.runs == 1
+    assert fast == slow
+    assert fast[-3][:2] == ["a", "股"] and fast[400][-1] == "abc" and "".join(fast[400][:-1]) == "𠀀𠀁中文"
+    assert fast[405] == ["日本", "語", "です"] and fast[408] == ["hello"] and "ภาษาไทย" in "".join(fast[404])
+    assert fast[:400] == _by_runs(texts[:400], "zh", lambda r: jieba.lcut(r, HMM=True))
+
+
+@pytest.mark.parametrize("kind", [pa.string(), pa.large_string()])
+def test_chinese_byte_path_on_a_slice_keeps_every_post(kind):
+    """A worker's share of a batch is a slice of it (an offset into the buffers): every post comes back, in order,
+    the chosen ones with their runs spaced by their words, the others as they were, in the input's type."""
+    from dpsu_core.corpus import chinese
+
+    base = pa.array(["x", "我爱北京天安门", "hello 今天天气很好", "abc", "中"] * 3).cast(kind)
+    part = base.slice(2, 9)
+    rows = np.array([0, 2, 4, 5, 7])  # the posts with Han in the slice
+    out, long_runs = chinese.segment_rows(part, rows, segmenters.load("Chinese").lines, segment.MAX_RUN_CHARS)
+    assert out.type == kind and long_runs == 0 and len(out) == 9
+    got = [t.split() for t in out.to_pylist()]
+    assert got[:4] == [["hello", "今天天气", "很", "好"], ["abc"], ["中"], ["x"]]
+    assert got[4] == ["我", "爱", "北京", "天安门"] and got[5:] == got[:4]
