@@ -10,7 +10,9 @@ tokenizer of each model from each release (``tokenizer_export.build_tokenizer``,
 writes). Beside them, a NON-private tokenizer of the same model and the same target vocabulary size, trained on
 half one's own words with their true frequencies (as on the raw text: every occurrence). Every tokenizer then encodes half two's
 words, each weighted by how often half two uses it: tokens per word and the share of words holding [UNK]. All in
-one run, so the figures compare side by side. Noise is seeded (a measurement, not a release).
+one run, so the figures compare side by side. Noise is seeded (a measurement, not a release). "its items once":
+the counted release's items trained each once, so the table parts what the counts add (counted vs its items once)
+from what their share of the budget costs in released items (its items once vs set only).
 
 The subword models' target vocabulary size is VOCAB[corpus]: below what it takes to spell every released word as
 one token, so the models must choose which words to keep whole (where frequencies matter).
@@ -18,6 +20,7 @@ one token, so the models must choose which words to keep whole (where frequencie
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from types import SimpleNamespace
 from typing import Any
@@ -104,6 +107,10 @@ def _one_corpus(name: str, corpus: Corpus) -> dict[str, Any]:
             row["vocab_size"] = {"set only": tok_plain.get_vocab_size(), "with counts": tok_counted.get_vocab_size()}
             row["dp_set_only"] = _score(tok_plain, test_words, test_freq)
             row["dp_with_counts"] = _score(tok_counted, test_words, test_freq)
+            if model != "wordlevel":  # the counted release's items, each once: what the counts add on their own
+                once = dataclasses.replace(counted, noisy_counts=None, count_std=None)
+                tok_once = build_tokenizer(once, TokenizerSpec(model=model, vocab_size=size))[0]
+                row["dp_counted_items_once"] = _score(tok_once, test_words, test_freq)
             if model != "wordlevel":
                 ref = _non_private(train_words, train_freq, model, vocab)
                 row["vocab_size"]["non-private"] = ref.get_vocab_size()
@@ -152,15 +159,16 @@ def _targets(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def _table(rows: list[dict[str, Any]]) -> list[str]:
     """Markdown rows: model, epsilon, tokens/word (set only, with counts, non-private) and [UNK] rates."""
     out = [
-        "| model | ε | tokens/word: set only | with counts | non-private | counted/non-private | counted/set-only "
-        "| [UNK] set only | [UNK] counted | [UNK] non-private |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| model | ε | tokens/word: set only | with counts | its items once | non-private | counted/non-private "
+        "| counted/set-only | [UNK] set only | [UNK] counted | [UNK] non-private |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         npv = r.get("non_private", {})
         out.append(
             f"| {r['model']} | {r['epsilon']:g} | {r['dp_set_only']['tokens_per_word']} | "
-            f"{r['dp_with_counts']['tokens_per_word']} | {npv.get('tokens_per_word', '–')} | "
+            f"{r['dp_with_counts']['tokens_per_word']} | "
+            f"{r.get('dp_counted_items_once', {}).get('tokens_per_word', '–')} | {npv.get('tokens_per_word', '–')} | "
             f"{r.get('counted_over_non_private', '–')} | {r.get('counted_over_set_only', '–')} | "
             f"{r['dp_set_only']['unk_rate']} | {r['dp_with_counts']['unk_rate']} | {npv.get('unk_rate', '–')} |"
         )
