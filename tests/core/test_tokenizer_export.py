@@ -457,3 +457,18 @@ def test_counts_within_their_noise_give_the_set_only_tokenizer(model):
     if model == "bpe":  # counts standing above their noise change its merges (bpe numbers them in a fixed order)
         loud = dataclasses.replace(noisy, count_std=np.full(n, 0.01))
         assert build_tokenizer(loud, spec)[0].to_str() != build_tokenizer(rel, spec)[0].to_str()
+
+
+def test_given_frequencies_train_as_the_counts_rule_would():
+    """``frequencies=`` (the benchmark's non-private reference) is the same training as counts giving them."""
+    import dataclasses
+
+    rel = _release([["flight", "delayed", "again"], ["flight", "late"], ["again", "flight"]] * 30)
+    n = rel.n_released
+    reps = np.arange(1, n + 1)
+    spec = TokenizerSpec(model="bpe", vocab_size=40)
+    tok, info = build_tokenizer(rel, spec, frequencies=reps)
+    counted = dataclasses.replace(rel, noisy_counts=(reps.astype(float) ** 2) * 3.0, count_std=np.full(n, 3.0))
+    assert tok.to_str() == build_tokenizer(counted, spec)[0].to_str()
+    assert "the given frequencies" in info["trained_on"]
+    assert tok.to_str() != build_tokenizer(rel, spec)[0].to_str()
