@@ -11,7 +11,7 @@ from tokenizers import Tokenizer
 
 from dpsu_core.mechanisms.item_counts import NAME, calibrate_counts
 from dpsu_core.tokenizer_export import build_tokenizer
-from tests.app.test_pages import _confirm_spend, _go, _new, _ok, _state, _table
+from tests.app.test_pages import _confirm_spend, _go, _metric, _new, _ok, _state, _table
 
 SHARE, CLIP = 0.3, 2.0
 
@@ -78,6 +78,8 @@ def test_a_counted_release_enters_two_ledger_entries_and_shows_noisy_counts(coun
     table = _table(at, "item", "noisy count", "noise σ")
     assert len(table) == rel.n_released and (table["noise σ"] == cc.sigma).all()
     assert any("NOT how often the words occur" in c.value.replace("\\", "") for c in at.caption)
+    title = state.release_record.title()
+    assert f"with noisy counts, ε = {b.epsilon:g}" in title and f"({SHARE:g} on the counts)" in title
 
 
 def test_the_export_trains_on_the_counts_and_the_command_redoes_them(counted):
@@ -102,3 +104,4 @@ def test_the_export_trains_on_the_counts_and_the_command_redoes_them(counted):
     assert argv[argv.index("--counts-share") + 1] == repr(SHARE)
     assert argv[argv.index("--counts-clip") + 1] == repr(CLIP)
     assert float(argv[argv.index("-e") + 1]) == state.budget.epsilon  # the whole budget: the CLI splits it again
+    assert _metric(at, "Budget") == f"ε={state.budget.epsilon:g}, δ={state.budget.delta:.1e} with counts"
