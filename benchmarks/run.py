@@ -6,6 +6,7 @@ write benchmarks/results.json and benchmarks/RESULTS.md.
     python -m benchmarks.run scale_10m       # an opt-in section (named only)
     python -m benchmarks.run floor           # dpsu end to end against the floor (Arrow read + split)
     python -m benchmarks.run tokenizer       # private tokenizers: tokens per word on held-out users' words
+    python -m benchmarks.run tokenizer_tuning  # how the counts' defaults were chosen (the first half only)
 
 A section whose data is missing (``benchmarks.data``: ../shared/data or $DPSU_SHARED_DATA) is refused
 before anything runs: exit status 2 and one line naming the file. A section that fails leaves its
@@ -49,6 +50,7 @@ SECTIONS = {
     "overlap": "benchmarks.bench_overlap",  # the content check of a public file against reading the two files (1M)
     "overlap_10m": "benchmarks.bench_overlap_10m",  # the same on 10M users (two 2.3 GB CSVs)
     "tokenizer": "benchmarks.bench_tokenizer",  # private tokenizers' tokens per word on held-out users (issue 30)
+    "tokenizer_tuning": "benchmarks.bench_tokenizer_tuning",  # the counts' defaults, chosen on the first half only
 }
 # sections run only when named: scale_10m needs about 12 GB, spark about 8 GB (and Java 17), spark_side
 # Java 17 and pipeline-dp (the 'bench' extra)

@@ -164,7 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=None,
         metavar="S",
-        help="with --with-counts: the counts' share of (epsilon, delta), 0 < S < 1 (default 0.2)",
+        help="with --with-counts: the counts' share of (epsilon, delta), 0 < S < 1 (default 0.1)",
     )
     rel.add_argument(
         "--counts-clip",

@@ -82,11 +82,19 @@ class ReleaseRecord:
 
     def title(self) -> str:
         """ "#2 · Policy Gaussian, ε = 3, δ = 1e-06 on posts.csv (Release page, 12:03:04 UTC)"."""
+        from .mechanisms.item_counts import counts_of
+
         cal = self.calibration
         where = self.corpus.name + ("" if self.corpus.private else " (exploration)")
         seed = ", fixed seed" if self.seeded else ""
+        cc = counts_of(cal)  # with noisy counts: the whole (epsilon, delta), the counts' share named
+        budget = (
+            f"ε = {cal.epsilon:g}, δ = {cal.delta:.2g}"
+            if cc is None
+            else f"with noisy counts, ε = {cc.total_epsilon:g}, δ = {cc.total_delta:.2g} ({cc.share:g} on the counts)"
+        )
         return (
-            f"#{self.number} · {cal.label}, ε = {cal.epsilon:g}, δ = {cal.delta:.2g}{seed} on {where} "
+            f"#{self.number} · {cal.label}{'' if cc is not None else ','} {budget}{seed} on {where} "
             f"({self.page} page, {self.time_utc[11:]} UTC)"
         )
 

@@ -9,9 +9,11 @@ Models:
   wordpiece  WordPiece trained on the released items only (``##`` continuations);
   unigram    a Unigram language model trained on the released items only (as sentencepiece LMs use; ``▁``).
 For the subword models each item counts once, or, when the release carries noisy counts (the count mechanisms,
-or a set release with ``--with-counts``, ``mechanisms.item_counts``), as often as its noisy count (scaled so the
-training text is about ``_TRAINING_TOKENS`` words). Either way the tokenizer is post-processing of the private
-output: no raw text or raw count is read. Every model decodes ``decode(encode(text))`` back to the normalised text
+or a set release with ``--with-counts``, ``mechanisms.item_counts``), as often as ``training_frequencies`` says:
+the square root of its noisy count in units of its own noise's standard deviation (public), so a count within
+the noise counts once
+and a release whose noise exceeds every count trains exactly the set-only tokenizer. Either way the tokenizer is
+post-processing of the private output: no raw text or raw count is read. Every model decodes ``decode(encode(text))`` back to the normalised text
 (the words of the release's tokenizer, separated by single spaces).
 
 The normalizer and pre-tokenizer are the corpus's preprocessing wherever ``tokenizers`` can express it, built from
@@ -50,7 +52,7 @@ UNK, PAD = "[UNK]", "[PAD]"
 DEFAULT_SPECIAL_TOKENS: tuple[str, ...] = (UNK, PAD)
 DEFAULT_VOCAB_SIZE = 30_000
 METASPACE = "\u2581"  # ▁: a word start in the bpe and unigram models (sentencepiece's marker)
-_TRAINING_TOKENS = 200_000  # the training text from noisy counts is about this many words
+_MAX_TRAINING_WORDS = 20_000_000  # the training text from counts is at most about this many words
 _MAX_SPECIAL_LEN = 100
 #: the role ``transformers`` gives a special token, by its usual name; other names are additional special tokens
 ROLES: dict[str, str] = {
@@ -202,8 +204,12 @@ def check_spec(spec: TokenizerSpec) -> TokenizerSpec:
     return spec
 
 
-def build_tokenizer(release: Any, spec: TokenizerSpec) -> tuple[Any, dict[str, Any]]:
-    """(a ``tokenizers.Tokenizer``, how it was built: the release report's ``tokenizer`` entry)."""
+def build_tokenizer(
+    release: Any, spec: TokenizerSpec, *, frequencies: np.ndarray | None = None
+) -> tuple[Any, dict[str, Any]]:
+    """(a ``tokenizers.Tokenizer``, how it was built: the release report's ``tokenizer`` entry). ``frequencies``:
+    whole training frequencies given outright instead of ``training_frequencies`` of the release's counts; only
+    the tokenizer benchmark's NON-private reference uses it (trained on true word frequencies, as on raw text)."""
     from tokenizers import Tokenizer, decoders, models, trainers
 
     spec = check_spec(spec)
@@ -240,8 +246,17 @@ def build_tokenizer(release: Any, spec: TokenizerSpec) -> tuple[Any, dict[str, A
             tok.decoder = decoders.WordPiece(prefix="##", cleanup=False)
         _set_pipeline(tok, spec)
         counts = release.noisy_counts
-        tok.train_from_iterator(_training_text(items, counts), trainer=trainer)
-        weights = "their released noisy counts as frequencies" if counts is not None else "each once"
+        reps = None if counts is None else training_frequencies(counts, release.count_std)
+        if frequencies is not None:
+            reps = np.maximum(1, np.asarray(frequencies, dtype=np.int64))
+        tok.train_from_iterator(_training_text(items, reps), trainer=trainer)
+        weights = (
+            f"their released noisy counts as frequencies ({FREQUENCY_RULE})"
+            if counts is not None
+            else "each once"
+            if frequencies is None
+            else "the given frequencies"
+        )
         trained_on = f"the {len(items):,} released items only ({weights}), target vocabulary size {size:,}"
     tok.add_special_tokens(specials)
     roles = special_roles(specials)
@@ -333,16 +348,43 @@ def directory_zip(files: dict[str, bytes], folder: str = "tokenizer") -> bytes:
     return buf.getvalue()
 
 
-def _training_text(items: list[str], counts: Any) -> Iterator[str]:
-    """Each item once, or in proportion to its noisy count: the counts are scaled so that all of them add up to
-    about _TRAINING_TOKENS words, each item at least once (a noisy count at or below 0 still names a released
-    item). Post-processing of the released counts."""
-    if counts is None:
+#: how noisy counts become training frequencies (``training_frequencies``), as the report says
+FREQUENCY_RULE = "sqrt(count / sigma) rounded, at least 1"
+
+
+def training_frequencies(counts: Any, std: Any) -> np.ndarray:
+    """How often each released item appears in the subword trainer's text: the square root of its noisy count in
+    units of its noise's standard deviation (``std``, public: the calibration's sigma; None for exact counts, whose
+    unit is one occurrence), rounded, at least 1 (a released item is named at least once; a count at or below 0 is
+    noise). So a count within the noise (below 2.25 sigma) weighs as an item seen once, and when the noise exceeds
+    every count the training text is the set-only one: counts help where they stand above their noise and are
+    ignored where they do not. The rule reads the public sigma only, never raw data.
+
+    Why the square root, and why in sigma units rather than scaled to a fixed size: the subword trainers learn from
+    the released words what must also spell the words that were not released; frequencies dominated by a few head
+    words leave that tail letter by letter. Unigram suffers most: its EM prunes the pieces the head does not use, and
+    the more text it sees the harder (the former rule, counts scaled to 200,000 words, cost it about one token per
+    word). Measured on the tokenizer benchmark's first half only (its users split again, the held-out half never
+    looked at: ``python -m benchmarks.run tokenizer_tuning``), at the default share, for BPE and Unigram at epsilon
+    1, 3, 8 on the demo corpus and at epsilon 3 on synthetic-200k: the square root was the best of {once,
+    count / sigma, its square root, scaled to 200,000 words} in 5 of the 8 cases and within 2% of the best (counts
+    ignored) in the other 3; the scaling to 200,000 words cost Unigram 16 to 42% (``benchmarks/RESULTS.md``).
+    The text is scaled down (each item at least once) if it would pass ``_MAX_TRAINING_WORDS``. Post-processing of
+    the released counts."""
+    c = np.maximum(np.asarray(counts, dtype=np.float64), 0.0)
+    s = np.ones_like(c) if std is None else np.broadcast_to(np.asarray(std, dtype=np.float64), c.shape)
+    units = np.sqrt(c / np.where(s > 0, s, 1.0))
+    total = float(units.sum())
+    if total > _MAX_TRAINING_WORDS:
+        units = units * (_MAX_TRAINING_WORDS / total)
+    return np.maximum(1, np.rint(units)).astype(np.int64)
+
+
+def _training_text(items: list[str], reps: np.ndarray | None) -> Iterator[str]:
+    """Each item once, or ``reps`` times (``training_frequencies``)."""
+    if reps is None:
         yield from items
         return
-    c = np.maximum(np.asarray(counts, dtype=np.float64), 0.0)
-    scale = _TRAINING_TOKENS / max(float(c.sum()), 1e-300)
-    reps = np.maximum(1, np.rint(c * scale)).astype(np.int64)
     for item, k in zip(items, reps.tolist()):
         yield " ".join([item] * k)
 

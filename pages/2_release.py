@@ -9,6 +9,7 @@ from dpsu_core.errors import ParameterError
 from dpsu_core.export import guarantee_text
 from dpsu_core.history import RELEASE_PAGE
 from dpsu_core.mechanisms import list_mechanisms, mechanism_class
+from dpsu_core.mechanisms.item_counts import cost_line, counts_of
 from dpsu_core.metrics import canaries_released
 from dpsu_core.params import MAX_ITEMS_LIMIT
 from dpsu_core.privacy import delta_guidance
@@ -22,7 +23,7 @@ from pages._format import (
     mechanism_labels,
     rounds_frame,
 )
-from pages._state import app_state
+from pages._state import CountsOption, app_state
 from pages._text import BUDGET_PARAMS
 from pages._upload import content_note, load_flow, upload_section
 
@@ -63,6 +64,57 @@ def utility_section(cal, max_items: int):
     with st.expander("Chance of release by number of users"):
         st.altair_chart(utility_curve_chart(p.curve(), p.users_needed), width="stretch")
     return p
+
+
+def counts_section(name: str, cls, budget):
+    """The noisy counts option (``mechanisms.item_counts``): its share of the budget and per-user bound, and its
+    cost stated before it runs. Returns the counts' calibration, or None when the option is off."""
+    st.subheader("Noisy counts (optional)")
+    if cls.kind == "count":
+        st.caption(f"{cls.label} releases noisy counts of its own.")
+        return None
+    opt = state.counts
+    on = st.checkbox(
+        "Also release noisy counts of the released items",
+        value=opt.on,
+        key="with_counts",
+        help="A second private step in the same run: each user's counts of the released items, scaled to an l2 "
+        "norm of at most the bound, summed, plus Gaussian noise. It takes its share of ε and δ; the items get the "
+        "rest. The Export page's subword tokenizers (BPE, WordPiece, Unigram) train on these counts.",
+    )
+    share, clip = opt.share, opt.clip
+    if on:
+        c1, c2 = st.columns(2)
+        share = c1.number_input(
+            "Counts' share of ε and δ",
+            min_value=0.01,
+            max_value=0.99,
+            value=float(opt.share),
+            step=0.05,
+            format="%.2f",
+            key="counts_share",
+            help="The counts run at this share of (ε, δ), the set release at the rest (basic composition).",
+        )
+        clip = c2.number_input(
+            "Per-user bound (l2 norm of one user's counts)",
+            min_value=0.01,
+            max_value=1000.0,
+            value=float(opt.clip),
+            step=0.5,
+            format="%.2f",
+            key="counts_clip",
+            help="Each user's vector of counts is scaled down to this l2 norm; the noise grows with it. At 1 every "
+            "user holding a released item adds a unit vector (their share of each word): no user weighs more.",
+        )
+    state.counts = CountsOption(bool(on), float(share), float(clip))
+    try:
+        cc = _run.counts_calibration(name, budget, state.counts)
+    except Exception as exc:
+        _ui.show_error(exc, "the noisy counts' parameters are not valid")
+        st.stop()
+    if cc is not None:
+        st.info(escape_markdown("Before it runs: " + cost_line(cc) + "."), icon=_ui.ICONS["ledger"])
+    return cc
 
 
 def explain_small_release(n: int, p, corpus) -> None:
@@ -142,9 +194,13 @@ if cls.takes_public_corpus:
     else:
         st.caption("GW-KT's frequencies come from wordfreq's English list.")
 
+cc = counts_section(name, cls, b)
+
 st.subheader("Calibration (public: depends on the parameters only)")
+if cc is not None:
+    st.caption(f"The set release's calibration, at its part of the budget (ε = {cc.total_epsilon - cc.epsilon:.4g}).")
 try:
-    cal = _run.build_mechanism(name, b, state.mechanism_values()).calibrate()
+    cal = _run.build_mechanism(name, b, state.mechanism_values(), cc).calibrate()
 except Exception as exc:
     _ui.show_error(exc, "these parameters are not valid")
     st.stop()
@@ -165,32 +221,39 @@ with st.expander("Full calibration"):
 preview = utility_section(cal, b.max_items)
 
 label = cls.label
+
+
+def with_counts(plan):
+    """The plan with the noisy counts' step (its ledger entry, the cost) when the option is on."""
+    return plan if cc is None else state.plan_counts(plan, cc)
+
+
 if state.exploring:
     st.caption(
         f"Exploring on {escape_markdown(state.corpus_name)}: **Run release** here spends nothing. When the "
         f"configuration is right, **Release on the private corpus** runs it once on {escape_markdown(state.private_name)}."
     )
-    explore_plan = state.plan(f"Release ({label})", [(cal, 1)], RELEASE_PAGE)
-    private_plan = state.plan_on(
-        f"Release ({label})", [(cal, 1)], RELEASE_PAGE, on_private=True, corpus_name=state.private_name
+    explore_plan = with_counts(state.plan(f"Release ({label})", [(cal, 1)], RELEASE_PAGE))
+    private_plan = with_counts(
+        state.plan_on(f"Release ({label})", [(cal, 1)], RELEASE_PAGE, on_private=True, corpus_name=state.private_name)
     )
     go = _ui.spend_gate(private_plan)
     c1, c2 = st.columns(2)
     if c1.button("Run release (exploration corpus)", key="run_release", width="stretch"):
-        _run.run_releases(corpus, [name], explore_plan)
+        _run.run_releases(corpus, [name], explore_plan, cc)
     if (
         c2.button(
             "Release on the private corpus", type="primary", key="release_private", width="stretch", disabled=not go
         )
         and go
     ):
-        if _run.release_on_private(name, private_plan) is not None:
+        if _run.release_on_private(name, private_plan, cc) is not None:
             st.rerun()
 else:
-    plan = state.plan(f"Release ({label})", [(cal, 1)], RELEASE_PAGE)
+    plan = with_counts(state.plan(f"Release ({label})", [(cal, 1)], RELEASE_PAGE))
     go = _ui.spend_gate(plan)
     if st.button("Run release", type="primary", key="run_release", disabled=not go) and go:
-        _run.run_releases(corpus, [name], plan)
+        _run.run_releases(corpus, [name], plan, cc)
 
 record = state.history.last(state.corpus_id, RELEASE_PAGE)  # a release made on another page never replaces it
 if record is None:
@@ -249,7 +312,21 @@ if len(per_length) > 1 or cls.kind == "ngram":
     except ImportError:
         pass
 
+released_counts = counts_of(rcal)
+if released_counts is not None:
+    st.markdown("**Noisy counts (private)**")
+    st.caption(
+        escape_markdown(
+            f"The “noisy count” column is NOT how often the words occur: each user's counts of the released items "
+            f"were scaled to l2 norm at most {released_counts.clip:g}, summed, and Gaussian noise of σ = "
+            f"{released_counts.sigma:.4g} added (rounded, below 0 shown as 0). Released at ε = "
+            f"{released_counts.epsilon:.4g}, δ = {released_counts.delta:.3g}; the Export page's subword tokenizers "
+            "train on them."
+        )
+    )
 query = st.text_input("Search released items", key="item_search", placeholder="substring, e.g. the")
 frame = filter_items(rel.private_frame(), query)
+if released_counts is not None:
+    frame = frame.rename(columns={"count": "noisy count", "std": "noise σ"})
 st.caption(f"{len(frame):,} of {rel.n_released:,} items shown")
 st.dataframe(frame, hide_index=True, width="stretch", key="released_table")

@@ -6,6 +6,7 @@ import streamlit as st
 
 from dpsu_core.command import release_command, release_script
 from dpsu_core.export import export_basename, guarantee_text
+from dpsu_core.mechanisms.item_counts import counts_of
 from dpsu_core.metrics import canaries_released
 from dpsu_core.tokenizer_export import (
     DEFAULT_MODEL,
@@ -118,7 +119,13 @@ except Exception as exc:
 m = st.columns(3)
 m[0].metric("Items released", f"{rel.n_released:,}")
 m[1].metric("Mechanism", cal.label)
-m[2].metric("Budget", f"ε={cal.epsilon:g}, δ={cal.delta:.1e}")
+counts = counts_of(cal)  # a release with noisy counts spent its items' part and its counts' part
+m[2].metric(
+    "Budget",
+    f"ε={cal.epsilon:g}, δ={cal.delta:.1e}"
+    if counts is None
+    else f"ε={counts.total_epsilon:g}, δ={counts.total_delta:.1e} with counts",
+)
 for group, heading in (("items", "Released items"), ("report", "Release report")):
     st.markdown(f"**{heading}**")
     row = [f for f in files if f.group == group]

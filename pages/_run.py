@@ -13,17 +13,41 @@ from dpsu_core.compare import compare_runs
 from dpsu_core.corpus import Corpus
 from dpsu_core.mechanisms import Calibration, Mechanism, Release, get_mechanism, list_mechanisms
 from dpsu_core.mechanisms.base import ProgressFn
+from dpsu_core.mechanisms.item_counts import (
+    CountsCalibration,
+    calibrate_counts,
+    check_countable,
+    mechanism_with_counts,
+    release_with_counts,
+)
 from dpsu_core.spend import SpendPlan
-from pages._state import Budget, app_state
+from pages._state import Budget, CountsOption, app_state
 from pages._text import TEACHING_SEED
 from pages._ui import redraw_ledger, show_error, spent_done
 
 
-def build_mechanism(name: str, budget: Budget, values: Mapping[str, object]) -> Mechanism:
-    """Mechanism ``name`` at the budget, with the parameters it takes from ``values`` (``params_for``)."""
+def build_mechanism(
+    name: str, budget: Budget, values: Mapping[str, object], counts: CountsCalibration | None = None
+) -> Mechanism:
+    """Mechanism ``name`` at the budget, with the parameters it takes from ``values`` (``params_for``); with
+    ``counts``, at the set release's part of the budget (``item_counts.mechanism_with_counts``)."""
     regs = list_mechanisms()
     params = regs[name].params_for(values) if name in regs else {}  # an unknown name: get_mechanism says so
+    if counts is not None:
+        e, d = counts.total_epsilon, counts.total_delta
+        return mechanism_with_counts(name, epsilon=e, delta=d, share=counts.share, clip=counts.clip, **params)[0]
     return get_mechanism(name, epsilon=budget.epsilon, delta=budget.delta, **params)
+
+
+def counts_calibration(name: str, budget: Budget, option: CountsOption) -> CountsCalibration | None:
+    """The noisy counts' calibration at the budget when the option is on (None when off); a ParameterError for a
+    count mechanism (it releases its own counts) or a bad share or bound."""
+    if not option.on:
+        return None
+    regs = list_mechanisms()
+    if name in regs:
+        check_countable(regs[name])
+    return calibrate_counts(budget.epsilon, budget.delta, option.share, option.clip)
 
 
 def release(
@@ -34,10 +58,15 @@ def release(
     *,
     teaching: bool,
     progress: ProgressFn | None = None,
+    counts: CountsCalibration | None = None,
 ) -> Release:
-    """One release. Teaching mode fixes the seed; otherwise the noise is seeded by the OS."""
-    mech = build_mechanism(name, budget, values)
-    return mech.release(corpus, seed=TEACHING_SEED if teaching else None, progress=progress)
+    """One release (with ``counts``: then its items' noisy counts). Teaching mode fixes the seed; otherwise the
+    noise is seeded by the OS."""
+    mech = build_mechanism(name, budget, values, counts)
+    seed = TEACHING_SEED if teaching else None
+    if counts is not None:
+        return release_with_counts(mech, counts, corpus, seed=seed, progress=progress)
+    return mech.release(corpus, seed=seed, progress=progress)
 
 
 def _bar_progress(bar: DeltaGenerator, start: float = 0.0, share: float = 1.0) -> ProgressFn:
@@ -50,11 +79,17 @@ def _bar_progress(bar: DeltaGenerator, start: float = 0.0, share: float = 1.0) -
     return fn
 
 
-def run_releases(corpus: Corpus, names: list[str], plan: SpendPlan) -> list[Release]:
+def run_releases(
+    corpus: Corpus, names: list[str], plan: SpendPlan, counts: CountsCalibration | None = None
+) -> list[Release]:
     """Release with each mechanism at the sidebar budget and parameters, one after the other under one progress
     bar, as ``plan`` (from ``AppState.plan``, passed through the spend gate) said: each release is entered into the
     ledger (on the private corpus) when it is attempted, before its mechanism runs, then into the session's
-    history with the page it came from. A failure shows an error box (it still spent) and the others still run."""
+    history with the page it came from. A failure shows an error box (it still spent) and the others still run.
+    With ``counts`` (one mechanism; ``plan`` from ``AppState.plan_counts``) the release's two entries, its items'
+    and its counts', are entered together."""
+    if counts is not None and len(names) != 1:
+        raise ValueError("noisy counts go with one release at a time")
     state = app_state()
     labels = {n: cls.label for n, cls in list_mechanisms().items()}
     source = plan.entries[0].source if plan.entries else "Release"
@@ -63,7 +98,7 @@ def run_releases(corpus: Corpus, names: list[str], plan: SpendPlan) -> list[Rele
     group = state.begin_spend(plan)  # the history's entry for this action (None on an exploration corpus)
     for i, name in enumerate(names):
         values = state.mechanism_values()
-        state.record_attempt(plan.entries[i : i + 1], plan, group)
+        state.record_attempt(plan.entries if counts is not None else plan.entries[i : i + 1], plan, group)
         redraw_ledger()  # the sidebar shows the spend at once
         try:
             rel = release(
@@ -73,6 +108,7 @@ def run_releases(corpus: Corpus, names: list[str], plan: SpendPlan) -> list[Rele
                 values,
                 teaching=state.teaching,
                 progress=_bar_progress(bar, i / len(names), 1.0 / len(names)),
+                counts=counts,
             )
         except Exception as exc:
             show_error(exc, f"{labels.get(name, name)}: the release failed (its budget is spent all the same)")
@@ -84,14 +120,14 @@ def run_releases(corpus: Corpus, names: list[str], plan: SpendPlan) -> list[Rele
     return done
 
 
-def release_on_private(name: str, plan: SpendPlan) -> Release | None:
+def release_on_private(name: str, plan: SpendPlan, counts: CountsCalibration | None = None) -> Release | None:
     """The step after exploring: go back to the private corpus and release there once with the configuration
     chosen while exploring (``plan`` was made for the private corpus; recorded in the ledger)."""
     state = app_state()
     state.back_to_private()
     if state.corpus is None:
         return None
-    done = run_releases(state.corpus, [name], plan)
+    done = run_releases(state.corpus, [name], plan, counts)
     return done[0] if done else None
 
 

@@ -21,11 +21,12 @@ from dpsu_core.export import ExportFile, export_files
 from dpsu_core.history import CorpusRef, PublicRef, ReleaseHistory, ReleaseRecord, SpendGroup
 from dpsu_core.ledger import Ledger, LedgerEntry, LedgerTotal, ledger_summary
 from dpsu_core.mechanisms import Calibration, Release
+from dpsu_core.mechanisms.item_counts import DEFAULT_CLIP, DEFAULT_SHARE, CountsCalibration
 from dpsu_core.mechanisms.registry import mechanism_class
 from dpsu_core.neighbours import NeighbourRuns
 from dpsu_core.overlap import Fingerprint, Key, compare, new_key
 from dpsu_core.params import PARAMS
-from dpsu_core.spend import SpendPlan, plan_spend
+from dpsu_core.spend import SpendPlan, plan_spend, plan_with_counts
 from pages._text import (
     DEFAULT_DELTA,
     DEFAULT_EPSILON,
@@ -48,6 +49,16 @@ class Budget:
     delta: float = DEFAULT_DELTA
     max_items: int = PARAMS["max_items"].default
     alpha: float = PARAMS["alpha"].default
+
+
+@dataclass(frozen=True)
+class CountsOption:
+    """The Release page's noisy counts of the released items (``mechanisms.item_counts``): on or off, their
+    share of the release's (ε, δ) and the l2 bound of one user's counts."""
+
+    on: bool = False
+    share: float = DEFAULT_SHARE
+    clip: float = DEFAULT_CLIP
 
 
 @dataclass(frozen=True)
@@ -160,6 +171,7 @@ class AppState(Workspace):
     budget_changed: bool = False  # set_session_budget ran: the sidebar's inputs take the new budget on the next run
     teaching: bool = False
     mechanism: str = DEFAULT_MECHANISM
+    counts: CountsOption = field(default_factory=CountsOption)  # the Release page's noisy counts option
     param_values: dict[str, float | int | str | bool | None] = field(
         default_factory=dict
     )  # mechanism parameters beyond the sidebar's
@@ -329,6 +341,11 @@ class AppState(Workspace):
             public_demo=self.private_work.is_demo,
             source=source,
         )
+
+    def plan_counts(self, plan: SpendPlan, cc: CountsCalibration) -> SpendPlan:
+        """``plan`` (the set release at its share of the budget) with the noisy counts' step added
+        (``dpsu_core.spend.plan_with_counts``): its ledger entry, and the cost and total after it."""
+        return plan_with_counts(plan, cc, self.ledger.for_corpus(self.private_key))
 
     def set_session_budget(self, epsilon: float, delta: float) -> None:
         """The user confirmed a new session budget (the sidebar's inputs follow on the next run)."""

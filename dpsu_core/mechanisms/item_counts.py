@@ -20,6 +20,19 @@ the counts at s (epsilon, delta) with s = ``share`` (``split_budget``; the parts
 exact arithmetic). The two are recorded in the ledger as two entries (``spend.counts_entry``); their basic total is the
 (epsilon, delta) the user gave, and the ledger's zCDP / Gaussian-DP totals may be tighter.
 
+Defaults. The bound C = 1 maximises every item's signal-to-noise ratio at once: item x's sum is
+sum_u c_ux min(1, C / ||v_u||) and the noise's sigma is C sigma_1, so its ratio is sum_u c_ux min(1/C, 1/||v_u||)
+/ sigma_1, non-increasing in C; every user holding a released item has ||v_u|| >= 1 (whole counts), so any C <= 1
+gives the same ratio (all users scaled to norm C) and C > 1 lowers it for every item whose users include one with
+||v_u|| < C. The share s trades the set release's threshold (its (epsilon, delta) shrink by (1 - s), so fewer
+items come out) against the counts' sigma (proportional to 1 / s). What a tokenizer needs from the counts is the
+order of the head words (hundreds of users each, so a sum of hundreds of unit-vector parts), which stands far
+above sigma even at s = 0.1 (sigma = 13 at epsilon = 3, delta = 1e-5), while each further share of the budget
+costs released items. Measured on the tokenizer benchmark's first half only (its users split again; the held-out
+half never looked at: ``python -m benchmarks.run tokenizer_tuning``), s = 0.1 was the best of {0.05, 0.1, 0.2}
+for BPE at epsilon 1 and 8 on the demo corpus and at epsilon 3 on synthetic-200k, and 1.1% behind s = 0.05 at
+epsilon 3 on the demo corpus (``benchmarks/RESULTS.md``, tokenizer_tuning).
+
 The floating-point scale factor is rounded down (``_SCALE_MARGIN``), so a clipped vector's norm never exceeds C by
 a rounding error.
 """
@@ -39,8 +52,8 @@ from ..privacy.cost import ZcdpCost, gaussian_cost
 from ..privacy.gaussian import analytic_gaussian_sigma, lower_until
 from ..privacy.validate import check_delta, check_epsilon, check_fraction, check_positive
 
-DEFAULT_SHARE = 0.2  # of (epsilon, delta) for the counts: the set release keeps 80%
-DEFAULT_CLIP = 1.0  # l2 bound of one user's vector of counts
+DEFAULT_SHARE = 0.1  # of (epsilon, delta) for the counts: the set release keeps 90% (see "Defaults" above)
+DEFAULT_CLIP = 1.0  # l2 bound of one user's vector of counts (see "Defaults" above)
 NAME, LABEL = "item-counts", "Item counts (Gaussian, l2-bounded users)"
 DETAILS_KEY = "item_counts"  # the field of the calibration details (and key of their export) holding this step
 _SCALE_MARGIN = 1.0 - 2.0**-40  # the clip factor rounded down: ||w_u|| <= C despite float rounding

@@ -416,3 +416,59 @@ def test_directory_zip_is_the_folder_and_the_same_bytes_each_time(tmp_path):
     zipfile.ZipFile(io.BytesIO(first)).extractall(tmp_path)
     tok = AutoTokenizer.from_pretrained(str(tmp_path / "tok"))
     assert tok.decode(tok("hello world")["input_ids"]) == "hello world"
+
+
+def test_training_frequencies_are_counts_in_units_of_their_noise():
+    from dpsu_core.tokenizer_export import training_frequencies
+
+    sigma = 4.0
+    counts = np.array([-3.0, 0.0, 0.4 * sigma, 2.2 * sigma, 2.3 * sigma, 9.0 * sigma, 100.0 * sigma])
+    std = np.full(counts.shape[0], sigma)
+    assert training_frequencies(counts, std).tolist() == [1, 1, 1, 1, 2, 3, 10]
+    # exact counts (no noise): their unit is one occurrence
+    assert training_frequencies(np.array([9.0, 49.0]), None).tolist() == [3, 7]
+    # a huge text is scaled down, every item still named once
+    big = training_frequencies(np.array([1e18, 1e18, 0.0]), None)
+    assert big.sum() <= 20_000_001 and big[2] == 1 and big[0] == big[1]
+
+
+@pytest.mark.parametrize("model", ["bpe", "unigram"])  # WordPiece's trainer breaks ties differently run to run
+def test_counts_within_their_noise_give_the_set_only_tokenizer(model):
+    """When the noise exceeds every count, the counts are ignored: the very tokenizer of the set alone."""
+    import dataclasses
+
+    from dpsu_core.tokenizer_export import _training_text, training_frequencies
+
+    rel = _release([["flight", "delayed", "again"], ["flight", "late"], ["again", "flight"]] * 30)
+    assert rel.n_released > 0
+    n = rel.n_released
+    noisy = dataclasses.replace(rel, noisy_counts=np.linspace(0.0, 0.9, n) * 50, count_std=np.full(n, 50.0))
+    spec = TokenizerSpec(model=model, vocab_size=60)
+    items = rel.items.tolist()
+    reps = training_frequencies(noisy.noisy_counts, noisy.count_std)  # every subword model's training text
+    assert list(_training_text(items, reps)) == list(_training_text(items, None))
+
+    def made(release):  # the vocabulary and each item's tokens (ids: the trainers number ties in any order)
+        tok = build_tokenizer(release, spec)[0]
+        words = [[w] for w in rel.items.tolist()]
+        return set(tok.get_vocab()), [e.tokens for e in tok.encode_batch(words, is_pretokenized=True)]
+
+    assert made(noisy) == made(rel)
+    if model == "bpe":  # counts standing above their noise change its merges (bpe numbers them in a fixed order)
+        loud = dataclasses.replace(noisy, count_std=np.full(n, 0.01))
+        assert build_tokenizer(loud, spec)[0].to_str() != build_tokenizer(rel, spec)[0].to_str()
+
+
+def test_given_frequencies_train_as_the_counts_rule_would():
+    """``frequencies=`` (the benchmark's non-private reference) is the same training as counts giving them."""
+    import dataclasses
+
+    rel = _release([["flight", "delayed", "again"], ["flight", "late"], ["again", "flight"]] * 30)
+    n = rel.n_released
+    reps = np.arange(1, n + 1)
+    spec = TokenizerSpec(model="bpe", vocab_size=40)
+    tok, info = build_tokenizer(rel, spec, frequencies=reps)
+    counted = dataclasses.replace(rel, noisy_counts=(reps.astype(float) ** 2) * 3.0, count_std=np.full(n, 3.0))
+    assert tok.to_str() == build_tokenizer(counted, spec)[0].to_str()
+    assert "the given frequencies" in info["trained_on"]
+    assert tok.to_str() != build_tokenizer(rel, spec)[0].to_str()
