@@ -350,7 +350,9 @@ def _build_partition_timed(batches, opts: LoadOptions) -> _Partition:
         drop_empty_users=False,
     )
     # where each unigram first occurs: build_corpus numbers the used unigrams densely, in order of first use
-    first_idx = np.unique(tok.codes, return_index=True)[1]
+    first = np.full(len(tok.unigrams), tok.codes.shape[0], dtype=np.int64)  # np.unique's first indices, linear
+    np.minimum.at(first, tok.codes, np.arange(tok.codes.shape[0], dtype=np.int64))
+    first_idx = first[first < tok.codes.shape[0]]
     post = np.searchsorted(tok.post_ptr, first_idx, side="right") - 1
     part.first_row, part.first_tok = pos[post], first_idx - tok.post_ptr[post]
     return part
@@ -444,7 +446,8 @@ def _partition_rows(batches, *, vocab_ipc: bytes):
             counts = _unblob(users.column("counts"))[1]
             lens = np.diff(ptr)
             ids = to_global[items]
-            order = np.lexsort((ids, np.repeat(np.arange(lens.shape[0]), lens)))
+            row = np.repeat(np.arange(lens.shape[0], dtype=np.int64), lens)  # by (row, id): one int64 key
+            order = np.argsort(row * (int(ids.max(initial=0)) + 1) + ids, kind="stable")
             ids, counts = ids[order].astype("<i4"), counts[order]
             ukey = users.column("ukey").to_numpy()
             ufirst = users.column("ufirst").to_numpy()
@@ -680,9 +683,10 @@ def load_spark_corpus(
     posts = read_posts(spark, inp, opts)
     check_pattern_has_column(opts, posts.user_column, posts.format)
     clock = _Clock(timings)
-    shuffled, built = _shuffle_and_build(posts.df, opts)
+    apart = timings is not None or command_timings.enabled()  # the read and the shuffle apart (one more job)
+    shuffled, built = _shuffle_and_build(posts.df, opts, posts_partitions(spark, inp), keep_posts=apart)
     try:
-        if timings is not None or command_timings.enabled():  # the read and the shuffle apart (one more job)
+        if apart:
             shuffled.count()
             clock.lap("read_shuffle")
         stats, items = _stats_and_items(built)
@@ -717,10 +721,17 @@ def load_spark_corpus(
     return SparkCorpus(spark, rows, vocabulary, string_keys(vocabulary.vocab), n_users=n_users, nnz=nnz, source=info)
 
 
-def _shuffle_and_build(posts: Any, opts: LoadOptions) -> tuple[Any, Any]:
-    """The one shuffle (every post to the partition of its user, the user as the core derives it), then each
-    partition built once (``_partition_build``); both cached, the caller unpersists them."""
+def _shuffle_and_build(posts: Any, opts: LoadOptions, partitions: int, *, keep_posts: bool) -> tuple[Any, Any]:
+    """The one shuffle (every post to the partition of its user, the user as the core derives it) into
+    ``partitions`` partitions, then each partition built once (``_partition_build``); built is cached (and
+    the shuffled posts with ``keep_posts``, for ``--timings``' read and shuffle phase), the caller unpersists.
+
+    With a user pattern, the users are derived (``_derive_users``) before the shuffle, in one Python pass.
+    Without one, the user is the column trimmed: the posts are shuffled by the column with every white-space
+    or control character removed (a key at least as coarse as the trimmed user, so a user's posts meet), and
+    trimmed in the build's own Python pass, which saves a pass of every post through Python."""
     from pyspark import StorageLevel
+    from pyspark.sql import functions as F
 
     pattern = opts.user_pattern
 
@@ -730,9 +741,38 @@ def _shuffle_and_build(posts: Any, opts: LoadOptions) -> tuple[Any, Any]:
     def build(batches):
         return _partition_build(batches, opts=opts)
 
-    shuffled = posts.mapInArrow(derive, _POSTS_SCHEMA).repartition("user").persist(StorageLevel.MEMORY_AND_DISK)
-    built = shuffled.mapInArrow(build, _BUILT_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
-    return shuffled, built
+    def derive_and_build(batches):
+        return _partition_build(_derive_users(batches, None), opts=opts)
+
+    if pattern:
+        shuffled = posts.mapInArrow(derive, _POSTS_SCHEMA).repartition(partitions, "user")
+        built = shuffled.mapInArrow(build, _BUILT_SCHEMA)
+    else:
+        key = F.regexp_replace(F.col("user"), r"[\p{Z}\p{Cc}\p{Cf}]", "")
+        shuffled = posts.repartition(partitions, key)
+        built = shuffled.mapInArrow(derive_and_build, _BUILT_SCHEMA)
+    if keep_posts:
+        shuffled = shuffled.persist(StorageLevel.MEMORY_AND_DISK)
+    return shuffled, built.persist(StorageLevel.MEMORY_AND_DISK)
+
+
+#: bytes of input per partition of the posts' shuffle: each is built in one Python task
+PART_BYTES = 64 << 20
+
+
+def posts_partitions(spark: Any, inp: SparkInput) -> int:
+    """Partitions of the posts' shuffle: enough that one holds about ``PART_BYTES`` of the input, and a
+    multiple of the cluster's parallelism (its cores) so every core builds; without local parts to measure
+    (remote storage, a table) the session's ``spark.sql.shuffle.partitions``."""
+    try:
+        cores = int(spark.sparkContext.defaultParallelism)
+    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext: the session's setting
+        cores = int(spark.conf.get("spark.sql.shuffle.partitions", "4"))
+    if not inp.parts:
+        return max(cores, int(spark.conf.get("spark.sql.shuffle.partitions", "4")))
+    size = sum(p.stat().st_size for p in inp.parts if p.is_file())
+    need = max(1, -(-size // PART_BYTES))
+    return max(cores, -(-need // cores) * cores)
 
 
 def _stats_and_items(built: Any) -> tuple[dict[str, int], pa.Table]:
