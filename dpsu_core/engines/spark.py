@@ -680,6 +680,7 @@ def load_spark_corpus(
     opts = checked_options(options, **overrides)
     inp = path if isinstance(path, SparkInput) else resolve_input(path, opts.format)
     spark = spark or spark_session()
+    _start_python_workers(spark)
     posts = read_posts(spark, inp, opts)
     check_pattern_has_column(opts, posts.user_column, posts.format)
     clock = _Clock(timings)
@@ -719,6 +720,25 @@ def load_spark_corpus(
     )
     rows = enc.filter(enc["ukey"].isNotNull())
     return SparkCorpus(spark, rows, vocabulary, string_keys(vocabulary.vocab), n_users=n_users, nnz=nnz, source=info)
+
+
+def _noop_batches(batches):  # runs on an executor: starts its Python daemon (imports, cached kernels)
+    yield from batches
+
+
+def _start_python_workers(spark: Any) -> None:
+    """A one-task Python job in the background, so the executor's Python daemon imports dpsu and loads its
+    cached kernels (``spark_daemon``) while the driver plans the read and the JVM reads and shuffles, not
+    after: the build's tasks find it started. One task: the other cores go on with the read."""
+    import threading
+
+    def warm() -> None:
+        try:
+            spark.range(0, 1, 1, 1).mapInArrow(_noop_batches, "id long").collect()
+        except Exception:  # noqa: BLE001 - a warm-up only: the build starts the workers itself
+            pass
+
+    threading.Thread(target=warm, name="dpsu-warm-python-workers", daemon=True).start()
 
 
 def _shuffle_and_build(posts: Any, opts: LoadOptions, partitions: int, *, keep_posts: bool) -> tuple[Any, Any]:
