@@ -222,7 +222,7 @@ DELTA_10M = 1e-8
 WORKER_MEMORY, EXECUTOR_MEMORY = "4g", "3g"
 #: PipelineDP on the cluster: sizes tried in turn (the first rows of the 10M file), while its budget lasts
 PDP_SIZES = (1_000_000, 3_000_000, 10_000_000)
-PDP_BUDGET_SECONDS = 12 * 60
+PDP_BUDGET_SECONDS = 8 * 60
 SPARK_10M_TIMEOUT = 20 * 60
 
 
