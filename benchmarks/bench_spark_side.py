@@ -33,6 +33,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -89,7 +90,7 @@ def _cli(
             raise RuntimeError(f"did not finish within {timeout:.0f} s") from None
     if proc.returncode != 0:
         raise RuntimeError(stderr[-500:])
-    out = {
+    out: dict = {
         "wall_seconds": round(time.perf_counter() - t0, 2),
         "items_released": int(stdout.split("released ", 1)[1].split()[0]),
         "peak_rss_mb_tree": round(peak.peak, 1),
@@ -226,7 +227,7 @@ PDP_BUDGET_SECONDS = 6 * 60
 SPARK_10M_TIMEOUT = 20 * 60
 
 
-def _within(fn, seconds: float, cancel) -> tuple[bool, object]:
+def _within(fn, seconds: float, cancel) -> tuple[bool, Any]:
     """``fn()`` in a thread: (True, result), or (False, None) after ``cancel()`` when it takes past ``seconds``."""
     import threading
 
@@ -307,7 +308,7 @@ def _pipeline_dp_ladder(master: str, env: dict, res: dict, dpsu_10m: dict) -> di
     for n in PDP_SIZES:
         left = PDP_BUDGET_SECONDS - (time.perf_counter() - t_start)
         predicted = None if last is None else last[1] * n / last[0]
-        if predicted is not None and predicted > left:
+        if last is not None and predicted is not None and predicted > left:
             tried.append(
                 {"users": n, "skipped": f"predicted {predicted:.0f} s from {last[0]:,} users > {left:.0f} s left"}
             )
