@@ -3,20 +3,26 @@ with PipelineDP's Spark backend?
 
     python -m benchmarks.run spark_side    # opt-in: Java 17, pyspark and pipeline-dp (pip install '.[spark,bench]')
 
-synthetic-200k (``dpsu_core.synthetic.synthetic_200k``, one CSV row per user holding the user's words) with
-Weighted Gaussian at epsilon 3, delta e^-10, Delta0 100, measured back to back:
+At 200k users: synthetic-200k (``dpsu_core.synthetic.synthetic_200k``, one CSV row per user holding the
+user's words) with Weighted Gaussian at epsilon 3, delta e^-10, Delta0 100:
 
-* the local engine: ``dpsu release`` in a child process, three times (the median is the baseline, 1x);
-* the Spark engine on ``local[2]`` from the CLI (``--engine spark``, a cold start: JVM, session, workers);
+* the cold CLI, paired: the local engine's ``dpsu release`` and the Spark engine's (``--engine spark
+  --spark-master local[2]``: JVM, session, workers) in turn, three pairs, no ``--timings`` (it adds a job);
+  the ratio of each pair, their median and range; then one run of each with ``--timings`` for the phases;
 * the Spark engine in a warm session (``load_spark_corpus`` + ``spark_release``, twice after one warm-up run:
-  the faster of the two);
+  the faster of the two) against the local CLI's median;
 * PipelineDP's Spark RDD backend (``pipeline_dp.SparkRDDBackend``, ``select_partitions`` with Gaussian
   thresholding at the same epsilon, delta and Delta0 = ``max_partitions_contributed``) in the same warm
-  session, on the same file (each user's distinct words: the same tokens for this corpus's ``w<rank>`` words);
+  session, on the same file (each user's distinct words: the same tokens for this corpus's ``w<rank>`` words).
 
-and, between the warm runs and PipelineDP, the Spark engine's load of the 1M-user file of the ``spark``
-section (``bench_spark.corpus_csv``) in the same session, with its stages. Ratios are to the local engine's wall time in the same run; the load
-average before and after says how busy the shared machine was.
+At 10M users (``cluster_10m``): the 2.3 GB synthetic file of ``bench_scale_10m`` (generated once into
+benchmarks/_cache) on a standalone cluster of two workers with 1 core each on 127.0.0.1 (started and
+stopped by process id): the local engine's CLI and the Spark engine's CLI on the cluster, each with
+``--report`` (their calibrations compared), the driver's peak RSS (the CLI's process tree: the Python driver
+and its JVM; the executors are the workers' children); then PipelineDP on the same cluster at the largest
+size that finishes in its time budget (1M, 3M, 10M users: the first rows of the same file), with dpsu on the
+cluster at that size beside it when it is not 10M. The load average before and after says how busy the
+shared machine was.
 """
 
 from __future__ import annotations
@@ -27,10 +33,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from benchmarks.bench_spark import CACHE, PeakSampler, corpus_csv
+from benchmarks.bench_spark import CACHE, PeakSampler
 
 EPS, DELTA, DELTA0 = 3.0, math.exp(-10), 100
 MECHANISM = "weighted-gaussian"
@@ -58,22 +65,80 @@ def csv_200k() -> Path:
     return path
 
 
-def _cli(path: Path, *extra: str) -> dict:
-    """``dpsu release`` in a child process: wall seconds, items released, peak RSS of its process tree."""
+def _cli(
+    path: Path,
+    *extra: str,
+    timings: bool = True,
+    delta: float = DELTA,
+    env: dict | None = None,
+    timeout: float | None = None,
+) -> dict:
+    """``dpsu release`` in a child process: wall seconds, items released, peak RSS of its process tree (with
+    ``--report`` in ``extra``: the report's calibration too)."""
     argv = [sys.executable, "-m", "dpsu_core.cli", "release", str(path), "-m", MECHANISM, "-e", str(EPS)]
-    argv += ["-d", repr(DELTA), "--max-items", str(DELTA0), "--user-col", "user", "--text-col", "text"]
-    argv += ["-o", str(CACHE / f"side_{'spark' if extra else 'local'}.csv"), "--timings", *extra]
+    argv += ["-d", repr(delta), "--max-items", str(DELTA0), "--user-col", "user", "--text-col", "text"]
+    argv += ["-o", str(CACHE / f"side_{'spark' if extra else 'local'}.csv"), *(["--timings"] if timings else [])]
+    argv += list(extra)
     t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     with PeakSampler(proc.pid) as peak:
-        stdout, stderr = proc.communicate()
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()  # this process id (its JVM exits when its stdin closes)
+            proc.communicate()
+            raise RuntimeError(f"did not finish within {timeout:.0f} s") from None
     if proc.returncode != 0:
         raise RuntimeError(stderr[-500:])
-    return {
+    out: dict = {
         "wall_seconds": round(time.perf_counter() - t0, 2),
         "items_released": int(stdout.split("released ", 1)[1].split()[0]),
         "peak_rss_mb_tree": round(peak.peak, 1),
-        "phases_seconds": _phases(stderr),
+    }
+    if timings:
+        out["phases_seconds"] = _phases(stderr)
+    if "--report" in extra:
+        import json
+
+        report = json.loads(Path(extra[list(extra).index("--report") + 1]).read_text(encoding="utf-8"))
+        calibration = report["calibration"]
+        calibration["details"].pop("engine", None)  # where it ran: the only difference allowed
+        out["calibration"] = calibration
+    return out
+
+
+SPARK_LOCAL = ("--engine", "spark", "--spark-master", "local[2]")
+
+
+def cold_pairs(path: Path, pairs: int = 3) -> dict:
+    """The cold CLI, paired: local then Spark ``local[2]``, ``pairs`` times, without ``--timings``; then one of
+    each with ``--timings`` for the phases."""
+    runs = []
+    for _ in range(pairs):
+        load = os.getloadavg()[0]
+        local = _cli(path, timings=False)
+        spark = _cli(path, *SPARK_LOCAL, timings=False)
+        runs.append(
+            {
+                "local_seconds": local["wall_seconds"],
+                "spark_seconds": spark["wall_seconds"],
+                "ratio": round(spark["wall_seconds"] / local["wall_seconds"], 2),
+                "load_average_1min_before": round(load, 2),
+                "spark_peak_rss_mb_tree": spark["peak_rss_mb_tree"],
+            }
+        )
+    ratios = sorted(r["ratio"] for r in runs)
+    local_t, spark_t = _cli(path), _cli(path, *SPARK_LOCAL)
+    return {
+        "pairs": runs,
+        "ratio_median": ratios[len(ratios) // 2],
+        "ratio_range": [ratios[0], ratios[-1]],
+        "target": 4.0,
+        "local_median_seconds": sorted(r["local_seconds"] for r in runs)[len(runs) // 2],
+        "spark_median_seconds": sorted(r["spark_seconds"] for r in runs)[len(runs) // 2],
+        "phases_local_seconds": local_t["phases_seconds"],
+        "phases_spark_seconds": spark_t["phases_seconds"],
+        "phases_runs_seconds": {"local": local_t["wall_seconds"], "spark": spark_t["wall_seconds"]},
     }
 
 
@@ -89,16 +154,12 @@ def _phases(stderr: str) -> dict[str, float]:
 
 
 def cold() -> dict:
-    """The cold CLI alone, side by side: the local engine (median of three) and Spark local[2] (once), with
-    the phases of each (``python -m benchmarks.bench_spark_side cold``)."""
-    path = csv_200k()
+    """The cold CLI alone, paired (``python -m benchmarks.bench_spark_side cold``)."""
     before = os.getloadavg()
-    local = _median([_cli(path) for _ in range(3)])
-    spark = _cli(path, "--engine", "spark", "--spark-master", "local[2]")
+    res = cold_pairs(csv_200k())
     return {
         "corpus": "synthetic-200k as CSV (one row per user)",
-        "local_engine_cli": local,
-        "spark_cold_cli": {**spark, "ratio": round(spark["wall_seconds"] / local["wall_seconds"], 1)},
+        **res,
         "load_average_before": before,
         "load_average_after": os.getloadavg(),
     }
@@ -136,15 +197,15 @@ def _dpsu_warm(spark, path: Path) -> dict:
     return out
 
 
-def _pipeline_dp(spark, path: Path) -> dict:
+def _pipeline_dp(spark, path: Path, delta: float = DELTA) -> dict:
     """PipelineDP's private partition selection on Spark RDDs: each user's distinct words, Gaussian
     thresholding, at most Delta0 partitions per user, the same (epsilon, delta)."""
     import pipeline_dp
 
     t0 = time.perf_counter()
-    rows = spark.read.csv(str(path), header=True).rdd
+    rows = spark.read.csv(str(path), header=True, schema="user string, text string").rdd
     pairs = rows.flatMap(lambda r: [(r[0], w) for w in set((r[1] or "").split())])
-    accountant = pipeline_dp.NaiveBudgetAccountant(total_epsilon=EPS, total_delta=DELTA)
+    accountant = pipeline_dp.NaiveBudgetAccountant(total_epsilon=EPS, total_delta=delta)
     engine = pipeline_dp.DPEngine(accountant, pipeline_dp.SparkRDDBackend(spark.sparkContext))
     params = pipeline_dp.SelectPartitionsParams(
         max_partitions_contributed=DELTA0,
@@ -157,30 +218,130 @@ def _pipeline_dp(spark, path: Path) -> dict:
     return {"wall_seconds": round(time.perf_counter() - t0, 2), "items_released": int(n)}
 
 
-def _load_1m(spark) -> dict:
-    from dpsu_core.engines.spark import load_spark_corpus
+#: the 10M run: delta below 1/users; workers' memory (the executors' heap a little under it)
+DELTA_10M = 1e-8
+WORKER_MEMORY, EXECUTOR_MEMORY = "7g", "6g"  # 3g executors ran out of heap caching the 10M rows
+#: PipelineDP on the cluster: sizes tried in turn (the first rows of the 10M file), while its budget lasts
+PDP_SIZES = (1_000_000, 3_000_000, 10_000_000)
+PDP_BUDGET_SECONDS = 6 * 60
+SPARK_10M_TIMEOUT = 20 * 60
 
-    path = corpus_csv()
-    stages: dict[str, float] = {}
-    t0 = time.perf_counter()
-    sc = load_spark_corpus(str(path), spark=spark, user_col="user", text_col="text", timings=stages)
-    out = {
+
+def _within(fn, seconds: float, cancel) -> tuple[bool, Any]:
+    """``fn()`` in a thread: (True, result), or (False, None) after ``cancel()`` when it takes past ``seconds``."""
+    import threading
+
+    out: dict = {}
+
+    def target() -> None:
+        try:
+            out["value"] = fn()
+        except Exception as exc:  # noqa: BLE001 - reported in the results
+            out["error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
+
+    t = threading.Thread(target=target, daemon=True)
+    t.start()
+    t.join(seconds)
+    if t.is_alive():
+        cancel()
+        t.join(60)
+        return False, None
+    if "error" in out:
+        return False, out["error"]
+    return True, out["value"]
+
+
+def cluster_10m() -> dict:
+    """dpsu's local engine and its Spark engine on the standalone cluster at 10M users, then PipelineDP on
+    the same cluster at the largest size that finishes in its budget (see the module's docstring)."""
+    import tempfile
+
+    from benchmarks.bench_scale import corpus_file
+    from tests.spark.cluster import standalone_cluster
+
+    path = corpus_file(10_000_000)
+    res: dict = {
+        "users": 10_000_000,
         "csv_mb": round(path.stat().st_size / 1e6, 1),
-        "load_seconds": round(time.perf_counter() - t0, 1),
-        "stages_seconds": stages,
-        "users": sc.n_users,
-        "pairs": sc.nnz,
-        "vocabulary": sc.n_items,
+        "delta": DELTA_10M,
+        "cluster": f"standalone, 2 workers x 1 core, {WORKER_MEMORY} each (executors {EXECUTOR_MEMORY}), 127.0.0.1",
+        "load_average_before": os.getloadavg(),
     }
-    sc.rows.unpersist()
+    work = Path(tempfile.mkdtemp(prefix="dpsu-bench-cluster-"))
+    conf_dir = work / "conf"  # the CLI's executors' memory: Spark's own defaults file, read by spark-submit
+    conf_dir.mkdir()
+    (work / "cluster").mkdir()
+    (conf_dir / "spark-defaults.conf").write_text(f"spark.executor.memory {EXECUTOR_MEMORY}\n", encoding="utf-8")
+    env = {**os.environ, "SPARK_CONF_DIR": str(conf_dir), "PYSPARK_PYTHON": sys.executable}
+    local = _cli(path, "--report", str(work / "local.json"), timings=True, delta=DELTA_10M)
+    res["local_engine_cli"] = local
+    with standalone_cluster(work / "cluster", workers=2, memory=WORKER_MEMORY) as master:
+        spark_args = ("--engine", "spark", "--spark-master", master, "--report", str(work / "spark.json"))
+        try:
+            spark = _cli(path, *spark_args, timings=False, delta=DELTA_10M, env=env, timeout=SPARK_10M_TIMEOUT)
+            spark["ratio_to_local"] = round(spark["wall_seconds"] / local["wall_seconds"], 2)
+            spark["driver_peak_rss_mb"] = spark.pop("peak_rss_mb_tree")  # the CLI's tree: Python driver + JVM
+            spark["driver_under_2gb"] = spark["driver_peak_rss_mb"] < 2048
+            spark["calibration_identical_to_local"] = spark["calibration"] == local["calibration"]
+        except Exception as exc:  # noqa: BLE001 - reported, and PipelineDP still runs
+            spark = {"error": str(exc)[-500:]}
+        res["spark_engine_cluster_cli"] = spark
+        res["pipeline_dp_cluster"] = _pipeline_dp_ladder(master, env, res, spark)
+    res["load_average_after"] = os.getloadavg()
+    import shutil
+
+    shutil.rmtree(work, ignore_errors=True)  # the workers' folders (executors' logs, shipped files)
+    return res
+
+
+def _pipeline_dp_ladder(master: str, env: dict, res: dict, dpsu_10m: dict) -> dict:
+    """PipelineDP on the cluster at 1M, 3M, 10M users in turn while the budget lasts: a size is tried only
+    when the last one's time, scaled by the users, fits in what is left; then dpsu's Spark engine on the
+    cluster at the largest size PipelineDP finished (when not 10M), for the ratio at equal size."""
+    from benchmarks.bench_scale import corpus_file
+    from dpsu_core.engines.spark import spark_session
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable  # the executors run this Python (it has pipeline_dp)
+    spark = spark_session(master, conf={"spark.executor.memory": EXECUTOR_MEMORY})
+    t_start, done, tried = time.perf_counter(), [], []
+    last: tuple[int, float] | None = None
+    for n in PDP_SIZES:
+        left = PDP_BUDGET_SECONDS - (time.perf_counter() - t_start)
+        predicted = None if last is None else last[1] * n / last[0]
+        if last is not None and predicted is not None and predicted > left:
+            tried.append(
+                {"users": n, "skipped": f"predicted {predicted:.0f} s from {last[0]:,} users > {left:.0f} s left"}
+            )
+            break
+        path = corpus_file(n)
+        ok, value = _within(lambda p=path: _pipeline_dp(spark, p, DELTA_10M), left, spark.sparkContext.cancelAllJobs)
+        if not ok:
+            tried.append({"users": n, "did_not_finish": value or f"cancelled after {left:.0f} s"})
+            break
+        done.append({"users": n, **value})
+        last = (n, value["wall_seconds"])
+    spark.stop()
+    out: dict = {"budget_seconds": PDP_BUDGET_SECONDS, "finished": done, "not_run_or_unfinished": tried}
+    if done and done[-1]["users"] != 10_000_000:
+        n = done[-1]["users"]
+        spark_args = ("--engine", "spark", "--spark-master", master)
+        try:
+            beside = _cli(corpus_file(n), *spark_args, timings=True, delta=DELTA_10M, env=env)
+            out["dpsu_spark_cluster_same_size"] = {"users": n, **beside}
+            out["pipeline_dp_over_dpsu_same_size"] = round(done[-1]["wall_seconds"] / beside["wall_seconds"], 2)
+        except Exception as exc:  # noqa: BLE001
+            out["dpsu_spark_cluster_same_size"] = {"users": n, "error": str(exc)[-500:]}
+    elif done and "wall_seconds" in dpsu_10m:
+        out["pipeline_dp_over_dpsu_10m"] = round(done[-1]["wall_seconds"] / dpsu_10m["wall_seconds"], 2)
     return out
 
 
 def run() -> dict:
+    from benchmarks.bench_scale import corpus_file
     from dpsu_core.engines.spark import spark_session
 
     path = csv_200k()
-    corpus_csv()  # the 1M file, generated before anything is timed
+    corpus_file(10_000_000)  # the 10M file, generated before anything is timed
     res: dict = {
         "corpus": "synthetic-200k as CSV (one row per user)",
         "csv_mb": round(path.stat().st_size / 1e6, 1),
@@ -192,19 +353,15 @@ def run() -> dict:
         "cores": os.cpu_count(),
         "load_average_before": os.getloadavg(),
     }
-    local = _median([_cli(path) for _ in range(3)])  # the baseline: the median of three runs
-    cold = _cli(path, "--engine", "spark", "--spark-master", "local[2]")
+    res["cold_cli_paired"] = cold_pairs(path)
+    base = res["cold_cli_paired"]["local_median_seconds"]
     t0 = time.perf_counter()
     spark = spark_session("local[2]", conf=SPARK_CONF)
     session_start = round(time.perf_counter() - t0, 2)
     with PeakSampler(os.getpid()) as peak:
         warm = _dpsu_warm(spark, path)
-        big = _load_1m(spark)  # before PipelineDP, whose RDDs would share the JVM's memory
         pdp = _pipeline_dp(spark, path)
     spark.stop()
-    base = local["wall_seconds"]
-    res["local_engine_cli"] = {**local, "ratio": 1.0}
-    res["spark_cold_cli"] = {**cold, "ratio": round(cold["wall_seconds"] / base, 1)}
     measured = _median([warm["measured"], warm["measured_again"]])
     res["spark_warm_session"] = {
         **measured,
@@ -214,8 +371,9 @@ def run() -> dict:
         "session_start_seconds": session_start,
     }
     res["pipeline_dp_spark_rdd"] = {**pdp, "ratio": round(pdp["wall_seconds"] / base, 1)}
-    res["spark_load_1m_users"] = big
     res["peak_rss_mb_tree_warm_session"] = round(peak.peak, 1)
+    res["load_average_after_200k"] = os.getloadavg()
+    res["cluster_10m"] = cluster_10m()
     res["load_average_after"] = os.getloadavg()
     return res
 

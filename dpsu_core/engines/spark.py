@@ -371,7 +371,9 @@ def _build_partition_timed(batches, opts: LoadOptions) -> _Partition:
         drop_empty_users=False,
     )
     # where each unigram first occurs: build_corpus numbers the used unigrams densely, in order of first use
-    first_idx = np.unique(tok.codes, return_index=True)[1]
+    first = np.full(len(tok.unigrams), tok.codes.shape[0], dtype=np.int64)  # np.unique's first indices, linear
+    np.minimum.at(first, tok.codes, np.arange(tok.codes.shape[0], dtype=np.int64))
+    first_idx = first[first < tok.codes.shape[0]]
     post = np.searchsorted(tok.post_ptr, first_idx, side="right") - 1
     part.first_row, part.first_tok = pos[post], first_idx - tok.post_ptr[post]
     return part
@@ -465,7 +467,8 @@ def _partition_rows(batches, *, vocab_ipc: bytes):
             counts = _unblob(users.column("counts"))[1]
             lens = np.diff(ptr)
             ids = to_global[items]
-            order = np.lexsort((ids, np.repeat(np.arange(lens.shape[0]), lens)))
+            row = np.repeat(np.arange(lens.shape[0], dtype=np.int64), lens)  # by (row, id): one int64 key
+            order = np.argsort(row * (int(ids.max(initial=0)) + 1) + ids, kind="stable")
             ids, counts = ids[order].astype("<i4"), counts[order]
             ukey = users.column("ukey").to_numpy()
             ufirst = users.column("ufirst").to_numpy()
@@ -703,13 +706,17 @@ def load_spark_corpus(
     opts = checked_options(options, **overrides)
     inp = path if isinstance(path, SparkInput) else resolve_input(path, opts.format)
     spark = spark or spark_session()
+    _start_python_workers(spark)
     posts = read_posts(spark, inp, opts)
     check_pattern_has_column(opts, posts.user_column, posts.format)
     clock = _Clock(timings)
     has_users = posts.user_column is not None
-    shuffled, built = _shuffle_and_build(posts.df, opts, public, has_users)
+    apart = timings is not None or command_timings.enabled()  # the read and the shuffle apart (one more job)
+    shuffled, built = _shuffle_and_build(
+        posts.df, opts, posts_partitions(spark, inp), keep_posts=apart, against=public, has_users=has_users
+    )
     try:
-        if timings is not None or command_timings.enabled():  # the read and the shuffle apart (one more job)
+        if apart:
             shuffled.count()
             clock.lap("read_shuffle")
         if public is not None:  # before anything is built from the rows
@@ -747,13 +754,47 @@ def load_spark_corpus(
     return SparkCorpus(spark, rows, vocabulary, string_keys(vocabulary.vocab), n_users=n_users, nnz=nnz, source=info)
 
 
+def _noop_batches(batches):  # runs on an executor: starts its Python daemon (imports, cached kernels)
+    yield from batches
+
+
+def _start_python_workers(spark: Any) -> None:
+    """A one-task Python job in the background, so the executor's Python daemon imports dpsu and loads its
+    cached kernels (``spark_daemon``) while the driver plans the read and the JVM reads and shuffles, not
+    after: the build's tasks find it started. One task: the other cores go on with the read."""
+    import threading
+
+    def warm() -> None:
+        try:
+            spark.range(0, 1, 1, 1).mapInArrow(_noop_batches, "id long").collect()
+        except Exception:  # noqa: BLE001 - a warm-up only: the build starts the workers itself
+            pass
+
+    threading.Thread(target=warm, name="dpsu-warm-python-workers", daemon=True).start()
+
+
 def _shuffle_and_build(
-    posts: Any, opts: LoadOptions, against: Fingerprint | None = None, has_users: bool = True
+    posts: Any,
+    opts: LoadOptions,
+    partitions: int,
+    *,
+    keep_posts: bool,
+    against: Fingerprint | None = None,
+    has_users: bool = True,
 ) -> tuple[Any, Any]:
-    """The one shuffle (every post to the partition of its user, the user as the core derives it; with
-    ``against``, each row's hits on that public file), then each partition built once (``_partition_build``);
-    both cached, the caller unpersists them."""
+    """The one shuffle (every post to the partition of its user, the user as the core derives it) into
+    ``partitions`` partitions, then each partition built once (``_partition_build``); built is cached (and
+    the shuffled posts with ``keep_posts``, for ``--timings``' read and shuffle phase, or with ``against``),
+    the caller unpersists.
+
+    With a user pattern, or ``against`` (a public file's fingerprint: each partition's hits on it, a bitmap row
+    read back from the cached shuffle by ``_overlap``), the users are derived (``_derive_users``) before the
+    shuffle, in one Python pass.
+    Without one, the user is the column trimmed: the posts are shuffled by the column with every white-space
+    or control character removed (a key at least as coarse as the trimmed user, so a user's posts meet), and
+    trimmed in the build's own Python pass, which saves a pass of every post through Python."""
     from pyspark import StorageLevel
+    from pyspark.sql import functions as F
 
     pattern = opts.user_pattern
     schema = _POSTS_SCHEMA + (_HITS_SCHEMA if against is not None else "")
@@ -764,10 +805,40 @@ def _shuffle_and_build(
     def build(batches):
         return _partition_build(batches, opts=opts)
 
-    shuffled = posts.mapInArrow(derive, schema).repartition("user").persist(StorageLevel.MEMORY_AND_DISK)
-    rows = shuffled if against is None else shuffled.where(shuffled["hits"].isNull())  # the posts, not the bitmaps
-    built = rows.mapInArrow(build, _BUILT_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
-    return shuffled, built
+    def derive_and_build(batches):
+        return _partition_build(_derive_users(batches, None), opts=opts)
+
+    if pattern or against is not None:
+        shuffled = posts.mapInArrow(derive, schema).repartition(partitions, "user")
+        rows = shuffled if against is None else shuffled.where(shuffled["hits"].isNull())  # posts, not bitmaps
+        built = rows.mapInArrow(build, _BUILT_SCHEMA)
+        keep_posts = keep_posts or against is not None  # the bitmaps are read back from the cached shuffle
+    else:
+        key = F.regexp_replace(F.col("user"), r"[\p{Z}\p{Cc}\p{Cf}]", "")
+        shuffled = posts.repartition(partitions, key)
+        built = shuffled.mapInArrow(derive_and_build, _BUILT_SCHEMA)
+    if keep_posts:
+        shuffled = shuffled.persist(StorageLevel.MEMORY_AND_DISK)
+    return shuffled, built.persist(StorageLevel.MEMORY_AND_DISK)
+
+
+#: bytes of input per partition of the posts' shuffle: each is built in one Python task
+PART_BYTES = 64 << 20
+
+
+def posts_partitions(spark: Any, inp: SparkInput) -> int:
+    """Partitions of the posts' shuffle: enough that one holds about ``PART_BYTES`` of the input, and a
+    multiple of the cluster's parallelism (its cores) so every core builds; without local parts to measure
+    (remote storage, a table) the session's ``spark.sql.shuffle.partitions``."""
+    try:
+        cores = int(spark.sparkContext.defaultParallelism)
+    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext: the session's setting
+        cores = int(spark.conf.get("spark.sql.shuffle.partitions", "4"))
+    if not inp.parts:
+        return max(cores, int(spark.conf.get("spark.sql.shuffle.partitions", "4")))
+    size = sum(p.stat().st_size for p in inp.parts if p.is_file())
+    need = max(1, -(-size // PART_BYTES))
+    return max(cores, -(-need // cores) * cores)
 
 
 def _overlap(shuffled: Any, public: Fingerprint, has_users: bool) -> Overlap:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import DpsuError, InputError
+from .spark_jvm import driver_java_options
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import SparkSession
@@ -191,7 +192,11 @@ def spark_session(
         builder = builder.config("spark.pyspark.python", sys.executable).config(
             "spark.executorEnv.PYTHONPATH", _driver_path()
         )
-    for key, value in (conf or {}).items():
+    conf = dict(conf or {})
+    java_options = driver_java_options(local, conf.pop("spark.driver.extraJavaOptions", ""))
+    if java_options:  # class data sharing and, on a local master, a JIT and collector for short runs
+        builder = builder.config("spark.driver.extraJavaOptions", java_options)
+    for key, value in conf.items():
         builder = builder.config(key, value)
     # pyspark warns on every Arrow function that it does not yet support pandas 3; dpsu does not use pandas there
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)

@@ -68,8 +68,9 @@ def _stop(procs: list[subprocess.Popen]) -> None:
 
 
 @contextmanager
-def standalone_cluster(workdir: Path, workers: int = 2, timeout: float = 180.0):
-    """Yield the master URL ``spark://127.0.0.1:PORT`` once ``workers`` workers are registered."""
+def standalone_cluster(workdir: Path, workers: int = 2, timeout: float = 180.0, memory: str = "1g"):
+    """Yield the master URL ``spark://127.0.0.1:PORT`` once ``workers`` workers (1 core and ``memory`` each)
+    are registered."""
     port, ui = free_port(), free_port()
     master_args = ["org.apache.spark.deploy.master.Master", "--host", HOST, "--port", str(port)]
     procs = [_start(master_args + ["--webui-port", str(ui)], workdir / "master.log")]
@@ -79,7 +80,7 @@ def standalone_cluster(workdir: Path, workers: int = 2, timeout: float = 180.0):
             wdir.mkdir(parents=True, exist_ok=True)
             args = ["org.apache.spark.deploy.worker.Worker", f"spark://{HOST}:{port}", "--host", HOST]
             args += ["--port", str(free_port()), "--webui-port", str(free_port())]
-            args += ["--cores", "1", "--memory", "1g", "--work-dir", str(wdir)]
+            args += ["--cores", "1", "--memory", memory, "--work-dir", str(wdir)]
             procs.append(_start(args, workdir / f"worker{i}.log"))
         deadline = time.monotonic() + timeout
         while _alive_workers(ui) < workers:

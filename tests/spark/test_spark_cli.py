@@ -49,3 +49,23 @@ def test_a_failure_inside_spark_is_one_line(spark):
     msg = str(err.value)
     assert msg.startswith("Spark failed: ValueError: bad cell in this batch"), msg
     assert "\n" not in msg and "org.apache" not in msg and "Traceback" not in msg and "Spark's log: " in msg
+
+
+def test_the_first_run_leaves_a_class_archive_the_next_run_maps(csv_path, tmp_path):
+    """Class data sharing (``engines.spark_jvm``): the first cold run writes the JVM's class archive into the
+    user's cache under a temporary name and renames it when the JVM has exited; the next run starts from it
+    and releases the same bytes."""
+    cache = tmp_path / "cache"
+    env = child_env(XDG_CACHE_HOME=str(cache))
+    cli = [sys.executable, "-m", "dpsu_core.cli"]
+    outs = []
+    for run in ("first", "second"):
+        out = tmp_path / f"{run}.csv"
+        argv = _release_argv(csv_path, out) + ["--engine", "spark", "--spark-master", "local[2]"]
+        proc = subprocess.run(cli + argv, env=env, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        files = sorted(p.name for p in (cache / "dpsu" / "spark-cds").iterdir())
+        assert len(files) == 1 and files[0].endswith(".jsa"), files  # no temporary archive left behind
+        assert (cache / "dpsu" / "spark-cds" / files[0]).stat().st_size > 10_000_000
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]

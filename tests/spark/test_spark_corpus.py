@@ -114,3 +114,19 @@ def test_bad_input_says_what_to_fix(spark, tmp_path, csv_path):
     one.write_text("user,text\nsolo,hello there\nsolo,again\n", encoding="utf-8")
     with pytest.raises(EmptyCorpusError, match="1 user with tokens"):
         load_spark_corpus(str(one), spark=spark)
+
+
+def test_padded_users_meet_in_one_partition(spark, tmp_path, monkeypatch):
+    """Without a user pattern the posts are shuffled by the user with white space removed, and trimmed on the
+    executors: a user padded with tabs, no-break or ideographic spaces is one user, over many partitions."""
+    import dpsu_core.engines.spark as engine
+
+    pads = ["{}", "\u00a0{}\t", "\u3000{} ", " \u2003{}"]
+    rows = [(pad.format(f"u{i}"), f"word{i} w{j} shared") for i in range(40) for j, pad in enumerate(pads)]
+    path = tmp_path / "padded.csv"
+    path.write_text("user,text\n" + "".join(f'"{u}","{t}"\n' for u, t in rows), encoding="utf-8")
+    monkeypatch.setattr(engine, "PART_BYTES", max(1, path.stat().st_size // 8))  # 8 partitions at least
+    local = load_corpus(path, user_col="user", text_col="text")
+    built = load_spark_corpus(str(path), spark=spark, user_col="user", text_col="text")
+    assert local.n_users == built.n_users == 40
+    _assert_same_corpus(local, built.to_corpus())
