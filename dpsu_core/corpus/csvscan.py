@@ -18,6 +18,7 @@ Lines are counted from 1 at the start of the file (the header, if any, is line 1
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numba
@@ -77,6 +78,36 @@ def scan_csv(data, delimiter: str, quote: str = '"') -> CsvShape:
     out = np.zeros(_OUT, dtype=np.int64)
     _scan(buf, d, q, out)
     return _shape(out)
+
+
+def scan_csv_windows(
+    data, delimiter: str, quote: str = '"', window: int = 64 << 20, done: Callable[[int, int], None] | None = None
+) -> CsvShape:
+    """``scan_csv`` over ``data`` (a mapped file) one window of about ``window`` bytes at a time, each cut just
+    after a line break, calling ``done(start, end)`` after each (the caller drops those pages: a mapped 2 GB file
+    then never counts whole in the process's memory). A window that starts inside a quoted field (a field spanning
+    the cut) makes it scan the whole of ``data`` in one pass, so the result is always the single pass's."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    d, q = ord(delimiter), ord(quote)
+    n = buf.shape[0]
+    acc: np.ndarray | None = None
+    start = 0
+    while start < n:
+        end = n
+        if n - start > window:
+            nl = data.find(b"\n", start + window)
+            end = n if nl < 0 else nl + 1
+        out = np.zeros(_OUT, dtype=np.int64)
+        _scan(buf[start:end], d, q, out)
+        if done is not None:
+            done(start, end)
+        if acc is not None and acc[0] == _OPEN_AT_END:  # the previous window ended inside a quoted field
+            return scan_csv(data, delimiter, quote)
+        acc = out if acc is None else _combined(acc, out)
+        if acc[0] == _CLOSED_BADLY:
+            break
+        start = end
+    return _shape(acc if acc is not None else np.zeros(_OUT, dtype=np.int64))
 
 
 _OUT = 9  # status, open line, closing line, longest row, multi-line fields, longest span, its line, stray, lines

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import codecs
 import fnmatch
+import functools
 import gzip
 import mmap
 import os
@@ -257,7 +258,7 @@ def _unpacked_size(f: Path, limits: ReadLimits) -> None:
 
 def _delimited(data: list[Path], fmt: str, limits: ReadLimits) -> tuple[tuple[Group, ...], bytes, list[str]]:
     """Scan each CSV/TSV part as the local reader does; group the parts by encoding and layout."""
-    from ..corpus.csvscan import UnterminatedQuote, scan_csv
+    from ..corpus.csvscan import UnterminatedQuote, scan_csv, scan_csv_windows
     from ..corpus.readers import delimited_head
 
     notes: list[str] = []
@@ -274,7 +275,10 @@ def _delimited(data: list[Path], fmt: str, limits: ReadLimits) -> tuple[tuple[Gr
                 delimiter = delimited_head(head, fmt, None)[0]
             encoding = _encoding(f, buf)
             try:
-                shape = scan_csv(buf, delimiter)
+                if isinstance(buf, mmap.mmap):  # window by window, each dropped once scanned
+                    shape = scan_csv_windows(buf, delimiter, done=functools.partial(_drop_pages, buf))
+                else:
+                    shape = scan_csv(buf, delimiter)
                 err = None
             except UnterminatedQuote as e:
                 err = e
@@ -336,6 +340,16 @@ class _bytes:
             self._fh.close()
 
 
+def _drop_pages(buf, start: int, end: int) -> None:
+    """Drop the pages of a mapped part between ``start`` and ``end`` from this process (read again from the file
+    if touched again): scanning a 2 GB part then never holds it all in the driver's memory."""
+    if isinstance(buf, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+        a = start - start % mmap.PAGESIZE
+        b = min(end, len(buf))
+        if b > a:
+            buf.madvise(mmap.MADV_DONTNEED, a, b - a)
+
+
 def _encoding(f: Path, buf) -> str:
     """Java's name of the part's encoding: UTF-8, or the local reader's fallback when no row with non-ASCII
     characters is UTF-8; a part that mixes the two is refused (Spark decodes one encoding per file)."""
@@ -344,6 +358,7 @@ def _encoding(f: Path, buf) -> str:
     try:
         for a in range(0, len(view), _CHUNK):
             dec.decode(view[a : a + _CHUNK], final=a + _CHUNK >= len(view))
+            _drop_pages(buf, a, a + _CHUNK)
         return "UTF-8"
     except UnicodeDecodeError:
         pass
