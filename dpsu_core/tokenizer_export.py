@@ -487,11 +487,15 @@ def pipeline_text(spec: TokenizerSpec) -> str:
     )
     text = "the fast tokenizer's rule: " + ", ".join(steps)
     if spec.tokenizer == "auto":
+        from .corpus.segmenters import CANDIDATES, chosen
+
+        found = [(language, chosen(language)) for language in CANDIDATES]
+        names = ", ".join(f"{language} ({c.name})" for language, c in found if c is not None)
         text += (
-            ". Not in the file: the word segmenters of Chinese (jieba), Japanese (SudachiPy) and Thai (newmm), "
-            "which a tokenizer.json cannot hold: give such text with its words separated by spaces (segment it "
-            "first, e.g. with dpsu_core.corpus.tokenize.tokenize, or encode(words, is_pretokenized=True)); "
-            "Khmer, Lao and Burmese character n-grams are not in the file either"
+            f". Not in the file: the word segmenters ({names}), which a tokenizer.json cannot hold: give such text "
+            "with its words separated by spaces (segment it first, e.g. with dpsu_core.corpus.tokenize.tokenize, "
+            "or encode(words, is_pretokenized=True)); character n-grams (Burmese, or a language whose segmenter "
+            "is not installed) are not in the file either"
         )
     elif spec.tokenizer in ("treebank", "char-ngrams"):
         text += f". The corpus used the {spec.tokenizer} tokenizer, which a tokenizer.json cannot express: new text is split by the fast rule instead"

@@ -472,3 +472,19 @@ def test_given_frequencies_train_as_the_counts_rule_would():
     assert tok.to_str() == build_tokenizer(counted, spec)[0].to_str()
     assert "the given frequencies" in info["trained_on"]
     assert tok.to_str() != build_tokenizer(rel, spec)[0].to_str()
+
+
+def test_the_note_names_the_segmenters_in_use_that_the_file_cannot_hold():
+    """The Export page's note on an ``auto`` corpus named jieba, SudachiPy and newmm after the compiled segmenters
+    replaced them: it names the ones this installation uses (issue 29)."""
+    from dpsu_core.corpus.segmenters import CANDIDATES, chosen
+    from dpsu_core.tokenizer_export import pipeline_text
+
+    text = pipeline_text(TokenizerSpec(tokenizer="auto"))
+    for language in CANDIDATES:
+        c = chosen(language)
+        if c is not None:
+            assert f"{language} ({c.name})" in text
+    assert "fast" in pipeline_text(TokenizerSpec(tokenizer="fast")) and "segmenters" not in pipeline_text(
+        TokenizerSpec(tokenizer="fast")
+    )
