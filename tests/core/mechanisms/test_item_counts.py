@@ -176,3 +176,39 @@ def test_the_spend_gate_shows_the_counts_share_and_their_cost():
     assert plan.key != base.key  # a yes for the plain release does not carry over
     base, plan = gate((base.after.epsilon + plan.after.epsilon) / 2)
     assert plan.over_budget and not base.over_budget  # only the counts take the session past its budget
+
+
+_SHARES = (0.01, 0.1, 0.99)  # the app's and the CLI's range of the counts' share
+_CLIPS = (0.01, 1.0, 1000.0)  # ... and of the per-user bound
+
+
+@pytest.mark.parametrize("name", ["policy-gaussian", "dpne", "policy-sips"])
+@pytest.mark.parametrize("eps", [1e-12, 1.0, 1e300])
+@pytest.mark.parametrize("delta", [1e-300, 1e-6, 0.5])
+def test_counted_releases_at_the_corners_never_publish_a_lone_word(name, eps, delta):
+    """The counts option at the corners of its documented ranges (share, bound) and of (epsilon, delta), on the
+    canary corpus (400 users sharing 7 words, each with one word of its own): no lone word among the items at a
+    small delta (at delta 0.5, no more than each lone word's chance delta allows, as the corner sweep bounds it), a
+    noisy count for each released item only, or one clear refusal (a part of the budget below its range)."""
+    from dpsu_core.errors import DpsuError
+    from tests.corners import CANARY_USERS, canary_corpus, lone_items
+
+    corpus = canary_corpus(max_n=1)
+    ran = 0
+    for share in _SHARES:
+        for clip in _CLIPS:
+            try:
+                mech, cc = mechanism_with_counts(name, epsilon=eps, delta=delta, share=share, clip=clip)
+                rel = release_with_counts(mech, cc, corpus)
+            except DpsuError as e:
+                assert "\n" not in str(e) and len(str(e)) <= 500
+                continue
+            lone = lone_items(rel.items)
+            if delta <= 1e-6:
+                assert not lone, (share, clip, lone[:5])
+            else:
+                assert len(lone) <= CANARY_USERS * delta + 6 * math.sqrt(CANARY_USERS * delta * (1 - delta))
+            ran += 1
+    assert ran > 0 or eps < 1e-11  # only below 100x the smallest epsilon may every split be refused
+            assert rel.noisy_counts is not None and rel.noisy_counts.shape == rel.items.shape
+            assert np.isfinite(cc.sigma) and cc.sigma > 0
