@@ -50,7 +50,7 @@ import numpy as np
 from ..errors import ParameterError
 from ..privacy.cost import ZcdpCost, gaussian_cost
 from ..privacy.gaussian import analytic_gaussian_sigma, lower_until
-from ..privacy.validate import check_delta, check_epsilon, check_fraction, check_positive
+from ..privacy.validate import DELTA_MIN, EPSILON_MIN, check_delta, check_epsilon, check_fraction, check_positive
 
 DEFAULT_SHARE = 0.1  # of (epsilon, delta) for the counts: the set release keeps 90% (see "Defaults" above)
 DEFAULT_CLIP = 1.0  # l2 bound of one user's vector of counts (see "Defaults" above)
@@ -116,7 +116,24 @@ def split_budget(epsilon: float, delta: float, share: float) -> tuple[tuple[floa
     def rest(total: float, part: float) -> float:
         return lower_until(total - part, lambda x: Fraction(x) + Fraction(part) <= Fraction(total))
 
-    return (rest(e, e_cnt), rest(d, d_cnt)), (e_cnt, d_cnt)
+    parts = (rest(e, e_cnt), rest(d, d_cnt)), (e_cnt, d_cnt)
+    low_e, low_d = min(parts[0][0], e_cnt), min(parts[0][1], d_cnt)
+    if low_e < EPSILON_MIN or low_d < DELTA_MIN:  # the one refusal, naming the split (not a part's own figure)
+        k = min(s, 1 - s)
+        raise_ = [
+            f"{n} ({v:g}) to at least {m / k:.3g}"
+            for n, v, m, lo in (
+                ("epsilon", e, EPSILON_MIN, low_e < EPSILON_MIN),
+                ("delta", d, DELTA_MIN, low_d < DELTA_MIN),
+            )
+            if lo
+        ]
+        what = " and ".join(raise_)
+        raise ParameterError(
+            f"with noisy counts at a share of {s:g}, a part of the budget falls below the smallest allowed "
+            f"(epsilon {EPSILON_MIN:g}, delta {DELTA_MIN:g}): raise {what}, or release without counts"
+        )
+    return parts
 
 
 def calibrate_counts(

@@ -208,7 +208,20 @@ def test_counted_releases_at_the_corners_never_publish_a_lone_word(name, eps, de
                 assert not lone, (share, clip, lone[:5])
             else:
                 assert len(lone) <= CANARY_USERS * delta + 6 * math.sqrt(CANARY_USERS * delta * (1 - delta))
-            ran += 1
-    assert ran > 0 or eps < 1e-11  # only below 100x the smallest epsilon may every split be refused
             assert rel.noisy_counts is not None and rel.noisy_counts.shape == rel.items.shape
             assert np.isfinite(cc.sigma) and cc.sigma > 0
+            ran += 1
+    assert ran > 0 or eps < 1e-11 or delta < 1e-299  # at the smallest epsilon or delta every split is below it
+
+
+@pytest.mark.parametrize(
+    ("eps", "delta", "fix"),
+    [(1.0, 1e-300, "delta (1e-300) to at least 1e-299"), (1e-12, 1e-6, "epsilon (1e-12) to at least 1e-11")],
+)
+def test_a_split_below_the_smallest_budget_is_refused_naming_the_counts(eps, delta, fix):
+    """At the smallest epsilon or delta a share of it is below the documented range: one line says that the counts'
+    split is the cause and what to raise (before, a part's own figure, e.g. "got 8.999999999999999e-301")."""
+    with pytest.raises(ParameterError) as err:
+        mechanism_with_counts("policy-gaussian", epsilon=eps, delta=delta, share=0.1)
+    assert "with noisy counts at a share of 0.1" in str(err.value) and fix in str(err.value)
+    assert "release without counts" in str(err.value)
