@@ -44,6 +44,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import timings as command_timings
+from ..corpus.limits import HEAD_BYTES
 from ..corpus.load import (
     LoadOptions,
     check_pattern_has_column,
@@ -61,7 +62,7 @@ from ..errors import InputError
 from ..mechanisms.seam import RowsElsewhere
 from ..wording import opt
 from .keyed import SaltSource, sample_rows, string_keys
-from .spark_inputs import HEAD_BYTES, SparkInput, resolve_input
+from .spark_inputs import SparkInput, resolve_input
 from .spark_session import master_of, spark_errors, spark_session
 
 #: on an executor, a Python worker forked for a task imports this module first: its age now is that import's

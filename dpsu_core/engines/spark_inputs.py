@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
-from ..corpus.limits import DEFAULT_LIMITS, ReadLimits, read_capped
+from ..corpus.limits import DEFAULT_LIMITS, HEAD_BYTES, ReadLimits, read_capped
 from ..errors import InputError, OutputError, short_name, shorten_list
 from ..wording import opt
 
@@ -49,7 +49,6 @@ EXTENSIONS = {
     ".ndjson": "jsonl",
     ".json": "jsonl",
 }
-HEAD_BYTES = 65536
 _CHUNK = 8 << 20
 _GLOB = set("*?[")
 
