@@ -47,18 +47,18 @@ def build_corpus(
             "the corpus has no tokens after preprocessing; check the text column, or switch off 'strip symbols'/'drop [removed]'"
         )
 
-    # Drop unigrams that no token uses (readers may hand over a larger table) and renumber densely.
-    # O(n) remap; gives exactly np.unique(tokens, return_inverse=True) without its sort.
-    used_mask = np.zeros(unigrams.shape[0], dtype=np.bool_)
-    if not _mark_used(tokens, used_mask):
+    # Number the unigrams in order of first use in the posts, dropping those no token uses (readers may hand
+    # over a larger table, in any order: a tokenizer with several workers numbers each worker's share first).
+    # So ids depend on the posts' text and order alone, on every engine and machine. O(n), no sort.
+    new_id = np.full(unigrams.shape[0], -1, dtype=np.int32)
+    n_uni = _first_use(tokens, new_id)
+    if n_uni < 0:
         raise ValueError("token ids must index into unigrams")
-    used = np.flatnonzero(used_mask)
-    if used.shape[0] == unigrams.shape[0]:
-        tok = tokens
-    else:
-        tok = (np.cumsum(used_mask, dtype=np.int64) - 1).astype(np.int32)[tokens]
+    used = np.empty(n_uni, dtype=np.int64)  # old id of each new id
+    seen = np.flatnonzero(new_id >= 0)
+    used[new_id[seen]] = seen
+    tok = tokens if n_uni == unigrams.shape[0] and _is_identity(new_id) else _remap(tokens, new_id)
     uni_vocab = unigrams[used]
-    n_uni = int(used.shape[0])
 
     n_tok = int(tok.shape[0])
     # grams[k-1, p] = id of the k-gram starting at token p of its post, or -1 where none fits.
@@ -125,15 +125,35 @@ def build_corpus(
 
 
 @numba.njit(cache=True, nogil=True)
-def _mark_used(tokens, used):  # pragma: no cover - compiled
-    """used[t] = True for every token id t; False if some id is outside 0..len(used)-1."""
-    n = used.shape[0]
+def _first_use(tokens, new_id):  # pragma: no cover - compiled
+    """new_id[t] = the rank of token id t's first use (0, 1, ...; -1 where unused); the number used, or -1 if
+    some id is outside 0..len(new_id)-1."""
+    n = new_id.shape[0]
+    k = 0
     for p in range(tokens.shape[0]):
         t = tokens[p]
         if t < 0 or t >= n:
+            return -1
+        if new_id[t] < 0:
+            new_id[t] = k
+            k += 1
+    return k
+
+
+@numba.njit(cache=True, nogil=True)
+def _is_identity(new_id):  # pragma: no cover - compiled
+    for t in range(new_id.shape[0]):
+        if new_id[t] != t:
             return False
-        used[t] = True
     return True
+
+
+@numba.njit(cache=True, nogil=True)
+def _remap(tokens, new_id):  # pragma: no cover - compiled
+    out = np.empty(tokens.shape[0], dtype=np.int32)
+    for p in range(tokens.shape[0]):
+        out[p] = new_id[tokens[p]]
+    return out
 
 
 @numba.njit(cache=True, nogil=True)

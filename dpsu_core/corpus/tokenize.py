@@ -289,8 +289,9 @@ class TokenStream:
     ``Tokenized`` of all batches in order. The text of a batch is not kept: only its int32 token
     ids (written straight from the kernel, no token strings in between) and per-post counts.
 
-    Each worker interns its tokens in its own table (no locks); ``finish`` merges the tables, so a
-    token's id is its order of first sight in worker 0's share of the posts, then worker 1's.
+    Each worker interns its tokens in its own table (no locks); ``finish`` merges the tables and numbers the
+    tokens in order of first sight in the posts (each part's new ids, part by part in read order), whatever
+    the number of workers.
     Use as a context manager (the threads stop on exit).
     """
 
@@ -319,6 +320,7 @@ class TokenStream:
                 self._arrow_lower = True
         self._vocabs = [Interner(1 << 14) for _ in range(self._n_workers)]
         self._codes: list[tuple[int, np.ndarray]] = []  # (worker, its token ids) per part, in order
+        self._new_ids: list[tuple[int, int, int]] = []  # (worker, ids first seen by it in the part: lo, hi)
         self._per_post: list[np.ndarray] = []
         self._pool = ThreadPoolExecutor(max_workers=self._n_workers)
         self._pending: list[Future] = []
@@ -360,6 +362,13 @@ class TokenStream:
         self._collect()
         vocab = self._vocabs[0]
         remaps = {w: vocab.merge(v) for w, v in enumerate(self._vocabs) if w > 0 and len(v)}
+        order = _first_sight_order(self._new_ids, remaps, vocab.n)
+        if order is not None:  # ids in order of first sight: folded into the remaps the parts go through anyway
+            rank = np.empty(order.shape[0], dtype=np.int32)
+            rank[order] = np.arange(order.shape[0], dtype=np.int32)
+            remaps = {w: rank[r] for w, r in remaps.items()}
+            remaps[0] = rank
+        self._new_ids = []
         codes = np.empty(sum(part.shape[0] for _, part in self._codes), dtype=np.int32)
         # every part is copied (worker 0) or remapped (the others) into place by the worker threads, each
         # thread taking every n-th part and dropping it once placed: the ids are held about once, not twice
@@ -375,6 +384,8 @@ class TokenStream:
         post_ptr = np.zeros(per_post.shape[0] + 1, dtype=np.int64)
         np.cumsum(per_post, out=post_ptr[1:])
         strings = vocab.strings()  # built once: the object array below and the script scan both read it
+        if order is not None:
+            strings = strings.take(pa.array(order))
         tok = Tokenized(codes=codes, post_ptr=post_ptr, unigrams=vocab.objects(strings))
         if self.detection is None:
             return tok
@@ -386,12 +397,14 @@ class TokenStream:
     def _collect(self) -> None:
         pending, self._pending = self._pending, []
         for w, f in enumerate(pending):
-            codes, per_post = f.result()
+            codes, per_post, new_ids = f.result()
             self._codes.append((w, codes))
+            self._new_ids.append((w, *new_ids))
             self._per_post.append(per_post)
 
-    def _work(self, w: int, texts: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-        """Worker ``w``: one slice of posts -> (its token ids in ``self._vocabs[w]``, tokens per post)."""
+    def _work(self, w: int, texts: pa.Array) -> tuple[np.ndarray, np.ndarray, tuple[int, int]]:
+        """Worker ``w``: one slice of posts -> (its token ids in ``self._vocabs[w]``, tokens per post, the ids
+        this slice added to that table: (lo, hi))."""
         fold = False
         if self.tokenizer == "whitespace":
             mode = _MODE_WHITESPACE
@@ -420,6 +433,7 @@ class TokenStream:
         codes = np.empty(bound, dtype=np.int32)
         per_post = np.empty(n_posts, dtype=np.int64)
         vocab = self._vocabs[w]
+        first_new = vocab.n
         # a token's bytes after case folding: at most 3/2 of its source bytes (2-byte letters with 3-byte lower case)
         scratch = np.empty(2 * longest + 8, dtype=np.uint8)
         tok_end = np.empty(longest + 2, dtype=np.int64)
@@ -443,7 +457,7 @@ class TokenStream:
                 vocab.n,
             )
             if j == n_posts:
-                return codes[:t], per_post  # a view: the buffer's pages past t were never touched
+                return codes[:t], per_post, (first_new, vocab.n)  # a view: pages past t were never touched
             size = int(offsets[j + 1] - offsets[j])
             vocab.reserve(max(size + 1, len(vocab)), max(2 * size + 8, int(vocab.offsets[vocab.n])))
 
@@ -453,6 +467,23 @@ def _segment():
     from . import segment  # numba kernels compiled on first use: only for auto and char-ngrams
 
     return segment
+
+
+def _first_sight_order(new_ids: list[tuple[int, int, int]], remaps: dict[int, np.ndarray], n: int) -> np.ndarray | None:
+    """The merged table's ids in order of first sight in the posts, or None when that is already id order.
+
+    A worker's table gives ids in its own order of first sight, so the ids a part added (``lo``..``hi``, in
+    order) hold, in their order, every id first seen anywhere in that part; taken part by part in read order
+    and mapped into the merged table, an id's first place in that sequence is its first sight overall."""
+    if all(w == 0 for w, _, _ in new_ids):
+        return None  # one table: its ids are already in order of first sight
+    seq = np.concatenate(
+        [np.arange(lo, hi, dtype=np.int32) if w == 0 else remaps[w][lo:hi] for w, lo, hi in new_ids if hi > lo]
+    )
+    ids, first = np.unique(seq, return_index=True)
+    assert ids.shape[0] == n, "every id is new to some part"
+    order = ids[np.argsort(first, kind="stable")]
+    return None if bool((order == np.arange(n)).all()) else order
 
 
 def _split_balanced(texts: pa.Array, n: int) -> list[pa.Array]:

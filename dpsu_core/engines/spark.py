@@ -374,7 +374,7 @@ def _build_partition_timed(batches, opts: LoadOptions) -> _Partition:
     # where each unigram first occurs: build_corpus numbers the used unigrams densely, in order of first use
     first = np.full(len(tok.unigrams), tok.codes.shape[0], dtype=np.int64)  # np.unique's first indices, linear
     np.minimum.at(first, tok.codes, np.arange(tok.codes.shape[0], dtype=np.int64))
-    first_idx = first[first < tok.codes.shape[0]]
+    first_idx = np.sort(first[first < tok.codes.shape[0]])  # build_corpus numbers unigrams by first use
     post = np.searchsorted(tok.post_ptr, first_idx, side="right") - 1
     part.first_row, part.first_tok = pos[post], first_idx - tok.post_ptr[post]
     return part

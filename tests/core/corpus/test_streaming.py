@@ -329,5 +329,32 @@ def test_build_from_posts_of_users_in_any_order():
     post_ptr = np.array([0, 2, 4, 6])
     post_user = np.array([1, 0, 1], dtype=np.int32)
     c = build_corpus(tokens, post_ptr, post_user, unigrams, n_users=2)
-    assert c.vocab.tolist() == ["a", "b", "c"]
+    assert c.vocab.tolist() == ["c", "a", "b"]  # numbered by first use in the posts; "unused" dropped
     assert rows_of(c) == {0: {"a": 1, "b": 1}, 1: {"a": 1, "c": 3}}
+
+
+def test_item_ids_are_first_use_order_whatever_the_tokenizer_workers(monkeypatch):
+    # two workers intern their halves of each batch apart, and the tables merge worker by worker: a word first
+    # seen in batch 1's second half got a later id than one first seen in batch 2's first half. The corpus's ids
+    # must not show it: the same ids (so a teaching release with a fixed seed is the same) on one worker or two,
+    # and the Spark engine's order (first appearance in the file)
+    from dpsu_core.corpus import tokenize as tokenize_module
+    from dpsu_core.corpus.tokenize import TokenStream
+
+    monkeypatch.setattr(tokenize_module, "_PARALLEL_MIN_BYTES", 0)  # split these small batches between the workers
+    rng = np.random.default_rng(5)
+    words = [f"w{i}" for i in range(5000)]
+    texts = [" ".join(rng.choice(words, 6)) for _ in range(3000)]
+    built = []
+    for workers in (1, 2):
+        with TokenStream("fast", workers=workers) as stream:
+            for a in range(0, len(texts), 1000):
+                stream.submit(pa.array(texts[a : a + 1000]))
+            tok = stream.finish()
+        assert tok.unigrams.tolist() == list(dict.fromkeys(w for t in texts for w in t.split()))  # no remap left
+        built.append(build_corpus(tok.codes, tok.post_ptr, np.arange(len(texts)), tok.unigrams, max_n=2))
+    first_seen = list(dict.fromkeys(w for t in texts for w in t.split()))
+    assert built[0].vocab[: len(first_seen)].tolist() == first_seen
+    assert built[1].vocab.tolist() == built[0].vocab.tolist()
+    np.testing.assert_array_equal(built[1].items, built[0].items)
+    np.testing.assert_array_equal(built[1].indptr, built[0].indptr)
