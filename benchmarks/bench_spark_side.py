@@ -184,7 +184,7 @@ def _dpsu_warm(spark, path: Path) -> dict:
         t1 = time.perf_counter()
         rel = spark_release(mech, sc)
         t2 = time.perf_counter()
-        sc.rows.unpersist()
+        sc.unpersist()
         out[run] = {
             "wall_seconds": round(t2 - t0, 2),
             "load_seconds": round(t1 - t0, 2),
