@@ -701,6 +701,7 @@ def _histogram_batches(batches, n_items, max_items, power, salt, keys, bits, map
 
     item_keys = keys
     eligible = None if bits is None else np.unpackbits(bits, count=n_items).astype(bool)
+    dense = np.zeros(n_items, dtype=np.float64) if n_items <= _DENSE_ITEMS else None
     got_ids, got_h = [], []
     for rb in batches:
         user_keys = rb.column("ukey").to_numpy(zero_copy_only=False).astype(np.int64).view(np.uint64)
@@ -713,15 +714,30 @@ def _histogram_batches(batches, n_items, max_items, power, salt, keys, bits, map
         indptr, kept = sample_rows(indptr, items, user_keys, item_keys, salt, max_items)
         if kept.size == 0:
             continue
-        ids, local = np.unique(kept, return_inverse=True)
-        rows = OrderedRows(indptr, local.astype(np.int32), np.ones(local.shape[0], dtype=np.int32))
-        h = weighted_update(rows, ids.shape[0], power)
-        got_ids.append(ids)
-        got_h.append(h)
-    if got_ids:  # the task's batches summed: one row per item it sampled
+        ones = np.ones(kept.shape[0], dtype=np.int32)
+        if dense is not None and n_items <= 8 * kept.shape[0]:  # the update over the whole vocabulary
+            dense += weighted_update(OrderedRows(indptr, kept.astype(np.int32), ones), n_items, power)
+            continue
+        ids, local = np.unique(kept, return_inverse=True)  # over the batch's items only
+        h = weighted_update(OrderedRows(indptr, local.astype(np.int32), ones), ids.shape[0], power)
+        if dense is not None:
+            dense[ids] += h
+        else:
+            got_ids.append(ids)
+            got_h.append(h)
+    if dense is not None:
+        ids = np.flatnonzero(dense)  # every kept item adds a positive weight
+        h = dense[ids]
+    elif got_ids:  # the task's batches summed: one row per item it sampled
         ids, inverse = np.unique(np.concatenate(got_ids), return_inverse=True)
         h = np.bincount(inverse, weights=np.concatenate(got_h), minlength=ids.shape[0])
-        yield pa.RecordBatch.from_arrays([pa.array(ids.astype(np.int32)), pa.array(h)], names=["id", "h"])
+    else:
+        return
+    yield pa.RecordBatch.from_arrays([pa.array(ids.astype(np.int32)), pa.array(h)], names=["id", "h"])
+
+
+#: a partition's partial histogram is summed in one dense vector up to this many items (8 bytes each)
+_DENSE_ITEMS = 1 << 22
 
 
 @spark_errors
