@@ -39,6 +39,7 @@ SECTIONS = {
     "sessions": "benchmarks.bench_sessions",
     "spark": "benchmarks.bench_spark",  # Spark local[2] on 1M users (Java 17 + pyspark; about 8 GB)
     "spark_side": "benchmarks.bench_spark_side",  # local vs Spark vs PipelineDP on synthetic-200k; 1M load
+    "spark_cold": "benchmarks.bench_spark_cold",  # spark_side's cold CLI pairs and the cold floor alone (no 10M)
     "scale": "benchmarks.bench_scale",
     "scale_10m": "benchmarks.bench_scale_10m",
     "floor": "benchmarks.bench_floor",  # dpsu end to end as a multiple of an Arrow read + split (issue 20)
@@ -54,7 +55,7 @@ SECTIONS = {
 }
 # sections run only when named: scale_10m needs about 12 GB, spark about 8 GB (and Java 17), spark_side
 # Java 17 and pipeline-dp (the 'bench' extra)
-OPT_IN = {"scale_10m", "floor_10m", "spark", "spark_side", "overlap_10m"}
+OPT_IN = {"scale_10m", "floor_10m", "spark", "spark_side", "spark_cold", "overlap_10m"}
 # data files a section needs: the runner refuses the section without them rather than replace committed
 # MSNBC figures with a "skipped" (the other sections run without the shared folder)
 NEEDS: dict[str, list[Path]] = {
