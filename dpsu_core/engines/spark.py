@@ -340,9 +340,11 @@ def _build_partition_timed(batches, opts: LoadOptions) -> _Partition:
     stats["malformed"] = int(bad.sum())  # the wrong number of fields: skipped and counted, as the local reader does
     if stats["malformed"]:
         tab = tab.filter(pa.array(~bad))
-    tab = tab.take(pc.sort_indices(tab, [("pos", "ascending")]))  # read order: first positions need it
-    users, texts = tab.column("user").combine_chunks(), tab.column("text").combine_chunks()
     pos = tab.column("pos").to_numpy().astype(np.int64)
+    if pos.shape[0] > 1 and not (pos[1:] > pos[:-1]).all():  # read order (first positions need it), when the
+        order = np.argsort(pos, kind="stable")  # shuffle's blocks did not arrive in it
+        tab, pos = tab.take(pa.array(order)), pos[order]
+    users, texts = tab.column("user").combine_chunks(), tab.column("text").combine_chunks()
     stats["rows"] = n_rows = tab.num_rows
     stats["unmatched"] = int(pc.sum(tab.column("unmatched")).as_py() or 0)
     no_user = blank_mask(users)

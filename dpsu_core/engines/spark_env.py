@@ -131,7 +131,7 @@ def warm_environment(env: Path) -> None:
 
 
 def warm() -> None:  # runs in the environment being packed
-    """The Spark executors' steps on a tiny corpus (build, renumber, sample and histogram), so that every
+    """The Spark executors' steps on a tiny corpus (build, ids mapped, sample and histogram), so that every
     kernel they call is compiled and cached beside the modules."""
     import numpy as np
     import pyarrow as pa
