@@ -2,6 +2,7 @@
 with PipelineDP's Spark backend?
 
     python -m benchmarks.run spark_side    # opt-in: Java 17, pyspark and pipeline-dp (pip install '.[spark,bench]')
+    python -m benchmarks.run spark_cold    # the cold CLI pairs and the cold floor alone (no 10M part)
 
 At 200k users: synthetic-200k (``dpsu_core.synthetic.synthetic_200k``, one CSV row per user holding the
 user's words) with Weighted Gaussian at epsilon 3, delta e^-10, Delta0 100:
@@ -153,13 +154,69 @@ def _phases(stderr: str) -> dict[str, float]:
     return out
 
 
+#: the floor of a cold Spark run on this machine: the interpreter with dpsu's Spark engine imported, the
+#: session (the engine's own settings: class-data-sharing archive, C1, serial collector), one empty Python job
+#: (the executor's Python daemon importing dpsu and loading its cached kernels) and a count of the input's
+#: lines read by Spark (one JVM job over the file), then the session stopped: no data reaches Python
+_FLOOR = """
+import sys, time
+t0 = time.perf_counter()
+from dpsu_core.engines.spark import _noop_batches, spark_session
+spark = spark_session("local[2]")
+t1 = time.perf_counter()
+spark.range(0, 1, 1, 1).mapInArrow(_noop_batches, "id long").collect()
+t2 = time.perf_counter()
+spark.read.text(sys.argv[1]).count()
+t3 = time.perf_counter()
+spark.stop()
+print(f"{t1 - t0:.3f} {t2 - t1:.3f} {t3 - t2:.3f}")
+"""
+
+
+def floor_pairs(path: Path, pairs: int = 2) -> dict:
+    """The cold floor, paired with the local CLI: a process that starts the engine's session, runs one empty
+    Python job and one JVM job reading the input, and stops (``_FLOOR``); its ratio to the local engine's
+    whole release is what no change to the engine's data path can go under."""
+    runs = []
+    for _ in range(pairs):
+        load = os.getloadavg()[0]
+        local = _cli(path, timings=False)
+        t0 = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-c", _FLOOR, str(path)], capture_output=True, text=True, check=True)
+        wall = round(time.perf_counter() - t0, 2)
+        session, python_job, read_job = (float(x) for x in proc.stdout.split()[-3:])
+        runs.append(
+            {
+                "local_seconds": local["wall_seconds"],
+                "floor_seconds": wall,
+                "ratio": round(wall / local["wall_seconds"], 2),
+                "floor_parts_seconds": {
+                    "imports_and_session": session,
+                    "first_python_job": python_job,
+                    "read_count_job": read_job,
+                },
+                "load_average_1min_before": round(load, 2),
+            }
+        )
+    ratios = sorted(r["ratio"] for r in runs)
+    return {"pairs": runs, "ratio_median": ratios[len(ratios) // 2], "ratio_range": [ratios[0], ratios[-1]]}
+
+
 def cold() -> dict:
-    """The cold CLI alone, paired (``python -m benchmarks.bench_spark_side cold``)."""
+    """The cold CLI alone, paired, and the floor of a cold Spark run beside the local CLI
+    (``python -m benchmarks.run spark_cold``, or ``python -m benchmarks.bench_spark_side cold`` to print
+    it); no 10M part."""
     before = os.getloadavg()
-    res = cold_pairs(csv_200k())
+    path = csv_200k()
+    res = cold_pairs(path)
     return {
         "corpus": "synthetic-200k as CSV (one row per user)",
+        "csv_mb": round(path.stat().st_size / 1e6, 1),
+        "mechanism": MECHANISM,
+        "spark_master": "local[2]",
+        "cores": os.cpu_count(),
         **res,
+        "floor": floor_pairs(path),
         "load_average_before": before,
         "load_average_after": os.getloadavg(),
     }
@@ -184,7 +241,7 @@ def _dpsu_warm(spark, path: Path) -> dict:
         t1 = time.perf_counter()
         rel = spark_release(mech, sc)
         t2 = time.perf_counter()
-        sc.rows.unpersist()
+        sc.unpersist()
         out[run] = {
             "wall_seconds": round(t2 - t0, 2),
             "load_seconds": round(t1 - t0, 2),

@@ -39,6 +39,7 @@ SECTIONS = {
     "sessions": "benchmarks.bench_sessions",
     "spark": "benchmarks.bench_spark",  # Spark local[2] on 1M users (Java 17 + pyspark; about 8 GB)
     "spark_side": "benchmarks.bench_spark_side",  # local vs Spark vs PipelineDP on synthetic-200k; 1M load
+    "spark_cold": "benchmarks.bench_spark_cold",  # spark_side's cold CLI pairs and the cold floor alone (no 10M)
     "spark_pdp_10m": "benchmarks.bench_spark_pdp_10m",  # PipelineDP and dpsu at 10M on the same cluster (~30 min)
     "scale": "benchmarks.bench_scale",
     "scale_10m": "benchmarks.bench_scale_10m",
@@ -55,7 +56,7 @@ SECTIONS = {
 }
 # sections run only when named: scale_10m needs about 12 GB, spark about 8 GB (and Java 17), spark_side
 # Java 17 and pipeline-dp (the 'bench' extra)
-OPT_IN = {"scale_10m", "floor_10m", "spark", "spark_side", "spark_pdp_10m", "overlap_10m"}
+OPT_IN = {"scale_10m", "floor_10m", "spark", "spark_side", "spark_cold", "spark_pdp_10m", "overlap_10m"}
 # data files a section needs: the runner refuses the section without them rather than replace committed
 # MSNBC figures with a "skipped" (the other sections run without the shared folder)
 NEEDS: dict[str, list[Path]] = {

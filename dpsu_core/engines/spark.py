@@ -10,20 +10,22 @@ Data path (every step on the executors unless it says driver):
 2. ONE shuffle: the posts by user, so each partition holds every post of its users;
 3. per partition, once (``mapInArrow``): the core's row filters, tokenizer, token filters and n-gram builder
    (``build_corpus``), so tokens and n-grams are the local engine's, byte for byte; cached as the users' rows
-   with the partition's own item ids, plus the partition's distinct items with their first positions;
-4. the distinct items (one aggregation over at most items x partitions rows) go to the driver, which numbers
-   them in the local engine's order (unigrams by first appearance, k-grams by (prefix id, last token id)): it
-   needs the vocabulary anyway, so no second global pass over the pairs assigns ids;
-5. per partition: the rows renumbered with the broadcast vocabulary into ``(ukey, ufirst, n, items, counts)``
-   (sorted ids and counts as int32 bytes; ``ukey`` the keyed hash's digest of the user id, ``ufirst`` the
-   user's first read position), cached on the executors; user ids never reach the driver.
+   ``(part, ukey, ufirst, n, items, counts)`` with the partition's own item ids (ids and counts as int32
+   bytes; ``part`` the partition's key, ``ukey`` the keyed hash's digest of the user id, ``ufirst`` the user's
+   first read position), plus the partition's distinct items with their first positions and its statistics;
+   user ids never reach the driver;
+4. the partitions' distinct items (at most items x partitions rows, collected as they are: no SQL aggregation)
+   go to the driver, which merges them, numbers them in the local engine's order (unigrams by first
+   appearance, k-grams by (prefix id, last token id)) and keeps each partition's map from its ids to the
+   vocabulary's (``IdMaps``): the rows are never renumbered on the executors; whoever reads them maps them.
 
 Parallel mechanisms (count, weighted, DP-SIPS, DPNE's levels) build their histogram H on the executors:
 each user's row is filtered (DPNE's valid k-grams, DP-SIPS's not-yet-released items: a bitmask over item ids,
 broadcast), sampled to Delta0 items by a keyed hash of (user id, item string) with a secret salt per release
-and round (``engines.keyed``), and the core update rule runs per batch; partial histograms are summed by
-item. The driver holds H (one float per item) and does everything private with the core's code:
-calibration, noise (numpy Generator seeded by the OS) and thresholds, DPNE's domains and spurious draws.
+and round (``engines.keyed``), and the core update rule runs per batch; each partition's partial histogram
+is collected and summed by item on the driver. The driver holds H (one float per item) and does everything
+private with the core's code: calibration, noise (numpy Generator seeded by the OS) and thresholds, DPNE's
+domains and spurious draws.
 Sequential mechanisms (policy, GW, GW-KT, PCR, ...) collect the per-user id arrays into a core ``Corpus``
 on the driver, in the local engine's user order, and run the core mechanism.
 
@@ -213,13 +215,14 @@ def _short(e: Exception) -> str:
 
 # --------------------------------------------------------------------------- executors: tokenize and build
 _STATS = ("rows", "malformed", "unmatched", "no_user", "no_text", "removed", "posts", "tokens")
+#: the users' rows each partition built: users with tokens, their entries (nnz), users without tokens
+_ROW_STATS = ("users", "nnz", "empty")
 #: what the executors' Python workers spent, summed over the partitions (milliseconds of task time): importing
 #: dpsu (once per worker process), numba compiling kernels (not found in its cache), and the whole build
 _TASK_MS = ("ms_imports", "ms_numba", "n_numba", "ms_build")
 _POSTS_SCHEMA = "user string, text string, pos long, bad boolean, unmatched boolean"  # see _derive_users
 _HITS_SCHEMA = ", hits binary"  # with a public file to check (``_derive_users``'s ``against``)
 _POSTS_NAMES = ["user", "text", "pos", "bad", "unmatched", "hits"]
-_ROWS_SCHEMA = "ukey long, ufirst long, n int, items binary, counts binary"  # see _partition_rows
 _ROWS_PER_BATCH = 65536
 
 
@@ -262,6 +265,7 @@ class _Partition:
     steps: row filters, user pattern, tokenizer, token filters and ``build_corpus`` (n-grams)."""
 
     stats: dict[str, int]
+    key: int = -1  # the partition's key (``IdMaps``): its smallest read position (-1: no rows)
     names: pa.Array | None = None  # the partition's kept users (trimmed ids), in order of first post
     ufirst: np.ndarray | None = None  # each user's first read position
     built: Corpus | None = None  # users x the partition's own item numbering (empty users kept)
@@ -326,18 +330,21 @@ def _build_partition_timed(batches, opts: LoadOptions) -> _Partition:
     from ..corpus.tokenize import blank_mask, removed_mask, tokenize
 
     prep = opts.preprocessing()
-    stats = dict.fromkeys(_STATS + _TASK_MS, 0)
+    stats = dict.fromkeys(_STATS + _ROW_STATS + _TASK_MS, 0)
     tabs = [pa.Table.from_batches([rb]) for rb in batches if rb.num_rows]
     if not tabs:
         return _Partition(stats)
     tab = pa.concat_tables(tabs)
+    part_key = int(pc.min(tab.column("pos")).as_py())  # read positions are unique: no other partition has it
     bad = tab.column("bad").to_numpy()
     stats["malformed"] = int(bad.sum())  # the wrong number of fields: skipped and counted, as the local reader does
     if stats["malformed"]:
         tab = tab.filter(pa.array(~bad))
-    tab = tab.take(pc.sort_indices(tab, [("pos", "ascending")]))  # read order: first positions need it
-    users, texts = tab.column("user").combine_chunks(), tab.column("text").combine_chunks()
     pos = tab.column("pos").to_numpy().astype(np.int64)
+    if pos.shape[0] > 1 and not (pos[1:] > pos[:-1]).all():  # read order (first positions need it), when the
+        order = np.argsort(pos, kind="stable")  # shuffle's blocks did not arrive in it
+        tab, pos = tab.take(pa.array(order)), pos[order]
+    users, texts = tab.column("user").combine_chunks(), tab.column("text").combine_chunks()
     stats["rows"] = n_rows = tab.num_rows
     stats["unmatched"] = int(pc.sum(tab.column("unmatched")).as_py() or 0)
     no_user = blank_mask(users)
@@ -346,7 +353,7 @@ def _build_partition_timed(batches, opts: LoadOptions) -> _Partition:
     keep = ~(no_user | no_text | removed)
     stats["no_user"], stats["no_text"], stats["removed"] = int(no_user.sum()), int(no_text.sum()), int(removed.sum())
     if not keep.any():
-        return _Partition(stats)
+        return _Partition(stats, key=part_key)
     mask = pa.array(keep)
     users, texts, pos = users.filter(mask), texts.filter(mask), pos[keep]
     stats["posts"] = len(texts)
@@ -359,7 +366,7 @@ def _build_partition_timed(batches, opts: LoadOptions) -> _Partition:
         codes, post_ptr = drop_tokens(tok.codes, tok.post_ptr, drop)
         tok = replace(tok, codes=codes, post_ptr=post_ptr)
     stats["tokens"] = tok.n_tokens
-    part = _Partition(stats, names=enc.dictionary, ufirst=pos[first_post])
+    part = _Partition(stats, key=part_key, names=enc.dictionary, ufirst=pos[first_post])
     if tok.n_tokens == 0:
         return part
     part.built = build_corpus(
@@ -381,31 +388,37 @@ def _build_partition_timed(batches, opts: LoadOptions) -> _Partition:
 
 
 _BUILT_SCHEMA = (
-    "kind int, ukey long, ufirst long, n int, items binary, counts binary, item string, first_row long, "
-    "first_tok long, cnt long"
+    "kind int, part long, ukey long, ufirst long, n int, items binary, counts binary, item string, "
+    "first_row long, first_tok long, cnt long"
 )  # see _partition_build
-_USER, _ITEM, _STAT, _EMPTY = 0, 1, 2, 3
+_USER, _ITEM, _STAT = 0, 1, 2
+#: the columns of a user's row (kind _USER): what ``SparkCorpus.rows`` holds
+ROW_COLUMNS = ("part", "ukey", "ufirst", "n", "items", "counts")
 
 
-def _built_batch(m: int, kind: int, **cols: pa.Array) -> pa.RecordBatch:
+def _built_batch(m: int, kind: int, part: int | None = None, **cols: pa.Array) -> pa.RecordBatch:
     types = {
         "ukey": pa.int64(), "ufirst": pa.int64(), "n": pa.int32(), "items": pa.binary(), "counts": pa.binary(),
         "item": pa.string(), "first_row": pa.int64(), "first_tok": pa.int64(), "cnt": pa.int64(),
     }  # fmt: skip
     arrays = [pa.array(np.full(m, kind, dtype=np.int32))]
+    arrays.append(pa.nulls(m, pa.int64()) if part is None else pa.array(np.full(m, part, dtype=np.int64)))
     arrays += [cols.get(name, pa.nulls(m, t)) for name, t in types.items()]
-    return pa.RecordBatch.from_arrays(arrays, names=["kind", *types])
+    return pa.RecordBatch.from_arrays(arrays, names=["kind", "part", *types])
 
 
 def _partition_build(batches, *, opts: LoadOptions):
-    """One partition built once: its users' rows with the partition's own item ids (kind _USER: ukey, ufirst,
-    n, items, counts as int32 bytes), its distinct items (kind _ITEM: item, n = length, first position of a
-    unigram, cnt = the partition's id), its statistics (kind _STAT: item = name, cnt) and the number of its
-    users without tokens (kind _EMPTY, in ufirst). Cached; ``_partition_rows`` renumbers the rows."""
+    """One partition built once, cached as it is (no renumbering pass): its users' rows with the partition's
+    own item ids (kind _USER: part, ukey, ufirst, n, items, counts as int32 bytes), its distinct items (kind
+    _ITEM: part, item, n = length, first position of a unigram, cnt = the partition's id) and its statistics
+    (kind _STAT: item = name, cnt; with the rows' users, nnz and users without tokens). ``part`` is the
+    partition's key (its smallest read position): the driver maps each partition's ids to the vocabulary's
+    with it (``IdMaps``)."""
     part = _build_partition(batches, opts)
     n_empty = 0 if part.names is None else len(part.names)
     if part.built is not None and part.names is not None and part.ufirst is not None:
         b = part.built
+        key = part.key
         fr = np.full(b.n_items, -1, dtype=np.int64)
         ft = np.full(b.n_items, -1, dtype=np.int64)
         uni = np.flatnonzero(b.ngram_len == 1)
@@ -413,6 +426,7 @@ def _partition_build(batches, *, opts: LoadOptions):
         yield _built_batch(
             b.n_items,
             _ITEM,
+            key,
             item=pa.array(b.vocab, pa.string()),
             n=pa.array(b.ngram_len.astype(np.int32)),
             first_row=pa.array(fr),
@@ -427,68 +441,24 @@ def _partition_build(batches, *, opts: LoadOptions):
         ukey = string_keys(part.names.filter(pa.array(has)).to_pylist()).view(np.int64)
         ufirst = part.ufirst[has]
         items, counts = b.items.astype("<i4"), b.counts.astype("<i4")  # rows of empty users hold no entries
+        part.stats["users"], part.stats["nnz"] = int(lens.shape[0]), int(items.shape[0])
         for a in range(0, lens.shape[0], _ROWS_PER_BATCH):
             z = min(a + _ROWS_PER_BATCH, lens.shape[0])
             lo, hi = offsets[a], offsets[z]
             yield _built_batch(
                 z - a,
                 _USER,
+                key,
                 ukey=pa.array(ukey[a:z], pa.int64()),
                 ufirst=pa.array(ufirst[a:z], pa.int64()),
                 n=pa.array(lens[a:z].astype(np.int32)),
                 items=_blob(offsets[a : z + 1] - lo, items[lo:hi]),
                 counts=_blob(offsets[a : z + 1] - lo, counts[lo:hi]),
             )
-    names = _STATS + _TASK_MS
+    part.stats["empty"] = n_empty
+    names = _STATS + _ROW_STATS + _TASK_MS
     yield _built_batch(
         len(names), _STAT, item=pa.array(names, pa.string()), cnt=pa.array([part.stats[s] for s in names])
-    )
-    yield _built_batch(1, _EMPTY, ufirst=pa.array([n_empty], pa.int64()))
-
-
-def _partition_rows(batches, *, vocab_ipc: bytes):
-    """A cached partition of ``_partition_build`` -> its users as rows (ukey, ufirst, n, items, counts): the
-    row's n item ids renumbered by the broadcast vocabulary and sorted, and their counts, as little-endian
-    int32 bytes (``_blob``: Spark caches bytes far cheaper than arrays). A last row with ukey null holds in
-    ``ufirst`` the number of the partition's users without tokens."""
-    tabs = [pa.Table.from_batches([rb]) for rb in batches if rb.num_rows]
-    n_empty = 0
-    if tabs:
-        tab = pa.concat_tables(tabs)
-        kind = tab.column("kind").to_numpy()
-        n_empty = int(tab.column("ufirst").to_numpy(zero_copy_only=False)[kind == _EMPTY].sum())
-        voc = tab.filter(pa.array(kind == _ITEM))
-        users = tab.filter(pa.array(kind == _USER))
-        if users.num_rows:
-            vocab = pa.ipc.open_stream(vocab_ipc).read_all().column(0).combine_chunks()
-            local = voc.column("cnt").to_numpy()
-            to_global = np.zeros(int(local.max()) + 1, dtype=np.int64)
-            to_global[local] = pc.index_in(voc.column("item"), value_set=vocab).to_numpy(zero_copy_only=False)
-            ptr, items = _unblob(users.column("items"))
-            counts = _unblob(users.column("counts"))[1]
-            lens = np.diff(ptr)
-            ids = to_global[items]
-            row = np.repeat(np.arange(lens.shape[0], dtype=np.int64), lens)  # by (row, id): one int64 key
-            order = np.argsort(row * (int(ids.max(initial=0)) + 1) + ids, kind="stable")
-            ids, counts = ids[order].astype("<i4"), counts[order]
-            ukey = users.column("ukey").to_numpy()
-            ufirst = users.column("ufirst").to_numpy()
-            for a in range(0, lens.shape[0], _ROWS_PER_BATCH):
-                z = min(a + _ROWS_PER_BATCH, lens.shape[0])
-                lo, hi = ptr[a], ptr[z]
-                yield pa.RecordBatch.from_arrays(
-                    [
-                        pa.array(ukey[a:z], pa.int64()),
-                        pa.array(ufirst[a:z], pa.int64()),
-                        pa.array(lens[a:z].astype(np.int32)),
-                        _blob(ptr[a : z + 1] - lo, ids[lo:hi]),
-                        _blob(ptr[a : z + 1] - lo, counts[lo:hi]),
-                    ],
-                    names=["ukey", "ufirst", "n", "items", "counts"],
-                )
-    yield pa.RecordBatch.from_arrays(
-        [pa.nulls(1, pa.int64()), pa.array([n_empty], pa.int64()), pa.array([0], pa.int32()), _blob(), _blob()],
-        names=["ukey", "ufirst", "n", "items", "counts"],
     )
 
 
@@ -548,6 +518,7 @@ class _Vocabulary:
     strings: pa.Array  # string, by id
     ngram_len: np.ndarray  # int8
     gram_tokens: np.ndarray  # (n_items, max_n) int32, -1 padded
+    rows: np.ndarray  # int64, by id: the row of ``_number_items``' table that holds the item
 
 
 def _number_items(tab: pa.Table, max_n: int) -> _Vocabulary:
@@ -583,19 +554,59 @@ def _number_items(tab: pa.Table, max_n: int) -> _Vocabulary:
             tokens.append(tokens[keys[r][0]] + [keys[r][1]])
         order.append(lvl[rank])
         prev = level
-    ngram_len = n[np.concatenate(order)].astype(np.int8)
+    rows = np.concatenate(order).astype(np.int64)
+    ngram_len = n[rows].astype(np.int8)
     gram_tokens = np.full((len(strings), max_n), -1, dtype=np.int32)
     for i, t in enumerate(tokens):
         gram_tokens[i, : len(t)] = t
-    return _Vocabulary(pa.array(strings, pa.string()), ngram_len, gram_tokens)
+    return _Vocabulary(pa.array(strings, pa.string()), ngram_len, gram_tokens, rows)
 
 
-def _ipc(array: pa.Array) -> bytes:
-    sink = pa.BufferOutputStream()
-    batch = pa.RecordBatch.from_arrays([array], names=["v"])
-    with pa.ipc.new_stream(sink, batch.schema) as w:
-        w.write_batch(batch)
-    return sink.getvalue().to_pybytes()
+@dataclass(frozen=True)
+class IdMaps:
+    """Each partition's item ids -> the vocabulary's: the executors cache the users' rows with their
+    partition's own ids (no renumbering pass), and whoever reads a row maps its ids here (the histogram's
+    function on the executors, ``to_corpus`` on the driver). ``parts``: the partitions' keys, sorted; the
+    map of ``parts[j]`` is ``ids[starts[j]:starts[j + 1]]`` (indexed by the partition's id)."""
+
+    parts: np.ndarray  # int64
+    starts: np.ndarray  # int64, len(parts) + 1
+    ids: np.ndarray  # int32
+
+    def to_global(self, part: np.ndarray, indptr: np.ndarray, local: np.ndarray) -> np.ndarray:
+        """Rows (CSR ``indptr``, ``local`` ids) of the partitions ``part`` (one key per row) in vocabulary ids."""
+        if local.size == 0:
+            return np.zeros(0, dtype=np.int32)
+        base = self.starts[np.searchsorted(self.parts, np.asarray(part, dtype=np.int64))]
+        return self.ids[np.repeat(base, np.diff(indptr)) + local]
+
+
+def _merge_items(tab: pa.Table, max_n: int) -> tuple[_Vocabulary, IdMaps]:
+    """The vocabulary in the local engine's order (``_number_items``) and each partition's map to it, from the
+    partitions' distinct items (part, item, n, first_row, first_tok, cnt = the partition's id; at most items x
+    partitions rows): each item's first position is the least over the partitions holding it."""
+    if tab.num_rows == 0:
+        empty = tab.select(["item", "n", "first_row", "first_tok"])
+        z = np.zeros(0, dtype=np.int64)
+        return _number_items(empty, max_n), IdMaps(z, np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int32))
+    order = pc.sort_indices(tab, [("item", "ascending"), ("first_row", "ascending"), ("first_tok", "ascending")])
+    srt = tab.take(order)
+    item = srt.column("item").combine_chunks()
+    starts_group = np.ones(srt.num_rows, dtype=bool)  # the first row of each item (its least first position)
+    if srt.num_rows > 1:
+        starts_group[1:] = pc.not_equal(item[1:], item[:-1]).to_numpy(zero_copy_only=False)
+    distinct = srt.filter(pa.array(starts_group)).select(["item", "n", "first_row", "first_tok"])
+    vocab = _number_items(distinct, max_n)
+    gid_of_distinct = np.empty(distinct.num_rows, dtype=np.int32)
+    gid_of_distinct[vocab.rows] = np.arange(distinct.num_rows, dtype=np.int32)
+    gid = gid_of_distinct[np.cumsum(starts_group) - 1]  # per sorted row
+    part = srt.column("part").to_numpy(zero_copy_only=False)
+    local = srt.column("cnt").to_numpy(zero_copy_only=False)
+    by_part = np.lexsort((local, part))
+    part, ids = part[by_part], gid[by_part]  # a partition's ids are 0..n-1: its map, in order
+    keys, first = np.unique(part, return_index=True)
+    starts = np.append(first, part.shape[0]).astype(np.int64)
+    return vocab, IdMaps(keys.astype(np.int64), starts, ids.astype(np.int32))
 
 
 # --------------------------------------------------------------------------- the corpus on Spark
@@ -603,11 +614,14 @@ def _ipc(array: pa.Array) -> bytes:
 class SparkCorpus:
     """A corpus whose per-user rows live on the executors (not a ``Corpus``: it has no rows on the driver).
 
-    ``rows``: DataFrame(ukey long, ufirst long, n int, items binary, counts binary): one row per user, its n
-    item ids (sorted) and counts as int32 bytes (``_unblob``); ``ukey`` the 64-bit BLAKE2b digest of the user id (the keyed sampling's input), ``ufirst`` the
-    user's first read position (the local engine's user order). ``vocabulary``: a core ``Corpus`` holding the
-    vocabulary only (strings, n-gram lengths, token ids; no users): what the driver needs for thresholds,
-    DPNE's domains and the released strings. ``item_keys``: the BLAKE2b digest of each item string.
+    ``rows``: DataFrame(part long, ukey long, ufirst long, n int, items binary, counts binary): one row per
+    user, its n item ids in its partition's numbering (``part``: the partition's key; ``id_maps`` maps them to
+    the vocabulary's) and counts as int32 bytes (``_unblob``); ``ukey`` the 64-bit BLAKE2b digest of the user
+    id (the keyed sampling's input), ``ufirst`` the user's first read position (the local engine's user order).
+    ``vocabulary``: a core ``Corpus`` holding the vocabulary only (strings, n-gram lengths, token ids; no
+    users): what the driver needs for thresholds, DPNE's domains and the released strings. ``item_keys``: the
+    BLAKE2b digest of each item string. ``cached``: the executors' cached build the rows are read from
+    (``unpersist``).
     """
 
     spark: Any
@@ -616,20 +630,29 @@ class SparkCorpus:
     item_keys: np.ndarray
     n_users: int
     nnz: int
+    id_maps: IdMaps
+    cached: Any = None
     source: SourceInfo = field(default_factory=SourceInfo)
 
     @property
     def n_items(self) -> int:
         return self.vocabulary.n_items
 
+    def unpersist(self) -> None:
+        """Free the executors' cached rows (the corpus is unusable after)."""
+        if self.cached is not None:
+            self.cached.unpersist()
+
     @spark_errors
     def to_corpus(self) -> Corpus:
         """Collect the per-user id arrays into a core Corpus on the driver, users in the local engine's order
         (for the sequential mechanisms)."""
-        tab = self.rows.select("ufirst", "items", "counts").toArrow()
+        tab = self.rows.select("part", "ufirst", "items", "counts").toArrow()
         order = np.argsort(tab.column("ufirst").to_numpy(), kind="stable")
-        ptr, items = _unblob(tab.column("items"))
+        ptr, local = _unblob(tab.column("items"))
+        items = self.id_maps.to_global(tab.column("part").to_numpy(), ptr, local)
         counts = _unblob(tab.column("counts"))[1]
+        items, counts = _sorted_rows(ptr, items, counts)  # each row's ids ascending, as the local engine's
         lens = np.diff(ptr)[order]
         take = np.repeat(ptr[:-1][order] - np.concatenate([[0], np.cumsum(lens)[:-1]]), lens) + np.arange(lens.sum())
         indptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
@@ -645,33 +668,47 @@ class SparkCorpus:
         1/|W|^power per kept item (``dpsu_step.weighted_update``: power 0 Count, 1 Weighted Laplace, 1/2
         Weighted Gaussian). Computed on the executors, summed by item; NOT private (diagnostics and
         thresholding only)."""
-        from pyspark.sql import functions as F
-
         n_items = self.n_items
         keys = self.item_keys  # shipped with the function (Spark broadcasts a large closure itself)
         bits = None if eligible is None else np.packbits(np.asarray(eligible, dtype=bool))
+        maps = self.id_maps
 
         def fn(batches):
-            return _histogram_batches(batches, n_items, max_items, power, salt, keys, bits)
+            return _histogram_batches(batches, n_items, max_items, power, salt, keys, bits, maps)
 
-        parts = self.rows.mapInArrow(fn, _HIST_SCHEMA).groupBy("id").agg(F.sum("h").alias("h")).toArrow()
-        h = np.zeros(n_items, dtype=np.float64)
-        h[parts.column("id").to_numpy(zero_copy_only=False)] = parts.column("h").to_numpy(zero_copy_only=False)
-        return h
+        # each partition's partial histogram (its sampled items) collected and summed here: at most items x
+        # partitions rows, no shuffle and no SQL aggregation
+        parts = self.rows.mapInArrow(fn, _HIST_SCHEMA).toArrow()
+        ids = parts.column("id").to_numpy(zero_copy_only=False)
+        return np.bincount(ids, weights=parts.column("h").to_numpy(zero_copy_only=False), minlength=n_items)
 
     def __repr__(self) -> str:  # never print data
         return f"SparkCorpus(users={self.n_users}, items={self.n_items}, nnz={self.nnz}, max_n={self.vocabulary.max_n})"
 
 
-def _histogram_batches(batches, n_items, max_items, power, salt, keys, bits):
+def _sorted_rows(indptr: np.ndarray, items: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(items, counts) with each CSR row's items in ascending order."""
+    lens = np.diff(indptr)
+    row = np.repeat(np.arange(lens.shape[0], dtype=np.int64), lens)  # by (row, id): one int64 key
+    order = np.argsort(row * (int(items.max(initial=0)) + 1) + items, kind="stable")
+    return items[order].astype(np.int32), counts[order].astype(np.int32)
+
+
+def _histogram_batches(batches, n_items, max_items, power, salt, keys, bits, maps: IdMaps):
+    """A partition's users' rows (``SparkCorpus.rows``) -> its partial histogram (id, h) in vocabulary ids.
+    The rows keep their partition's numbering and order; neither matters to the sample (keyed by the user
+    and the item string) nor to the update (the same weight for every kept item of a user)."""
     from ..mechanisms.dpsu_step import weighted_update
     from ..mechanisms.sampling import OrderedRows
 
     item_keys = keys
     eligible = None if bits is None else np.unpackbits(bits, count=n_items).astype(bool)
+    dense = np.zeros(n_items, dtype=np.float64) if n_items <= _DENSE_ITEMS else None
+    got_ids, got_h = [], []
     for rb in batches:
-        user_keys = rb.column(0).to_numpy(zero_copy_only=False).astype(np.int64).view(np.uint64)
-        indptr, items = _unblob(rb.column(3))
+        user_keys = rb.column("ukey").to_numpy(zero_copy_only=False).astype(np.int64).view(np.uint64)
+        indptr, local = _unblob(rb.column("items"))
+        items = maps.to_global(rb.column("part").to_numpy(zero_copy_only=False), indptr, local)
         if eligible is not None:
             ok = eligible[items]
             indptr = np.concatenate([[0], np.cumsum(ok, dtype=np.int64)])[indptr]
@@ -679,10 +716,30 @@ def _histogram_batches(batches, n_items, max_items, power, salt, keys, bits):
         indptr, kept = sample_rows(indptr, items, user_keys, item_keys, salt, max_items)
         if kept.size == 0:
             continue
-        ids, local = np.unique(kept, return_inverse=True)
-        rows = OrderedRows(indptr, local.astype(np.int32), np.ones(local.shape[0], dtype=np.int32))
-        h = weighted_update(rows, ids.shape[0], power)
-        yield pa.RecordBatch.from_arrays([pa.array(ids.astype(np.int32)), pa.array(h)], names=["id", "h"])
+        ones = np.ones(kept.shape[0], dtype=np.int32)
+        if dense is not None and n_items <= 8 * kept.shape[0]:  # the update over the whole vocabulary
+            dense += weighted_update(OrderedRows(indptr, kept.astype(np.int32), ones), n_items, power)
+            continue
+        ids, local = np.unique(kept, return_inverse=True)  # over the batch's items only
+        h = weighted_update(OrderedRows(indptr, local.astype(np.int32), ones), ids.shape[0], power)
+        if dense is not None:
+            dense[ids] += h
+        else:
+            got_ids.append(ids)
+            got_h.append(h)
+    if dense is not None:
+        ids = np.flatnonzero(dense)  # every kept item adds a positive weight
+        h = dense[ids]
+    elif got_ids:  # the task's batches summed: one row per item it sampled
+        ids, inverse = np.unique(np.concatenate(got_ids), return_inverse=True)
+        h = np.bincount(inverse, weights=np.concatenate(got_h), minlength=ids.shape[0])
+    else:
+        return
+    yield pa.RecordBatch.from_arrays([pa.array(ids.astype(np.int32)), pa.array(h)], names=["id", "h"])
+
+
+#: a partition's partial histogram is summed in one dense vector up to this many items (8 bytes each)
+_DENSE_ITEMS = 1 << 22
 
 
 @spark_errors
@@ -729,17 +786,16 @@ def load_spark_corpus(
         _report_task_times(stats, timings)
         check_posts(stats["posts"], stats["rows"], _dropped(stats))
         check_tokens(stats["tokens"], stats["posts"], posts.text_column)
-        vocab = _number_items(items, opts.max_n)
+        vocab, id_maps = _merge_items(items, opts.max_n)
         clock.lap("item_ids")
-        enc, n_users, nnz, n_empty = _encode_rows(built, vocab)
+        n_users = stats["users"]
+        check_users(n_users)
+    except BaseException:
+        built.unpersist()
+        raise
     finally:
         shuffled.unpersist()
-        built.unpersist()
-    clock.lap("per_user_rows")
-    info = _source_info(inp, posts, opts, stats, n_empty, master_of(spark), name)
-    if n_users < 2:
-        enc.unpersist()
-        check_users(n_users)
+    info = _source_info(inp, posts, opts, stats, stats["empty"], master_of(spark), name)
     vocabulary = Corpus(
         indptr=np.zeros(1, dtype=np.int64),
         items=np.zeros(0, dtype=np.int32),
@@ -751,8 +807,18 @@ def load_spark_corpus(
         n_tokens=stats["tokens"],
         source=info,
     )
-    rows = enc.filter(enc["ukey"].isNotNull())
-    return SparkCorpus(spark, rows, vocabulary, string_keys(vocabulary.vocab), n_users=n_users, nnz=nnz, source=info)
+    rows = built.where(built["kind"] == _USER).select(*ROW_COLUMNS)
+    return SparkCorpus(
+        spark,
+        rows,
+        vocabulary,
+        string_keys(vocabulary.vocab),
+        n_users=n_users,
+        nnz=stats["nnz"],
+        id_maps=id_maps,
+        cached=built,
+        source=info,
+    )
 
 
 def _noop_batches(batches):  # runs on an executor: starts its Python daemon (imports, cached kernels)
@@ -857,49 +923,27 @@ def _refuse_public(found: Overlap) -> None:
 
 
 def _stats_and_items(built: Any) -> tuple[dict[str, int], pa.Table]:
-    """The loading statistics summed over the partitions, and the distinct items with their first positions
-    (one aggregation over at most items x partitions rows, to the driver)."""
+    """The loading statistics summed over the partitions, and every partition's distinct items with their
+    first positions (at most items x partitions rows): the cached build's rows other than the users', collected
+    as they are (no aggregation: a cold session's SQL aggregation costs more than the driver's merge,
+    ``_merge_items``)."""
     from pyspark.sql import functions as F
 
-    agg = (
-        built.filter(F.col("kind").isin(_ITEM, _STAT))
-        .groupBy((F.col("kind") == _STAT).alias("stat"), "item")
-        .agg(F.first("n").alias("n"), F.min(F.struct("first_row", "first_tok")).alias("f"), F.sum("cnt").alias("cnt"))
-        .select("stat", "item", "n", "f.first_row", "f.first_tok", "cnt")
+    tab = (
+        built.where(F.col("kind") != _USER)
+        .select("kind", "part", "item", "n", "first_row", "first_tok", "cnt")
         .toArrow()
     )
-    is_stat = agg.column("stat").to_numpy(zero_copy_only=False)
-    stat_tab = agg.filter(pa.array(is_stat))
-    found = dict(zip(stat_tab.column("item").to_pylist(), stat_tab.column("cnt").to_pylist()))
-    return {s: int(found.get(s) or 0) for s in _STATS + _TASK_MS}, agg.filter(pa.array(~is_stat))
+    is_stat = tab.column("kind").to_numpy(zero_copy_only=False) == _STAT
+    stat_tab = tab.filter(pa.array(is_stat))
+    names = np.asarray(stat_tab.column("item").to_pylist(), dtype=object)
+    values = stat_tab.column("cnt").to_numpy(zero_copy_only=False)
+    stats = {s: int(values[names == s].sum()) for s in _STATS + _ROW_STATS + _TASK_MS}
+    return stats, tab.filter(pa.array(~is_stat))
 
 
 def _dropped(stats: dict[str, int]) -> dict[str, int]:
     return {k: stats[k] for k in ("no_user", "no_text", "removed")}
-
-
-def _encode_rows(built: Any, vocab: _Vocabulary) -> tuple[Any, int, int, int]:
-    """The users' rows renumbered by the vocabulary (cached on the executors) and (users, nnz, users without
-    tokens)."""
-    from pyspark import StorageLevel
-    from pyspark.sql import functions as F
-
-    vocab_ipc = _ipc(vocab.strings)
-
-    def rows_of(batches):
-        return _partition_rows(batches, vocab_ipc=vocab_ipc)
-
-    enc = built.mapInArrow(rows_of, _ROWS_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
-    try:
-        summary = enc.agg(
-            F.sum(F.when(F.col("ukey").isNull(), F.col("ufirst"))).alias("empty"),
-            F.count("ukey").alias("users"),
-            F.sum("n").alias("nnz"),
-        ).first()
-    except BaseException:
-        enc.unpersist()
-        raise
-    return enc, int(summary["users"]), int(summary["nnz"] or 0), int(summary["empty"] or 0)
 
 
 def _source_info(

@@ -131,7 +131,7 @@ def warm_environment(env: Path) -> None:
 
 
 def warm() -> None:  # runs in the environment being packed
-    """The Spark executors' steps on a tiny corpus (build, renumber, sample and histogram), so that every
+    """The Spark executors' steps on a tiny corpus (build, ids mapped, sample and histogram), so that every
     kernel they call is compiled and cached beside the modules."""
     import numpy as np
     import pyarrow as pa
@@ -145,13 +145,12 @@ def warm() -> None:  # runs in the environment being packed
         [users, texts, pa.array(np.arange(4, dtype=np.int64)), pa.array([False] * 4), pa.array([False] * 4)],
         names=["user", "text", "pos", "bad", "unmatched"],
     )
-    built = list(engine._partition_build([batch], opts=LoadOptions(max_n=3)))
-    tab = pa.Table.from_batches(built)
-    is_item = pa.array(tab.column("kind").to_numpy() == engine._ITEM)
-    vocab = tab.filter(is_item).column("item").combine_chunks()
-    rows = list(engine._partition_rows(built, vocab_ipc=engine._ipc(vocab)))[:-1]  # the last: empty users
+    tab = pa.Table.from_batches(list(engine._partition_build([batch], opts=LoadOptions(max_n=3))))
+    kind = tab.column("kind").to_numpy()
+    vocab, maps = engine._merge_items(tab.filter(pa.array(kind == engine._ITEM)), 3)
+    rows = tab.filter(pa.array(kind == engine._USER)).select(list(engine.ROW_COLUMNS)).to_batches()
     from .keyed import string_keys
 
-    keys = string_keys(vocab.to_pylist())
-    for bits in (None, np.packbits(np.ones(len(vocab), dtype=bool))):
-        list(engine._histogram_batches(rows, len(vocab), 2, 0.5, (1, 2), keys, bits))
+    keys = string_keys(vocab.strings.to_pylist())
+    for bits in (None, np.packbits(np.ones(len(vocab.strings), dtype=bool))):
+        list(engine._histogram_batches(rows, len(vocab.strings), 2, 0.5, (1, 2), keys, bits, maps))

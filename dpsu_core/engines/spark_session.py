@@ -102,19 +102,25 @@ _LOG: dict[str, str] = {}
 @contextlib.contextmanager
 def _jvm_output_to_log():
     """Send what the JVM and its Python workers print (log4j warnings, Java stacks) to a log file instead of
-    the terminal: the JVM inherits file descriptor 2 when it starts. The user sees dpsu's one-line messages;
-    the log's path is named in them."""
+    the terminal: the JVM inherits file descriptors 1 and 2 when it starts. The user sees dpsu's one-line
+    messages (and dpsu's standard output only dpsu's own); the log's path is named in them. The JVM then holds
+    neither of the command's streams, so whoever reads them is done when dpsu exits, not when the JVM has
+    finished shutting down after it."""
     fd, path = tempfile.mkstemp(prefix="dpsu-spark-", suffix=".log")
     _LOG["path"] = path
-    saved = os.dup(2)
+    saved = {n: os.dup(n) for n in (1, 2)}
     try:
+        sys.stdout.flush()
         sys.stderr.flush()
-        os.dup2(fd, 2)
+        for n in saved:
+            os.dup2(fd, n)
         yield
     finally:
+        sys.stdout.flush()
         sys.stderr.flush()
-        os.dup2(saved, 2)
-        os.close(saved)
+        for n, dup in saved.items():
+            os.dup2(dup, n)
+            os.close(dup)
         os.close(fd)
 
 

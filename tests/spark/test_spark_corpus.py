@@ -64,7 +64,7 @@ def test_the_distributed_corpus_is_not_a_corpus(spark_corpus3):
     names = {u.strip() for u, _ in corpus_rows()} - {""}
     ukeys = set(spark_corpus3.rows.select("ukey").toArrow().column("ukey").to_numpy().view(np.uint64).tolist())
     assert len(ukeys) == spark_corpus3.n_users and ukeys <= set(string_keys(sorted(names)).tolist())
-    assert set(spark_corpus3.rows.columns) == {"ukey", "ufirst", "n", "items", "counts"}
+    assert set(spark_corpus3.rows.columns) == {"part", "ukey", "ufirst", "n", "items", "counts"}
 
 
 def test_csv_trigrams_identical_to_local(spark_corpus3, local_corpus3):
