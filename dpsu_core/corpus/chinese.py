@@ -6,8 +6,9 @@ A compiled scan copies every run of Han of the chosen posts into one buffer, one
 lines, one call per ``CHUNK_BYTES`` of them (jieba cuts each block of Han on its own, and a line break is a word of
 its own, so each line gets the words it would get alone, whatever the lines beside it); a compiled merge writes
 every post back with each of its runs replaced by its words between spaces, checking byte for byte that the words
-spell the run (any other outcome: None, and the caller takes the path of one call per run). No Python work per post, per run or per word: what is left in Python is the
-segmenter's own lists of words and their joins. Each post's words are still a function of its own text alone.
+spell the run (any other outcome: None, and the caller takes the path of one call per run). No Python work per
+post, per run or per word: what is left in Python is the segmenter's own lists of words and their joins. Each
+post's words are still a function of its own text alone.
 """
 
 from __future__ import annotations
