@@ -27,10 +27,12 @@ def _cut(texts: list[str], chunk: int, monkeypatch) -> tuple[list[str], int, int
     """``segment_rows`` over all of ``texts`` with pieces of ``chunk`` bytes: the posts, the long runs cut, and the
     number of segmenter calls."""
     seg = segmenters.load("Chinese")
+    assert seg is not None and seg.lines is not None
     calls = []
 
     def lines(text: str) -> str:
         calls.append(len(text))
+        assert seg.lines is not None
         return seg.lines(text)
 
     monkeypatch.setattr(chinese, "CHUNK_BYTES", chunk)
@@ -42,6 +44,7 @@ def _cut(texts: list[str], chunk: int, monkeypatch) -> tuple[list[str], int, int
 
 def _tokens(texts: list[str], monkeypatch, *, by_runs: bool = False) -> list[list[str]]:
     seg = segmenters.load("Chinese")
+    assert seg is not None
     if by_runs:  # the path of one call per run (no byte path)
         monkeypatch.setitem(segmenters._loaded, "Chinese", dataclasses.replace(seg, lines=None))
     try:
