@@ -22,8 +22,8 @@ cleaning steps are the kernel's and ``tokenize.preprocess``'s, as for ``fast``: 
 words end. When a pure-Python segmenter runs (a fall-back) on a large share of such text (at least
 ``PROCESS_MIN_BYTES``) the posts are segmented in two worker processes, batch by batch (they hold the GIL; the
 compiled ones run in the tokenizer's threads: measured, two processes cost them more in copies than they gain).
-Chinese posts go to rjieba all at once over their bytes (``chinese.segment_rows``: jieba cuts each block of Han on its
-own, so one call on every run of a batch, one per line, gives each run its own words; rjieba cuts without the GIL,
+Chinese posts go to rjieba over their bytes (``chinese.segment_rows``: jieba cuts each block of Han on its own, so
+a call on many runs of a batch, one per line, gives each run its own words; rjieba cuts without the GIL,
 so the tokenizer's two threads cut in parallel); a Chinese post with Thai in it takes the path of one call per
 batch over Python strings (``Segmenter.batch``). A post with Hangul starts loading Kiwi in a background thread
 (``segmenters.prefetch``), so its second of start-up runs beside the tokenizing. The workers are forked (they inherit the
