@@ -38,7 +38,9 @@ EXECUTOR_MODULES = (
 
 def prefer_installed_pyspark(path: list[str]) -> list[str]:
     """``path`` (an import path) with the zips of a pip-installed pyspark (``<dir>/pyspark/python/lib/*.zip``,
-    ``<dir>/pyspark`` a package) moved after every other entry; other zips (a Spark distribution's) stay."""
+    ``<dir>/pyspark`` a package and ``<dir>`` on the path: the same pyspark as the JVM's) moved after every
+    other entry; other zips (a Spark distribution's, or a pyspark this path would not import) stay."""
+    on_path = {str(Path(e).resolve()) for e in path if e}
     own = []
     for entry in path:
         p = Path(entry)
@@ -49,6 +51,7 @@ def prefer_installed_pyspark(path: list[str]) -> list[str]:
             and lib.parent.name == "python"
             and (lib.parent.parent / "__init__.py").is_file()
             and lib.parent.parent.name == "pyspark"
+            and str(lib.parent.parent.parent.resolve()) in on_path
         ):
             own.append(entry)
     return [e for e in path if e not in own] + own

@@ -261,6 +261,7 @@ def test_the_daemon_puts_a_pip_pysparks_zips_after_the_installed_package(tmp_pat
     path = [*own, dist, "/app", str(site)]
     assert prefer_installed_pyspark(path) == [dist, "/app", str(site), *own]
     assert prefer_installed_pyspark([dist, "/app"]) == [dist, "/app"]
+    assert prefer_installed_pyspark([*own, "/app"]) == [*own, "/app"]  # that pyspark is not on the path
 
 
 def _pyspark_file(batches):
