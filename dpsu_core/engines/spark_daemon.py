@@ -8,9 +8,19 @@ of each cached signature: a load, nothing runs) and every worker it forks inheri
 here: running the steps before the fork crashes the workers (numba's parallel threading layer is not
 fork-safe), and the one parallel kernel (``build``'s block sort) is left for each worker to load. A failure
 here is not fatal: the workers then import, load and report as usual.
+
+Spark puts its ``pyspark.zip`` and ``py4j-*-src.zip`` first on the executors' import path. Python keeps no
+compiled bytecode for modules imported from a zip, so the daemon compiles pyspark's ~100 modules from source
+on every start (~1 s of a cold run's first Python job on a busy machine, and again in each forked worker for
+``pyspark.worker``). When those zips are a pip-installed pyspark's own (``<site>/pyspark/python/lib/``, a
+local master or a packed environment's pyspark), the same package is importable with its bytecode: the zips
+go to the end of the path (``prefer_installed_pyspark``), still there for any module the package lacks.
 """
 
 from __future__ import annotations
+
+import sys
+from pathlib import Path
 
 #: what the executors' tasks import (``engines.spark``'s functions and the core steps they call)
 EXECUTOR_MODULES = (
@@ -26,11 +36,30 @@ EXECUTOR_MODULES = (
 )
 
 
+def prefer_installed_pyspark(path: list[str]) -> list[str]:
+    """``path`` (an import path) with the zips of a pip-installed pyspark (``<dir>/pyspark/python/lib/*.zip``,
+    ``<dir>/pyspark`` a package and ``<dir>`` on the path: the same pyspark as the JVM's) moved after every
+    other entry; other zips (a Spark distribution's, or a pyspark this path would not import) stay."""
+    on_path = {str(Path(e).resolve()) for e in path if e}
+    own = []
+    for entry in path:
+        p = Path(entry)
+        lib = p.parent
+        if (
+            p.suffix == ".zip"
+            and lib.name == "lib"
+            and lib.parent.name == "python"
+            and (lib.parent.parent / "__init__.py").is_file()
+            and lib.parent.parent.name == "pyspark"
+            and str(lib.parent.parent.parent.resolve()) in on_path
+        ):
+            own.append(entry)
+    return [e for e in path if e not in own] + own
+
+
 def load_cached_kernels() -> int:
     """Load into this process every signature numba has cached for dpsu's imported kernels (not the parallel
     ones: their threading layer must not start before a fork); returns how many."""
-    import sys
-
     from numba.core.dispatcher import Dispatcher
 
     loaded = 0
@@ -52,6 +81,8 @@ def load_cached_kernels() -> int:
 
 
 def main() -> None:
+    if "pyspark" not in sys.modules:
+        sys.path[:] = prefer_installed_pyspark(sys.path)
     try:
         import importlib
 

@@ -245,3 +245,38 @@ def test_the_daemon_loads_the_cached_kernels_without_running_anything():
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, check=True, capture_output=True, text=True)
     loaded, threads = map(int, out.stdout.split())
     assert loaded >= 10 and threads == 1
+
+
+def test_the_daemon_puts_a_pip_pysparks_zips_after_the_installed_package(tmp_path):
+    """``prefer_installed_pyspark``: the zips Spark puts first on the path, when they are a pip-installed
+    pyspark's own, go last (its modules then load with their bytecode); a Spark distribution's zips stay."""
+    from dpsu_core.engines.spark_daemon import prefer_installed_pyspark
+
+    site = tmp_path / "site"
+    lib = site / "pyspark" / "python" / "lib"
+    lib.mkdir(parents=True)
+    (site / "pyspark" / "__init__.py").write_text("")
+    own = [str(lib / "pyspark.zip"), str(lib / "py4j-0.10.9.9-src.zip")]
+    dist = str(tmp_path / "spark-4.0" / "python" / "lib" / "pyspark.zip")  # no package beside it
+    path = [*own, dist, "/app", str(site)]
+    assert prefer_installed_pyspark(path) == [dist, "/app", str(site), *own]
+    assert prefer_installed_pyspark([dist, "/app"]) == [dist, "/app"]
+    assert prefer_installed_pyspark([*own, "/app"]) == [*own, "/app"]  # that pyspark is not on the path
+
+
+def _pyspark_file(batches):
+    import pyarrow as pa
+    import pyspark
+
+    for _ in batches:
+        yield pa.RecordBatch.from_pydict({"f": [pyspark.__file__]})
+
+
+def test_the_executors_import_pyspark_with_its_bytecode(spark):
+    """On a local master the daemon's workers import the installed pyspark, not Spark's zip of it (which
+    Python compiles from source in every daemon and worker)."""
+    import pyspark
+
+    files = {r.f for r in spark.range(0, 2, 1, 2).mapInArrow(_pyspark_file, "f string").collect()}
+    assert files == {pyspark.__file__}
+    assert ".zip" not in pyspark.__file__
