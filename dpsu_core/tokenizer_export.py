@@ -350,6 +350,8 @@ def directory_zip(files: dict[str, bytes], folder: str = "tokenizer") -> bytes:
 
 #: how noisy counts become training frequencies (``training_frequencies``), as the report says
 FREQUENCY_RULE = "sqrt(count / sigma) rounded, at least 1"
+#: count / sigma from which ``training_frequencies`` gives a word more than once: sqrt(x) rounds to 2 from 1.5
+MORE_THAN_ONCE_AT = 2.25
 
 
 def training_frequencies(counts: Any, std: Any) -> np.ndarray:
