@@ -11,8 +11,8 @@ Models:
 For the subword models each item counts once, or, when the release carries noisy counts (the count mechanisms,
 or a set release with ``--with-counts``, ``mechanisms.item_counts``), as often as ``training_frequencies`` says:
 the square root of its noisy count in units of its own noise's standard deviation (public), so a count within
-the noise counts once
-and a release whose noise exceeds every count trains exactly the set-only tokenizer. Either way the tokenizer is
+the noise counts once and a release whose noise exceeds every count trains exactly the set-only tokenizer; an
+n-gram beside single words trains once (``words_counted_once``: its occurrences are inside its words' counts). Either way the tokenizer is
 post-processing of the private output: no raw text or raw count is read. Every model decodes ``decode(encode(text))`` back to the normalised text
 (the words of the release's tokenizer, separated by single spaces).
 
@@ -246,7 +246,7 @@ def build_tokenizer(
             tok.decoder = decoders.WordPiece(prefix="##", cleanup=False)
         _set_pipeline(tok, spec)
         counts = release.noisy_counts
-        reps = None if counts is None else training_frequencies(counts, release.count_std)
+        reps = None if counts is None else words_counted_once(training_frequencies(counts, release.count_std), lens)
         if frequencies is not None:
             reps = np.maximum(1, np.asarray(frequencies, dtype=np.int64))
         tok.train_from_iterator(_training_text(items, reps), trainer=trainer)
@@ -349,7 +349,7 @@ def directory_zip(files: dict[str, bytes], folder: str = "tokenizer") -> bytes:
 
 
 #: how noisy counts become training frequencies (``training_frequencies``), as the report says
-FREQUENCY_RULE = "sqrt(count / sigma) rounded, at least 1"
+FREQUENCY_RULE = "sqrt(count / sigma) rounded, at least 1; n-grams once beside single words"
 #: count / sigma from which ``training_frequencies`` gives a word more than once: sqrt(x) rounds to 2 from 1.5
 MORE_THAN_ONCE_AT = 2.25
 
@@ -380,6 +380,17 @@ def training_frequencies(counts: Any, std: Any) -> np.ndarray:
     if total > _MAX_TRAINING_WORDS:
         units = units * (_MAX_TRAINING_WORDS / total)
     return np.maximum(1, np.rint(units)).astype(np.int64)
+
+
+def words_counted_once(reps: np.ndarray, lens: Any) -> np.ndarray:
+    """Training frequencies with every multi-word item (an n-gram) once when the release holds single words: an
+    n-gram's occurrences are already inside its words' own counts (every ``new york`` is a ``new`` and a ``york``),
+    and the trainers see words, never n-grams, so its count added to theirs would count those words twice. A
+    release of n-grams alone keeps them (they are its only counts)."""
+    lens = np.asarray(lens)
+    if not (lens == 1).any():
+        return reps
+    return np.where(lens > 1, 1, reps)
 
 
 def _training_text(items: list[str], reps: np.ndarray | None) -> Iterator[str]:
