@@ -367,10 +367,11 @@ def training_frequencies(counts: Any, std: Any) -> np.ndarray:
     words leave that tail letter by letter. Unigram suffers most: its EM prunes the pieces the head does not use, and
     the more text it sees the harder (the former rule, counts scaled to 200,000 words, cost it about one token per
     word). Measured on the tokenizer benchmark's first half only (its users split again, the held-out half never
-    looked at: ``python -m benchmarks.run tokenizer_tuning``), at the default share, for BPE and Unigram at epsilon
-    1, 3, 8 on the demo corpus and at epsilon 3 on synthetic-200k: the square root was the best of {once,
-    count / sigma, its square root, scaled to 200,000 words} in 5 of the 8 cases and within 2% of the best (counts
-    ignored) in the other 3; the scaling to 200,000 words cost Unigram 16 to 42% (``benchmarks/RESULTS.md``).
+    looked at: ``python -m benchmarks.run tokenizer_tuning``), at the default share, medians over independent
+    draws at a vocabulary that binds, for BPE and Unigram at epsilon 1, 3, 8 on the demo corpus and at epsilon 3 on
+    synthetic-200k: for BPE the square root was best or within 0.5% of count / sigma (which was 2.4% behind it on
+    synthetic-200k); for Unigram it beat count / sigma in all four, while counts ignored were ahead of it by up to
+    2.0%; the scaling to 200,000 words cost Unigram 15 to 32% (``benchmarks/RESULTS.md``).
     The text is scaled down (each item at least once) if it would pass ``_MAX_TRAINING_WORDS``. Post-processing of
     the released counts."""
     c = np.maximum(np.asarray(counts, dtype=np.float64), 0.0)
