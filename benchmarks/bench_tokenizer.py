@@ -21,7 +21,10 @@ non-private) and what the counts' noise costs (counted vs true counts); "set-onl
 best any count release could do on the set-only release's items (counts free and exact).
 
 The subword models' target vocabulary size is VOCAB[corpus]: below what it takes to spell every released word as
-one token, so the models must choose which words to keep whole (where frequencies matter).
+one token, so the models must choose which words to keep whole (where frequencies matter). Not so at epsilon 1 on
+the demo corpus: its release (about a hundred words) fits whole (BPE stops below the target), every word keeps
+its own token whatever its count, so the counts can only cost released words: the Release page's advice
+(``counts_advice``) says when counts pay.
 """
 
 from __future__ import annotations
