@@ -11,8 +11,8 @@ Models:
 For the subword models each item counts once, or, when the release carries noisy counts (the count mechanisms,
 or a set release with ``--with-counts``, ``mechanisms.item_counts``), as often as ``training_frequencies`` says:
 the square root of its noisy count in units of its own noise's standard deviation (public), so a count within
-the noise counts once
-and a release whose noise exceeds every count trains exactly the set-only tokenizer. Either way the tokenizer is
+the noise counts once and a release whose noise exceeds every count trains exactly the set-only tokenizer; an
+n-gram beside single words trains once (``words_counted_once``: its occurrences are inside its words' counts). Either way the tokenizer is
 post-processing of the private output: no raw text or raw count is read. Every model decodes ``decode(encode(text))`` back to the normalised text
 (the words of the release's tokenizer, separated by single spaces).
 
@@ -246,7 +246,7 @@ def build_tokenizer(
             tok.decoder = decoders.WordPiece(prefix="##", cleanup=False)
         _set_pipeline(tok, spec)
         counts = release.noisy_counts
-        reps = None if counts is None else training_frequencies(counts, release.count_std)
+        reps = None if counts is None else words_counted_once(training_frequencies(counts, release.count_std), lens)
         if frequencies is not None:
             reps = np.maximum(1, np.asarray(frequencies, dtype=np.int64))
         tok.train_from_iterator(_training_text(items, reps), trainer=trainer)
@@ -349,7 +349,9 @@ def directory_zip(files: dict[str, bytes], folder: str = "tokenizer") -> bytes:
 
 
 #: how noisy counts become training frequencies (``training_frequencies``), as the report says
-FREQUENCY_RULE = "sqrt(count / sigma) rounded, at least 1"
+FREQUENCY_RULE = "sqrt(count / sigma) rounded, at least 1; n-grams once beside single words"
+#: count / sigma from which ``training_frequencies`` gives a word more than once: sqrt(x) rounds to 2 from 1.5
+MORE_THAN_ONCE_AT = 2.25
 
 
 def training_frequencies(counts: Any, std: Any) -> np.ndarray:
@@ -365,10 +367,11 @@ def training_frequencies(counts: Any, std: Any) -> np.ndarray:
     words leave that tail letter by letter. Unigram suffers most: its EM prunes the pieces the head does not use, and
     the more text it sees the harder (the former rule, counts scaled to 200,000 words, cost it about one token per
     word). Measured on the tokenizer benchmark's first half only (its users split again, the held-out half never
-    looked at: ``python -m benchmarks.run tokenizer_tuning``), at the default share, for BPE and Unigram at epsilon
-    1, 3, 8 on the demo corpus and at epsilon 3 on synthetic-200k: the square root was the best of {once,
-    count / sigma, its square root, scaled to 200,000 words} in 5 of the 8 cases and within 2% of the best (counts
-    ignored) in the other 3; the scaling to 200,000 words cost Unigram 16 to 42% (``benchmarks/RESULTS.md``).
+    looked at: ``python -m benchmarks.run tokenizer_tuning``), at the default share, medians over independent
+    draws at a vocabulary that binds, for BPE and Unigram at epsilon 1, 3, 8 on the demo corpus and at epsilon 3 on
+    synthetic-200k: for BPE the square root was best or within 0.5% of count / sigma (which was 2.4% behind it on
+    synthetic-200k); for Unigram it beat count / sigma in all four, while counts ignored were ahead of it by up to
+    2.0%; the scaling to 200,000 words cost Unigram 15 to 32% (``benchmarks/RESULTS.md``).
     The text is scaled down (each item at least once) if it would pass ``_MAX_TRAINING_WORDS``. Post-processing of
     the released counts."""
     c = np.maximum(np.asarray(counts, dtype=np.float64), 0.0)
@@ -378,6 +381,17 @@ def training_frequencies(counts: Any, std: Any) -> np.ndarray:
     if total > _MAX_TRAINING_WORDS:
         units = units * (_MAX_TRAINING_WORDS / total)
     return np.maximum(1, np.rint(units)).astype(np.int64)
+
+
+def words_counted_once(reps: np.ndarray, lens: Any) -> np.ndarray:
+    """Training frequencies with every multi-word item (an n-gram) once when the release holds single words: an
+    n-gram's occurrences are already inside its words' own counts (every ``new york`` is a ``new`` and a ``york``),
+    and the trainers see words, never n-grams, so its count added to theirs would count those words twice. A
+    release of n-grams alone keeps them (they are its only counts)."""
+    lens = np.asarray(lens)
+    if not (lens == 1).any():
+        return reps
+    return np.where(lens > 1, 1, reps)
 
 
 def _training_text(items: list[str], reps: np.ndarray | None) -> Iterator[str]:

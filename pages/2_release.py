@@ -5,6 +5,7 @@ import streamlit as st
 
 from dpsu_core.charts import item_user_distribution_chart, utility_curve_chart
 from dpsu_core.corpus import LoadOptions
+from dpsu_core.counts_advice import counts_advice
 from dpsu_core.errors import ParameterError
 from dpsu_core.export import guarantee_text
 from dpsu_core.history import RELEASE_PAGE
@@ -219,6 +220,14 @@ with st.expander("Full calibration"):
     )
 
 preview = utility_section(cal, b.max_items)
+if cc is not None:  # the counts' worth, from the parameters: the preview's items per user, this and the whole budget
+    try:
+        whole = _run.build_mechanism(name, b, state.mechanism_values()).calibrate()
+        advice = counts_advice(cc, preview.items_per_user if preview else b.max_items, cal, whole)
+    except Exception as exc:
+        _ui.show_error(exc, "no advice on the noisy counts")
+    else:
+        st.info(escape_markdown("Are the counts worth it? " + advice.text))
 
 label = cls.label
 

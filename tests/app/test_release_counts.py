@@ -105,3 +105,33 @@ def test_the_export_trains_on_the_counts_and_the_command_redoes_them(counted):
     assert argv[argv.index("--counts-clip") + 1] == repr(CLIP)
     assert float(argv[argv.index("-e") + 1]) == state.budget.epsilon  # the whole budget: the CLI splits it again
     assert _metric(at, "Budget") == f"ε={state.budget.epsilon:g}, δ={state.budget.delta:.1e} with counts"
+
+
+def _advice(at):
+    return [i.value.replace("\\", "") for i in at.info if "Are the counts worth it?" in i.value]
+
+
+def test_the_page_advises_on_the_counts_from_the_parameters():
+    from dpsu_core.counts_advice import counts_advice
+    from dpsu_core.mechanisms.item_counts import mechanism_with_counts
+    from dpsu_core.mechanisms.registry import get_mechanism
+
+    at = _counts_on(_new())
+    m = at.number_input(key="preview_items_per_user").value
+    shown = {}
+    for eps in (1.0, 3.0):
+        at.sidebar.number_input(key="epsilon").set_value(eps)
+        at.run()
+        _ok(at)
+        b = _state(at).budget
+        mech, cc = mechanism_with_counts("policy-gaussian", epsilon=b.epsilon, delta=b.delta, share=SHARE, clip=CLIP)
+        whole = get_mechanism("policy-gaussian", epsilon=b.epsilon, delta=b.delta).calibrate()
+        want = counts_advice(cc, m, mech.calibrate(), whole)
+        (text,) = _advice(at)
+        assert f"σ = {cc.sigma:.4g}" in text and f"about {want.users_for_signal:,} users of the word" in text
+        assert f"about {want.users_released:,} users for a 50% chance" in text
+        shown[eps] = want.users_for_signal
+    assert shown[1.0] > shown[3.0]  # computed from the parameters: a lower epsilon needs more users
+    at.checkbox(key="with_counts").uncheck()
+    at.run()
+    assert _advice(at) == []

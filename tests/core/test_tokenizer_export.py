@@ -488,3 +488,29 @@ def test_the_note_names_the_segmenters_in_use_that_the_file_cannot_hold():
     assert "fast" in pipeline_text(TokenizerSpec(tokenizer="fast")) and "segmenters" not in pipeline_text(
         TokenizerSpec(tokenizer="fast")
     )
+
+
+def test_an_ngrams_count_is_not_added_to_its_words_own_counts():
+    """Every 'flight delayed' is already a 'flight' and a 'delayed': beside single words, an n-gram trains once,
+    whatever its noisy count; a release of n-grams alone keeps their counts (its only ones)."""
+    import dataclasses
+
+    from dpsu_core.tokenizer_export import _training_text, words_counted_once
+
+    rel = _release([["flight", "delayed", "again"], ["flight", "delayed"]] * 60, "dpsu-all", max_n=2)
+    lens = np.asarray(rel.ngram_len)
+    assert (lens == 1).any() and (lens == 2).any()
+    n = rel.n_released
+    counted = dataclasses.replace(rel, noisy_counts=np.full(n, 400.0), count_std=np.full(n, 1.0))
+    reps = words_counted_once(np.full(n, 20), lens)
+    assert reps.tolist() == [1 if k > 1 else 20 for k in lens.tolist()]
+    text = " ".join(_training_text(rel.items.tolist(), reps)).split()
+    singles = {w for w, k in zip(rel.items.tolist(), lens.tolist()) if k == 1}
+    ngrams = [w for w, k in zip(rel.items.tolist(), lens.tolist()) if k > 1]
+    for w in singles:  # its own 20, plus once for each released n-gram holding it
+        assert text.count(w) == 20 + sum(g.split().count(w) for g in ngrams)
+    spec = TokenizerSpec(model="bpe", vocab_size=40)
+    fixed = dataclasses.replace(rel, noisy_counts=np.where(lens > 1, 0.0, 400.0), count_std=np.full(n, 1.0))
+    assert build_tokenizer(counted, spec)[0].to_str() == build_tokenizer(fixed, spec)[0].to_str()
+    alone = np.full(3, 7)
+    assert words_counted_once(alone, np.array([2, 2, 3])).tolist() == [7, 7, 7]
