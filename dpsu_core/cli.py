@@ -614,10 +614,12 @@ def _cmd_release(args: argparse.Namespace) -> int:
     if counts is not None:
         print(f"also spent by this run: {counts_line}", file=sys.stderr)
     if tokenizer is not None:
+        from .tokenizer_export import whole_words_text
+
         built = tokenizer[2]
         print(
             f"tokenizer ({built['model']}, {built['vocabulary_size']} entries, from the released items only) "
-            f"-> {args.export_tokenizer}; splits new text by {built['pre_tokenizer']}",
+            f"-> {args.export_tokenizer}; splits new text by {built['pre_tokenizer']}. {whole_words_text(built)}",
             file=sys.stderr,
         )
     if args.seed is not None:

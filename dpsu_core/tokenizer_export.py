@@ -216,8 +216,8 @@ def build_tokenizer(
     items = [str(s) for s in release.items.tolist()]
     lens = np.asarray(release.ngram_len)
     specials = list(spec.special_tokens)
+    words = [w for w, n in zip(items, lens.tolist()) if n == 1 and w not in specials]  # the released single words
     if spec.model == "wordlevel":
-        words = [w for w, n in zip(items, lens.tolist()) if n == 1 and w not in specials]
         vocab = {tok: i for i, tok in enumerate(specials + words)}
         tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token=UNK))
         _set_pipeline(tok, spec)
@@ -264,6 +264,8 @@ def build_tokenizer(
     info = {
         "model": spec.model,
         "vocabulary_size": tok.get_vocab_size(),
+        "released_words": len(words),
+        "released_words_whole": words_whole(tok, words),
         "special_tokens": specials,
         "special_token_roles": roles,
         "trained_on": trained_on,
@@ -271,6 +273,34 @@ def build_tokenizer(
         "post_processing": "built from the released items alone: post-processing of the private output",
     }
     return tok, info
+
+
+def words_whole(tok: Any, words: list[str]) -> int:
+    """How many of ``words`` (the released single words) ``tok`` encodes as one token each: all of them for a
+    word-level model; for a subword model, those its vocabulary holds whole (the rest are split into pieces)."""
+    if not words:
+        return 0
+    return sum(len(e.ids) == 1 for e in tok.encode_batch(words, add_special_tokens=False))
+
+
+def whole_words_text(info: dict[str, Any]) -> str:
+    """One sentence on ``build_tokenizer``'s record: how many released words have a token of their own, and what
+    that means for noisy counts (they can only choose which words stay whole when not every word fits)."""
+    n, whole = int(info.get("released_words", 0)), int(info.get("released_words_whole", 0))
+    if n == 0:
+        return "The release holds no single words."
+    if whole == n:
+        text = f"Every released word ({n:,}) is one token of this tokenizer"
+        if info.get("model") != "wordlevel":
+            text += (
+                ": the vocabulary holds them all whole, so noisy counts (if the release has them) did not choose "
+                "which words stay whole"
+            )
+        return text + "."
+    return (
+        f"{whole:,} of the {n:,} released words are one token each; the other {n - whole:,} are split into pieces "
+        "(a larger vocabulary size keeps more whole; noisy counts, if the release has them, choose which)."
+    )
 
 
 def tokenizer_json(release: Any, spec: TokenizerSpec) -> tuple[bytes, dict[str, Any]]:

@@ -17,6 +17,7 @@ from dpsu_core.tokenizer_export import (
     directory_files,
     directory_zip,
     parse_special_tokens,
+    whole_words_text,
 )
 from pages import _ui
 from pages._format import escape_markdown
@@ -215,6 +216,8 @@ else:
         escape_markdown(
             f"{built['vocabulary_size']:,} entries: {built['trained_on']}. New text is split by {built['pre_tokenizer']}."
         )
+        + " "
+        + escape_markdown(whole_words_text(built))
         + " Unzip the folder and load it with `AutoTokenizer.from_pretrained(folder)` (padding and batching work "
         "as loaded)."
     )

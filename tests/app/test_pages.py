@@ -208,6 +208,12 @@ def test_export_tokenizer_download_is_built_from_the_release(released, model):
         assert set(tok.get_vocab()) == specials | {i for i, n in zip(items, rel.ngram_len) if n == 1}
     assert built["model"] == model and "## Tokenizer (tokenizer.json)" in report.decode("utf-8")
     assert any(f"{built['vocabulary_size']:,} entries" in c.value for c in at.caption)
+    # how many released words have a token of their own, counted on the downloaded tokenizer itself
+    words = [i for i, n in zip(items, rel.ngram_len) if n == 1]
+    whole = sum(len(tok.encode(w, add_special_tokens=False).ids) == 1 for w in words)
+    assert (built["released_words"], built["released_words_whole"]) == (len(words), whole)
+    said = f"Every released word ({len(words):,})" if whole == len(words) else f"{whole:,} of the {len(words):,}"
+    assert any(said in c.value.replace("\\", "") for c in at.caption)
 
 
 def _compare(at: AppTest, names: list[str], runs: int) -> pd.DataFrame:

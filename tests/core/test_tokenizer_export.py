@@ -4,6 +4,7 @@ decodes back to the normalised text; the normaliser is the release's own, code p
 
 from __future__ import annotations
 
+import csv
 import json
 
 import numpy as np
@@ -124,7 +125,6 @@ def demo_release():
 def test_every_model_decodes_to_the_normalised_text(demo_release, model, strip_symbols):
     """decode(encode(text)) is the release tokenizer's words joined by spaces, for the demo corpus's own posts
     (wordlevel: made of released words; the subword models: any post over the released characters)."""
-    import csv
 
     from dpsu_core.demo import DEMO_CSV
 
@@ -339,6 +339,14 @@ def test_cli_writes_a_directory_with_counts_and_states_their_cost_first(tmp_path
     assert report["epsilon"] == pytest.approx(2.25)  # the items' part; the guarantee names the whole
     assert "(3, 0.0001)-differentially private" in report["guarantee"]
     assert "their released noisy counts" in report["tokenizer"]["trained_on"]
+    whole = report["tokenizer"]["released_words_whole"]  # the released words the exported tokenizer keeps whole
+    with (tmp_path / "o.csv").open(encoding="utf-8", newline="") as f:
+        words = [r["item"] for r in csv.DictReader(f) if r["n"] == "1"]
+    assert report["tokenizer"]["released_words"] == len(words) > 0
+    assert whole == sum(len(tok(w, add_special_tokens=False)["input_ids"]) == 1 for w in words)
+    line = next(line for line in err.splitlines() if line.startswith("tokenizer (bpe"))
+    n = len(words)
+    assert (f"Every released word ({n:,})" if whole == n else f"{whole:,} of the {n:,} released words") in line
     lines = err.splitlines()
     before = next(i for i, line in enumerate(lines) if line.startswith("before the run: noisy counts"))
     assert before < next(i for i, line in enumerate(lines) if line.startswith("privacy spent by this run"))
@@ -514,3 +522,27 @@ def test_an_ngrams_count_is_not_added_to_its_words_own_counts():
     assert build_tokenizer(counted, spec)[0].to_str() == build_tokenizer(fixed, spec)[0].to_str()
     alone = np.full(3, 7)
     assert words_counted_once(alone, np.array([2, 2, 3])).tolist() == [7, 7, 7]
+
+
+def test_the_build_record_counts_the_released_words_kept_whole(demo_release):
+    """``released_words_whole``: the released single words the tokenizer encodes as one token, counted word by
+    word here; a word-level model keeps them all, a subword vocabulary smaller than the release cannot, a large
+    one holds them all; the sentence the Export page shows says which."""
+    from dpsu_core.tokenizer_export import whole_words_text
+
+    words = [str(w) for w, n in zip(demo_release.items.tolist(), demo_release.ngram_len) if n == 1]
+    assert len(words) > 100
+    seen = {}
+    for model, size in (("wordlevel", None), ("bpe", 120), ("bpe", 20_000), ("unigram", 120), ("wordpiece", 120)):
+        spec = TokenizerSpec(model=model, special_tokens=SPECIALS, vocab_size=size)
+        tok, info = build_tokenizer(demo_release, spec)
+        whole = sum(len(tok.encode(w, add_special_tokens=False).ids) == 1 for w in words)
+        assert (info["released_words"], info["released_words_whole"]) == (len(words), whole)
+        seen[(model, size)] = whole
+        text = whole_words_text(info)
+        if whole == len(words):
+            assert text.startswith(f"Every released word ({len(words):,})")
+        else:
+            assert text.startswith(f"{whole:,} of the {len(words):,} released words") and "split" in text
+    assert seen[("wordlevel", None)] == len(words) == seen[("bpe", 20_000)]
+    assert seen[("bpe", 120)] < len(words)
