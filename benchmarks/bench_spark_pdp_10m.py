@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
-from pathlib import Path
 
 from benchmarks.bench_spark_side import (
     DELTA_10M,
@@ -25,6 +23,8 @@ from benchmarks.bench_spark_side import (
     _cli,
     _pipeline_dp,
     _within,
+    cluster_header,
+    cluster_work,
 )
 
 PDP_BOUND_SECONDS = 60 * 60
@@ -38,19 +38,8 @@ def run() -> dict:
     from tests.spark.cluster import standalone_cluster
 
     path = corpus_file(10_000_000)
-    res: dict = {
-        "users": 10_000_000,
-        "csv_mb": round(path.stat().st_size / 1e6, 1),
-        "delta": DELTA_10M,
-        "cluster": f"standalone, 2 workers x 1 core, {WORKER_MEMORY} each (executors {EXECUTOR_MEMORY}), 127.0.0.1",
-        "load_average_before": os.getloadavg(),
-    }
-    work = Path(tempfile.mkdtemp(prefix="dpsu-bench-pdp10m-"))
-    conf_dir = work / "conf"
-    conf_dir.mkdir()
-    (work / "cluster").mkdir()
-    (conf_dir / "spark-defaults.conf").write_text(f"spark.executor.memory {EXECUTOR_MEMORY}\n", encoding="utf-8")
-    env = {**os.environ, "SPARK_CONF_DIR": str(conf_dir), "PYSPARK_PYTHON": sys.executable}
+    res = cluster_header(path)
+    work, env = cluster_work("dpsu-bench-pdp10m-")
     try:
         with standalone_cluster(work / "cluster", workers=2, memory=WORKER_MEMORY) as master:
             spark_args = ("--engine", "spark", "--spark-master", master)

@@ -308,28 +308,39 @@ def _within(fn, seconds: float, cancel) -> tuple[bool, Any]:
     return True, out["value"]
 
 
-def cluster_10m() -> dict:
-    """dpsu's local engine and its Spark engine on the standalone cluster at 10M users, then PipelineDP on
-    the same cluster at the largest size that finishes in its budget (see the module's docstring)."""
-    import tempfile
-
-    from benchmarks.bench_scale import corpus_file
-    from tests.spark.cluster import standalone_cluster
-
-    path = corpus_file(10_000_000)
-    res: dict = {
+def cluster_header(path: Path) -> dict:
+    """The 10M cluster runs' common facts: the file, delta, the cluster, the load before."""
+    return {
         "users": 10_000_000,
         "csv_mb": round(path.stat().st_size / 1e6, 1),
         "delta": DELTA_10M,
         "cluster": f"standalone, 2 workers x 1 core, {WORKER_MEMORY} each (executors {EXECUTOR_MEMORY}), 127.0.0.1",
         "load_average_before": os.getloadavg(),
     }
-    work = Path(tempfile.mkdtemp(prefix="dpsu-bench-cluster-"))
-    conf_dir = work / "conf"  # the CLI's executors' memory: Spark's own defaults file, read by spark-submit
+
+
+def cluster_work(prefix: str) -> tuple[Path, dict]:
+    """A scratch folder (``cluster/`` for the workers) and the CLI's environment: the executors' memory in Spark's
+    own defaults file (read by spark-submit), this Python on the executors."""
+    import tempfile
+
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    conf_dir = work / "conf"
     conf_dir.mkdir()
     (work / "cluster").mkdir()
     (conf_dir / "spark-defaults.conf").write_text(f"spark.executor.memory {EXECUTOR_MEMORY}\n", encoding="utf-8")
-    env = {**os.environ, "SPARK_CONF_DIR": str(conf_dir), "PYSPARK_PYTHON": sys.executable}
+    return work, {**os.environ, "SPARK_CONF_DIR": str(conf_dir), "PYSPARK_PYTHON": sys.executable}
+
+
+def cluster_10m() -> dict:
+    """dpsu's local engine and its Spark engine on the standalone cluster at 10M users, then PipelineDP on
+    the same cluster at the largest size that finishes in its budget (see the module's docstring)."""
+    from benchmarks.bench_scale import corpus_file
+    from tests.spark.cluster import standalone_cluster
+
+    path = corpus_file(10_000_000)
+    res = cluster_header(path)
+    work, env = cluster_work("dpsu-bench-cluster-")
     local = _cli(path, "--report", str(work / "local.json"), timings=True, delta=DELTA_10M)
     res["local_engine_cli"] = local
     with standalone_cluster(work / "cluster", workers=2, memory=WORKER_MEMORY) as master:
