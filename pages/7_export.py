@@ -214,10 +214,9 @@ else:
         )
     st.caption(
         escape_markdown(
-            f"{built['vocabulary_size']:,} entries: {built['trained_on']}. New text is split by {built['pre_tokenizer']}."
+            f"{built['vocabulary_size']:,} entries: {built['trained_on']}. New text is split by {built['pre_tokenizer']}. "
+            + whole_words_text(built)
         )
-        + " "
-        + escape_markdown(whole_words_text(built))
         + " Unzip the folder and load it with `AutoTokenizer.from_pretrained(folder)` (padding and batching work "
         "as loaded)."
     )

@@ -370,8 +370,9 @@ class TokenStream:
             remaps[0] = rank
         self._new_ids = []
         codes = np.empty(sum(part.shape[0] for _, part in self._codes), dtype=np.int32)
-        # every part is copied (worker 0) or remapped (the others) into place by the worker threads, each
-        # thread taking every n-th part and dropping it once placed: the ids are held about once, not twice
+        # every part is copied (worker 0's, when its ids are already in order of first sight) or remapped into
+        # place by the worker threads, each thread taking every n-th part and dropping it once placed: the ids
+        # are held about once, not twice
         jobs: list[list[tuple[np.ndarray, np.ndarray | None, int]]] = [[] for _ in range(self._n_workers)]
         pos = 0
         for i, (w, part) in enumerate(self._codes):
