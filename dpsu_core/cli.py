@@ -207,6 +207,26 @@ def build_parser() -> argparse.ArgumentParser:
         "--spark-table", action="store_true", help="--engine spark: the input is a table name of Spark's catalog"
     )
     rel.add_argument(
+        "--ledger",
+        default=None,
+        metavar="PATH_OR_URL",
+        help="the durable privacy ledger every release charges: an SQLite file or a postgresql:// URL (default: "
+        "$DPSU_LEDGER, else the per-user data folder)",
+    )
+    rel.add_argument(
+        "--corpus",
+        default=None,
+        metavar="NAME",
+        help="the ledger's name for this corpus: a new corpus is registered under it (default: the file's name); "
+        "with --engine spark it says which corpus is charged (the driver never sees the users' tokens)",
+    )
+    rel.add_argument(
+        "--spend-again",
+        action="store_true",
+        help="release again although an identical release of this corpus is kept in the ledger (its output is "
+        "public: 'dpsu ledger export-release ID' hands it back at no cost)",
+    )
+    rel.add_argument(
         "--timings",
         action="store_true",
         help="print where the time went on stderr: start-up, read, tokenize, build, calibrate, release, write "
@@ -522,6 +542,10 @@ def _cmd_release(args: argparse.Namespace) -> int:
             "--strict needs the columns' sanity checks, which the Spark engine does not compute; "
             "drop --strict, or check a sample with the local engine first"
         )
+    from .accounting.store import open_store
+    from .job import ReleaseJob
+
+    store = open_store(args.ledger)  # a bad ledger location fails before anything is read
     mech = _make_mechanism(args, public)  # validate parameters before reading a large file
     counts = _counts_plan(args)
     if counts is not None:
@@ -531,9 +555,8 @@ def _cmd_release(args: argparse.Namespace) -> int:
         if args.engine == "spark":
             raise DpsuError("--with-counts runs on the local engine only; drop --engine spark or --with-counts")
         print(f"before the run: {counts_line}", file=sys.stderr)
-    if args.engine == "local":
-        with timings.phase("calibrate"):
-            mech.calibrate()  # before the read, and kept (lru and on-disk cache): the release reuses it
+    with timings.phase("calibrate"):  # priced once, before the read: the job runs exactly as charged
+        job = ReleaseJob.of(mech, counts, seed=args.seed, engine=args.engine)
     options = _load_options(args)  # validates --max-n before anything is read
     tok_spec = _tokenizer_spec(args, options)
     limits = _read_limits(args)
@@ -555,7 +578,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
     )
     corpus: Any  # a Corpus, or with --engine spark a SparkCorpus (rows on the executors)
     if args.engine == "spark":
-        from .engines.spark import load_spark_corpus, spark_release, spark_session
+        from .engines.spark import load_spark_corpus, spark_session
 
         with timings.phase("spark JVM and session"):
             spark = spark_session(args.spark_master, remote=args.spark_remote, archive=args.spark_archive)
@@ -573,18 +596,11 @@ def _cmd_release(args: argparse.Namespace) -> int:
     guidance = delta_guidance(args.delta, corpus.n_users)
     if guidance.level == "error":  # delta >= 1/n: one user's data could be published outright
         print(f"warning: {guidance.message}", file=sys.stderr)
+    account, charged = _charge(args, store, job, corpus)  # one transaction, before any noise is drawn
+    with timings.phase("spark release" if args.engine == "spark" else "release"):
+        release = job.run(corpus)
     if args.engine == "spark":
-        with timings.phase("spark release"):
-            release = spark_release(mech, corpus, seed=args.seed)
         print(f"note: {release.calibration.details.engine}", file=sys.stderr)
-    elif counts is not None:
-        from .mechanisms.item_counts import release_with_counts
-
-        with timings.phase("release"):
-            release = release_with_counts(mech, counts, corpus, seed=args.seed)
-    else:
-        with timings.phase("release"):
-            release = mech.release(corpus, seed=args.seed)
     tokenizer = None
     with _after_noise(release.calibration):  # every output is written, or none and the error says what was spent
         extra: tuple[tuple[str, Path, bytes], ...] = ()
@@ -603,12 +619,14 @@ def _cmd_release(args: argparse.Namespace) -> int:
                 )
         with timings.phase("write"):
             write_release(release, args.output, args.report, tokenizer, extra)
+    _keep(account, charged, release, tokenizer)
     per = ", ".join(f"{n}-grams: {c}" for n, c in release.per_length().items())
     print(
         f"released {release.n_released} items{f' ({per})' if per else ''} with {release.calibration.label} "
         f"at epsilon={args.epsilon:g}, delta={args.delta:.3g} -> {args.output}"
     )
     print(spent_line(release.calibration), file=sys.stderr)
+    print(f"ledger: {account.refreshed().status()}", file=sys.stderr)
     if release.n_released == 0:
         print(empty_release_reason(release.calibration), file=sys.stderr)
     if counts is not None:
@@ -626,6 +644,41 @@ def _cmd_release(args: argparse.Namespace) -> int:
         print("warning: fixed seed (teaching mode): this release is NOT for real use", file=sys.stderr)
     timings.report()
     return 0
+
+
+def _charge(args: argparse.Namespace, store: Any, job: Any, corpus: Any) -> tuple[Any, Any]:
+    """The corpus's account in the durable store (recognised by its fingerprint; on Spark, by --corpus or the
+    input's name) and the job's charge to it, in one transaction before any noise is drawn. An identical request
+    released before is refused unless --spend-again (its output is public and kept)."""
+    from .accounting.account import earlier_release, local_actor, named, recognise
+    from .accounting.account import charge as charge_job
+
+    actor = local_actor()
+    name = args.corpus or Path(str(args.input)).name
+    if args.engine == "spark":
+        account = named(store, name, by=actor)
+    else:
+        account = recognise(store, corpus, name, by=actor)
+    print(f"ledger: {account.note}", file=sys.stderr)
+    if account.warning:
+        print(f"warning (raw data, not private): {account.warning}", file=sys.stderr)
+    prior = earlier_release(account, job)
+    if prior is not None and not args.spend_again:
+        raise DpsuError(
+            f"an identical release of corpus '{account.name}' is kept in the ledger (release {prior.id}, "
+            f"{prior.created_utc} UTC): its output is public, so get it at no cost with 'dpsu ledger export-release "
+            f"{prior.id} -o FILE', or add --spend-again to spend the budget again"
+        )
+    tool = "spark" if args.engine == "spark" else "cli"
+    return account, charge_job(account, job, actor=actor, tool=tool, source="dpsu release")
+
+
+def _keep(account: Any, charged: Any, release: Any, tokenizer: Any) -> None:
+    """Keep the release's public output with its charge (a failure here loses no output: it is written)."""
+    from .accounting.account import keep
+    from .export import report_json
+
+    keep(account, charged.id, release, report_json(release, tokenizer=None if tokenizer is None else tokenizer[2]))
 
 
 @contextlib.contextmanager

@@ -50,6 +50,12 @@ class SpendPlan:
     limit_epsilon: float  # the session budget's epsilon: what the user allows the corpus's total to reach
     refusal: str | None = None
     limit_delta: float = 1.0  # the session budget's delta
+    # the corpus's cap in the durable store (set by its data custodian, or the analyst's own smaller cap): no
+    # confirmation in the app raises it (``over_cap``)
+    cap_epsilon: float = math.inf
+    cap_delta: float = 1.0
+    cap_owner: str = ""  # who set the cap, for the refusal ("the data custodian", "your own cap")
+    before: LedgerTotal = dataclasses.field(default_factory=lambda: LedgerTotal(0, 0.0, 0.0))  # the total so far
 
     @property
     def allowed(self) -> bool:
@@ -64,6 +70,28 @@ class SpendPlan:
         return not self.after.guaranteed
 
     @property
+    def over_cap(self) -> bool:
+        """Whether the corpus's total after the action would pass the corpus's cap in the durable store (or promise
+        no guarantee there): the action is refused, and no session budget can lift it."""
+        if not self.on_private or not self.allowed or self.cost.releases == 0 or math.isinf(self.cap_epsilon):
+            return False
+        a = self.after
+        return not a.guaranteed or a.epsilon > self.cap_epsilon or a.basic_delta > self.cap_delta
+
+    def over_cap_text(self, quote: Callable[[str], str] = str) -> str:
+        """Why the action is refused by the corpus's cap, with what is left."""
+        a, spent = self.after, self.before
+        left_e = max(self.cap_epsilon - (spent.epsilon if spent.releases and spent.guaranteed else 0.0), 0.0)
+        left_d = max(self.cap_delta - spent.basic_delta, 0.0)
+        total = a.headline() + (f" ({a.method})" if a.guaranteed else "")
+        return (
+            f"Refused: the total on {quote(self.corpus_name)} would become {total}, past its cap ε = "
+            f"{self.cap_epsilon:g}, δ = {self.cap_delta:.2g}{f' ({self.cap_owner})' if self.cap_owner else ''}. "
+            f"Left: ε = {left_e:.4g}, δ = {left_d:.2g}. Re-use an earlier release (Export) at no cost, choose a "
+            "smaller ε, or ask the data custodian to raise the cap."
+        )
+
+    @property
     def over_budget(self) -> bool:
         """Whether the session's total after the action would pass the session budget (its epsilon or its delta):
         the action is blocked until a new budget covering it is confirmed."""
@@ -74,10 +102,10 @@ class SpendPlan:
     @property
     def covering_budget(self) -> tuple[float, float]:
         """The smallest round session budget covering the total after the action: epsilon rounded up to 3
-        significant digits, delta to 2 (never below the current budget)."""
+        significant digits, delta to 2 (never below the current budget, never above the corpus's cap)."""
         return (
-            max(self.limit_epsilon, round_up(self.after.epsilon, 3)),
-            max(self.limit_delta, round_up(self.after.basic_delta, 2)),
+            min(max(self.limit_epsilon, round_up(self.after.epsilon, 3)), self.cap_epsilon),
+            min(max(self.limit_delta, round_up(self.after.basic_delta, 2)), self.cap_delta),
         )
 
     def over_budget_text(self, quote: Callable[[str], str] = str) -> str:
@@ -138,6 +166,7 @@ def plan_spend(
     public_demo: bool = False,
     source: str = "",
     limit_delta: float = 1.0,
+    cap: tuple[float, float, str] | None = None,
 ) -> SpendPlan:
     """Plan ``action``: ``planned`` (calibration, number of releases) pairs on the corpus whose ledger entries so
     far are ``spent``, against the session budget (``limit_epsilon``, ``limit_delta``). ``public_demo``: the
@@ -149,8 +178,19 @@ def plan_spend(
     cost = total(list(entries))
     after = total(list(spent) + list(entries)) if on_private else total(list(spent))
     refusal = TEACHING_REFUSED if (teaching and on_private and not public_demo) else None
+    caps = {} if cap is None else {"cap_epsilon": float(cap[0]), "cap_delta": float(cap[1]), "cap_owner": cap[2]}
     return SpendPlan(
-        action, corpus_name, on_private, entries, cost, after, float(limit_epsilon), refusal, float(limit_delta)
+        action,
+        corpus_name,
+        on_private,
+        entries,
+        cost,
+        after,
+        float(limit_epsilon),
+        refusal,
+        float(limit_delta),
+        before=total(list(spent)),
+        **caps,
     )
 
 

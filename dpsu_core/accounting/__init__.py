@@ -1,0 +1,1 @@
+"""The privacy account: the durable ledger store, the corpus accounts and their charges (one place)."""

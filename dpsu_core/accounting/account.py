@@ -1,0 +1,191 @@
+"""A corpus's account in the durable ledger store: which stored corpus a loaded corpus is, what it may still spend,
+and the charge of a release job to it — the one path the CLI, the app, the API and the Spark driver take.
+
+  * ``recognise``: a loaded corpus is matched against every corpus the store knows, by its fingerprint (each
+    user's tokens as the mechanisms see them, keyed with the store's secret: ``corpus.fingerprint``). A match is
+    charged to that corpus, and said ("this is corpus 'support-tickets' (98% of its users' words), 7.2 of 10
+    spent"); a partial overlap is a new corpus with a warning; no match registers a new corpus under the default
+    cap, said once. The Spark engine sees no per-user tokens on the driver: it names its corpus (``named``).
+  * ``charge``: the job's ledger entries, checked against the corpus's cap (and the actor's own smaller cap) and
+    recorded in one transaction of the store before any noise is drawn; a refusal raises ``BudgetRefused`` with
+    what is left, and draws nothing.
+  * ``keep``: the release's public output (items, noisy counts, calibration, report) kept with its charge, so a
+    later download or an identical request costs nothing.
+
+Nothing here reads raw data beyond the fingerprint; nothing raw is stored.
+"""
+
+from __future__ import annotations
+
+import getpass
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..errors import DpsuError
+from ..ledger import LedgerEntry, LedgerTotal, total
+
+
+@dataclass(frozen=True)
+class CorpusAccount:
+    """One corpus of the store, as a tool sees it when it loads that corpus."""
+
+    store: Any  # an ``accounting.store.LedgerStore``
+    corpus_id: int
+    name: str
+    epsilon_cap: float
+    delta_cap: float
+    note: str = ""  # what was said when the loaded corpus was recognised (or registered)
+    warning: str = ""  # a partial overlap with a known corpus (raw data, not private)
+
+    def entries(self) -> list[LedgerEntry]:
+        return list(self.store.entries(self.corpus_id))
+
+    def total(self) -> LedgerTotal:
+        return total(self.entries())
+
+    def cap_for(self, actor: str) -> tuple[float, float, str]:
+        """The cap that binds ``actor``: the corpus's, or the actor's own smaller one."""
+        own = self.store.analyst_cap(self.corpus_id, actor) if actor else None
+        if own is not None and (own[0] < self.epsilon_cap or own[1] < self.delta_cap):
+            return min(own[0], self.epsilon_cap), min(own[1], self.delta_cap), "your own cap"
+        return self.epsilon_cap, self.delta_cap, "the corpus's cap, set by its data custodian"
+
+    def refreshed(self) -> CorpusAccount:
+        """The same account with the store's current cap (a custodian may have changed it)."""
+        c = self.store.corpus(self.corpus_id)
+        return replace(self, name=c.name, epsilon_cap=c.epsilon_cap, delta_cap=c.delta_cap)
+
+    def status(self) -> str:
+        """ "corpus 'x': ε 7.2 of 10 spent (δ 2e-06 of 1e-05), 3 releases" (every tool's releases)."""
+        t = self.total()
+        spent = "nothing spent yet" if t.releases == 0 else f"{_eps(t)} of {self.epsilon_cap:g} spent"
+        return (
+            f"corpus '{self.name}': {spent} (δ {t.basic_delta:.2g} of {self.delta_cap:.2g}), "
+            f"{t.releases} release{'s' if t.releases != 1 else ''} by every tool"
+        )
+
+
+def _eps(t: LedgerTotal) -> str:
+    return f"ε {t.epsilon:.4g}" if t.guaranteed else "no DP guarantee"
+
+
+def local_actor() -> str:
+    """Who runs a command-line or single-user tool: the operating system's user name."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no user name for this uid (a container): still a stable label
+        return "local user"
+
+
+def recognise(store: Any, corpus: Any, name: str, *, by: str) -> CorpusAccount:
+    """The account of a loaded ``corpus`` (a ``Corpus``): the known corpus its fingerprint matches, or a new one
+    registered under ``name`` (made unique) at the store's default cap."""
+    from ..corpus.fingerprint import CorpusFingerprint, fingerprint, match
+
+    fp = fingerprint(corpus, store.secret())
+    best, warn = None, ""
+    for known in store.corpora():
+        if not known.fingerprint:
+            continue
+        m = match(fp, CorpusFingerprint.from_bytes(known.fingerprint))
+        if m.same and (best is None or m.share > best[1].share):
+            best = (known, m)
+        elif m.partial and not warn:
+            warn = m.warning(known.name)
+    if best is not None:
+        known, m = best
+        acc = CorpusAccount(store, known.id, known.name, known.epsilon_cap, known.delta_cap, warning=warn)
+        return replace(acc, note=f"this is {m.describe(known.name)}; {acc.status().split(': ', 1)[1]}")
+    return _register(store, name, fp.to_bytes(), by=by, warning=warn)
+
+
+def named(store: Any, name: str, *, by: str) -> CorpusAccount:
+    """The account of the corpus registered as ``name``, or a new one under that name at the default cap (the Spark
+    engine, whose driver never holds the users' tokens)."""
+    for known in store.corpora():
+        if known.name == name:
+            acc = CorpusAccount(store, known.id, known.name, known.epsilon_cap, known.delta_cap)
+            return replace(acc, note=f"charged to {acc.status()}")
+    return _register(store, name, b"", by=by)
+
+
+def _register(store: Any, name: str, fingerprint: bytes, *, by: str, warning: str = "") -> CorpusAccount:
+    taken = {c.name for c in store.corpora()}
+    unique, i = name or "corpus", 2
+    while unique in taken:
+        unique, i = f"{name} ({i})", i + 1
+    eps, delta = store.default_cap()
+    c = store.register_corpus(unique, eps, delta, fingerprint=fingerprint, by=by)
+    note = (
+        f"new corpus '{c.name}' in the ledger, with the default cap ε = {c.epsilon_cap:g}, δ = {c.delta_cap:.2g} "
+        "(a data custodian can change it: dpsu corpus set-budget)"
+    )
+    return CorpusAccount(store, c.id, c.name, c.epsilon_cap, c.delta_cap, note=note, warning=warning)
+
+
+def charge(
+    account: CorpusAccount, job: Any, *, actor: str, tool: str, source: str, request_key: str | None = None
+) -> Any:
+    """Charge a ``job.ReleaseJob`` to the account in one transaction of the store (cap checked, entries recorded)
+    before it runs; returns the store's charge. Raises the store's ``BudgetRefused`` (one line, what is left)."""
+    entries = job.entries(corpus_id=account.corpus_id, source=source)
+    return account.store.charge(
+        account.corpus_id,
+        list(entries),
+        actor=actor,
+        tool=tool,
+        job=job.record(),
+        request_key=request_key or job.request_key(account.corpus_id),
+    )
+
+
+def releases_left(account: CorpusAccount, job: Any, actor: str = "", limit: int = 1_000_000) -> int:
+    """How many more releases of ``job`` the cap binding ``actor`` admits (every composition counted: the tightest
+    total of the corpus's entries plus k of the job's must stay within it)."""
+    eps_cap, delta_cap, _ = account.cap_for(actor)
+    spent = account.entries()
+    one = job.entries(corpus_id=account.corpus_id, source="preview")
+
+    def fits(k: int) -> bool:
+        if k == 0:
+            return True
+        t = total(spent + [replace(e, releases=e.releases * k) for e in one])
+        return t.guaranteed and t.epsilon <= eps_cap and t.basic_delta <= delta_cap and math.isfinite(t.epsilon)
+
+    if not fits(1):
+        return 0
+    hi = 1
+    while hi < limit and fits(min(hi * 2, limit)):
+        hi = min(hi * 2, limit)
+    if hi >= limit:
+        return limit
+    lo, hi = hi, min(hi * 2, limit)  # fits(lo), not fits(hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo
+
+
+def keep(account: CorpusAccount, charge_id: Any, release: Any, report: bytes | str) -> Any:
+    """Keep a release's public output with its charge: its items (with noisy counts for count mechanisms), its
+    calibration and its report. Only the released set and public parameters: nothing raw."""
+    counts = None if release.noisy_counts is None else [float(c) for c in release.noisy_counts]
+    return account.store.keep_release(
+        charge_id,
+        items=[str(x) for x in release.items],
+        counts=counts,
+        calibration=release.calibration.as_dict(),
+        report=report.decode("utf-8") if isinstance(report, bytes) else report,
+    )
+
+
+def earlier_release(account: CorpusAccount, job: Any) -> Any:
+    """A kept release of an identical request on this corpus (None when there is none, or for a teaching job)."""
+    if job.teaching:
+        return None
+    return account.store.find_release(account.corpus_id, job.request_key(account.corpus_id))
+
+
+class SpentAlready(DpsuError):
+    """An identical request was released before: its public output is offered instead of spending again."""
