@@ -650,8 +650,8 @@ def _charge(args: argparse.Namespace, store: Any, job: Any, corpus: Any) -> tupl
     """The corpus's account in the durable store (recognised by its fingerprint; on Spark, by --corpus or the
     input's name) and the job's charge to it, in one transaction before any noise is drawn. An identical request
     released before is refused unless --spend-again (its output is public and kept)."""
-    from .accounting.account import earlier_release, local_actor, named, recognise
     from .accounting.account import charge as charge_job
+    from .accounting.account import earlier_release, local_actor, named, recognise
 
     actor = local_actor()
     name = args.corpus or Path(str(args.input)).name
