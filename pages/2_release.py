@@ -200,8 +200,9 @@ cc = counts_section(name, cls, b)
 st.subheader("Calibration (public: depends on the parameters only)")
 if cc is not None:
     st.caption(f"The set release's calibration, at its part of the budget (ε = {cc.total_epsilon - cc.epsilon:.4g}).")
-try:
-    cal = _run.build_mechanism(name, b, state.mechanism_values(), cc).calibrate()
+try:  # the release job: built and priced once; the spend gate plans with it and the runner runs it as charged
+    job = _run.make_job(name, b, state.mechanism_values(), cc, teaching=state.teaching)
+    cal = job.calibration
 except Exception as exc:
     _ui.show_error(exc, "these parameters are not valid")
     st.stop()
@@ -249,20 +250,20 @@ if state.exploring:
     go = _ui.spend_gate(private_plan)
     c1, c2 = st.columns(2)
     if c1.button("Run release (exploration corpus)", key="run_release", width="stretch"):
-        _run.run_releases(corpus, [name], explore_plan, cc)
+        _run.run_releases(corpus, [job], explore_plan)
     if (
         c2.button(
             "Release on the private corpus", type="primary", key="release_private", width="stretch", disabled=not go
         )
         and go
     ):
-        if _run.release_on_private(name, private_plan, cc) is not None:
+        if _run.release_on_private(job, private_plan) is not None:
             st.rerun()
 else:
     plan = with_counts(state.plan(f"Release ({label})", [(cal, 1)], RELEASE_PAGE))
     go = _ui.spend_gate(plan)
     if st.button("Run release", type="primary", key="run_release", disabled=not go) and go:
-        _run.run_releases(corpus, [name], plan, cc)
+        _run.run_releases(corpus, [job], plan)
 
 record = state.history.last(state.corpus_id, RELEASE_PAGE)  # a release made on another page never replaces it
 if record is None:

@@ -42,12 +42,14 @@ chosen = st.multiselect(
 missing = [n for n in chosen if n not in have]
 if missing:
     try:
-        cals = [(_run.build_mechanism(n, state.budget, state.mechanism_values()).calibrate(), 1) for n in missing]
+        jobs = [_run.make_job(n, state.budget, state.mechanism_values(), teaching=state.teaching) for n in missing]
     except Exception as exc:
         _ui.show_error(exc, "these parameters are not valid")
         st.stop()
     plan = state.plan(
-        f"Histogram fill: {len(missing)} missing release{'s' if len(missing) != 1 else ''}", cals, "Histogram fill"
+        f"Histogram fill: {len(missing)} missing release{'s' if len(missing) != 1 else ''}",
+        [(j.calibration, 1) for j in jobs],
+        "Histogram fill",
     )
     go = _ui.spend_gate(plan)
     st.caption("They join the session's release history; the Release page and Export keep showing their own.")
@@ -59,7 +61,7 @@ if missing:
         )
         and go
     ):
-        _run.run_releases(corpus, missing, plan)
+        _run.run_releases(corpus, jobs, plan)
         have = state.releases
 
 

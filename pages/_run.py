@@ -11,6 +11,8 @@ from streamlit.delta_generator import DeltaGenerator
 
 from dpsu_core.compare import compare_runs
 from dpsu_core.corpus import Corpus
+from dpsu_core.errors import DpsuError
+from dpsu_core.job import ReleaseJob
 from dpsu_core.mechanisms import Calibration, Mechanism, Release, get_mechanism, list_mechanisms
 from dpsu_core.mechanisms.base import ProgressFn
 from dpsu_core.mechanisms.item_counts import (
@@ -18,7 +20,6 @@ from dpsu_core.mechanisms.item_counts import (
     calibrate_counts,
     check_countable,
     mechanism_with_counts,
-    release_with_counts,
 )
 from dpsu_core.spend import SpendPlan
 from pages._state import Budget, CountsOption, app_state
@@ -50,23 +51,19 @@ def counts_calibration(name: str, budget: Budget, option: CountsOption) -> Count
     return calibrate_counts(budget.epsilon, budget.delta, option.share, option.clip)
 
 
-def release(
-    corpus: Corpus,
+def make_job(
     name: str,
     budget: Budget,
     values: Mapping[str, object],
-    *,
-    teaching: bool,
-    progress: ProgressFn | None = None,
     counts: CountsCalibration | None = None,
-) -> Release:
-    """One release (with ``counts``: then its items' noisy counts). Teaching mode fixes the seed; otherwise the
-    noise is seeded by the OS."""
+    *,
+    teaching: bool = False,
+) -> ReleaseJob:
+    """The release job of mechanism ``name`` at the budget (``job.ReleaseJob``): built and priced once here, the
+    spend gate plans with its calibration and the runner runs it as charged. Teaching mode fixes the seed;
+    otherwise the noise is seeded by the OS."""
     mech = build_mechanism(name, budget, values, counts)
-    seed = TEACHING_SEED if teaching else None
-    if counts is not None:
-        return release_with_counts(mech, counts, corpus, seed=seed, progress=progress)
-    return mech.release(corpus, seed=seed, progress=progress)
+    return ReleaseJob.of(mech, counts, seed=TEACHING_SEED if teaching else None)
 
 
 def _bar_progress(bar: DeltaGenerator, start: float = 0.0, share: float = 1.0) -> ProgressFn:
@@ -79,55 +76,49 @@ def _bar_progress(bar: DeltaGenerator, start: float = 0.0, share: float = 1.0) -
     return fn
 
 
-def run_releases(
-    corpus: Corpus, names: list[str], plan: SpendPlan, counts: CountsCalibration | None = None
-) -> list[Release]:
-    """Release with each mechanism at the sidebar budget and parameters, one after the other under one progress
-    bar, as ``plan`` (from ``AppState.plan``, passed through the spend gate) said: each release is entered into the
-    ledger (on the private corpus) when it is attempted, before its mechanism runs, then into the session's
-    history with the page it came from. A failure shows an error box (it still spent) and the others still run.
-    With ``counts`` (one mechanism; ``plan`` from ``AppState.plan_counts``) the release's two entries, its items'
-    and its counts', are entered together."""
-    if counts is not None and len(names) != 1:
-        raise ValueError("noisy counts go with one release at a time")
+def run_releases(corpus: Corpus, jobs: list[ReleaseJob], plan: SpendPlan) -> list[Release]:
+    """Run each job (built and priced by the page, ``make_job``), one after the other under one progress bar, as
+    ``plan`` (from ``AppState.plan``, passed through the spend gate) said: each job's entries (its items' and, with
+    noisy counts, its counts') are charged to the ledger on the private corpus when it is attempted, before its
+    noise is drawn (the durable store checks the cap in the same transaction: a refusal runs nothing), then the
+    release joins the session's history with the page it came from, and its public output is kept in the store.
+    A failure after the charge shows an error box (it still spent) and the others still run."""
     state = app_state()
-    labels = {n: cls.label for n, cls in list_mechanisms().items()}
     source = plan.entries[0].source if plan.entries else "Release"
     bar = st.progress(0.0, text="Starting…")
     done: list[Release] = []
     group = state.begin_spend(plan)  # the history's entry for this action (None on an exploration corpus)
-    for i, name in enumerate(names):
-        values = state.mechanism_values()
-        state.record_attempt(plan.entries if counts is not None else plan.entries[i : i + 1], plan, group)
+    at = 0
+    for i, job in enumerate(jobs):
+        n = len(job.entries(corpus_id=None, source=source))
+        try:
+            state.record_attempt(plan.entries[at : at + n], plan, group, job=job)
+        except DpsuError as exc:  # the store refused the charge (the cap, reached from another tab or tool)
+            show_error(exc, f"{job.label}: refused by the privacy ledger, nothing was run")
+            break
+        at += n
         redraw_ledger()  # the sidebar shows the spend at once
         try:
-            rel = release(
-                corpus,
-                name,
-                state.budget,
-                values,
-                teaching=state.teaching,
-                progress=_bar_progress(bar, i / len(names), 1.0 / len(names)),
-                counts=counts,
-            )
+            rel = job.run(corpus, progress=_bar_progress(bar, i / len(jobs), 1.0 / len(jobs)))
         except Exception as exc:
-            show_error(exc, f"{labels.get(name, name)}: the release failed (its budget is spent all the same)")
+            show_error(exc, f"{job.label}: the release failed (its budget is spent all the same)")
             continue
-        state.add_release(rel, source, list_mechanisms()[name].params_for(values), group=group)
+        params = list_mechanisms()[job.calibration.mechanism].params_for(state.mechanism_values())
+        state.add_release(rel, source, params, group=group)
         done.append(rel)
     bar.empty()
-    spent_done(plan, ok=len(done) == len(names))
+    spent_done(plan, ok=len(done) == len(jobs))
     return done
 
 
-def release_on_private(name: str, plan: SpendPlan, counts: CountsCalibration | None = None) -> Release | None:
+def release_on_private(job: ReleaseJob, plan: SpendPlan) -> Release | None:
     """The step after exploring: go back to the private corpus and release there once with the configuration
     chosen while exploring (``plan`` was made for the private corpus; recorded in the ledger)."""
     state = app_state()
     state.back_to_private()
     if state.corpus is None:
         return None
-    done = run_releases(state.corpus, [name], plan, counts)
+    done = run_releases(state.corpus, [job], plan)
     return done[0] if done else None
 
 

@@ -14,12 +14,14 @@ from typing import Any, Literal
 import pandas as pd
 import streamlit as st
 
+from dpsu_core.accounting.account import CorpusAccount, local_actor, recognise
+from dpsu_core.accounting.durable import DurableLedger
 from dpsu_core.corpus import Corpus, LoadOptions
 from dpsu_core.corpus.preview import Survey
 from dpsu_core.corpus.readers import RawFile
 from dpsu_core.export import ExportFile, export_files
 from dpsu_core.history import CorpusRef, PublicRef, ReleaseHistory, ReleaseRecord, SpendGroup
-from dpsu_core.ledger import Ledger, LedgerEntry, LedgerTotal, ledger_summary
+from dpsu_core.ledger import LedgerEntry, LedgerTotal, ledger_summary
 from dpsu_core.mechanisms import Calibration, Release
 from dpsu_core.mechanisms.item_counts import DEFAULT_CLIP, DEFAULT_SHARE, CountsCalibration
 from dpsu_core.mechanisms.registry import mechanism_class
@@ -180,8 +182,9 @@ class AppState(Workspace):
     history: ReleaseHistory = field(default_factory=ReleaseHistory)
     export_cache: tuple[tuple[int, int], list[ExportFile]] | None = None  # ((release number, ledger size), files)
     tokenizer_cache: tuple[tuple[Any, ...], tuple[bytes, bytes, dict[str, Any]]] | None = None  # see tokenizer_files
-    # the privacy ledger of the session, and the exploration corpus (nothing run on it is recorded)
-    ledger: Ledger = field(default_factory=Ledger)
+    # the privacy ledger (the durable store's account of every uploaded corpus; the public demo's in memory), and
+    # the exploration corpus (nothing run on it is recorded)
+    ledger: DurableLedger = field(default_factory=lambda: DurableLedger(actor=local_actor(), tool="app"))
     exploring: bool = False
     private: Workspace | None = None  # the private corpus and its results while exploring
     ids_issued: int = 0
@@ -340,7 +343,18 @@ class AppState(Workspace):
             teaching=self.teaching,
             public_demo=self.private_work.is_demo,
             source=source,
+            cap=self.ledger.cap(self.private_key),
         )
+
+    def recognise(self, corpus: Corpus, name: str) -> CorpusAccount:
+        """The durable store's account of a newly loaded private corpus (``accounting.account.recognise``: a known
+        corpus by its users' tokens, or a new one at the default cap)."""
+        return recognise(self.ledger.store, corpus, name, by=self.ledger.actor)
+
+    @property
+    def account(self) -> CorpusAccount | None:
+        """The store's account of the private corpus (None for the bundled public demo: not in the store)."""
+        return self.ledger.account(self.private_key)
 
     def plan_counts(self, plan: SpendPlan, cc: CountsCalibration) -> SpendPlan:
         """``plan`` (the set release at its share of the budget) with the noisy counts' step added
@@ -363,13 +377,24 @@ class AppState(Workspace):
         return self.history.begin(plan.action, source, self.private_ref(), not_kept)
 
     def record_attempt(
-        self, entries: tuple[LedgerEntry, ...] | list[LedgerEntry], plan: SpendPlan, group: SpendGroup | None = None
+        self,
+        entries: tuple[LedgerEntry, ...] | list[LedgerEntry],
+        plan: SpendPlan,
+        group: SpendGroup | None = None,
+        *,
+        job: Any = None,
     ) -> None:
         """Enter entries of ``plan`` into the ledger as they are attempted, before any mechanism runs (a failure
-        part-way still spent), and count them into the history's ``group`` (``begin_spend``). Nothing is entered for
-        a plan on an exploration corpus."""
+        part-way still spent), and count them into the history's ``group`` (``begin_spend``). On a corpus of the
+        durable store this is its charge, in one transaction that checks the cap (``BudgetRefused``: nothing
+        recorded); ``job`` (a ``job.ReleaseJob``) names the request. Nothing is entered for a plan on an
+        exploration corpus."""
         if plan.on_private:
-            self.ledger.add(entries)
+            key = self.private_key
+            request = {} if job is None else {"job": job.record(), "request_key": job.request_key(key)}
+            if job is not None and self.account is not None:
+                request["request_key"] = job.request_key(self.account.corpus_id)
+            self.ledger.add(entries, **request)
             if group is None:
                 group = self.begin_spend(plan)
             if group is not None:
@@ -421,7 +446,12 @@ class AppState(Workspace):
         takes_public = mechanism_class(release.calibration.mechanism).takes_public_corpus
         if takes_public and self.public is not None:
             public = PublicRef(self.public.name, self.public.reading)  # the file it used, as read
-        return self.history.add(release, self.corpus_ref(), page, params, public, group=group, batch=batch)
+        rec = self.history.add(release, self.corpus_ref(), page, params, public, group=group, batch=batch)
+        if group is not None:  # spent on the private corpus: its public output is kept with the charge
+            from dpsu_core.export import report_json
+
+            self.ledger.keep(self.private_key, release, report_json(release, release_name=rec.title()))
+        return rec
 
     @property
     def release_record(self) -> ReleaseRecord | None:
@@ -492,8 +522,10 @@ def install_corpus(
     dataset_key: str | None = None,
     input_name: str | None = None,
     fingerprint: Fingerprint | None = None,
+    account: CorpusAccount | None = None,
 ) -> None:
-    """``AppState.set_corpus`` plus the widgets that show the corpus. The canary text area is reset too,
+    """``AppState.set_corpus`` plus the widgets that show the corpus (``account``: the durable store's account of
+    an uploaded private corpus, attached under its key). The canary text area is reset too,
     else its old text would be parsed back into the canaries on the next run. With a ``message`` (a load
     from the Corpus page) the script reruns at once, so the sidebar, drawn before the page, shows the new
     corpus and its δ guidance; the message is shown once after that rerun."""
@@ -508,6 +540,8 @@ def install_corpus(
         input_name=input_name,
         fingerprint=fingerprint,
     )
+    if account is not None:
+        state.ledger.attach(state.dataset_key, account)
     st.session_state[CANARY_TEXT_KEY] = "\n".join(canaries)
     if message is not None:
         state.flash = message

@@ -62,11 +62,11 @@ def _small_corpus():
 def test_teaching_release_is_reproducible_and_marked():
     c = _small_corpus()
     budget = Budget(10.0, 1e-3)
-    a = _run.release(c, "weighted-laplace", budget, {"max_items": 5}, teaching=True)
-    b = _run.release(c, "weighted-laplace", budget, {"max_items": 5}, teaching=True)
+    a = _run.make_job("weighted-laplace", budget, {"max_items": 5}, teaching=True).run(c)
+    b = _run.make_job("weighted-laplace", budget, {"max_items": 5}, teaching=True).run(c)
     assert a.seed == TEACHING_SEED and list(a.items) == list(b.items)
     assert export_basename(a).endswith("_TEACHING")
-    r = _run.release(c, "weighted-laplace", budget, {"max_items": 5}, teaching=False)
+    r = _run.make_job("weighted-laplace", budget, {"max_items": 5}).run(c)
     assert r.seed is None and "TEACHING" not in export_basename(r)
 
 
@@ -89,7 +89,7 @@ def test_a_new_corpus_clears_every_result_of_the_previous_one():
     c = _small_corpus()
     state = AppState()
     state.set_corpus(c, "a.csv", LoadOptions(), is_demo=False, canaries=["x"])
-    rel = _run.release(c, "weighted-laplace", Budget(10.0, 1e-3), {"max_items": 5}, teaching=False)
+    rel = _run.make_job("weighted-laplace", Budget(10.0, 1e-3), {"max_items": 5}).run(c)
     rec = state.add_release(rel, "Release")
     state.comparison = pd.DataFrame({"released": [1]})
     files = state.export_files(rec)
