@@ -366,15 +366,18 @@ def redraw_ledger() -> None:
     state = app_state()
     t = state.spent()
     with slot.container():
-        st.caption(
-            f"Scope: this browser session and this exact file ({escape_markdown(state.private_name) or 'the private corpus'}"
-            + (
-                f", digest {state.private_key.split(':', 1)[-1][:12]}"
-                if state.private_key.startswith("upload:")
-                else ""
+        acc = state.account
+        if acc is None:
+            st.caption(
+                f"Scope: {escape_markdown(state.private_name) or 'the private corpus'} in this browser session "
+                "(the bundled public demo is not kept in the durable ledger)."
             )
-            + "). Another file, or the same users in another file, is not counted here; a new session starts empty."
-        )
+        else:
+            eps_cap, delta_cap, owner = acc.cap_for(state.ledger.actor)
+            st.caption(
+                f"Corpus **{escape_markdown(acc.name)}** in the durable ledger: every session, tab and tool that "
+                f"releases on these users is counted here. Cap ε = {eps_cap:g}, δ = {delta_cap:.2g} ({owner})."
+            )
         st.metric(
             "ε spent (smallest valid bound)",
             "no DP guarantee" if not t.guaranteed else f"{t.epsilon:.4g}",
@@ -393,10 +396,36 @@ def redraw_ledger() -> None:
             text=f"Session budget left: {left} of {sb.epsilon:g}, "
             f"δ = {max(sb.delta - t.basic_delta, 0.0):.2g} of {sb.delta:.2g}",
         )
+        if acc is not None:
+            left = releases_left_text(state)
+            if left:
+                st.caption(left)
         if t.releases:
             with st.expander("Ledger", icon=ICONS["ledger"]):
                 # a static table wraps its cells to the sidebar's width: mechanism, releases, ε and δ all show
                 st.table(ledger_rows(state.ledger.frame(state.private_key, compact=True)), hide_index=True)
+
+
+def releases_left_text(state: Any) -> str:
+    """ "Releases left at these settings: 3" (the next release's mechanism and budget against the corpus's cap,
+    every composition counted); "" when the sidebar's settings make no valid release."""
+    from dpsu_core.accounting.account import releases_left
+
+    acc = state.account
+    try:
+        job = make_job_for_sidebar(state)
+    except Exception:  # invalid settings: the pages say why
+        return ""
+    n = releases_left(acc, job, state.ledger.actor)
+    more = " or more" if n >= 1_000_000 else ""
+    return f"Releases left at these settings ({escape_markdown(job.label)}, ε = {job.epsilon:g}): {n:,}{more}"
+
+
+def make_job_for_sidebar(state: Any) -> Any:
+    from dpsu_core.job import ReleaseJob
+
+    b = state.budget
+    return ReleaseJob.build(state.mechanism, b.epsilon, b.delta, state.mechanism_values())
 
 
 def ledger_rows(frame: pd.DataFrame) -> pd.DataFrame:
@@ -426,6 +455,9 @@ def spend_gate(plan: SpendPlan) -> bool:
         st.caption(plan.cost_text(escape_markdown))
         return True
     st.info(plan.cost_text(escape_markdown), icon=ICONS["ledger"])
+    if plan.over_cap:  # the corpus's cap in the durable store: no button lifts it
+        st.error(plan.over_cap_text(escape_markdown), icon=ICONS["error"])
+        return False
     if plan.over_budget:
         st.warning(plan.over_budget_text(escape_markdown), icon=ICONS["warning"])
         eps, delta = plan.covering_budget
