@@ -4,7 +4,10 @@ Never imports Streamlit. Public API::
 
     from dpsu_core import load_corpus, get_mechanism
     corpus = load_corpus("posts.csv")
-    release = get_mechanism("policy-gaussian", epsilon=3, delta=1e-6, max_items=100).release(corpus)
+    rel = release(corpus, "policy-gaussian", epsilon=3, delta=1e-6, max_items=100, corpus_name="posts")
+
+``release`` charges the durable privacy ledger before drawing noise (``docs/ledger.md``);
+``get_mechanism(...).release(corpus)`` is the uncharged primitive, for simulated and exploration corpora.
 
 The names are loaded on first use (PEP 562), so ``import dpsu_core`` and the command line's ``--help``
 do not pay for numba, Arrow and the mechanisms' kernels until something needs them.
@@ -32,6 +35,7 @@ _EXPORTS = {
     "get_mechanism": ".mechanisms",
     "list_mechanisms": ".mechanisms",
     "mechanism_class": ".mechanisms",
+    "release": ".api",
 }
 
 __all__ = [
@@ -48,10 +52,12 @@ __all__ = [
     "list_mechanisms",
     "load_corpus",
     "mechanism_class",
+    "release",
     "__version__",
 ]
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
+    from .api import release
     from .corpus import load_corpus
     from .corpus.model import Corpus, CorpusStats, SourceInfo
     from .errors import DpsuError, InputError, ParameterError
