@@ -165,6 +165,8 @@ class AppState(Workspace):
     """Everything a session holds between reruns: the workspace in use (``Workspace``'s fields) and the rest."""
 
     flash: str | None = None  # a message to show once, after the rerun that follows a load
+    # what the durable ledger said of the corpus just loaded (which corpus it is; a partial overlap): shown once
+    ledger_note: tuple[str, str] | None = None
     # the files of the three upload paths (private corpus, exploration file, GW-KT's public corpus)
     uploads: dict[UploadRole, UploadSlot] = field(default_factory=_slots)
     # the sidebar and the Release page's choices
@@ -542,6 +544,7 @@ def install_corpus(
     )
     if account is not None:
         state.ledger.attach(state.dataset_key, account)
+        state.ledger_note = (account.note, account.warning)
     st.session_state[CANARY_TEXT_KEY] = "\n".join(canaries)
     if message is not None:
         state.flash = message

@@ -168,6 +168,12 @@ def show_flash() -> None:
     msg, state.flash = state.flash, None
     if msg:
         st.success(msg, icon=ICONS["ok"])
+    note, state.ledger_note = state.ledger_note, None
+    if note is not None:
+        said, warning = note
+        st.info(f"Privacy ledger: {escape_markdown(said)}.", icon=ICONS["ledger"])
+        if warning:
+            st.warning(f"{escape_markdown(warning)} (raw data, NOT private).", icon=ICONS["warning"])
 
 
 def get_corpus() -> Corpus | None:

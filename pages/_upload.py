@@ -320,7 +320,7 @@ def _load(role: UploadRole, upload: UploadCache, options: LoadOptions) -> None:
             options,
             is_demo=False,
             canaries=[],
-            message="Corpus loaded." if account is None else _loaded_message(account),
+            message="Corpus loaded.",
             dataset_key=UPLOAD_KEY + upload.digest,  # the same file loaded twice: the same users in the ledger
             input_name=upload.name,
             fingerprint=found,
@@ -332,14 +332,6 @@ def _load(role: UploadRole, upload: UploadCache, options: LoadOptions) -> None:
     else:
         reading = replace(LoadOptions(), has_header=options.has_header, **{f: getattr(options, f) for f in FILE_FIELDS})
         state.public = PublicCorpus(corpus, upload.name, upload.digest, reading, found, note)
-
-
-def _loaded_message(account) -> str:
-    """The load's message: which corpus of the durable ledger this is (and a partial overlap, raw data)."""
-    msg = f"Corpus loaded: {escape_markdown(account.note)}."
-    if account.warning:
-        msg += f" Warning (raw data, NOT private): {escape_markdown(account.warning)}."
-    return msg
 
 
 def content_note(note: str) -> None:
