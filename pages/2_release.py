@@ -260,9 +260,11 @@ if state.exploring:
         if _run.release_on_private(job, private_plan) is not None:
             st.rerun()
 else:
+    again = _ui.identical_offer(job)  # an identical release kept in the ledger: offered first, at no cost
     plan = with_counts(state.plan(f"Release ({label})", [(cal, 1)], RELEASE_PAGE))
     go = _ui.spend_gate(plan)
-    if st.button("Run release", type="primary", key="run_release", disabled=not go) and go:
+    run_label = "Run release again (spends the budget again)" if again else "Run release"
+    if st.button(run_label, type="primary", key="run_release", disabled=not go) and go:
         _run.run_releases(corpus, [job], plan)
 
 record = state.history.last(state.corpus_id, RELEASE_PAGE)  # a release made on another page never replaces it

@@ -63,9 +63,30 @@ def session_history() -> None:
                 )
 
 
+def kept_releases() -> None:
+    """Every release kept in the durable ledger on the private corpus, from every session and tool: its public
+    output, downloadable again at no cost."""
+    acc = state.account
+    if acc is None:
+        return
+    kept = list(reversed(acc.store.releases(acc.corpus_id)))
+    st.markdown(
+        f"**Releases kept in the privacy ledger** for {escape_markdown(acc.name)} (every session and tool): "
+        f"{len(kept):,}. Their output is public: downloading one again spends nothing."
+    )
+    for k in kept[:50]:
+        cal = k.calibration
+        title = f"Ledger release {k.id} · {cal.get('label', '')}, ε = {cal.get('epsilon', 0):g} · {k.created_utc} UTC"
+        with st.expander(escape_markdown(f"{title} · by {k.actor}"), icon=_ui.ICONS["ledger"]):
+            _ui.kept_downloads(k)
+    if len(kept) > 50:
+        st.caption(f"The newest 50 are listed; 'dpsu ledger export-release ID' hands back any of the {len(kept):,}.")
+
+
 if corpus is None or default is None:
     _ui.need_release()
     session_history()
+    kept_releases()
     st.stop()
 
 numbers = [r.number for r in reversed(records)]  # newest first
@@ -275,3 +296,4 @@ with st.expander("Report preview"):
     md = next(f for f in files if f.kind == "report_md")
     st.code(md.data.decode("utf-8"), language="markdown")
 session_history()
+kept_releases()

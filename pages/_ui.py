@@ -517,3 +517,51 @@ def labelled(frame: pd.DataFrame, names: dict[str, str]) -> dict[str, Any]:
 def need_release() -> None:
     st.info("No release yet: run one on the **Release** page first.")
     st.page_link(Path(__file__).resolve().parent / "2_release.py", label="Go to Release", icon=ICONS["release"])
+
+
+# ---- releases kept in the durable ledger ---------------------------------------------------------------
+def kept_downloads(kept: Any, where: Any = None) -> None:
+    """Download buttons of a release kept in the durable ledger (its public output: nothing is spent)."""
+    from dpsu_core.accounting.account import kept_csv
+
+    box = where if where is not None else st
+    c1, c2 = box.columns(2)
+    c1.download_button(
+        "Released items (CSV), kept in the ledger",
+        kept_csv(kept),
+        file_name=f"dpsu_ledger_release_{kept.id}.csv",
+        mime="text/csv",
+        key=f"kept_csv_{kept.id}",
+        on_click="ignore",
+    )
+    c2.download_button(
+        "Its release report (JSON)",
+        str(kept.report).encode("utf-8"),
+        file_name=f"dpsu_ledger_release_{kept.id}_report.json",
+        mime="application/json",
+        key=f"kept_report_{kept.id}",
+        on_click="ignore",
+    )
+
+
+def identical_offer(job: Any) -> bool:
+    """Before a release on the private corpus: an identical one (same corpus, mechanism, parameters) kept in the
+    durable ledger is offered first, at no cost. Returns whether there is one (the run button then says that it
+    spends again)."""
+    from dpsu_core.accounting.account import earlier_release
+
+    state = app_state()
+    acc = state.account
+    if acc is None or state.exploring:
+        return False
+    prior = earlier_release(acc, job)
+    if prior is None:
+        return False
+    st.info(
+        f"An identical release of **{escape_markdown(acc.name)}** is kept in the privacy ledger (ledger release "
+        f"{prior.id}, {escape_markdown(str(prior.created_utc))} UTC, by {escape_markdown(str(prior.actor))}). Its "
+        "output is public: download it here at no cost. Running the release again spends the budget again.",
+        icon=ICONS["ledger"],
+    )
+    kept_downloads(prior)
+    return True

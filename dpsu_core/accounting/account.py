@@ -168,16 +168,24 @@ def releases_left(account: CorpusAccount, job: Any, actor: str = "", limit: int 
 
 
 def keep(account: CorpusAccount, charge_id: Any, release: Any, report: bytes | str) -> Any:
-    """Keep a release's public output with its charge: its items (with noisy counts for count mechanisms), its
-    calibration and its report. Only the released set and public parameters: nothing raw."""
+    """Keep a release's public output with its charge: its rows as exported (item, n, and for count mechanisms the
+    noisy count and its noise's standard deviation), its calibration and its report. Only the released set and
+    public parameters: nothing raw."""
+    from ..export import to_csv_bytes
+
     counts = None if release.noisy_counts is None else [float(c) for c in release.noisy_counts]
     return account.store.keep_release(
         charge_id,
         items=[str(x) for x in release.items],
         counts=counts,
-        calibration=release.calibration.as_dict(),
+        calibration={**release.calibration.as_dict(), "csv": to_csv_bytes(release).decode("utf-8")},
         report=report.decode("utf-8") if isinstance(report, bytes) else report,
     )
+
+
+def kept_csv(kept: Any) -> bytes:
+    """A kept release's items as the export's CSV (exactly the bytes written when it was released)."""
+    return str(kept.calibration["csv"]).encode("utf-8")
 
 
 def earlier_release(account: CorpusAccount, job: Any) -> Any:

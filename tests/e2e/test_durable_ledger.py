@@ -1,0 +1,100 @@
+"""Issue 36 in a real browser: the durable ledger outlives the tab. A release on an uploaded corpus, a reload (a new
+Streamlit session) and the same file uploaded again: the sidebar shows the spend. A second tab uploading a
+shuffled copy of the file sees it too. Downloading the kept release again spends nothing."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from tests.e2e.test_browser import (
+    RUN_TIMEOUT_MS,
+    assert_no_traceback,
+    errors,
+    go,
+    metric,
+    new_page,
+    shot,
+    upload,
+    wait_idle,
+)
+
+pytestmark = pytest.mark.e2e
+expect = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed").expect
+
+HEADLINE = "ε spent (smallest valid bound)"
+
+
+def _rows(n_users: int = 400, seed: int = 11) -> list[tuple[str, str]]:
+    rng = random.Random(seed)
+    words = [f"word{i}" for i in range(300)]
+    return [(f"user{u}", " ".join(rng.sample(words, 12))) for u in range(n_users) for _ in range(2)]
+
+
+def _csv(rows: list[tuple[str, str]]) -> bytes:
+    return ("handle,said\n" + "".join(f"{u},{t}\n" for u, t in rows)).encode()
+
+
+def _load(page, name: str, data: bytes) -> None:
+    page.get_by_text("Upload a file", exact=True).click()
+    wait_idle(page)
+    upload(page, name, data)
+    page.get_by_role("combobox", name="User id column", exact=True).click()
+    page.get_by_role("option", name=re.compile("^handle")).click()
+    wait_idle(page)
+    page.get_by_role("button", name="Load corpus").click()
+    wait_idle(page)
+    page.get_by_text("Corpus loaded.", exact=True).wait_for(timeout=RUN_TIMEOUT_MS)
+    assert errors(page) == []
+
+
+def _spent(page) -> str:
+    return metric(page, HEADLINE, where="stSidebar")
+
+
+def test_reload_second_tab_and_redownload(browser, app_url, screenshots):
+    rows = _rows()
+    name = f"durable_{random.randrange(10**9)}.csv"  # a corpus of its own in the server's store
+    ctx, page, _ = new_page(browser, app_url)
+    try:
+        _load(page, name, _csv(rows))
+        expect(page.locator('[data-testid="stMain"]')).to_contain_text(f"new corpus '{name}'")
+        go(page, "Release", "2 · Release")
+        assert _spent(page) == "0"
+        page.get_by_role("button", name="Run release").click()
+        wait_idle(page)
+        page.get_by_role("heading", name="Released set (private)").wait_for(timeout=RUN_TIMEOUT_MS)
+        assert _spent(page) == "3"
+        # a reload is a new session: the same file again meets the same account
+        page.reload()
+        page.get_by_role("heading", name="1 · Corpus").wait_for(timeout=RUN_TIMEOUT_MS)
+        wait_idle(page)
+        _load(page, name, _csv(rows))
+        expect(page.locator('[data-testid="stMain"]')).to_contain_text(f"this is corpus '{name}'")
+        assert _spent(page) == "3"
+        shot(page, screenshots, "ledger_after_reload")
+        # a second tab, a shuffled copy under another name: the same corpus, the same total
+        tab = ctx.new_page()
+        tab.goto(app_url)
+        tab.get_by_role("heading", name="1 · Corpus").wait_for(timeout=RUN_TIMEOUT_MS)
+        wait_idle(tab)
+        shuffled = rows[:]
+        random.Random(5).shuffle(shuffled)
+        _load(tab, "copy.csv", _csv(shuffled))
+        expect(tab.locator('[data-testid="stMain"]')).to_contain_text(f"this is corpus '{name}'")
+        assert _spent(tab) == "3"
+        # an identical request is offered before spending again; its download spends nothing
+        go(tab, "Release", "2 · Release")
+        expect(tab.locator('[data-testid="stMain"]')).to_contain_text("An identical release")
+        with tab.expect_download(timeout=RUN_TIMEOUT_MS) as d:
+            tab.locator('[class*="st-key-kept_csv_"] button').first.click()
+        assert d.value.path() is not None
+        wait_idle(tab)
+        assert _spent(tab) == "3"
+        expect(tab.get_by_role("button", name=re.compile("^Run release again"))).to_be_visible()
+        shot(tab, screenshots, "ledger_identical_offer")
+        assert_no_traceback(tab)
+    finally:
+        ctx.close()
