@@ -166,10 +166,11 @@ if (
     and neighbour is not None
 ):
     # every run spends, even if a later one fails; the history counts them as one batch with no exportable output
-    state.record_attempt(plan.entries, plan, state.begin_spend(plan, NOT_KEPT_NEIGHBOURS))
-    _ui.redraw_ledger()
+    charged = _ui.charge_or_refuse(plan, NOT_KEPT_NEIGHBOURS)
     bar = st.progress(0.0, text="Starting…")
     try:
+        if not charged:
+            raise _ui.Refused()
         res = run_neighbours(
             mech,
             corpus,
@@ -180,6 +181,8 @@ if (
         )
         state.neighbours = NeighbourView(neighbour.description, list_mechanisms()[mech_name].label, corpus_name, res)
         ok = True
+    except _ui.Refused:  # the ledger refused the charge (its error box is shown): nothing ran
+        ok = False
     except Exception as exc:
         _ui.show_error(exc, "the runs failed")
         ok = False

@@ -476,6 +476,24 @@ def spend_gate(plan: SpendPlan) -> bool:
     return True
 
 
+class Refused(Exception):
+    """The durable ledger refused an action's charge (its error box is already shown): nothing runs."""
+
+
+def charge_or_refuse(plan: SpendPlan, not_kept: str | None = None) -> bool:
+    """Charge an action's entries (``AppState.record_attempt``: on a corpus of the durable store, one transaction
+    that checks the cap) before it runs; a refusal (the cap, reached from another tab or tool) is an error box and
+    False: nothing may run."""
+    state = app_state()
+    try:
+        state.record_attempt(plan.entries, plan, state.begin_spend(plan, not_kept))
+    except DpsuError as exc:
+        show_error(exc, "refused by the privacy ledger: nothing was run")
+        return False
+    redraw_ledger()
+    return True
+
+
 def spent_done(plan: SpendPlan, ok: bool) -> None:
     """After a gated action: the sidebar shows the new total at once. Its yes is used up: the yes is keyed to the
     session's total after the action (``SpendPlan.key``), which the action changed (its entries were recorded
