@@ -57,7 +57,6 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
-    from .api import release
     from .corpus import load_corpus
     from .corpus.model import Corpus, CorpusStats, SourceInfo
     from .errors import DpsuError, InputError, ParameterError

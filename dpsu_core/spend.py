@@ -178,7 +178,7 @@ def plan_spend(
     cost = total(list(entries))
     after = total(list(spent) + list(entries)) if on_private else total(list(spent))
     refusal = TEACHING_REFUSED if (teaching and on_private and not public_demo) else None
-    caps = {} if cap is None else {"cap_epsilon": float(cap[0]), "cap_delta": float(cap[1]), "cap_owner": cap[2]}
+    cap_e, cap_d, owner = (math.inf, 1.0, "") if cap is None else (float(cap[0]), float(cap[1]), cap[2])
     return SpendPlan(
         action,
         corpus_name,
@@ -189,8 +189,10 @@ def plan_spend(
         float(limit_epsilon),
         refusal,
         float(limit_delta),
-        before=total(list(spent)),
-        **caps,
+        cap_e,
+        cap_d,
+        owner,
+        total(list(spent)),
     )
 
 

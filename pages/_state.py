@@ -484,7 +484,7 @@ class AppState(Workspace):
         """The release's downloads, built once per release and ledger state (``dpsu_core.export.export_files``):
         the report names the release and lists what the session has spent on its corpus when the files were
         built."""
-        n = len(self.ledger.entries)
+        n = len(self.ledger.for_corpus(rec.corpus.digest)) if rec.corpus.private else 0
         if self.export_cache is None or self.export_cache[0] != (rec.number, n):
             spent = ledger_summary(self.ledger.total(rec.corpus.digest)) if rec.corpus.private else None
             self.export_cache = ((rec.number, n), export_files(rec.release, spent, rec.title(), rec.number))
@@ -496,7 +496,7 @@ class AppState(Workspace):
         from dpsu_core.export import report_markdown
         from dpsu_core.tokenizer_export import tokenizer_json
 
-        key = (rec.number, len(self.ledger.entries), spec)
+        key = (rec.number, len(self.ledger.for_corpus(rec.corpus.digest)) if rec.corpus.private else 0, spec)
         if self.tokenizer_cache is None or self.tokenizer_cache[0] != key:
             body, built = tokenizer_json(rec.release, spec)
             spent = ledger_summary(self.ledger.total(rec.corpus.digest)) if rec.corpus.private else None

@@ -22,7 +22,7 @@ class DurableLedger(Ledger):
     """Entries of attached corpora live in the store; the others in memory (``Ledger``)."""
 
     def __init__(self, location: str | None = None, *, actor: str = "", tool: str = "app") -> None:
-        self.memory: list[LedgerEntry] = []
+        super().__init__()  # ``entries``: the entries kept in memory (corpora not in the store)
         self.location, self.actor, self.tool = location, actor, tool
         self.accounts: dict[Any, CorpusAccount] = {}
         self.charges: dict[Any, Any] = {}  # key -> the last charge made on it from this session
@@ -56,18 +56,11 @@ class DurableLedger(Ledger):
         return None if acc is None else acc.cap_for(self.actor)
 
     # ---- the Ledger interface ------------------------------------------------------------------------------------
-    @property  # type: ignore[override]
-    def entries(self) -> list[LedgerEntry]:
-        out = list(self.memory)
-        for acc in self.accounts.values():
-            out += acc.entries()
-        return out
-
     def for_corpus(self, corpus_id: Any) -> list[LedgerEntry]:
         acc = self.accounts.get(corpus_id)
         if acc is not None:
             return acc.entries()
-        return [e for e in self.memory if e.corpus_id == corpus_id]
+        return [e for e in self.entries if e.corpus_id == corpus_id]
 
     def total(self, corpus_id: Any) -> LedgerTotal:
         return total(self.for_corpus(corpus_id))
@@ -90,7 +83,7 @@ class DurableLedger(Ledger):
         for key, group in by_key.items():
             acc = self.accounts.get(key)
             if acc is None:
-                self.memory.extend(group)
+                self.entries.extend(group)
                 continue
             self.charges[key] = self.store.charge(
                 acc.corpus_id,
