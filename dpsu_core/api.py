@@ -57,5 +57,5 @@ def release(
     rel = job.run(corpus)
     from .export import report_json
 
-    keep(account, charged.id, rel, report_json(rel))
+    keep(account, charged.charge_id, rel, report_json(rel))
     return rel

@@ -678,7 +678,9 @@ def _keep(account: Any, charged: Any, release: Any, tokenizer: Any) -> None:
     from .accounting.account import keep
     from .export import report_json
 
-    keep(account, charged.id, release, report_json(release, tokenizer=None if tokenizer is None else tokenizer[2]))
+    keep(
+        account, charged.charge_id, release, report_json(release, tokenizer=None if tokenizer is None else tokenizer[2])
+    )
 
 
 @contextlib.contextmanager

@@ -77,7 +77,7 @@ def kept_releases() -> None:
     for k in kept[:50]:
         cal = k.calibration
         title = f"Ledger release {k.id} · {cal.get('label', '')}, ε = {cal.get('epsilon', 0):g} · {k.created_utc} UTC"
-        with st.expander(escape_markdown(f"{title} · by {k.actor}"), icon=_ui.ICONS["ledger"]):
+        with st.expander(escape_markdown(title), icon=_ui.ICONS["ledger"]):
             _ui.kept_downloads(k)
     if len(kept) > 50:
         st.caption(f"The newest 50 are listed; 'dpsu ledger export-release ID' hands back any of the {len(kept):,}.")

@@ -577,7 +577,7 @@ def identical_offer(job: Any) -> bool:
         return False
     st.info(
         f"An identical release of **{escape_markdown(acc.name)}** is kept in the privacy ledger (ledger release "
-        f"{prior.id}, {escape_markdown(str(prior.created_utc))} UTC, by {escape_markdown(str(prior.actor))}). Its "
+        f"{prior.id}, {escape_markdown(str(prior.created_utc))} UTC). Its "
         "output is public: download it here at no cost. Running the release again spends the budget again.",
         icon=ICONS["ledger"],
     )

@@ -98,4 +98,4 @@ class DurableLedger(Ledger):
         """Keep the release just made on ``key`` with its charge (public output only); nothing off the store."""
         acc, charged = self.accounts.get(key), self.charges.get(key)
         if acc is not None and charged is not None:
-            keep(acc, charged.id, release, report)
+            keep(acc, charged.charge_id, release, report)
