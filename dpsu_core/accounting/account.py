@@ -79,24 +79,27 @@ def local_actor() -> str:
 
 
 def recognise(store: Any, corpus: Any, name: str, *, by: str) -> CorpusAccount:
-    """The account of a loaded ``corpus`` (a ``Corpus``): the known corpus its fingerprint matches, or a new one
-    registered under ``name`` (made unique) at the store's default cap."""
-    from ..corpus.fingerprint import CorpusFingerprint, fingerprint, match
+    """The account of a loaded ``corpus`` (a ``Corpus``): the known corpus its fingerprint matches (``fingerprint``:
+    its users' token sets, keyed with the store's secret), or a new one registered under ``name`` (made unique) at
+    the store's default cap; a partial overlap with a known corpus is a new corpus with a warning."""
+    from ..fingerprint import CorpusFingerprint, fingerprint, match
 
     fp = fingerprint(corpus, store.secret())
-    best, warn = None, ""
+    best: tuple[Any, Any] | None = None
+    warn = ""
     for known in store.corpora():
         if not known.fingerprint:
             continue
         m = match(fp, CorpusFingerprint.from_bytes(known.fingerprint))
-        if m.same and (best is None or m.share > best[1].share):
+        share = max(m.known_found, m.candidate_found)
+        if m.same and (best is None or share > max(best[1].known_found, best[1].candidate_found)):
             best = (known, m)
         elif m.partial and not warn:
-            warn = m.warning(known.name)
+            warn = m.warning("a new corpus of its own", known=f"corpus '{known.name}'")
     if best is not None:
         known, m = best
         acc = CorpusAccount(store, known.id, known.name, known.epsilon_cap, known.delta_cap, warning=warn)
-        return replace(acc, note=f"this is {m.describe(known.name)}; {acc.status().split(': ', 1)[1]}")
+        return replace(acc, note=f"{m.says(known.name)}; {acc.status().split(': ', 1)[1]}")
     return _register(store, name, fp.to_bytes(), by=by, warning=warn)
 
 
