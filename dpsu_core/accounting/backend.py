@@ -120,10 +120,12 @@ class Db:
         self.conn.close()
 
 
-def connect(location: str) -> Db:
+def connect(location: str, *, upgrade_schema: bool = True) -> Db:
     """A connection to the store at ``location`` (a file path or a ``postgresql://`` URL), its schema created or
-    upgraded to ``SCHEMA_VERSION``."""
+    upgraded to ``SCHEMA_VERSION`` (``upgrade_schema`` False: as it is, for audits and tests)."""
     db = _connect_postgres(location) if is_url(location) else _connect_sqlite(location)
+    if not upgrade_schema:
+        return db
     try:
         upgrade(db)
     except BaseException:
