@@ -18,13 +18,14 @@ from dpsu_core.corpus import Corpus, LoadOptions
 from dpsu_core.corpus.preview import Survey
 from dpsu_core.corpus.readers import RawFile
 from dpsu_core.export import ExportFile, export_files
+from dpsu_core.fingerprint import Content, is_known
 from dpsu_core.history import CorpusRef, PublicRef, ReleaseHistory, ReleaseRecord, SpendGroup
 from dpsu_core.ledger import Ledger, LedgerEntry, LedgerTotal, ledger_summary
 from dpsu_core.mechanisms import Calibration, Release
 from dpsu_core.mechanisms.item_counts import DEFAULT_CLIP, DEFAULT_SHARE, CountsCalibration
 from dpsu_core.mechanisms.registry import mechanism_class
 from dpsu_core.neighbours import NeighbourRuns
-from dpsu_core.overlap import Fingerprint, Key, compare, new_key
+from dpsu_core.overlap import Key, new_key
 from dpsu_core.params import PARAMS
 from dpsu_core.spend import SpendPlan, plan_spend, plan_with_counts
 from pages._text import (
@@ -133,8 +134,8 @@ class Workspace:
     # results on the corpus: cleared when another corpus is installed
     comparison: pd.DataFrame | None = None  # the last table of compare_runs
     neighbours: NeighbourView | None = None  # the last neighbouring-corpora experiment
-    # the content of an uploaded file (``dpsu_core.overlap``): a private one's, to check public files against
-    fingerprint: Fingerprint | None = None
+    # the content of an uploaded file (``dpsu_core.fingerprint``): a private one's, to check public files against
+    fingerprint: Content | None = None
     content_note: str = ""  # what the content check said of an exploration file (raw data, NOT private)
 
 
@@ -149,7 +150,7 @@ class PublicCorpus:
     name: str  # the upload's file name
     digest: str  # its content digest (after unpacking)
     reading: LoadOptions  # how it was read (format, header, columns), for the command export
-    fingerprint: Fingerprint | None = None  # its content, checked against a private corpus loaded later
+    fingerprint: Content | None = None  # its content, checked against a private corpus loaded later
     note: str = ""  # what the content check said of it (raw data, NOT private)
 
     @property
@@ -245,11 +246,11 @@ class AppState(Workspace):
         canaries: list[str],
         dataset_key: str | None = None,
         input_name: str | None = None,
-        fingerprint: Fingerprint | None = None,
+        fingerprint: Content | None = None,
     ):
         """Install a newly loaded PRIVATE corpus with its own canaries (``fingerprint``: its file's content);
         results of the previous one no longer apply, and an exploration in progress ends (its corpus is dropped).
-        GW-KT's public corpus goes when it is this file, or holds too much of its content (``overlap``)."""
+        GW-KT's public corpus goes when it is this file, or holds too much of its content (``fingerprint``)."""
         self.exploring, self.private = False, None
         self.corpus, self.corpus_name, self.corpus_options, self.is_demo = corpus, name, options, is_demo
         self.fingerprint, self.content_note = fingerprint, ""
@@ -258,7 +259,7 @@ class AppState(Workspace):
             or (
                 fingerprint is not None
                 and self.public.fingerprint is not None
-                and compare(self.public.fingerprint, fingerprint).refused
+                and is_known(self.public.fingerprint, fingerprint)
             )
         ):
             self.public = None  # now the private data
@@ -491,7 +492,7 @@ def install_corpus(
     message: str | None = None,
     dataset_key: str | None = None,
     input_name: str | None = None,
-    fingerprint: Fingerprint | None = None,
+    fingerprint: Content | None = None,
 ) -> None:
     """``AppState.set_corpus`` plus the widgets that show the corpus. The canary text area is reset too,
     else its old text would be parsed back into the canaries on the next run. With a ``message`` (a load
