@@ -14,18 +14,19 @@ Per user (``fingerprint``, numba kernels over the CSR arrays):
   * a MinHash signature of that set: ``BANDS`` x ``ROWS`` minima (32 bits each) of independent mixes of the
     token hashes, and one 64-bit *band key* per band (its ``ROWS`` minima hashed with the band's number).
     Two users share a band key with probability J^ROWS (J: the Jaccard similarity of their token sets), so an
-    edited copy of a user (J near 1) shares most keys, and two different people who both use common words
-    (J of 0.2-0.4) almost never share one (0.4^4 = 2.6%; and a user counts as found only through an identical
-    band key). A user with fewer than ``MIN_TOKENS`` distinct tokens does not count (a set of three common
-    words is not a person).
+    edited copy of a user (J near 1) shares most keys. Two different people who both use common words (J of
+    0.2-0.5) share one now and then, and over a million users some pair does; so a shared band key is only a
+    candidate, and the two users are the same person's data when at least ``SIMILAR`` of their
+    BANDS x ROWS minima agree (each agrees with probability J: an estimate of J from 32 draws). A user with
+    fewer than ``MIN_TOKENS`` distinct tokens does not count (a set of three common words is not a person).
 The fingerprint keeps a bottom-k sample of all the corpus's band keys (the ``KEYS`` smallest: the keys are
 pseudo-random, so these are a uniform sample of (user, band) pairs, and the same key is sampled in both corpora
-alike), each with the 16-bit tails of its user's ``BANDS`` keys; plus a bottom-k sample of its distinct token
-hashes. Its size is fixed (about 400 kB) whatever the number of users.
+alike), each with the low 8 bits of its user's BANDS x ROWS minima; plus a bottom-k sample of its distinct token
+hashes. Its size is fixed (about 700 kB) whatever the number of users.
 
 Matching (``match``): below the smaller of the two samples' thresholds each sample is complete, so a sampled key
 of A is in B's sample exactly when it is among B's keys. For a (user, band) pair of A drawn this way, found in
-B at user v, m = the number of bands where the user's and v's keys agree; the share of A's users with at least
+B at user v and similar to v (above), m = the number of bands where the user's and v's keys agree; the share of A's users with at least
 one key in B is BANDS x the mean over sampled pairs of [found] / m (each found user is counted once in
 expectation, through any of its m shared bands). The same computation with A and B exchanged gives the other
 share, so the shares are symmetric: ``match(a, b).known_found == match(b, a).candidate_found``.
@@ -59,7 +60,7 @@ from .overlap import Fingerprint, Key, check_public, compare, hash_normalised
 BANDS = 8  # band keys per user
 ROWS = 4  # MinHash minima per band key (the chance two users share a band: J^ROWS)
 MIN_TOKENS = 4  # a user with fewer distinct tokens does not count
-SIMILAR = 0.7  # two users sharing a band key are the same person's data when this share of their minima agree
+SIMILAR = 0.8  # two users sharing a band key are the same person's data when this share of their minima agree
 KEYS = 16384  # band keys sampled per corpus (bottom-k)
 TOKENS = 4096  # distinct token hashes sampled per corpus (bottom-k)
 
