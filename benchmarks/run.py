@@ -51,12 +51,23 @@ SECTIONS = {
     "preview": "benchmarks.bench_preview",  # the Corpus page's whole-file column facts as a share of the load
     "overlap": "benchmarks.bench_overlap",  # the content check of a public file against reading the two files (1M)
     "overlap_10m": "benchmarks.bench_overlap_10m",  # the same on 10M users (two 2.3 GB CSVs)
+    "fingerprint": "benchmarks.bench_fingerprint",  # the corpus fingerprint against reading and loading (1M)
+    "fingerprint_10m": "benchmarks.bench_fingerprint_10m",  # the same on 10M users (one corpus loaded at a time)
     "tokenizer": "benchmarks.bench_tokenizer",  # private tokenizers' tokens per word on held-out users (issue 30)
     "tokenizer_tuning": "benchmarks.bench_tokenizer_tuning",  # the counts' defaults, chosen on the first half only
 }
 # sections run only when named: scale_10m needs about 12 GB, spark about 8 GB (and Java 17), spark_side
 # Java 17 and pipeline-dp (the 'bench' extra)
-OPT_IN = {"scale_10m", "floor_10m", "spark", "spark_side", "spark_cold", "spark_pdp_10m", "overlap_10m"}
+OPT_IN = {
+    "scale_10m",
+    "floor_10m",
+    "spark",
+    "spark_side",
+    "spark_cold",
+    "spark_pdp_10m",
+    "overlap_10m",
+    "fingerprint_10m",
+}
 # data files a section needs: the runner refuses the section without them rather than replace committed
 # MSNBC figures with a "skipped" (the other sections run without the shared folder)
 NEEDS: dict[str, list[Path]] = {

@@ -441,17 +441,29 @@ def _load_public(args: argparse.Namespace, options: LoadOptions | None, on_batch
         raise type(exc)(f"the public corpus {Path(args.public_corpus).name}: {speak(str(exc), names)}") from None
 
 
-def _check_public(args: argparse.Namespace, public_print: Any, private: Any) -> None:
-    """Refuse GW-KT's public corpus when it shares too much of the input's content (``overlap``: one line, exit
-    2); say how much it shares when it shares less."""
-    from .overlap import compare
+def _check_public(args: argparse.Namespace, public: Any, public_print: Any, corpus: Any, private_print: Any) -> None:
+    """Refuse GW-KT's public corpus when it is the input's data (``fingerprint.check_content``: its users' token
+    sets, and its posts as read; one line, exit 2); say how much it shares when it shares less."""
+    from .fingerprint import check_content, content
 
-    _judge_public(args, compare(public_print.finish(), private))
+    key, name = public_print.key, Path(args.public_corpus).name
+    try:
+        said = check_content(
+            content(public, public_print.finish(), key), content(corpus, private_print.finish(), key), _PUBLIC_USE
+        )
+    except InputError as exc:
+        raise InputError(f"--public-corpus {name}: {exc}") from None
+    if said:
+        print(f"warning (raw data, not private): --public-corpus {name}: {said}", file=sys.stderr)
+
+
+_PUBLIC_USE = "GW-KT's public corpus"
 
 
 def _judge_public(args: argparse.Namespace, found: Any) -> None:
-    """Act on the ``overlap.Overlap`` of GW-KT's public corpus with the input (made in the load's own read)."""
-    use = "GW-KT's public corpus"
+    """Act on the ``overlap.Overlap`` of GW-KT's public corpus with the input (the Spark engine's check, made in
+    the executors' pass over the input)."""
+    use = _PUBLIC_USE
     name = Path(args.public_corpus).name
     if found.refused:
         raise InputError(f"--public-corpus {name}: {found.refusal(use)}")
@@ -591,7 +603,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
         on_batch = None if private_print is None else private_print.add
         corpus = load_corpus(args.input, options, limits=limits, on_batch=on_batch)
         if public_print is not None and private_print is not None:
-            _check_public(args, public_print, private_print.finish())
+            _check_public(args, public, public_print, corpus, private_print)
     _report_source(corpus.source, strict=args.strict)
     guidance = delta_guidance(args.delta, corpus.n_users)
     if guidance.level == "error":  # delta >= 1/n: one user's data could be published outright

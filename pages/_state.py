@@ -20,13 +20,14 @@ from dpsu_core.corpus import Corpus, LoadOptions
 from dpsu_core.corpus.preview import Survey
 from dpsu_core.corpus.readers import RawFile
 from dpsu_core.export import ExportFile, export_files
+from dpsu_core.fingerprint import Content, is_known
 from dpsu_core.history import CorpusRef, PublicRef, ReleaseHistory, ReleaseRecord, SpendGroup
 from dpsu_core.ledger import LedgerEntry, LedgerTotal, ledger_summary
 from dpsu_core.mechanisms import Calibration, Release
 from dpsu_core.mechanisms.item_counts import DEFAULT_CLIP, DEFAULT_SHARE, CountsCalibration
 from dpsu_core.mechanisms.registry import mechanism_class
 from dpsu_core.neighbours import NeighbourRuns
-from dpsu_core.overlap import Fingerprint, Key, compare, new_key
+from dpsu_core.overlap import Key, new_key
 from dpsu_core.params import PARAMS
 from dpsu_core.spend import SpendPlan, plan_spend, plan_with_counts
 from pages._text import (
@@ -135,8 +136,8 @@ class Workspace:
     # results on the corpus: cleared when another corpus is installed
     comparison: pd.DataFrame | None = None  # the last table of compare_runs
     neighbours: NeighbourView | None = None  # the last neighbouring-corpora experiment
-    # the content of an uploaded file (``dpsu_core.overlap``): a private one's, to check public files against
-    fingerprint: Fingerprint | None = None
+    # the content of an uploaded file (``dpsu_core.fingerprint``): a private one's, to check public files against
+    fingerprint: Content | None = None
     content_note: str = ""  # what the content check said of an exploration file (raw data, NOT private)
 
 
@@ -151,7 +152,7 @@ class PublicCorpus:
     name: str  # the upload's file name
     digest: str  # its content digest (after unpacking)
     reading: LoadOptions  # how it was read (format, header, columns), for the command export
-    fingerprint: Fingerprint | None = None  # its content, checked against a private corpus loaded later
+    fingerprint: Content | None = None  # its content, checked against a private corpus loaded later
     note: str = ""  # what the content check said of it (raw data, NOT private)
 
     @property
@@ -250,11 +251,11 @@ class AppState(Workspace):
         canaries: list[str],
         dataset_key: str | None = None,
         input_name: str | None = None,
-        fingerprint: Fingerprint | None = None,
+        fingerprint: Content | None = None,
     ):
         """Install a newly loaded PRIVATE corpus with its own canaries (``fingerprint``: its file's content);
         results of the previous one no longer apply, and an exploration in progress ends (its corpus is dropped).
-        GW-KT's public corpus goes when it is this file, or holds too much of its content (``overlap``)."""
+        GW-KT's public corpus goes when it is this file, or holds too much of its content (``fingerprint``)."""
         self.exploring, self.private = False, None
         self.corpus, self.corpus_name, self.corpus_options, self.is_demo = corpus, name, options, is_demo
         self.fingerprint, self.content_note = fingerprint, ""
@@ -263,7 +264,7 @@ class AppState(Workspace):
             or (
                 fingerprint is not None
                 and self.public.fingerprint is not None
-                and compare(self.public.fingerprint, fingerprint).refused
+                and is_known(self.public.fingerprint, fingerprint)
             )
         ):
             self.public = None  # now the private data
@@ -523,7 +524,7 @@ def install_corpus(
     message: str | None = None,
     dataset_key: str | None = None,
     input_name: str | None = None,
-    fingerprint: Fingerprint | None = None,
+    fingerprint: Content | None = None,
     account: CorpusAccount | None = None,
 ) -> None:
     """``AppState.set_corpus`` plus the widgets that show the corpus (``account``: the durable store's account of

@@ -2,7 +2,7 @@
 through the same widgets (format, header, column pickers, preview, column facts, checks) and the same safety
 (unpacked once, the memory check before loading; a "public" file holding the private data is refused), and the
 same load (``load_flow``: one "Load it anyway", one content check, then the corpus installed for its role).
-Layout only: the reading is ``dpsu_core.corpus`` (``preview``, ``load_upload``), the check ``dpsu_core.overlap``."""
+Layout only: the reading is ``dpsu_core.corpus`` (``preview``, ``load_upload``), the check ``dpsu_core.fingerprint``."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from dpsu_core.corpus.columns import column_spec
 from dpsu_core.corpus.load import refuse_private_copy
 from dpsu_core.corpus.preview import SHOWN_ROWS, Preview, Survey, preview
 from dpsu_core.errors import InputError
-from dpsu_core.overlap import Fingerprinter, check_public
+from dpsu_core.fingerprint import check_content, content
+from dpsu_core.overlap import Fingerprinter
 from dpsu_core.reading import FILE_FIELDS, HEADER_LABEL, READING
 from dpsu_core.wording import speak
 from pages import _ui
@@ -287,23 +288,24 @@ def load_flow(role: UploadRole, pick: UploadPick | None, options: LoadOptions | 
 
 
 def _load(role: UploadRole, upload: UploadCache, options: LoadOptions) -> None:
-    """Tokenize ``upload`` and install it for ``role``. Its content is hashed as it is read
-    (``overlap.Fingerprinter``): a file for the exploration or GW-KT's public corpus that shares too much with
-    the private file is refused, a smaller overlap is stated with its figure. On failure an error box says why
+    """Tokenize ``upload`` and install it for ``role``. Its posts are hashed as it is read
+    (``overlap.Fingerprinter``) and its users' token sets once it is built (``fingerprint.content``): a file for
+    the exploration or GW-KT's public corpus that is the private corpus's data is refused, a smaller overlap is
+    stated with its figure. On failure an error box says why
     and what was in use stays."""
     state = app_state()
     upload.survey = None  # the preview's reading of every column goes before the load needs the memory
-    content = Fingerprinter(state.overlap_key)
+    posts = Fingerprinter(state.overlap_key)
     note = ""
     try:
         with st.status(LOADING[role], expanded=False) as status:
-            corpus = load_upload(upload.raw, upload.name, options, on_batch=content.add)
-            found = content.finish()
+            corpus = load_upload(upload.raw, upload.name, options, on_batch=posts.add)
+            found = content(corpus, posts.finish(), state.overlap_key)
             account = state.recognise(corpus, upload.name) if role == "private" else None
             if role != "private":
-                overlap = check_public(found, state.private_work.fingerprint, PUBLIC_USE[role])
-                if overlap is not None and overlap.any:
-                    note = f"{upload.name}: {overlap.warning(PUBLIC_USE[role])} (raw data, NOT private)."
+                said = check_content(found, state.private_work.fingerprint, PUBLIC_USE[role])
+                if said:
+                    note = f"{upload.name}: {said} (raw data, NOT private)."
             status.update(label="Corpus loaded", state="complete")
     except Exception as exc:  # bad upload or refused: what is in use stays
         if role == "public":

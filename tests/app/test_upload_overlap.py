@@ -1,6 +1,7 @@
 """Public files checked by content against the private corpus in the app (issue 27.1), through AppTest: the
 private file with its line endings changed, its rows shuffled, one row added, or as JSON Lines is refused as the
-exploration corpus and as GW-KT's public corpus (an error box saying how much overlaps; nothing explored, the
+exploration corpus and as GW-KT's public corpus (an error box saying it is the private corpus by its users' words,
+issue 36.2; nothing explored, the
 frequencies stay wordfreq's); a file sharing 5% of its posts is used on both paths with a warning giving the
 figure; a public corpus in use goes when the private corpus loaded later is its data."""
 
@@ -60,9 +61,9 @@ def test_a_copy_of_the_private_file_is_refused_as_the_exploration_corpus(session
     private_id = _state(at).corpus_id
     _go(at, "1_corpus")
     _explore_file(at, name, COPIES[name])
-    (error,) = [e for e in _errors(at) if "of its distinct posts" in e]
+    (error,) = [e for e in _errors(at) if "by its users' words" in e]
     assert "the exploration corpus could not be made" in error
-    assert "100.0% of its distinct posts (3,000 of 3," in error and "3,000 of its (user, post) pairs" in error
+    assert "this file is the private corpus, by its users' words after tokenizing" in error and "PUBLIC" in error
     state = _state(at)
     assert not state.exploring and state.corpus_id == private_id and state.spent().releases == 0
 
@@ -79,8 +80,10 @@ def test_a_copy_of_the_private_file_is_refused_as_gwkts_public_corpus(session, n
     at.button(key="public_use").click()
     at.run()
     _ok(at)
-    (error,) = [e for e in _errors(at) if "of its distinct posts" in e]
-    assert error.startswith("the public corpus cannot be read (using wordfreq instead): 100.0% of its distinct posts")
+    (error,) = [e for e in _errors(at) if "by its users' words" in e]
+    assert error.startswith(
+        "the public corpus cannot be read (using wordfreq instead): this file is the private corpus"
+    )
     assert _state(at).public is None and _state(at).public_corpus is None
     assert any("wordfreq's English list" in c.value for c in at.caption)
 

@@ -27,8 +27,8 @@ def test_an_lf_copy_is_refused_and_a_five_percent_file_explored_with_its_figure(
         assert errors(page) == []  # the byte check at upload lets it through
         page.get_by_role("button", name="Explore on this corpus").click()
         wait_idle(page)
-        (error,) = [e for e in errors(page) if "distinct posts" in e]
-        assert "100.0% of its distinct posts (3,000 of 3,000)" in error and "PUBLIC" in error
+        (error,) = [e for e in errors(page) if "by its users' words" in e]
+        assert "this file is the private corpus, by its users' words after tokenizing" in error and "PUBLIC" in error
         expect(page.get_by_text(re.compile("^Exploring on"))).to_have_count(0)
         shot(page, screenshots, "explore_lf_copy_refused")
         # a file sharing 5% of its posts (under other users): explored, with the figure
