@@ -247,6 +247,21 @@ def _release(row: tuple) -> KeptRelease:
     )
 
 
+def env_default_cap() -> tuple[float, float]:
+    """The default cap from ``DPSU_DEFAULT_CAP`` ("EPSILON,DELTA"), else ε 10, δ 1e-5; a malformed value is refused
+    in one line naming the variable."""
+    text = os.environ.get("DPSU_DEFAULT_CAP", "").strip()
+    if not text:
+        return DEFAULT_EPSILON_CAP, DEFAULT_DELTA_CAP
+    try:
+        e, d = (float(x) for x in text.split(","))
+    except ValueError:
+        raise ParameterError(
+            f"DPSU_DEFAULT_CAP must be 'EPSILON,DELTA' (e.g. '10,1e-5'), got {text!r}: fix or unset it"
+        ) from None
+    return _caps(e, d)
+
+
 def open_store(location: str | os.PathLike[str] | None = None) -> LedgerStore:
     """The ledger at ``location`` (a file path: SQLite; a ``postgresql://`` URL), else ``$DPSU_LEDGER``, else the
     per-user default file (``default_location()``); created, or upgraded to the current schema, as needed."""
@@ -301,9 +316,12 @@ class LedgerStore:
         return None if row is None else row[0]
 
     def default_cap(self) -> tuple[float, float]:
-        """(epsilon, delta) a corpus nobody registered gets on first use."""
+        """(epsilon, delta) a corpus nobody registered gets on first use: the store's setting (``set_default_cap``),
+        else the deployment's ``DPSU_DEFAULT_CAP`` ("EPSILON,DELTA"), else ε 10, δ 1e-5."""
         e, d = self._setting("default_epsilon"), self._setting("default_delta")
-        return (DEFAULT_EPSILON_CAP if e is None else float(e), DEFAULT_DELTA_CAP if d is None else float(d))
+        if e is not None and d is not None:
+            return float(e), float(d)
+        return env_default_cap()
 
     def set_default_cap(self, epsilon: float, delta: float) -> None:
         e, d = _caps(epsilon, delta)
