@@ -211,10 +211,13 @@ def test_seeded_release_on_the_public_demo_leaves_the_totals_without_a_guarantee
 def test_sidebar_states_the_ledger_scope_and_alpha_follows_its_spec():
     from dpsu_core.params import PARAMS
 
-    at = _new()
+    at = _new()  # the bundled public demo: kept in this session only
     scope = [c.value for c in at.sidebar.caption if c.value.startswith("Scope")]
-    assert scope and "this browser session" in scope[0] and "this exact file" in scope[0]
+    assert scope and "this browser session" in scope[0] and "not kept in the durable ledger" in scope[0]
     assert at.sidebar.number_input(key="alpha").max == PARAMS["alpha"].maximum
+    _upload_and_load(at, "posts.csv", 40)  # an upload: the durable ledger's account, shared by every tool
+    durable = [c.value for c in at.sidebar.caption if "in the durable ledger" in c.value]
+    assert durable and "every session, tab and tool" in durable[0] and "posts.csv" in _plain(durable[0])
 
 
 def test_longest_ngram_widget_follows_the_parameter_spec():
