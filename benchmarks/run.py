@@ -7,6 +7,7 @@ write benchmarks/results.json and benchmarks/RESULTS.md.
     python -m benchmarks.run floor           # dpsu end to end against the floor (Arrow read + split)
     python -m benchmarks.run tokenizer       # private tokenizers: tokens per word on held-out users' words
     python -m benchmarks.run tokenizer_tuning  # how the counts' defaults were chosen (the first half only)
+    python -m benchmarks.run ledger          # the ledger store's charge latency and a 10,000-entry total
 
 A section whose data is missing (``benchmarks.data``: ../shared/data or $DPSU_SHARED_DATA) is refused
 before anything runs: exit status 2 and one line naming the file. A section that fails leaves its
@@ -55,6 +56,7 @@ SECTIONS = {
     "fingerprint_10m": "benchmarks.bench_fingerprint_10m",  # the same on 10M users (one corpus loaded at a time)
     "tokenizer": "benchmarks.bench_tokenizer",  # private tokenizers' tokens per word on held-out users (issue 30)
     "tokenizer_tuning": "benchmarks.bench_tokenizer_tuning",  # the counts' defaults, chosen on the first half only
+    "ledger": "benchmarks.bench_ledger",  # the ledger store: charge latency (SQLite, PostgreSQL), 10,000 entries' total
 }
 # sections run only when named: scale_10m needs about 12 GB, spark about 8 GB (and Java 17), spark_side
 # Java 17 and pipeline-dp (the 'bench' extra)

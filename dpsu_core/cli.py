@@ -16,6 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .accounting.commands import COMMANDS as LEDGER_COMMANDS
 from .errors import DpsuError, InputError, OutputError, ParameterError, cap_message, os_error_message
 from .wording import CLI_OPTIONS, speak
 
@@ -83,6 +84,7 @@ _COMMANDS = {
     "calibrate": "print the noise scale, rho and Gamma of a mechanism",
     "list": "list the mechanisms",
     "spark-env": "pack this Python environment for a Spark cluster's executors (use it with --spark-archive)",
+    **LEDGER_COMMANDS,
 }
 
 
@@ -97,6 +99,7 @@ def _command_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argu
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .accounting.commands import add_commands as add_ledger_commands
     from .corpus.limits import DEFAULT_LIMITS
     from .corpus.readers import FORMATS
     from .corpus.tokenize import TOKENIZERS
@@ -237,6 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
     env = commands["spark-env"]
     env.add_argument("output", metavar="OUT.tar.gz", help="the packed environment to write")
     env.add_argument("--prefix", default=None, help="the environment to pack (default: the running one)")
+    add_ledger_commands(commands)
     return parser
 
 
@@ -819,11 +823,14 @@ def _main(argv: list[str]) -> int:
         if not argv or argv[0] in ("-h", "--help"):  # the overview: the commands only, nothing heavy loaded
             _command_parsers()[0].parse_args(argv)
         args = build_parser().parse_args(argv)
+        from .accounting.commands import run as run_ledger_command
+
         commands = {
             "release": _cmd_release,
             "calibrate": _cmd_calibrate,
             "list": _cmd_list,
             "spark-env": _cmd_spark_env,
+            **dict.fromkeys(LEDGER_COMMANDS, run_ledger_command),
         }
         code = commands[args.command](args)
         _FAST_EXIT["ok"] = getattr(args, "engine", "local") == "local"  # Spark's JVM stops in the exit hooks

@@ -35,8 +35,9 @@ import secrets
 import threading
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Any
 
 from ..errors import DpsuError, ParameterError
@@ -111,18 +112,21 @@ class Corpus:
 
 @dataclass(frozen=True)
 class Charge:
-    """A recorded spend: ``cost`` is what these entries spend on their own, ``total`` the corpus's total after them,
-    ``remaining_*`` what the corpus's cap leaves; ``new_corpus``: the corpus was created by this charge, with the
-    default cap (say so once)."""
+    """A recorded spend: ``total`` is the corpus's total after it, ``remaining_*`` what the corpus's cap leaves,
+    ``cost`` what these entries spend on their own (composed when first read); ``new_corpus``: the corpus was
+    created by this charge, with the default cap (say so once)."""
 
     charge_id: str
     corpus: Corpus
     entries: tuple[LedgerEntry, ...]
-    cost: LedgerTotal
     total: LedgerTotal
     remaining_epsilon: float
     remaining_delta: float
     new_corpus: bool
+
+    @cached_property
+    def cost(self) -> LedgerTotal:
+        return total(compact(self.entries))
 
     def sentence(self) -> str:
         c = self.corpus
@@ -182,18 +186,13 @@ def compact(entries: Sequence[LedgerEntry]) -> list[LedgerEntry]:
     """Identical configurations merged into one entry whose ``releases`` add up (every composition of
     ``ledger.total`` is a function of the configurations and their release counts: a k-fold composition is one
     self-composition), so 10,000 entries of a few configurations compose as a few."""
-    out: dict[tuple, LedgerEntry] = {}
+    first: dict[tuple, LedgerEntry] = {}
+    count: dict[tuple, int] = {}
     for e in entries:
         key = (e.mechanism, e.label, e.epsilon, e.delta, e.noise, e.zcdp, e.laplace, e.teaching)
-        seen = out.get(key)
-        out[key] = e if seen is None else _with_releases(seen, seen.releases + e.releases)
-    return list(out.values())
-
-
-def _with_releases(e: LedgerEntry, releases: int) -> LedgerEntry:
-    from dataclasses import replace
-
-    return replace(e, releases=releases)
+        first.setdefault(key, e)
+        count[key] = count.get(key, 0) + e.releases
+    return [e if e.releases == count[k] else replace(e, releases=count[k]) for k, e in first.items()]
 
 
 def _now() -> str:
@@ -492,18 +491,17 @@ class LedgerStore:
         job_text = _json(job, "the job")
         if not isinstance(request_key, str):
             raise ParameterError("the request key must be text")
-        cost = total(compact(new))
         with self._lock:
             with self._db.transaction() as db:
                 c, created = self._locked(db, corpus, create_by=actor)
                 before = self._grouped(db, c.id)
                 after = total(compact(before + new))
-                refusal = self._over(db, c, actor, before, after, new, cost)
+                refusal = self._over(db, c, actor, before, after, new)
                 if refusal is not None:
                     db.execute(
                         "INSERT INTO refusals (time_utc, corpus_id, actor, tool, why, requested_epsilon, "
                         "requested_delta) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        (_now(), c.id, actor, tool, str(refusal), cost.epsilon, cost.basic_delta),
+                        (_now(), c.id, actor, tool, str(refusal), refusal.requested_epsilon, refusal.requested_delta),
                     )
                 else:
                     charge_id, now = uuid.uuid4().hex, _now()
@@ -515,7 +513,6 @@ class LedgerStore:
             charge_id,
             c,
             tuple(new),
-            cost,
             after,
             max(0.0, c.epsilon_cap - after.epsilon),
             max(0.0, c.delta_cap - after.basic_delta),
@@ -530,19 +527,10 @@ class LedgerStore:
         before: list[LedgerEntry],
         after: LedgerTotal,
         new: list[LedgerEntry],
-        cost: LedgerTotal,
     ) -> BudgetRefused | None:
         """The refusal, when the corpus's cap or the actor's own would be passed."""
-        spend = f"refused: this release would spend ε = {cost.epsilon:.4g}, δ = {cost.basic_delta:.2g}"
         if after.epsilon > c.epsilon_cap or after.basic_delta > c.delta_cap:
-            now = total(before)
-            rem_e, rem_d = max(0.0, c.epsilon_cap - now.epsilon), max(0.0, c.delta_cap - now.basic_delta)
-            text = (
-                f"{spend}; corpus {c.name!r} has ε = {shown_down(rem_e)} of {c.epsilon_cap:g} left "
-                f"(δ = {rem_d:.2g} of {c.delta_cap:.2g}); its custodian can raise the cap with 'dpsu corpus set-budget'"
-            )
-            return BudgetRefused(text, corpus=c.name, requested_epsilon=cost.epsilon, requested_delta=cost.basic_delta,
-                                 remaining_epsilon=rem_e, remaining_delta=rem_d)  # fmt: skip
+            return _refusal(f"corpus {c.name!r}", c.name, c.epsilon_cap, c.delta_cap, before, new, custodian=True)
         row = db.one(
             "SELECT epsilon_cap, delta_cap FROM analyst_caps WHERE corpus_id = ? AND analyst = ?", (c.id, actor)
         )
@@ -553,14 +541,7 @@ class LedgerStore:
         theirs = total(compact(mine + new))
         if theirs.epsilon <= cap_e and theirs.basic_delta <= cap_d:
             return None
-        now = total(mine)
-        rem_e, rem_d = max(0.0, cap_e - now.epsilon), max(0.0, cap_d - now.basic_delta)
-        text = (
-            f"{spend}; {actor!r}'s own cap on corpus {c.name!r} has ε = {shown_down(rem_e)} of {cap_e:g} left "
-            f"(δ = {rem_d:.2g} of {cap_d:.2g})"
-        )
-        return BudgetRefused(text, corpus=c.name, requested_epsilon=cost.epsilon, requested_delta=cost.basic_delta,
-                             remaining_epsilon=rem_e, remaining_delta=rem_d)  # fmt: skip
+        return _refusal(f"{actor!r}'s own cap on corpus {c.name!r}", c.name, cap_e, cap_d, mine, new)
 
     def refusals(self, corpus: str | int) -> list[Refusal]:
         c = self.corpus(corpus)
@@ -733,6 +714,29 @@ class LedgerStore:
         refusals = [r.__dict__ for c in self.corpora() for r in self.refusals(c.id)]
         doc = {"schema_version": SCHEMA_VERSION, "corpora": corpora, "entries": rows, "refusals": refusals}
         return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
+
+
+def _refusal(
+    who: str,
+    corpus: str,
+    cap_e: float,
+    cap_d: float,
+    before: list[LedgerEntry],
+    new: list[LedgerEntry],
+    *,
+    custodian: bool = False,
+) -> BudgetRefused:
+    """The one-line refusal: what the release would spend, what the binding cap leaves (composed here only: a
+    recorded charge never pays for it)."""
+    cost, now = total(compact(new)), total(before)
+    rem_e, rem_d = max(0.0, cap_e - now.epsilon), max(0.0, cap_d - now.basic_delta)
+    text = (
+        f"refused: this release would spend ε = {cost.epsilon:.4g}, δ = {cost.basic_delta:.2g}; {who} has "
+        f"ε = {shown_down(rem_e)} of {cap_e:g} left (δ = {rem_d:.2g} of {cap_d:.2g})"
+        + ("; its custodian can raise the cap with 'dpsu corpus set-budget'" if custodian else "")
+    )
+    return BudgetRefused(text, corpus=corpus, requested_epsilon=cost.epsilon, requested_delta=cost.basic_delta,
+                         remaining_epsilon=rem_e, remaining_delta=rem_d)  # fmt: skip
 
 
 def _floats(d: dict[str, Any]) -> dict[str, Any]:
