@@ -12,7 +12,10 @@ Per user (``fingerprint``, numba kernels over the CSR arrays):
     item's string hashed once per distinct item with the keyed SipHash-2-4 of ``overlap.hash_normalised``
     (NFC, lower case, white space collapsed), under a key derived from the caller's secret;
   * a MinHash signature of that set: ``BANDS`` x ``ROWS`` minima (32 bits each) of independent mixes of the
-    token hashes, and one 64-bit *band key* per band (its ``ROWS`` minima hashed with the band's number).
+    token hashes (two minima per 64-bit mix), and one 64-bit *band key* per band (its ``ROWS`` minima hashed
+    with the band's number). (One-permutation hashing, one mix per token, was tried: two to three times
+    faster, but a user with a few tokens fills few of the 32 bins, so its bands copy each other and two
+    people with similar short sets share band keys more often; a corpus's own users then collide.)
     Two users share a band key with probability J^ROWS (J: the Jaccard similarity of their token sets), so an
     edited copy of a user (J near 1) shares most keys. Two different people who both use common words (J of
     0.2-0.5) share one now and then, and over a million users some pair does; so a shared band key is only a
