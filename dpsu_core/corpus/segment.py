@@ -270,9 +270,13 @@ class Detection:
         for language in sorted(self.missing):
             names = " or ".join(c.name for c in segmenters.CANDIDATES[language])
             instead = "kept as written" if language == "Korean" else f"character {n}-grams"
+            failed = segmenters.failure(language)
             out.append(
                 f"{language} text found but its segmenter ({names}) is not installed: its words are {instead} "
                 "instead; install it with pip install 'dpsu[languages]'"
+                if not failed
+                else f"{language} text found but its segmenter did not start ({failed}): its words are {instead} "
+                "instead; reinstall it with pip install 'dpsu[languages]'"
             )
         for script in sorted(self.ngram_scripts):
             why = segmenters.NO_SEGMENTER.get(script, "no word segmenter here")
