@@ -228,7 +228,8 @@ def tokenization_text(tokenizer: str, n: int = DEFAULT_CHAR_NGRAMS, korean: str 
                 named.append("Korean: words as written (eojeol)")
                 continue
             cand = segmenters.chosen(language)
-            named.append(f"{language}: {cand.label() if cand else f'not installed, character {n}-grams'}")
+            missing = "did not start" if segmenters.failure(language) else "not installed"
+            named.append(f"{language}: {cand.label() if cand else f'{missing}, character {n}-grams'}")
         return (
             f"auto: words segmented by script ({'; '.join(named)}; Burmese: character {n}-grams; other scripts: "
             "the fast tokenizer)"

@@ -84,7 +84,11 @@ def _version(package: str) -> str:
 
 
 def chosen(language: str) -> Candidate | None:
-    """The segmenter ``language`` would use (the first installed candidate), without importing it."""
+    """The segmenter ``language`` uses: once ``load`` started it in this process, the one that runs (None when
+    every candidate failed to start); before, the first installed candidate, without importing it."""
+    if language in _loaded:
+        seg = _loaded[language]
+        return seg.candidate if seg is not None else None
     return next((c for c in CANDIDATES[language] if c.installed()), None)
 
 

@@ -7,6 +7,7 @@ its word list on the path (nlpo3 panics reading it), or a stand-in ``rjieba`` pa
 from __future__ import annotations
 
 import csv
+import json
 import os
 import subprocess
 import sys
@@ -36,7 +37,7 @@ def _release(tmp_path: Path, posts: list[str], path_dirs: list[Path]) -> subproc
     src.write_text("user,text\n" + "".join(f"u{i},{posts[i % len(posts)]}\n" for i in range(60)), encoding="utf-8")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([*map(str, path_dirs), str(ROOT)]))
     argv = [sys.executable, "-m", "dpsu_core.cli", "release", str(src), "-m", "policy-gaussian", "-e", "8"]
-    argv += ["-d", "1e-5", "-o", str(tmp_path / "out.csv")]
+    argv += ["-d", "1e-5", "-o", str(tmp_path / "out.csv"), "--report", str(tmp_path / "report.json")]
     return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
 
 
@@ -62,6 +63,8 @@ def test_thai_with_a_pythainlp_without_its_word_list_falls_back_to_character_ngr
     items = _items(tmp_path)
     bases = [sum(not unicodedata.category(c).startswith("M") for c in item) for item in items]
     assert items and max(bases) == 2  # character 2-grams (a vowel or tone mark goes with its letter)
+    method = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))["tokenization"]
+    assert "Thai: did not start, character 2-grams" in method and "nlpo3" not in method
 
 
 def test_a_compiled_segmenter_that_panics_at_start_gives_way_to_its_pure_python_fallback(tmp_path):
@@ -78,6 +81,8 @@ def test_a_compiled_segmenter_that_panics_at_start_gives_way_to_its_pure_python_
     items = set(_items(tmp_path))
     words = {w for post in CHINESE for w in jieba.lcut(post, HMM=True)}
     assert items and items <= words  # jieba's words, not character n-grams
+    method = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))["tokenization"]
+    assert "Chinese: jieba " in method and "rjieba" not in method  # the report names the one that ran
 
 
 def test_a_segmenter_that_panics_on_the_text_is_refused_in_one_line(tmp_path):
