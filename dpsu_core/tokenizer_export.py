@@ -131,7 +131,25 @@ def _check_special(i: int, name: Any) -> str:
         raise ParameterError(
             f"special token {i} ({name[:20]!r}...) is {len(name)} characters long; at most {_MAX_SPECIAL_LEN}"
         )
+    if could_be_in_a_word(name):
+        raise ParameterError(
+            f"special token {i} ({name!r:.40}) is made of letters, digits or apostrophes, so it could be part of a "
+            "released word, which would then no longer encode to itself (with 'a': 'alpha' -> 'a', '[UNK]', 'a'); "
+            f"put a symbol in it, e.g. '<{name[:40]}>'"
+        )
     return name
+
+
+def could_be_in_a_word(text: str) -> bool:
+    """Whether ``text`` could be part of a word of the release's tokenizer: every character a word character or an
+    apostrophe (``corpus.charclass``, with case: a special token is matched in the text before case folding).
+    A special token is cut out of the text wherever it occurs, before words are found, so such a token would cut
+    the released words holding it (no ``tokenizers`` option keeps it whole next to a word's inner apostrophe);
+    a token with any other character (``[CLS]``, ``<s>``) never occurs inside a released word."""
+    from .corpus.charclass import APOS, WORD, char_classes
+
+    cls = char_classes()
+    return all(c == "'" or int(cls[ord(c)]) in (WORD, APOS) for c in text)
 
 
 def parse_special_tokens(text: str | Sequence[str] | None) -> tuple[str, ...]:

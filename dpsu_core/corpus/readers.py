@@ -170,7 +170,7 @@ def peek_columns(
     data, _, _ = to_utf8(raw)
     if fmt == "jsonl":
         check_json_depth(data, raw.name or "the file", limits)
-        return _json_columns(data)
+        return json_keys(data)
     delimiter = _delimiter(fmt, data)
     rows = first_rows(data, delimiter)
     first = rows[0] if rows else []
@@ -861,7 +861,8 @@ def _read_parquet(
     return _table_of_choice(tab, columns, c, "parquet", at)
 
 
-def _json_columns(data: bytes) -> list[str]:
+def json_keys(data: bytes) -> list[str]:
+    """The keys of the JSON objects in the first lines of ``data`` (or of its first array of objects)."""
     data = repair_surrogates(data)[0]
     head = data[:_SNIFF].decode("utf-8", errors="ignore").lstrip()
     if head.startswith("["):

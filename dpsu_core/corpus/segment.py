@@ -228,7 +228,8 @@ def tokenization_text(tokenizer: str, n: int = DEFAULT_CHAR_NGRAMS, korean: str 
                 named.append("Korean: words as written (eojeol)")
                 continue
             cand = segmenters.chosen(language)
-            named.append(f"{language}: {cand.label() if cand else f'not installed, character {n}-grams'}")
+            missing = "did not start" if segmenters.failure(language) else "not installed"
+            named.append(f"{language}: {cand.label() if cand else f'{missing}, character {n}-grams'}")
         return (
             f"auto: words segmented by script ({'; '.join(named)}; Burmese: character {n}-grams; other scripts: "
             "the fast tokenizer)"
@@ -270,9 +271,13 @@ class Detection:
         for language in sorted(self.missing):
             names = " or ".join(c.name for c in segmenters.CANDIDATES[language])
             instead = "kept as written" if language == "Korean" else f"character {n}-grams"
+            failed = segmenters.failure(language)
             out.append(
                 f"{language} text found but its segmenter ({names}) is not installed: its words are {instead} "
                 "instead; install it with pip install 'dpsu[languages]'"
+                if not failed
+                else f"{language} text found but its segmenter did not start ({failed}): its words are {instead} "
+                "instead; reinstall it with pip install 'dpsu[languages]'"
             )
         for script in sorted(self.ngram_scripts):
             why = segmenters.NO_SEGMENTER.get(script, "no word segmenter here")

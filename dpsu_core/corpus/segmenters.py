@@ -20,12 +20,16 @@ a post needs it (``load``): a file that holds no run of the script pays nothing 
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import importlib.util
 import os
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from importlib.metadata import PackageNotFoundError, version
+
+from ..errors import InputError, cap_message
 
 
 @dataclass(frozen=True)
@@ -37,7 +41,12 @@ class Candidate:
     detail: str = ""  # what the notes add after the name and version
 
     def installed(self) -> bool:
-        return all(importlib.util.find_spec(m) is not None for m in (self.module, *_EXTRA_MODULES.get(self.name, ())))
+        try:
+            return all(
+                importlib.util.find_spec(m) is not None for m in (self.module, *_EXTRA_MODULES.get(self.name, ()))
+            )
+        except ValueError:  # sys.modules holds None for it: hidden, as if not installed
+            return False
 
     def label(self) -> str:
         versions = " with ".join(f"{p} {_version(p)}" for p in self.packages)
@@ -75,7 +84,11 @@ def _version(package: str) -> str:
 
 
 def chosen(language: str) -> Candidate | None:
-    """The segmenter ``language`` would use (the first installed candidate), without importing it."""
+    """The segmenter ``language`` uses: once ``load`` started it in this process, the one that runs (None when
+    every candidate failed to start); before, the first installed candidate, without importing it."""
+    if language in _loaded:
+        seg = _loaded[language]
+        return seg.candidate if seg is not None else None
     return next((c for c in CANDIDATES[language] if c.installed()), None)
 
 
@@ -95,14 +108,82 @@ class Segmenter:
     # spaces, the line breaks kept
     lines: Callable[[str], str] | None = None
 
+    # why the candidates before this one are not used (one failed to start: ``load``), for the notes
+    failed: str = ""
+
     def describe(self) -> str:
+        if self.failed:
+            return f"{self.candidate.label()}; {self.failed}, so {self.candidate.name} ran instead"
         fallback = "" if self.candidate.compiled or len(CANDIDATES[self.language]) == 1 else _FALLBACK_NOTE
         return f"{self.candidate.label()}{fallback}"
 
 
 _FALLBACK_NOTE = "; pure Python, the compiled segmenter is not installed: pip install 'dpsu[languages]'"
 
+#: a short text of each language, segmented once when its segmenter loads: a broken install (a missing word list,
+#: a library that panics) fails there, where the next candidate can take over, rather than inside a release
+PROBES = {
+    "Chinese": "我爱北京",
+    "Japanese": "日本語の文",
+    "Thai": "ภาษาไทยง่าย",
+    "Korean": "학교에",
+    "Khmer": "ខ្ញុំស្រឡាញ់",
+    "Lao": "ສະບາຍດີ",
+}
+
+
+class SegmenterError(InputError):
+    """A word segmenter failed while it segmented the text (after it had started): one line naming it."""
+
+
+def _reason(e: BaseException) -> str:
+    """A failure of a segmenter's own code in a few words (its type and first line)."""
+    first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    return cap_message(f"{type(e).__name__}: {first}" if first else type(e).__name__, 160)
+
+
+def _fatal(e: BaseException) -> bool:
+    """Exceptions that are not a segmenter's failure: Ctrl-C and an exit pass through untouched. Anything else a
+    segmenter raises, including a Rust panic (pyo3's ``PanicException`` derives from ``BaseException``, not
+    ``Exception``), is its failure."""
+    return isinstance(e, (KeyboardInterrupt, SystemExit, GeneratorExit))
+
+
+def _guarded(language: str, name: str, fn: Callable | None) -> Callable | None:
+    """``fn`` (a segmenter's callable) with any failure turned into one ``SegmenterError`` line."""
+    if fn is None:
+        return None
+
+    def call(arg):
+        try:
+            return fn(arg)
+        except BaseException as e:
+            if _fatal(e) or isinstance(e, SegmenterError):
+                raise
+            raise SegmenterError(
+                f"the {language} word segmenter {name} failed while segmenting the text ({_reason(e)}); reinstall "
+                "it (pip install 'dpsu[languages]'), or choose --tokenizer fast or char-ngrams"
+            ) from None
+
+    return call
+
+
+def _started(language: str, cand: Candidate) -> Segmenter:
+    """``cand``'s segmenter made and tried once on ``PROBES``, its callables guarded (``_guarded``). A compiled one
+    starts with the process's standard error held aside (``_held_stderr``): a Rust panic prints its own lines
+    there before Python sees the exception, and the failure is said once, in the notes."""
+    with _held_stderr() if cand.compiled else contextlib.nullcontext():
+        seg = _MAKERS[cand.name](language, cand)
+        if seg.cut is not None:
+            seg.cut(PROBES[language])
+        if seg.words is not None:
+            seg.words([PROBES[language]])
+    g = functools.partial(_guarded, language, cand.name)
+    return replace(seg, cut=g(seg.cut), words=g(seg.words), batch=g(seg.batch), lines=g(seg.lines))
+
+
 _loaded: dict[str, Segmenter | None] = {}
+_failures: dict[str, str] = {}
 # one lock per language: a segmenter that takes a second to load (Kiwi) does not hold up another language's
 _locks = {language: threading.Lock() for language in CANDIDATES}
 _prefetched: set[str] = set()
@@ -122,15 +203,57 @@ def load(language: str) -> Segmenter | None:
         return _loaded[language]
     with _locks[language]:
         if language not in _loaded:
-            made = None
+            made, failed = None, []
             for cand in CANDIDATES[language]:
                 try:
-                    made = _MAKERS[cand.name](language, cand)
+                    made = _started(language, cand)
                     break
-                except ImportError:
-                    continue
+                except ImportError as e:
+                    if cand.installed():  # found, yet its import fails: broken, not missing
+                        failed.append(f"{cand.name} failed to start ({_reason(e)})")
+                except BaseException as e:  # a failure of its own code, a Rust panic included (``_fatal``)
+                    if _fatal(e):
+                        raise
+                    failed.append(f"{cand.name} failed to start ({_reason(e)})")
+            if made is not None and failed:
+                made = replace(made, failed="; ".join(failed))
+            _failures[language] = "; ".join(failed)
             _loaded[language] = made
         return _loaded[language]
+
+
+@contextlib.contextmanager
+def _held_stderr() -> Iterator[None]:
+    """File descriptor 2 into a temporary file for the block: written back to it when the block succeeds, dropped
+    when it fails (the failure is reported in one line instead). Without a usable descriptor 2, nothing is held."""
+    import sys
+    import tempfile
+
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):
+        yield
+        return
+    with tempfile.TemporaryFile() as held:
+        os.dup2(held.fileno(), 2)
+        ok = False
+        try:
+            yield
+            ok = True
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            if ok:
+                held.seek(0)
+                text = held.read()
+                if text:
+                    os.write(2, text)
+
+
+def failure(language: str) -> str:
+    """Why the installed segmenters of ``language`` did not start (after ``load``), or ""."""
+    return _failures.get(language, "")
 
 
 def prefetch(language: str) -> None:
@@ -147,6 +270,7 @@ def forget() -> None:
     for language in CANDIDATES:
         with _locks[language]:
             _loaded.pop(language, None)
+            _failures.pop(language, None)
     _prefetched.clear()
 
 

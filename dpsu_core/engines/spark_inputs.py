@@ -10,10 +10,13 @@ table (``--spark-table``). For local parts, before any JVM starts:
   ``notes.txt``, checksums) are listed in a note as not read. A ``.zip`` part is refused (Spark cannot read
   it); a ``.gz`` part is read by Spark and unpacked here once, within the read limits (a gzip bomb is refused
   as the local reader refuses it);
-* ``--max-file-mb`` applies to each part; CSV/TSV parts are scanned as the local reader scans them: an
-  unterminated quote is an error naming its line, undoubled quotes a note, a part whose columns differ from
-  the first part's an error; a part that is not UTF-8 is read as cp1252/Latin-1 when none of its rows is
-  UTF-8 (the local reader's note), and refused when it mixes the two (Spark decodes one encoding per file);
+* ``--max-file-mb`` applies to each part; a part with no bytes (Spark writes one for an empty partition) is
+  skipped and counted in a note; every other part must have the first part's columns (``corpus.parts``: the
+  same number for CSV/TSV, the same names and types for Parquet, nested keys for JSON Lines), or the input is
+  refused naming the two parts; CSV/TSV parts are scanned as the local reader scans them: an
+  unterminated quote is an error naming its line, undoubled quotes a note; a part that is not UTF-8 is read as
+  cp1252/Latin-1 when none of its rows is UTF-8 (the local reader's note), and refused when it mixes the two
+  (Spark decodes one encoding per file);
 * ``check_paths``: no output (``-o``, ``--report``, ``--export-tokenizer``) may be a part, lie inside the
   input folder or match the input glob, and the public corpus may not be one of the parts.
 
@@ -35,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
 from ..corpus.limits import DEFAULT_LIMITS, HEAD_BYTES, ReadLimits, read_capped
+from ..corpus.parts import PartColumns, check_same_columns, json_columns, parquet_columns, skip_empty
 from ..errors import InputError, OutputError, short_name, shorten_list
 from ..wording import opt
 
@@ -161,6 +165,10 @@ def resolve_input(path: str, format: str = "auto", limits: ReadLimits = DEFAULT_
             + f"; give {opt('format')} for files without an extension"
         )
     fmt = format if format != "auto" else _one_format(data)
+    for f in data:
+        _check_regular(f, limits)
+    keep, skipped_note = skip_empty([_rel(f, folder) for f in data], [_size(f) for f in data], short_name(path))
+    data = [data[i] for i in keep]
     notes: list[str] = []
     if folder is not None or pattern is not None:
         nested = sum(1 for f in data if folder is not None and f.parent != folder)
@@ -170,17 +178,44 @@ def resolve_input(path: str, format: str = "auto", limits: ReadLimits = DEFAULT_
         )
     if skipped:
         notes.append(f"not read (not {fmt} data): {shorten_list((_rel(f, folder) for f in skipped), quote=True)}")
-    for f in data:
-        _check_regular(f, limits)
+    if skipped_note:
+        notes.append(skipped_note)
     if fmt in ("csv", "tsv"):
         groups, head, more = _delimited(data, fmt, limits)
         notes += more
     else:
-        for f in data:
-            if f.name.lower().endswith(".gz"):
-                _unpacked_size(f, limits)
+        check_same_columns(fmt, [_columns(f, fmt, limits) for f in data])
         groups, head = (Group(tuple(str(f) for f in data)),), None
     return SparkInput(path, fmt, groups, tuple(data), folder, pattern, head, tuple(notes))
+
+
+def _size(f: Path) -> int:
+    """The part's size in bytes; for a .gz part, 1 when it unpacks to anything (its first byte), else 0."""
+    if not f.name.lower().endswith(".gz"):
+        return f.stat().st_size
+    try:
+        with gzip.open(f, "rb") as gz:
+            return len(gz.read(1))
+    except (OSError, EOFError, zlib.error) as e:
+        raise InputError(
+            f"{short_name(f.name)} looks gzip-compressed but cannot be unpacked ({e}); give it uncompressed"
+        ) from None
+
+
+def _columns(f: Path, fmt: str, limits: ReadLimits) -> PartColumns:
+    """A Parquet or JSON Lines part's columns (``corpus.parts``): the footer's schema, or the first lines' keys. A .gz
+    part is unpacked once here, within the limits (a gzip bomb is refused as the local reader refuses it)."""
+    import pyarrow as pa
+
+    gz = f.name.lower().endswith(".gz")
+    if fmt == "parquet":
+        return parquet_columns(f.name, pa.BufferReader(_gunzip(f, limits)) if gz else str(f))
+    if gz:
+        head = _gunzip(f, limits)[:HEAD_BYTES]
+    else:
+        with open(f, "rb") as fh:
+            head = fh.read(HEAD_BYTES)
+    return json_columns(f.name, head)
 
 
 def _walk(folder: Path) -> Iterator[Path]:
@@ -250,11 +285,6 @@ def _gunzip(f: Path, limits: ReadLimits) -> bytes:
         ) from None
 
 
-def _unpacked_size(f: Path, limits: ReadLimits) -> None:
-    """Unpack a .gz part once (and drop it), refusing it past the unpack limit (a gzip bomb)."""
-    _gunzip(f, limits)
-
-
 def _delimited(data: list[Path], fmt: str, limits: ReadLimits) -> tuple[tuple[Group, ...], bytes, list[str]]:
     """Scan each CSV/TSV part as the local reader does; group the parts by encoding and layout."""
     from ..corpus.csvscan import UnterminatedQuote, scan_csv, scan_csv_windows
@@ -263,7 +293,7 @@ def _delimited(data: list[Path], fmt: str, limits: ReadLimits) -> tuple[tuple[Gr
     notes: list[str] = []
     head0: bytes | None = None
     delimiter = ","
-    first_cols: list[str] | None = None
+    first_cols: PartColumns | None = None
     groups: dict[tuple[str, bool], list[str]] = {}
     stray = 0
     for f in data:
@@ -287,14 +317,10 @@ def _delimited(data: list[Path], fmt: str, limits: ReadLimits) -> tuple[tuple[Gr
                 'written twice: "")'
             )
         stray += shape.stray_quotes
-        cols = _first_row(head, delimiter, encoding)
+        cols = PartColumns(f.name, tuple(_first_row(head, delimiter, encoding)))
         if first_cols is None:
             first_cols = cols
-        elif len(cols) != len(first_cols):
-            raise InputError(
-                f"{short_name(f.name)} has {len(cols)} columns, {short_name(data[0].name)} {len(first_cols)}; "
-                "every part of the input needs the same columns: read them separately"
-            )
+        check_same_columns(fmt, [first_cols, cols])
         if encoding != "UTF-8":
             notes.append(
                 f"{short_name(f.name)} is not valid UTF-8: none of its rows with non-ASCII characters is, so it was "

@@ -263,21 +263,100 @@ def check_remote(remote: str) -> tuple[str, int]:
     return host, port
 
 
+#: how long (seconds) each network step of Spark Connect may wait for the server before the run is refused in one
+#: line: the session's start and configuration, shipping dpsu_core, a cancel; set by this environment variable
+CONNECT_TIMEOUT_ENV = "DPSU_SPARK_CONNECT_TIMEOUT"
+DEFAULT_CONNECT_TIMEOUT = 30.0
+_MAX_CONNECT_TIMEOUT = 86_400.0
+
+
+def connect_timeout() -> float:
+    """The time limit of each Spark Connect network step (``CONNECT_TIMEOUT_ENV``, else 30 s)."""
+    raw = os.environ.get(CONNECT_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_CONNECT_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= _MAX_CONNECT_TIMEOUT:  # NaN fails too
+        raise SparkError(
+            f"{CONNECT_TIMEOUT_ENV}={raw[:40]!r} is not a number of seconds above 0 and at most "
+            f"{_MAX_CONNECT_TIMEOUT:,.0f}; give e.g. {CONNECT_TIMEOUT_ENV}=60, or unset it for "
+            f"{DEFAULT_CONNECT_TIMEOUT:.0f} s"
+        )
+    return value
+
+
+def _connect_step(remote: str, what: str, job: Callable[[], Any], holder: dict[str, Any]) -> Any:
+    """``job()`` (a network step of Spark Connect), refused in one line when the server gives no answer within
+    ``connect_timeout()``: the step runs in a thread, and on time-out the session's client (``holder["spark"]``,
+    once the job made it) is closed, which ends the waiting call and keeps pyspark's exit hooks from waiting on
+    the same server."""
+    import threading
+
+    seconds = connect_timeout()
+    out: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            out["value"] = job()
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+            out["error"] = exc
+
+    t = threading.Thread(target=run, name="dpsu-spark-connect", daemon=True)
+    t.start()
+    t.join(seconds)
+    if t.is_alive():
+        abandon(holder.get("spark"))
+        raise SparkError(
+            f"the Spark Connect server {remote!r} accepted the connection but gave no answer within {seconds:g} s "
+            f"while dpsu {what}; check that a Spark Connect server (not another service) listens there and is not "
+            f"overloaded, or allow more time with {CONNECT_TIMEOUT_ENV}=SECONDS"
+        )
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
+
+
+def abandon(spark: Any) -> None:
+    """Close a Spark Connect session's client without a word to its server (it did not answer): the calls still
+    waiting end, and pyspark's exit hooks, which skip a closed client, send it nothing more."""
+    client = getattr(spark, "client", None) if spark is not None else None
+    if client is None:
+        return
+    try:
+        client.close()
+    except Exception:  # noqa: BLE001 - closing a channel to a server that does not answer: nothing to add
+        pass
+
+
 def connect_session(
     remote: str, *, shuffle_partitions: int | None = None, conf: dict[str, str] | None = None
 ) -> SparkSession:
     """A Spark Connect session on ``remote`` (``sc://HOST:PORT``): DataFrame and Arrow operations only, no
-    SparkContext; dpsu_core shipped with ``addArtifacts`` and checked on the executors (``ship_package``)."""
+    SparkContext; dpsu_core shipped with ``addArtifacts`` and checked on the executors (``ship_package``). Each
+    network step has a time limit (``connect_timeout``)."""
+    connect_timeout()  # a bad limit is refused before anything else
     check_remote(remote)
     SparkSession = _session_class()
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
-    try:
-        spark = SparkSession.builder.remote(remote).getOrCreate()
+    holder: dict[str, Any] = {}
+
+    def start() -> Any:
+        spark = holder["spark"] = SparkSession.builder.remote(remote).getOrCreate()
         for key, value in {**_sql_conf(shuffle_partitions), **(conf or {})}.items():
             spark.conf.set(key, value)
+        return spark
+
+    try:
+        spark = _connect_step(remote, "started the session", start, holder)
     except ImportError as exc:
         raise SparkError(f"Spark Connect needs pyspark's connect extra ({exc}): pip install 'dpsu[spark]'") from None
+    except SparkError:
+        raise
     except Exception as exc:
+        abandon(holder.get("spark"))
         raise SparkError(f"the Spark Connect server {remote!r} did not take the session: {one_line(exc)}") from None
     _REMOTE["url"] = remote
     ship_package(spark)
@@ -322,13 +401,22 @@ def ship_package(spark: SparkSession, *, archive: bool = False) -> None:
     want = f"{dpsu_core.__version__} {source_digest(_PACKAGE_DIR)}" if archive else dpsu_core.__version__
     probe = functools.partial(_probe, digest=archive)
     if is_connect(spark):  # no SparkContext: the zip as a session artifact, the probe as an Arrow job
-        spark.addArtifacts(str(package_zip(tempfile.mkdtemp(prefix="dpsu-ship-"))), pyfile=True)
+        zipped = str(package_zip(tempfile.mkdtemp(prefix="dpsu-ship-")))
+        remote = _REMOTE.get("url", "")
+        _connect_step(remote, "sent dpsu_core to it", lambda: spark.addArtifacts(zipped, pyfile=True), {"spark": spark})
 
         def connect_job() -> list[str]:
             df = spark.range(0, 2, 1, 2).mapInArrow(_probe_batches, "v string").distinct()
             return [r[0] for r in df.collect()]
 
-        answers = _within(connect_job, spark.interruptAll, PROBE_SECONDS)
+        def cancel() -> None:  # the interrupt is a network step too: bounded, and the session closed after it
+            try:
+                _connect_step(remote, "cancelled its probe job", spark.interruptAll, {"spark": spark})
+            except Exception:  # noqa: BLE001 - the time-out below is what the user hears
+                pass
+            abandon(spark)
+
+        answers = _within(connect_job, cancel, PROBE_SECONDS)
     else:
         sc = spark.sparkContext
         if not archive and sc.getConf().get("spark.dpsu.shipped", "") != "yes":
