@@ -483,8 +483,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
         else:
             with timings.phase("spark check input"):
                 spark_input = resolve_input(args.input, args.format, _read_limits(args))
-        outs = {"-o": args.output, "--report": args.report, "--export-tokenizer": args.export_tokenizer}
-        check_paths(spark_input, outs, args.public_corpus)
+        check_paths(spark_input, _outputs(args), args.public_corpus)
     public = None
     if args.public_corpus:
         from .mechanisms.registry import list_mechanisms
@@ -537,22 +536,9 @@ def _cmd_release(args: argparse.Namespace) -> int:
     options = _load_options(args)  # validates --max-n before anything is read
     tok_spec = _tokenizer_spec(args, options)
     limits = _read_limits(args)
-    # Outputs must not overwrite an input or each other, and their folder must be writable: checked now,
-    # before the corpus is read, so a bad path costs nothing.
-    tok_file = args.export_tokenizer
-    if tok_spec is not None and _tokenizer_dir(args) is not None:
-        from .tokenizer_export import check_directory_target
-
-        check_directory_target(args.export_tokenizer)
-        tok_file = Path(args.export_tokenizer) / "tokenizer.json"
-    check_output_paths(  # a tokenizer folder not made yet cannot hold an input: its parent was checked above
-        {
-            "-o": args.output,
-            "--report": args.report,
-            "--export-tokenizer": None if tok_file is None or not Path(tok_file).parent.is_dir() else tok_file,
-        },
-        {"the input": args.input, "the public corpus": args.public_corpus},
-    )
+    # Outputs (every file of a tokenizer folder too) must not overwrite an input or each other, and their folder
+    # must be writable: checked now, before the corpus is read and any noise drawn, so a bad path costs nothing.
+    check_output_paths(_outputs(args), {"the input": args.input, "the public corpus": args.public_corpus})
     corpus: Any  # a Corpus, or with --engine spark a SparkCorpus (rows on the executors)
     if args.engine == "spark":
         from .engines.spark import load_spark_corpus, spark_release, spark_session
@@ -588,21 +574,21 @@ def _cmd_release(args: argparse.Namespace) -> int:
     tokenizer = None
     with _after_noise(release.calibration):  # every output is written, or none and the error says what was spent
         extra: tuple[tuple[str, Path, bytes], ...] = ()
+        folders: tuple[tuple[str, Path], ...] = ()
         if tok_spec is not None:
             from .tokenizer_export import directory_files, tokenizer_json
 
             body, built = tokenizer_json(release, tok_spec)
-            tokenizer = (tok_file, body, built)
             folder = _tokenizer_dir(args)
+            files = {Path(args.export_tokenizer): body}
             if folder is not None:  # the folder's configuration files go in the same transaction as the rest
-                Path(folder).mkdir(exist_ok=True)
-                extra = tuple(
-                    ("--export-tokenizer", Path(folder) / name, data)
-                    for name, data in directory_files(body, built).items()
-                    if name != "tokenizer.json"
-                )
+                files = {Path(folder) / name: data for name, data in directory_files(body, built).items()}
+                folders = (("--export-tokenizer", Path(folder)),)
+            (tok_path, tok_body), *rest = files.items()
+            tokenizer = (tok_path, tok_body, built)
+            extra = tuple(("--export-tokenizer", path, data) for path, data in rest)
         with timings.phase("write"):
-            write_release(release, args.output, args.report, tokenizer, extra)
+            write_release(release, args.output, args.report, tokenizer, extra, folders)
     per = ", ".join(f"{n}-grams: {c}" for n, c in release.per_length().items())
     print(
         f"released {release.n_released} items{f' ({per})' if per else ''} with {release.calibration.label} "
@@ -661,6 +647,19 @@ def _counts_plan(args: argparse.Namespace):
     from .mechanisms.item_counts import calibrate_counts
 
     return calibrate_counts(args.epsilon, args.delta, counts["share"], counts["clip"])
+
+
+def _outputs(args: argparse.Namespace) -> dict[str, Any]:
+    """Every output of ``release`` for ``outputs.check_output_paths``: -o, --report, and --export-tokenizer's file
+    or folder (with every file the exporter writes in it)."""
+    from .tokenizer_export import output_target
+
+    tok = args.export_tokenizer
+    return {
+        "-o": args.output,
+        "--report": args.report,
+        "--export-tokenizer": None if tok is None else output_target(tok),
+    }
 
 
 def _tokenizer_dir(args: argparse.Namespace) -> str | None:

@@ -339,11 +339,12 @@ def write_release(
     report_path=None,
     tokenizer: tuple[Any, bytes, dict[str, Any]] | None = None,
     extra_files: tuple[tuple[str, Path, bytes], ...] = (),
+    folders: tuple[tuple[str, Path], ...] = (),
 ) -> None:
     """Write the CSV export and, if asked, the report (Markdown for a .md path, JSON otherwise) and a tokenizer
     (``tokenizer`` = (path, tokenizer.json bytes, how it was built), from ``tokenizer_export.tokenizer_json``;
     the report then records how it was built); ``extra_files`` = (flag, path, bytes) written with them (a tokenizer
-    folder's configuration files).
+    folder's configuration files); ``folders`` = (flag, folder) made first if missing (a tokenizer folder).
 
     Every body is rendered first, then the files are written together (``outputs.OutputSet``): all of them
     appear whole, or none (an ``OutputError`` says so). Check the paths with ``check_output_paths`` before
@@ -362,7 +363,7 @@ def write_release(
             else report_json(release, tokenizer=built)
         )
         targets.append(("--report", rp, body))
-    write_together([*targets, *extra_files])
+    write_together([*targets, *extra_files], folders)
 
 
 # ---- the downloads of one release (the app's Export page) -------------------------------------------
