@@ -100,13 +100,16 @@ def build_parser() -> argparse.ArgumentParser:
     from .corpus.limits import DEFAULT_LIMITS
     from .corpus.readers import FORMATS
     from .corpus.tokenize import TOKENIZERS
+    from .mechanisms.item_counts import CLIP_MAX, CLIP_MIN
+    from .reading import READING_OPTIONS
 
     parser, commands = _command_parsers()
     rel = commands["release"]
     rel.add_argument("input", help="corpus file: csv, tsv, jsonl, parquet, txt or pre-tokenized sequences (.zip ok)")
     _add_mechanism_args(rel)
     _add_reading_args(rel, {"format": list(FORMATS), "tokenizer": list(TOKENIZERS)})
-    rel.set_defaults(char_ngrams=None)  # None: not given (given, it is refused where the tokenizer ignores it)
+    # None: not given (given, an option is refused where the tokenizer ignores it: ``ReadingOption.unused_by``)
+    rel.set_defaults(**{o.field: None for o in READING_OPTIONS if o.tokenizers})
     _add_public_reading_args(rel, {"format": list(FORMATS)})
     rel.add_argument("--strict", action="store_true", help="treat column warnings as errors (exit 2)")
     rel.add_argument(
@@ -171,7 +174,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=None,
         metavar="C",
-        help="with --with-counts: the l2 bound of one user's vector of counts (default 1: each user a unit vector)",
+        help="with --with-counts: the l2 bound of one user's vector of counts (default 1: each user a unit vector; "
+        f"{CLIP_MIN:g} to {CLIP_MAX:g})",
     )
     rel.add_argument(
         "--max-file-mb",
@@ -441,20 +445,23 @@ def _judge_public(args: argparse.Namespace, found: Any) -> None:
 
 def _load_options(args: argparse.Namespace) -> LoadOptions:
     """How ``release`` reads and tokenizes its input (``command.release_argv`` writes the inverse)."""
-    from .corpus.load import CHAR_NGRAM_TOKENIZERS, LoadOptions
-    from .reading import READING, READING_OPTIONS
+    from .corpus.load import LoadOptions
+    from .reading import READING_OPTIONS
 
     given = vars(args)
     reading: dict[str, Any] = {
         o.field: (not given[o.field]) if o.kind == "off" else given[o.field] for o in READING_OPTIONS
     }
-    if reading["char_ngrams"] is None:
-        reading["char_ngrams"] = READING["char_ngrams"].default
-    elif reading["tokenizer"] not in CHAR_NGRAM_TOKENIZERS:
-        raise DpsuError(
-            f"--char-ngrams is not used by --tokenizer {reading['tokenizer']} (only by "
-            f"{' and '.join(CHAR_NGRAM_TOKENIZERS)}); drop it, or choose --tokenizer char-ngrams"
-        )
+    for o in READING_OPTIONS:
+        if not o.tokenizers:
+            continue
+        if reading[o.field] is None:
+            reading[o.field] = o.default
+        elif o.unused_by(reading["tokenizer"]):
+            raise DpsuError(
+                f"{o.flag} is not used by --tokenizer {reading['tokenizer']} (only by {' and '.join(o.tokenizers)}); "
+                f"drop it, or choose --tokenizer {o.tokenizers[-1]}"
+            )
     return LoadOptions(
         **reading,
         has_header=False if args.no_header else (True if args.header else None),
@@ -733,9 +740,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     second at 200k users). Given ``argv`` (tests, scripts), it returns the exit status."""
     code = _main(list(sys.argv[1:] if argv is None else argv))
     if argv is None and _FAST_EXIT["ok"]:
-        for stream in (sys.stdout, sys.stderr):
+        for stream in (sys.stdout, sys.stderr):  # None: the process started with that stream closed
             try:
-                stream.flush()
+                if stream is not None:
+                    stream.flush()
             except (OSError, ValueError):  # a closed pipe (dpsu list | head): nothing more to say
                 pass
         os._exit(code)  # every output is already written and closed (export writes whole files)

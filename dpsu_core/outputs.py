@@ -165,7 +165,9 @@ def _check_folder(label: str, out: FolderOutput) -> bool:
 
 def _check_writable(label: str, path: Path) -> None:
     if path.is_dir():
-        raise OutputError(f"{label} {short_path(path)} is a folder; give a file path such as released.csv")
+        raise OutputError(
+            f"{label} {short_path(path)} is a folder; give a file path (a folder cannot be replaced by a file)"
+        )
     if path.exists() and not path.is_file():
         raise OutputError(f"{label} {short_path(path)} is not a regular file (a device or pipe); give a file path")
     folder = _folder(path)

@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from .errors import ParameterError
+from .mechanisms.base import check_release
 
 MODELS: tuple[str, ...] = ("wordlevel", "bpe", "wordpiece", "unigram")
 DEFAULT_MODEL = "wordlevel"
@@ -211,7 +212,7 @@ def build_tokenizer(
     the tokenizer benchmark's NON-private reference uses it (trained on true word frequencies, as on raw text)."""
     from tokenizers import Tokenizer, decoders, models, trainers
 
-    spec = check_spec(spec)
+    release, spec = check_release(release), check_spec(spec)
     items = [str(s) for s in release.items.tolist()]
     lens = np.asarray(release.ngram_len)
     specials = list(spec.special_tokens)
