@@ -470,7 +470,7 @@ def _load_options(args: argparse.Namespace) -> LoadOptions:
 
 
 def _cmd_release(args: argparse.Namespace) -> int:
-    from . import timings
+    from . import signals, timings
 
     timings.start(args.timings)
     from .corpus import load_corpus
@@ -594,7 +594,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
             (tok_path, tok_body), *rest = files.items()
             tokenizer = (tok_path, tok_body, built)
             extra = tuple(("--export-tokenizer", path, data) for path, data in rest)
-        with timings.phase("write"):
+        with timings.phase("write"), signals.held():  # written together, and then the run has finished
             write_release(release, args.output, args.report, tokenizer, extra, folders)
     per = ", ".join(f"{n}-grams: {c}" for n, c in release.per_length().items())
     print(
@@ -738,7 +738,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; ``argv`` None: this process's arguments, and the process ends with the command
     (without the interpreter's tear-down, which frees a large corpus object by object: a third of a
     second at 200k users). Given ``argv`` (tests, scripts), it returns the exit status."""
-    code = _main(list(sys.argv[1:] if argv is None else argv))
+    from . import signals
+
+    with signals.policy(restore=argv is not None):  # SIGINT and SIGTERM: one line, exit 130 / 143 (``signals``)
+        try:
+            code = _main(list(sys.argv[1:] if argv is None else argv))
+        except KeyboardInterrupt as exc:
+            signals.finish()
+            code = _fail(f"{signals.describe(exc)} (outputs are written whole or not at all)", signals.exit_code(exc))
+    if argv is None:
+        signals.exiting(code)
     if argv is None and _FAST_EXIT["ok"]:
         for stream in (sys.stdout, sys.stderr):  # None: the process started with that stream closed
             try:
@@ -779,8 +788,6 @@ def _main(argv: list[str]) -> int:
         )
     except RecursionError:
         return _fail(str(InputError("the input is nested too deeply to read; check the file's structure")))
-    except KeyboardInterrupt:
-        return _fail("interrupted (outputs are written whole or not at all)", 130)
     except Exception as exc:  # a bug, not bad input: still one line, never a traceback
         return _fail(
             f"internal error ({type(exc).__name__}: {exc}); please report it with the command you ran",
