@@ -103,13 +103,16 @@ def build_parser() -> argparse.ArgumentParser:
     from .corpus.limits import DEFAULT_LIMITS
     from .corpus.readers import FORMATS
     from .corpus.tokenize import TOKENIZERS
+    from .mechanisms.item_counts import CLIP_MAX, CLIP_MIN
+    from .reading import READING_OPTIONS
 
     parser, commands = _command_parsers()
     rel = commands["release"]
     rel.add_argument("input", help="corpus file: csv, tsv, jsonl, parquet, txt or pre-tokenized sequences (.zip ok)")
     _add_mechanism_args(rel)
     _add_reading_args(rel, {"format": list(FORMATS), "tokenizer": list(TOKENIZERS)})
-    rel.set_defaults(char_ngrams=None)  # None: not given (given, it is refused where the tokenizer ignores it)
+    # None: not given (given, an option is refused where the tokenizer ignores it: ``ReadingOption.unused_by``)
+    rel.set_defaults(**{o.field: None for o in READING_OPTIONS if o.tokenizers})
     _add_public_reading_args(rel, {"format": list(FORMATS)})
     rel.add_argument("--strict", action="store_true", help="treat column warnings as errors (exit 2)")
     rel.add_argument(
@@ -174,7 +177,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=None,
         metavar="C",
-        help="with --with-counts: the l2 bound of one user's vector of counts (default 1: each user a unit vector)",
+        help="with --with-counts: the l2 bound of one user's vector of counts (default 1: each user a unit vector; "
+        f"{CLIP_MIN:g} to {CLIP_MAX:g})",
     )
     rel.add_argument(
         "--max-file-mb",
@@ -477,20 +481,23 @@ def _judge_public(args: argparse.Namespace, found: Any) -> None:
 
 def _load_options(args: argparse.Namespace) -> LoadOptions:
     """How ``release`` reads and tokenizes its input (``command.release_argv`` writes the inverse)."""
-    from .corpus.load import CHAR_NGRAM_TOKENIZERS, LoadOptions
-    from .reading import READING, READING_OPTIONS
+    from .corpus.load import LoadOptions
+    from .reading import READING_OPTIONS
 
     given = vars(args)
     reading: dict[str, Any] = {
         o.field: (not given[o.field]) if o.kind == "off" else given[o.field] for o in READING_OPTIONS
     }
-    if reading["char_ngrams"] is None:
-        reading["char_ngrams"] = READING["char_ngrams"].default
-    elif reading["tokenizer"] not in CHAR_NGRAM_TOKENIZERS:
-        raise DpsuError(
-            f"--char-ngrams is not used by --tokenizer {reading['tokenizer']} (only by "
-            f"{' and '.join(CHAR_NGRAM_TOKENIZERS)}); drop it, or choose --tokenizer char-ngrams"
-        )
+    for o in READING_OPTIONS:
+        if not o.tokenizers:
+            continue
+        if reading[o.field] is None:
+            reading[o.field] = o.default
+        elif o.unused_by(reading["tokenizer"]):
+            raise DpsuError(
+                f"{o.flag} is not used by --tokenizer {reading['tokenizer']} (only by {' and '.join(o.tokenizers)}); "
+                f"drop it, or choose --tokenizer {o.tokenizers[-1]}"
+            )
     return LoadOptions(
         **reading,
         has_header=False if args.no_header else (True if args.header else None),
@@ -499,7 +506,7 @@ def _load_options(args: argparse.Namespace) -> LoadOptions:
 
 
 def _cmd_release(args: argparse.Namespace) -> int:
-    from . import timings
+    from . import signals, timings
 
     timings.start(args.timings)
     from .corpus import load_corpus
@@ -519,8 +526,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
         else:
             with timings.phase("spark check input"):
                 spark_input = resolve_input(args.input, args.format, _read_limits(args))
-        outs = {"-o": args.output, "--report": args.report, "--export-tokenizer": args.export_tokenizer}
-        check_paths(spark_input, outs, args.public_corpus)
+        check_paths(spark_input, _outputs(args), args.public_corpus)
     public = None
     if args.public_corpus:
         from .mechanisms.registry import list_mechanisms
@@ -576,22 +582,9 @@ def _cmd_release(args: argparse.Namespace) -> int:
     options = _load_options(args)  # validates --max-n before anything is read
     tok_spec = _tokenizer_spec(args, options)
     limits = _read_limits(args)
-    # Outputs must not overwrite an input or each other, and their folder must be writable: checked now,
-    # before the corpus is read, so a bad path costs nothing.
-    tok_file = args.export_tokenizer
-    if tok_spec is not None and _tokenizer_dir(args) is not None:
-        from .tokenizer_export import check_directory_target
-
-        check_directory_target(args.export_tokenizer)
-        tok_file = Path(args.export_tokenizer) / "tokenizer.json"
-    check_output_paths(  # a tokenizer folder not made yet cannot hold an input: its parent was checked above
-        {
-            "-o": args.output,
-            "--report": args.report,
-            "--export-tokenizer": None if tok_file is None or not Path(tok_file).parent.is_dir() else tok_file,
-        },
-        {"the input": args.input, "the public corpus": args.public_corpus},
-    )
+    # Outputs (every file of a tokenizer folder too) must not overwrite an input or each other, and their folder
+    # must be writable: checked now, before the corpus is read and any noise drawn, so a bad path costs nothing.
+    check_output_paths(_outputs(args), {"the input": args.input, "the public corpus": args.public_corpus})
     corpus: Any  # a Corpus, or with --engine spark a SparkCorpus (rows on the executors)
     if args.engine == "spark":
         from .engines.spark import load_spark_corpus, spark_session
@@ -620,21 +613,21 @@ def _cmd_release(args: argparse.Namespace) -> int:
     tokenizer = None
     with _after_noise(release.calibration):  # every output is written, or none and the error says what was spent
         extra: tuple[tuple[str, Path, bytes], ...] = ()
+        folders: tuple[tuple[str, Path], ...] = ()
         if tok_spec is not None:
             from .tokenizer_export import directory_files, tokenizer_json
 
             body, built = tokenizer_json(release, tok_spec)
-            tokenizer = (tok_file, body, built)
             folder = _tokenizer_dir(args)
+            files = {Path(args.export_tokenizer): body}
             if folder is not None:  # the folder's configuration files go in the same transaction as the rest
-                Path(folder).mkdir(exist_ok=True)
-                extra = tuple(
-                    ("--export-tokenizer", Path(folder) / name, data)
-                    for name, data in directory_files(body, built).items()
-                    if name != "tokenizer.json"
-                )
-        with timings.phase("write"):
-            write_release(release, args.output, args.report, tokenizer, extra)
+                files = {Path(folder) / name: data for name, data in directory_files(body, built).items()}
+                folders = (("--export-tokenizer", Path(folder)),)
+            (tok_path, tok_body), *rest = files.items()
+            tokenizer = (tok_path, tok_body, built)
+            extra = tuple(("--export-tokenizer", path, data) for path, data in rest)
+        with timings.phase("write"), signals.held():  # written together, and then the run has finished
+            write_release(release, args.output, args.report, tokenizer, extra, folders)
     _keep(account, charged, release, tokenizer)
     per = ", ".join(f"{n}-grams: {c}" for n, c in release.per_length().items())
     print(
@@ -734,6 +727,19 @@ def _counts_plan(args: argparse.Namespace):
     return calibrate_counts(args.epsilon, args.delta, counts["share"], counts["clip"])
 
 
+def _outputs(args: argparse.Namespace) -> dict[str, Any]:
+    """Every output of ``release`` for ``outputs.check_output_paths``: -o, --report, and --export-tokenizer's file
+    or folder (with every file the exporter writes in it)."""
+    from .tokenizer_export import output_target
+
+    tok = args.export_tokenizer
+    return {
+        "-o": args.output,
+        "--report": args.report,
+        "--export-tokenizer": None if tok is None else output_target(tok),
+    }
+
+
 def _tokenizer_dir(args: argparse.Namespace) -> str | None:
     """--export-tokenizer as a folder (any path not ending in .json), or None."""
     from .tokenizer_export import is_directory_target
@@ -803,11 +809,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; ``argv`` None: this process's arguments, and the process ends with the command
     (without the interpreter's tear-down, which frees a large corpus object by object: a third of a
     second at 200k users). Given ``argv`` (tests, scripts), it returns the exit status."""
-    code = _main(list(sys.argv[1:] if argv is None else argv))
+    from . import signals
+
+    with signals.policy(restore=argv is not None):  # SIGINT and SIGTERM: one line, exit 130 / 143 (``signals``)
+        try:
+            code = _main(list(sys.argv[1:] if argv is None else argv))
+        except KeyboardInterrupt as exc:
+            signals.finish()
+            code = _fail(f"{signals.describe(exc)} (outputs are written whole or not at all)", signals.exit_code(exc))
+    if argv is None:
+        signals.exiting(code)
     if argv is None and _FAST_EXIT["ok"]:
-        for stream in (sys.stdout, sys.stderr):
+        for stream in (sys.stdout, sys.stderr):  # None: the process started with that stream closed
             try:
-                stream.flush()
+                if stream is not None:
+                    stream.flush()
             except (OSError, ValueError):  # a closed pipe (dpsu list | head): nothing more to say
                 pass
         os._exit(code)  # every output is already written and closed (export writes whole files)
@@ -846,8 +862,6 @@ def _main(argv: list[str]) -> int:
         )
     except RecursionError:
         return _fail(str(InputError("the input is nested too deeply to read; check the file's structure")))
-    except KeyboardInterrupt:
-        return _fail("interrupted (outputs are written whole or not at all)", 130)
     except Exception as exc:  # a bug, not bad input: still one line, never a traceback
         return _fail(
             f"internal error ({type(exc).__name__}: {exc}); please report it with the command you ran",

@@ -12,7 +12,6 @@ from dataclasses import asdict
 from typing import Any
 
 from .corpus import LoadOptions
-from .corpus.load import CHAR_NGRAM_TOKENIZERS
 from .errors import ParameterError
 from .mechanisms.base import Calibration
 from .params import PARAMS
@@ -109,7 +108,7 @@ def release_groups(
     if "max_n" not in cal.params and max_n > 1:
         groups.append(_arg("--max-n", str(max_n)))
     for key, (flag, default) in _VALUE_FLAGS.items():
-        if key == "char_ngrams" and opts.get("tokenizer", "auto") not in CHAR_NGRAM_TOKENIZERS:
+        if READING[key].unused_by(str(opts.get("tokenizer", READING["tokenizer"].default))):
             continue  # unused by this tokenizer: the CLI refuses it
         if opts.get(key, default) != default:
             groups.append(_arg(flag, str(opts[key])))

@@ -20,11 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from .errors import OutputError, ParameterError
-from .mechanisms.base import Release
+from .errors import OutputError
+from .mechanisms.base import Release, check_release
 from .outputs import atomic_write as atomic_write  # re-exported: the output files' safety lives in ``outputs``
 from .outputs import check_output_paths as check_output_paths
 from .outputs import write_together
+from .privacy.validate import check_path
 
 TEACHING_WARNING = (
     "fixed seed: NOT for real releases. The noise is reproducible from the seed, so this "
@@ -60,15 +61,6 @@ OPTIONAL_REPORT_KEYS = ("warning", "session_spent", "release", "tokenizer")
 CALIBRATION_KEYS = ("noise", "scale", "rho", "gamma", "details")
 
 
-def _check_release(release: Any) -> Release:
-    if not isinstance(release, Release):
-        raise ParameterError(
-            f"expected a Release (from mechanism.release(corpus)), got {type(release).__name__}; "
-            "run a mechanism first and export its result"
-        )
-    return release
-
-
 def neutralise_cell(value: Any) -> Any:
     """Prefix a single quote to a string cell that a spreadsheet would read as a formula."""
     if isinstance(value, str) and value.startswith(_FORMULA_START):
@@ -77,7 +69,7 @@ def neutralise_cell(value: Any) -> Any:
 
 
 def _private_columns(release: Release) -> dict[str, np.ndarray]:
-    cols = _check_release(release).private_columns()
+    cols = check_release(release).private_columns()
     return {c: cols[c] for c in ("item", "n", "count", "std") if c in cols}
 
 
@@ -91,7 +83,7 @@ TEACHING_CSV_LINE = (
 def guarantee_text(release: Release) -> str:
     """The guarantee a release carries. A seeded (teaching) release carries none: its noise can be recomputed
     from the seed. The text then says so, and what the same configuration guarantees with fresh randomness."""
-    cal = _check_release(release).calibration
+    cal = check_release(release).calibration
     if not release.seeded:
         return cal.guarantee
     return (
@@ -146,7 +138,7 @@ def _dumps(obj: Any) -> bytes:
 
 def to_json_bytes(release: Release) -> bytes:
     """JSON: {"guarantee": {...}, "items": [{"item", "n"[, "count", "std"]}, ...]}; strings kept literal."""
-    release = _check_release(release)
+    release = check_release(release)
     return _dumps({"guarantee": _guarantee_header(release), "items": _records(release)})
 
 
@@ -158,7 +150,7 @@ def to_txt_bytes(release: Release) -> bytes:
     """
     items = [
         neutralise_cell(str(s).replace("\r\n", " ").replace("\n", " ").replace("\r", " "))
-        for s in _check_release(release).items.tolist()
+        for s in check_release(release).items.tolist()
     ]
     head = TEACHING_TXT_LINE + "\n" if release.seeded else ""
     return (head + "".join(s + "\n" for s in items)).encode("utf-8")
@@ -187,7 +179,7 @@ def report_dict(
     ``tokenizer`` only when a tokenizer was exported: how it was built, ``tokenizer_export.build_tokenizer``)."""
     from . import __version__
 
-    release = _check_release(release)
+    release = check_release(release)
     cal = release.calibration.as_dict()
     rep: dict[str, Any] = {
         "mechanism": cal["mechanism"],
@@ -339,30 +331,31 @@ def write_release(
     report_path=None,
     tokenizer: tuple[Any, bytes, dict[str, Any]] | None = None,
     extra_files: tuple[tuple[str, Path, bytes], ...] = (),
+    folders: tuple[tuple[str, Path], ...] = (),
 ) -> None:
     """Write the CSV export and, if asked, the report (Markdown for a .md path, JSON otherwise) and a tokenizer
     (``tokenizer`` = (path, tokenizer.json bytes, how it was built), from ``tokenizer_export.tokenizer_json``;
     the report then records how it was built); ``extra_files`` = (flag, path, bytes) written with them (a tokenizer
-    folder's configuration files).
+    folder's configuration files); ``folders`` = (flag, folder) made first if missing (a tokenizer folder).
 
     Every body is rendered first, then the files are written together (``outputs.OutputSet``): all of them
     appear whole, or none (an ``OutputError`` says so). Check the paths with ``check_output_paths`` before
     reading the corpus.
     """
-    release = _check_release(release)
-    targets = [("-o", Path(out_csv_path), to_csv_bytes(release))]
+    release = check_release(release)
+    targets = [("-o", check_path(out_csv_path, "out_csv_path"), to_csv_bytes(release))]
     built = tokenizer[2] if tokenizer is not None else None
     if tokenizer is not None:
-        targets.append(("--export-tokenizer", Path(tokenizer[0]), tokenizer[1]))
+        targets.append(("--export-tokenizer", check_path(tokenizer[0], "the tokenizer's path"), tokenizer[1]))
     if report_path is not None:
-        rp = Path(report_path)
+        rp = check_path(report_path, "report_path")
         body = (
             report_markdown(release, tokenizer=built).encode("utf-8")
             if rp.suffix.lower() in (".md", ".markdown")
             else report_json(release, tokenizer=built)
         )
         targets.append(("--report", rp, body))
-    write_together([*targets, *extra_files])
+    write_together([*targets, *extra_files], folders)
 
 
 # ---- the downloads of one release (the app's Export page) -------------------------------------------
@@ -398,7 +391,7 @@ def export_files(
     """Every download of a release. Build them once per release (the app caches them): the report's date is
     then the date the export was first built, so a file stays the same while the user clicks the buttons.
     ``session_spent`` (``ledger.ledger_summary``) and ``release_name`` go into the reports."""
-    release = _check_release(release)
+    release = check_release(release)
     base = export_basename(release, number)
     specs: list[tuple[str, str, str, Callable[[], bytes], str, str]] = [
         ("csv", "items", "Released items (CSV)", lambda: to_csv_bytes(release), f"{base}.csv", "text/csv"),

@@ -34,13 +34,12 @@ from datetime import UTC, datetime
 from fractions import Fraction
 from typing import Any
 
-from .errors import ParameterError
 from .mechanisms.base import Calibration
 from .mechanisms.registry import mechanism_class
 from .privacy.cost import LaplaceCost, ZcdpCost
 from .privacy.gaussian import gaussian_delta, gaussian_delta_exact, raise_until
 from .privacy.pld import pld_epsilon, remaining_delta, sum_up
-from .privacy.validate import check_delta, check_epsilon, check_positive
+from .privacy.validate import check_delta, check_epsilon, check_positive, check_positive_int
 from .privacy.zcdp import zcdp_to_dp_epsilon
 
 __all__ = ["Ledger", "LedgerEntry", "LedgerTotal", "ZcdpCost", "cost_of", "ledger_summary", "total", "zcdp_cost"]
@@ -73,8 +72,7 @@ class LedgerEntry:
     def from_calibration(
         cls, cal: Calibration, *, corpus_id: str | int | None, source: str, releases: int = 1, teaching: bool = False
     ) -> LedgerEntry:
-        if isinstance(releases, bool) or not isinstance(releases, int) or releases < 1:
-            raise ParameterError(f"releases must be a positive integer, got {releases!r}")
+        releases = check_positive_int(releases, "releases")
         return cls(
             mechanism=cal.mechanism,
             label=cal.label,

@@ -22,6 +22,7 @@ import contextlib
 import os
 import secrets
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -50,13 +51,47 @@ def same_file(a: Path, b: Path) -> bool:
         return False
 
 
+@dataclass(frozen=True)
+class FolderOutput:
+    """An output that is a folder holding the files ``names`` (e.g. a tokenizer folder), made by the run (one level)
+    if it does not exist yet."""
+
+    path: Any
+    names: tuple[str, ...]
+    hint: str = "give a folder path"  # what to give instead of a file in the folder's way
+
+    def files(self) -> list[Path]:
+        return [Path(self.path) / name for name in self.names]
+
+
+def output_files(outputs: dict[str, Any]) -> list[tuple[str, Path]]:
+    """(label, file) for every file the ``outputs`` write: a path is one file, a ``FolderOutput`` each of its files."""
+    files: list[tuple[str, Path]] = []
+    for label, value in outputs.items():
+        if isinstance(value, FolderOutput):
+            files += [(label, f) for f in value.files()]
+        elif value is not None:
+            files.append((label, Path(value)))
+    return files
+
+
 def check_output_paths(outputs: dict[str, Any], inputs: dict[str, Any]) -> None:
     """Refuse outputs that would overwrite an input or each other, or that cannot be written.
 
-    ``outputs`` and ``inputs`` map a label (e.g. "-o", "--report", "the input") to a path or None.
-    Run this before reading any input (and before any noise is drawn), so a bad output path costs nothing.
+    ``outputs`` maps a label (e.g. "-o", "--report") to a path, a ``FolderOutput`` (every file in it is checked)
+    or None; ``inputs`` maps a label (e.g. "the input") to a path or None. Every file an output writes is checked
+    against every input and every other output's files (the same file, or one output the folder of another). Run
+    this before reading any input (and before any noise is drawn), so a bad output path costs nothing.
     """
-    outs = [(label, Path(p)) for label, p in outputs.items() if p is not None]
+    for label, value in outputs.items():
+        if value is not None:
+            _check_spelled(label, value.path if isinstance(value, FolderOutput) else value)
+    made = {
+        os.path.realpath(v.path)
+        for label, v in outputs.items()
+        if isinstance(v, FolderOutput) and _check_folder(label, v)
+    }
+    outs = output_files(outputs)
     ins = [(label, Path(p)) for label, p in inputs.items() if p is not None]
     for i, (label, out) in enumerate(outs):
         for in_label, src in ins:
@@ -71,12 +106,68 @@ def check_output_paths(outputs: dict[str, Any], inputs: dict[str, Any]) -> None:
                     f"{other_label} and {label} are the same file ({short_path(out)}): one would overwrite the "
                     "other; give them different paths"
                 )
-        _check_writable(label, out)
+        for other_label, other in outs:
+            if _inside(other, out):
+                raise OutputError(
+                    f"{label} {short_path(out)} is the folder {other_label} writes {other.name} into: one output "
+                    "cannot be both a file and a folder; give them different paths"
+                )
+        if os.path.realpath(_folder(out)) not in made:  # a folder the run makes: its parent was probed
+            _check_writable(label, out)
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    """Whether ``path`` lies inside ``folder`` (resolved: symlinks followed as far as they exist)."""
+    a, b = os.path.realpath(path), os.path.realpath(folder)
+    return a != b and a.startswith(b.rstrip(os.sep) + os.sep)
+
+
+def _check_spelled(label: str, path: Any) -> None:
+    """An output path that is a path: not empty, not '-' (standard output is not an output: every output is
+    written whole to a file, or not at all)."""
+    text = os.fspath(path)
+    if not str(text).strip():
+        raise OutputError(f"{label} is empty; give a path")
+    if text == "-":
+        raise OutputError(
+            f"{label} -: standard output is not an output here (every output is a file, written whole or not at "
+            "all); give a file path (./- for a file named '-')"
+        )
+
+
+def _check_folder(label: str, out: FolderOutput) -> bool:
+    """A ``FolderOutput``'s folder: an existing folder (False), or a path where the run can make one (True)."""
+    p = Path(out.path)
+    if p.is_dir():
+        return False
+    if p.is_symlink():
+        raise OutputError(
+            f"{label} {short_path(p)} is a symbolic link to a missing folder; create the folder it points to, or "
+            "give another path"
+        )
+    if os.path.lexists(p):
+        raise OutputError(f"{label} {short_path(p)} is a file, not a folder; {out.hint}")
+    parent = _folder(p)
+    if not parent.is_dir():
+        raise OutputError(f"the folder holding {label} {short_path(p)} does not exist; create it first")
+    probe = _temp_name(p, "probe.")
+    try:  # the real test: make a folder there
+        os.mkdir(probe, 0o700)
+    except OSError as exc:
+        raise OutputError(
+            f"the folder holding {label} {short_path(p)} is not writable ({exc.strerror or exc}); "
+            "choose a writable folder"
+        ) from None
+    with contextlib.suppress(OSError):
+        os.rmdir(probe)
+    return True
 
 
 def _check_writable(label: str, path: Path) -> None:
     if path.is_dir():
-        raise OutputError(f"{label} {short_path(path)} is a folder; give a file path such as released.csv")
+        raise OutputError(
+            f"{label} {short_path(path)} is a folder; give a file path (a folder cannot be replaced by a file)"
+        )
     if path.exists() and not path.is_file():
         raise OutputError(f"{label} {short_path(path)} is not a regular file (a device or pipe); give a file path")
     folder = _folder(path)
@@ -108,6 +199,7 @@ class OutputSet:
 
     def __init__(self) -> None:
         self._staged: list[tuple[str, Path, Path]] = []  # (label, target, temporary file)
+        self._made: list[Path] = []  # folders made for the outputs (removed again if the set is not committed)
         self.committed = False
 
     def __enter__(self) -> OutputSet:
@@ -122,6 +214,19 @@ class OutputSet:
     @property
     def labels(self) -> list[str]:
         return [label for label, _, _ in self._staged]
+
+    def make_folder(self, label: str, path: Any) -> None:
+        """Make the folder ``path`` (one level; a ``FolderOutput``) if it is missing: removed again, if still empty,
+        when the set is not committed."""
+        folder = Path(path)
+        if folder.is_dir():
+            return
+        try:
+            os.mkdir(folder)
+        except OSError as exc:
+            self.discard()
+            raise OutputError(self._failed(label, folder, exc, _NOTHING_WRITTEN)) from None
+        self._made.append(folder)
 
     def stage(self, label: str, path: Any, body: bytes) -> None:
         """Write ``body`` to a temporary file in ``path``'s folder (flushed to disk); ``path`` is not touched."""
@@ -184,6 +289,10 @@ class OutputSet:
                 os.unlink(tmp)
         if not self.committed:
             self._staged = []
+            for folder in reversed(self._made):
+                with contextlib.suppress(OSError):  # only an empty folder goes
+                    os.rmdir(folder)
+            self._made = []
 
     # ---- internals -------------------------------------------------------------------------------------------
     @staticmethod
@@ -245,9 +354,12 @@ def _fsync_folder(folder: Path) -> None:
             os.close(fd)
 
 
-def write_together(files: Iterable[tuple[str, Any, bytes]]) -> None:
-    """Write (label, path, body) files whole and together, or none of them (``OutputSet``)."""
+def write_together(files: Iterable[tuple[str, Any, bytes]], folders: Iterable[tuple[str, Any]] = ()) -> None:
+    """Write (label, path, body) files whole and together, or none of them (``OutputSet``); (label, folder)
+    ``folders`` are made first if missing (and removed again if nothing is written)."""
     with OutputSet() as out:
+        for label, folder in folders:
+            out.make_folder(label, folder)
         for label, path, body in files:
             out.stage(label, path, body)
         out.commit()

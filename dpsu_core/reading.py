@@ -32,6 +32,11 @@ class ReadingOption:
     app_help: str = ""  # the Corpus page widget's help
     minimum: int | None = None  # an int option's bounds (the widget's; the loader checks the same)
     maximum: int | None = None
+    tokenizers: tuple[str, ...] = ()  # the tokenizers that use it (empty: every one); given to another, it is refused
+
+    def unused_by(self, tokenizer: str) -> bool:
+        """Whether ``tokenizer`` ignores this option (the CLI refuses it then; the exported command leaves it out)."""
+        return bool(self.tokenizers) and tokenizer not in self.tokenizers
 
 
 READING_OPTIONS: tuple[ReadingOption, ...] = (
@@ -115,6 +120,7 @@ READING_OPTIONS: tuple[ReadingOption, ...] = (
         app_help="N of the character n-grams: the char-ngrams tokenizer, and auto's scripts without a word segmenter.",
         minimum=1,
         maximum=8,
+        tokenizers=("auto", "char-ngrams"),
     ),
     ReadingOption(
         "korean",
@@ -131,6 +137,7 @@ READING_OPTIONS: tuple[ReadingOption, ...] = (
         app_help="Korean words under the auto tokenizer. morphemes (default): kiwipiepy splits particles and endings "
         "from their stems, so 학교에, 학교는 and 학교를 all count as 학교 (and 에, 는, 를). eojeol: each word kept "
         "whole as written, as the fast tokenizer does. Other languages are not affected.",
+        tokenizers=("auto",),
     ),
     ReadingOption(
         "lowercase",

@@ -33,7 +33,6 @@ from __future__ import annotations
 import functools
 import io
 import json
-import os
 import unicodedata
 import zipfile
 from collections.abc import Iterator, Sequence
@@ -43,7 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import OutputError, ParameterError
+from .errors import ParameterError
+from .mechanisms.base import check_release
 
 MODELS: tuple[str, ...] = ("wordlevel", "bpe", "wordpiece", "unigram")
 DEFAULT_MODEL = "wordlevel"
@@ -69,7 +69,7 @@ ROLES: dict[str, str] = {
     "[EOS]": "eos_token",
     "</s>": "eos_token",
 }
-#: the files of a tokenizer directory
+#: the files of a tokenizer directory, in ``directory_files``' order (the output check reads them from here)
 DIRECTORY_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
 
 
@@ -230,7 +230,7 @@ def build_tokenizer(
     the tokenizer benchmark's NON-private reference uses it (trained on true word frequencies, as on raw text)."""
     from tokenizers import Tokenizer, decoders, models, trainers
 
-    spec = check_spec(spec)
+    release, spec = check_release(release), check_spec(spec)
     items = [str(s) for s in release.items.tolist()]
     lens = np.asarray(release.ngram_len)
     specials = list(spec.special_tokens)
@@ -349,7 +349,7 @@ def directory_files(body: bytes, info: dict[str, Any]) -> dict[str, bytes]:
     def dump(obj: Any) -> bytes:
         return (json.dumps(obj, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
 
-    return {"tokenizer.json": body, "tokenizer_config.json": dump(config), "special_tokens_map.json": dump(roles)}
+    return dict(zip(DIRECTORY_FILES, (body, dump(config), dump(roles)), strict=True))
 
 
 def is_directory_target(path: Any) -> bool:
@@ -358,19 +358,18 @@ def is_directory_target(path: Any) -> bool:
     return not str(path).lower().endswith(".json")
 
 
-def check_directory_target(path: Any) -> None:
-    """Refuse a tokenizer directory that cannot be made: a file in the way, or a missing parent folder."""
-    p = Path(path)
-    if p.exists() and not p.is_dir():
-        raise OutputError(
-            f"--export-tokenizer {p.name} is a file, not a folder; give a folder path (its three files are written "
-            "there) or a path ending in .json for tokenizer.json alone"
-        )
-    parent = p.parent if str(p.parent) else Path(".")
-    if not parent.is_dir():
-        raise OutputError(f"the folder holding --export-tokenizer {p.name} does not exist; create it first")
-    if not p.exists() and not os.access(parent, os.W_OK | os.X_OK):
-        raise OutputError(f"the folder holding --export-tokenizer {p.name} is not writable; choose a writable folder")
+def output_target(path: Any) -> Any:
+    """What ``--export-tokenizer PATH`` writes, for ``outputs.check_output_paths``: the file PATH (ending in .json),
+    or the folder PATH with every file ``directory_files`` writes (``DIRECTORY_FILES``), made if missing."""
+    from .outputs import FolderOutput
+
+    if not is_directory_target(path):
+        return path
+    return FolderOutput(
+        path,
+        DIRECTORY_FILES,
+        hint="give a folder path (its files are written there) or a path ending in .json for tokenizer.json alone",
+    )
 
 
 def write_directory(path: Any, files: dict[str, bytes]) -> None:

@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 
 from ..errors import EmptyCorpusError, InputError, ParameterError
 from ..params import PARAMS
+from ..reading import READING
 from ..timings import add, phase
 from ..wording import opt
 from .build import build_corpus
@@ -196,7 +197,7 @@ def load_corpus(
 
 
 # ---- shared with the Spark engine (engines.spark): one place for option checks, messages and notes -----
-CHAR_NGRAM_TOKENIZERS = ("auto", "char-ngrams")  # the tokenizers that use char_ngrams (fast, treebank ignore it)
+CHAR_NGRAM_TOKENIZERS = READING["char_ngrams"].tokenizers  # the tokenizers that use char_ngrams (declared there)
 
 
 def checked_options(options: LoadOptions | None = None, **overrides: Any) -> LoadOptions:

@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 
 from ..errors import InputError, OutputError, short_name
+from ..outputs import check_output_paths
 
 
 def environment_kind(prefix: Path) -> str:
@@ -49,10 +50,9 @@ def check_output(out: Path, prefix: Path) -> None:
         raise OutputError(
             f"{short_name(out.name)}: the packed environment is a .tar.gz file; name it e.g. dpsu-env.tar.gz"
         )
-    if not out.parent.resolve().is_dir():
-        raise OutputError(f"the folder of {short_name(str(out))} does not exist; create it or choose another path")
     if prefix.resolve() in out.resolve().parents:
         raise OutputError(f"{short_name(str(out))} is inside the environment it packs; write it elsewhere")
+    check_output_paths({"the packed environment": out}, {})  # a folder in the way, a missing or read-only folder
 
 
 def pack_environment(out: str, prefix: str | None = None) -> str:

@@ -36,10 +36,12 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
+from typing import Any
 
 from ..corpus.limits import DEFAULT_LIMITS, HEAD_BYTES, ReadLimits, read_capped
 from ..corpus.parts import PartColumns, check_same_columns, json_columns, parquet_columns, skip_empty
 from ..errors import InputError, OutputError, short_name, shorten_list
+from ..outputs import output_files
 from ..wording import opt
 
 #: Formats the Spark engine reads.
@@ -416,14 +418,14 @@ def _first_row(head: bytes, delimiter: str, encoding: str) -> list[str]:
 
 
 # --------------------------------------------------------------------------- output paths
-def check_paths(inp: SparkInput, outputs: dict[str, str | None], public: str | None) -> None:
-    """Refuse an output that is one of the input's parts, lies inside the input folder or matches the input
-    glob, and a public corpus that is (or holds the same data as) one of the parts."""
+def check_paths(inp: SparkInput, outputs: dict[str, Any], public: str | None) -> None:
+    """Refuse an output (each file of it: ``outputs.output_files``) that is one of the input's parts, lies inside
+    the input folder or matches the input glob, and a public corpus that is (or holds the same data as) one of the
+    parts."""
     from ..corpus.load import same_content
 
-    for label, out in outputs.items():
-        if out is not None:
-            _not_in_input(inp, label, Path(out), "writing it there would change what Spark reads")
+    for label, out in output_files(outputs):
+        _not_in_input(inp, label, out, "writing it there would change what Spark reads")
     if public is None or not inp.parts:
         return
     _not_in_input(inp, "--public-corpus", Path(public), "it would be the private input itself")

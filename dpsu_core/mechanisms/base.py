@@ -90,6 +90,16 @@ class Release:
         return pd.DataFrame(self.private_columns())
 
 
+def check_release(release: Any) -> Release:
+    """A ``Release`` at an API boundary (exports, the tokenizer): anything else is a ParameterError saying so."""
+    if not isinstance(release, Release):
+        raise ParameterError(
+            f"expected a Release (from mechanism.release(corpus)), got {type(release).__name__}; "
+            "run a mechanism first and export its result"
+        )
+    return release
+
+
 @dataclass(frozen=True)
 class ReleaseParts:
     """What a mechanism's ``_release`` hands back; only ``Mechanism.release`` turns it into a ``Release``.

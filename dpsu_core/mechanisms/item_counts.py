@@ -52,10 +52,13 @@ import numpy as np
 from ..errors import ParameterError
 from ..privacy.cost import ZcdpCost, gaussian_cost
 from ..privacy.gaussian import analytic_gaussian_sigma, lower_until
-from ..privacy.validate import DELTA_MIN, EPSILON_MIN, check_delta, check_epsilon, check_fraction, check_positive
+from ..privacy.validate import DELTA_MIN, EPSILON_MIN, check_delta, check_epsilon, check_fraction, check_number
 
 DEFAULT_SHARE = 0.1  # of (epsilon, delta) for the counts: the set release keeps 90% (see "Defaults" above)
 DEFAULT_CLIP = 1.0  # l2 bound of one user's vector of counts (see "Defaults" above)
+#: the l2 bound's range: up to above any user's counts in a file of at most 1 TiB, down to a millionth of one
+#: occurrence; inside it sigma, sigma^2 and the zCDP cost stay finite and nonzero at every documented (epsilon, delta)
+CLIP_MIN, CLIP_MAX = 1e-6, 1e12
 NAME, LABEL = "item-counts", "Item counts (Gaussian, l2-bounded users)"
 DETAILS_KEY = "item_counts"  # the field of the calibration details (and key of their export) holding this step
 _SCALE_MARGIN = 1.0 - 2.0**-40  # the clip factor rounded down: ||w_u|| <= C despite float rounding
@@ -106,7 +109,13 @@ def check_share(share: Any) -> float:
 
 
 def check_clip(clip: Any) -> float:
-    return check_positive(clip, "the counts' l2 bound per user (--counts-clip)", "1 is typical")
+    return check_number(
+        clip,
+        "the counts' l2 bound per user (--counts-clip)",
+        low=CLIP_MIN,
+        high=CLIP_MAX,
+        hint="1 is typical",
+    )
 
 
 def split_budget(epsilon: float, delta: float, share: float) -> tuple[tuple[float, float], tuple[float, float]]:

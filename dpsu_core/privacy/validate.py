@@ -7,15 +7,30 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from ..errors import ParameterError
 
 
 def is_finite_real(value: Any) -> bool:
-    """A real number (int, float, numpy scalar; never a bool) that is finite."""
-    return not isinstance(value, bool) and isinstance(value, numbers.Real) and math.isfinite(float(value))
+    """A real number (int, float, numpy scalar; never a bool) that is finite as a float (an int too large for a
+    float, such as 10**400, is not)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return False
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:
+        return False
+
+
+def check_path(value: Any, name: str) -> Path:
+    """A file path (text or ``os.PathLike``, not empty) called ``name``, as a ``Path``."""
+    if not isinstance(value, (str, os.PathLike)) or not os.fspath(value):
+        raise ParameterError(f"{name} must be a file path (text or a pathlib.Path), got {value!r:.60}")
+    return Path(value)
 
 
 def _msg(text: str, hint: str) -> str:
