@@ -10,9 +10,10 @@ composition; the tight total of the session after it) and says whether it may ru
     budget (epsilon, delta) the user set, apart from each release's own (epsilon, delta); an action that would
     take the total past it is blocked (``SpendPlan.over_budget``) until the user confirms a new session budget
     that covers it (``SpendPlan.covering_budget``);
-  * once the totals promise no guarantee (fixed-seed releases on the public demo) every action needs an explicit
-    yes, keyed to this action and this cost (``SpendPlan.key``), so a yes never carries over to another action or
-    to the same action at another cost.
+  * once the totals promise no guarantee every action needs an explicit yes, keyed to this action and this cost
+    (``SpendPlan.key``), so a yes never carries over to another action or to the same action at another cost;
+    except on the bundled public demo, whose fixed-seed (teaching) releases are not private and need no yes: there
+    is nothing private to spend (``PUBLIC_DEMO_SPENT``).
 The ledger entry is made when the action is attempted, before any mechanism runs (a failure part-way still
 spent). Public: nothing here looks at data.
 """
@@ -36,6 +37,17 @@ TEACHING_REFUSED = (
     "corpus (Corpus page), or turn teaching mode off in the sidebar."
 )
 
+# What the totals say for the bundled public demo once a fixed-seed release made them promise no guarantee.
+PUBLIC_DEMO_SPENT = "public demo: nothing private to spend"
+
+
+def spent_figure(t: LedgerTotal, public_demo: bool) -> str:
+    """The sidebar's "ε spent" figure: the smallest valid bound, that there is no guarantee, or on the public demo
+    after fixed-seed releases that nothing private was spent."""
+    if t.guaranteed:
+        return f"{t.epsilon:.4g}"
+    return PUBLIC_DEMO_SPENT if public_demo else "no DP guarantee"
+
 
 @dataclass(frozen=True)
 class SpendPlan:
@@ -50,6 +62,7 @@ class SpendPlan:
     limit_epsilon: float  # the session budget's epsilon: what the user allows the corpus's total to reach
     refusal: str | None = None
     limit_delta: float = 1.0  # the session budget's delta
+    public_demo: bool = False  # the private slot holds the bundled public demo: fixed-seed releases need no yes
 
     @property
     def allowed(self) -> bool:
@@ -58,8 +71,8 @@ class SpendPlan:
     @property
     def needs_yes(self) -> bool:
         """Whether the action needs an explicit yes beyond its button: on the private corpus, when the session's
-        total would promise no guarantee (fixed-seed releases on the public demo)."""
-        if not self.on_private or not self.allowed or self.cost.releases == 0:
+        total would promise no guarantee; never on the public demo (its releases are not private)."""
+        if not self.on_private or self.public_demo or not self.allowed or self.cost.releases == 0:
             return False
         return not self.after.guaranteed
 
@@ -107,6 +120,12 @@ class SpendPlan:
                 f"{self.action}: {n} release{'s' if n != 1 else ''} on {name}, not your private corpus: "
                 "nothing is spent."
             )
+        if self.public_demo and not self.after.guaranteed:
+            return (
+                f"{self.action}: {n} release{'s' if n != 1 else ''} on {name}, the bundled public demo: "
+                f"{PUBLIC_DEMO_SPENT} (fixed-seed teaching releases promise no DP guarantee, and public data needs "
+                "none)."
+            )
         c = self.cost
         s = (
             f"{self.action}: {n} release{'s' if n != 1 else ''} on {name}, "
@@ -150,7 +169,16 @@ def plan_spend(
     after = total(list(spent) + list(entries)) if on_private else total(list(spent))
     refusal = TEACHING_REFUSED if (teaching and on_private and not public_demo) else None
     return SpendPlan(
-        action, corpus_name, on_private, entries, cost, after, float(limit_epsilon), refusal, float(limit_delta)
+        action,
+        corpus_name,
+        on_private,
+        entries,
+        cost,
+        after,
+        float(limit_epsilon),
+        refusal,
+        float(limit_delta),
+        public_demo=public_demo and on_private,
     )
 
 

@@ -23,7 +23,7 @@ from dpsu_core.demo import DEMO_CSV, DEMO_NAME, load_canaries, load_demo
 from dpsu_core.errors import DpsuError
 from dpsu_core.params import PARAMS, ParamSpec
 from dpsu_core.privacy import delta_guidance
-from dpsu_core.spend import SpendPlan
+from dpsu_core.spend import SpendPlan, spent_figure
 from dpsu_core.wording import speak
 from pages._format import budget_summary, escape_markdown, header_labels, parse_canaries
 from pages._state import (
@@ -377,7 +377,7 @@ def redraw_ledger() -> None:
         )
         st.metric(
             "ε spent (smallest valid bound)",
-            "no DP guarantee" if not t.guaranteed else f"{t.epsilon:.4g}",
+            spent_figure(t, state.private_work.is_demo),
             help=t.detail(),
         )
         st.caption(
@@ -388,6 +388,8 @@ def redraw_ledger() -> None:
         used = 1.0 if not t.guaranteed else min(1.0, max(t.epsilon / sb.epsilon, t.basic_delta / sb.delta))
         rest = sb.epsilon - t.epsilon
         left = "none (no guarantee)" if not t.guaranteed else f"ε = {rest if rest > 1e-9 * sb.epsilon else 0.0:.3g}"
+        if not t.guaranteed and state.private_work.is_demo:
+            left, used = "all of it (nothing private spent)", 0.0
         st.progress(
             used,
             text=f"Session budget left: {left} of {sb.epsilon:g}, "
