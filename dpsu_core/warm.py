@@ -20,16 +20,13 @@ import importlib
 import threading
 from typing import Any
 
-# kernels a release calls from Python (those they call in turn are compiled into them, with no cache entry of
-# their own): ``cold`` reads their cache indexes
+# kernels every corpus load calls from Python (those they call in turn are compiled into them, with no cache entry
+# of their own; a mechanism's kernels depend on the mechanism): ``cold`` reads their cache indexes, so the first
+# run after an install says it is preparing, and the runs after it do not
 ENTRY_KERNELS = (
-    ("dpsu_core.corpus.tokenize", "_tokenize_posts"),
     ("dpsu_core.corpus.build", "_group_posts"),
-    ("dpsu_core.corpus.scripts", "_post_scripts"),
-    ("dpsu_core.mechanisms.sampling", "sample_in_place"),
-    ("dpsu_core.mechanisms.greedy", "_greedy_capped"),
-    ("dpsu_core.mechanisms.setunion", "_policy_pass"),
-    ("dpsu_core.mechanisms.dpsu_step", "_sample_and_add"),
+    ("dpsu_core.corpus.build", "_user_rows"),
+    ("dpsu_core.corpus.build", "_first_use"),
 )
 PREPARING_NOTE = (
     "preparing (first run only): compiling dpsu's kernels, which later runs read from the cache; this run is "
