@@ -597,6 +597,10 @@ def _cmd_release(args: argparse.Namespace) -> int:
             check = {"public": public_print.finish(), "on_overlap": partial(_judge_public, args)}
         corpus = load_spark_corpus(spark_input or args.input, options, spark=spark, **check)
     else:
+        from .warm import PREPARING_NOTE, cold
+
+        if cold():  # a fresh install's first run compiles the kernels: said, so it is not read as the speed
+            print(f"note: {PREPARING_NOTE}", file=sys.stderr)
         on_batch = None if private_print is None else private_print.add
         corpus = load_corpus(args.input, options, limits=limits, on_batch=on_batch)
         if public_print is not None and private_print is not None:

@@ -24,7 +24,13 @@ from .mechanisms.base import Diagnostics, ProgressFn
 from .metrics import missing_mass
 from .privacy.validate import check_positive_int
 
-SUMMARY_COLUMNS = ["mechanism", "label", "mean", "sd", "runs", "mean_seconds", "recovered_mass"]
+SUMMARY_COLUMNS = ["mechanism", "label", "mean", "sd", "runs", "median_seconds", "recovered_mass"]
+# A mechanism's first run compiles its numba kernels (once per process, seconds): its time is left out of
+# median_seconds, the median of the warm runs (runs 2 and on; the first run's only when it is the only one).
+SECONDS_NOTE = (
+    "median seconds: the median wall time of the warm runs, the first run of each mechanism left out (it may "
+    "include compiling the mechanism's code, once per app start); a single run's time may include it"
+)
 CSV_COLUMNS = ["mechanism", "label", "runs", "mean", "sd"]  # private outputs only
 RAW_CSV_COLUMNS = ["recovered_mass"]  # computed from the raw data: only when asked for
 CSV_NOTE = "# dpsu comparison. mean and sd: items released per run (private outputs)."
@@ -154,11 +160,18 @@ def compare_runs(
     return df
 
 
+def warm_median(seconds: pd.Series) -> float:
+    """The median of a mechanism's run times in run order, its first run left out (``SECONDS_NOTE``) unless it
+    is the only one."""
+    t = seconds.to_numpy(dtype=float)
+    return float(np.median(t[1:] if t.size > 1 else t))
+
+
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
     """Per mechanism: mean and sample standard deviation (ddof 1; NaN for a single run) of released items.
 
-    Columns: mechanism, label, mean, sd, runs, mean_seconds, recovered_mass (mean over runs; NOT private);
-    mechanisms in their order in ``df``.
+    Columns: mechanism, label, mean, sd, runs, median_seconds (``warm_median``), recovered_mass (mean over runs;
+    NOT private); mechanisms in their order in ``df``.
     """
     need = {"mechanism", "label", "released", "seconds", "recovered_mass"}
     if not isinstance(df, pd.DataFrame) or not need <= set(df.columns):
@@ -170,7 +183,7 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
         mean=("released", "mean"),
         sd=("released", "std"),
         runs=("released", "size"),
-        mean_seconds=("seconds", "mean"),
+        median_seconds=("seconds", warm_median),
         recovered_mass=("recovered_mass", "mean"),
     ).reset_index()
     out["runs"] = out["runs"].astype(np.int64)

@@ -10,9 +10,10 @@ composition; the tight total of the session after it) and says whether it may ru
     budget (epsilon, delta) the user set, apart from each release's own (epsilon, delta); an action that would
     take the total past it is blocked (``SpendPlan.over_budget``) until the user confirms a new session budget
     that covers it (``SpendPlan.covering_budget``);
-  * once the totals promise no guarantee (fixed-seed releases on the public demo) every action needs an explicit
-    yes, keyed to this action and this cost (``SpendPlan.key``), so a yes never carries over to another action or
-    to the same action at another cost.
+  * once the totals promise no guarantee every action needs an explicit yes, keyed to this action and this cost
+    (``SpendPlan.key``), so a yes never carries over to another action or to the same action at another cost;
+    except on the bundled public demo, whose fixed-seed (teaching) releases are not private and need no yes: there
+    is nothing private to spend (``PUBLIC_DEMO_SPENT``).
 The ledger entry is made when the action is attempted, before any mechanism runs (a failure part-way still
 spent). Public: nothing here looks at data.
 """
@@ -36,6 +37,17 @@ TEACHING_REFUSED = (
     "corpus (Corpus page), or turn teaching mode off in the sidebar."
 )
 
+# What the totals say for the bundled public demo once a fixed-seed release made them promise no guarantee.
+PUBLIC_DEMO_SPENT = "public demo: nothing private to spend"
+
+
+def spent_figure(t: LedgerTotal, public_demo: bool) -> str:
+    """The sidebar's "ε spent" figure: the smallest valid bound, that there is no guarantee, or on the public demo
+    after fixed-seed releases that nothing private was spent."""
+    if t.guaranteed:
+        return f"{t.epsilon:.4g}"
+    return PUBLIC_DEMO_SPENT if public_demo else "no DP guarantee"
+
 
 @dataclass(frozen=True)
 class SpendPlan:
@@ -56,6 +68,7 @@ class SpendPlan:
     cap_delta: float = 1.0
     cap_owner: str = ""  # who set the cap, for the refusal ("the data custodian", "your own cap")
     before: LedgerTotal = dataclasses.field(default_factory=lambda: LedgerTotal(0, 0.0, 0.0))  # the total so far
+    public_demo: bool = False  # the private slot holds the bundled public demo: fixed-seed releases need no yes
 
     @property
     def allowed(self) -> bool:
@@ -64,8 +77,8 @@ class SpendPlan:
     @property
     def needs_yes(self) -> bool:
         """Whether the action needs an explicit yes beyond its button: on the private corpus, when the session's
-        total would promise no guarantee (fixed-seed releases on the public demo)."""
-        if not self.on_private or not self.allowed or self.cost.releases == 0:
+        total would promise no guarantee; never on the public demo (its releases are not private)."""
+        if not self.on_private or self.public_demo or not self.allowed or self.cost.releases == 0:
             return False
         return not self.after.guaranteed
 
@@ -135,6 +148,12 @@ class SpendPlan:
                 f"{self.action}: {n} release{'s' if n != 1 else ''} on {name}, not your private corpus: "
                 "nothing is spent."
             )
+        if self.public_demo and not self.after.guaranteed:
+            return (
+                f"{self.action}: {n} release{'s' if n != 1 else ''} on {name}, the bundled public demo: "
+                f"{PUBLIC_DEMO_SPENT} (fixed-seed teaching releases promise no DP guarantee, and public data needs "
+                "none)."
+            )
         c = self.cost
         s = (
             f"{self.action}: {n} release{'s' if n != 1 else ''} on {name}, "
@@ -193,6 +212,7 @@ def plan_spend(
         cap_d,
         owner,
         total(list(spent)),
+        public_demo=public_demo and on_private,
     )
 
 

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from dpsu_core.charts import compare_chart
-from dpsu_core.compare import summarize, summary_csv
+from dpsu_core.compare import SECONDS_NOTE, summarize, summary_csv
 from pages import _run, _ui
 from pages._format import (
     RUN_HEADERS,
@@ -68,14 +68,16 @@ st.dataframe(
     column_config={
         "mean": st.column_config.NumberColumn(format="%.1f"),
         "runs": st.column_config.NumberColumn(format="%d"),
-        "mean_seconds": st.column_config.NumberColumn("mean seconds (not private)", format="%.3f"),
+        "median_seconds": st.column_config.NumberColumn(
+            "median seconds, warm runs (not private)", format="%.3f", help=SECONDS_NOTE
+        ),
         "recovered_mass": st.column_config.NumberColumn("recovered mass (NOT private)", format="percent"),
     },
 )
 st.caption(
     "The counts of released items are private outputs. The recovered mass (share of all (user, item) pairs whose "
     "item was released, docs/algorithms.md §9) and the timings are computed on the raw data: NOT private, and not in the download "
-    "unless you ask for it."
+    "unless you ask for it. " + SECONDS_NOTE[0].upper() + SECONDS_NOTE[1:] + "."
 )
 with_raw = st.checkbox(
     "Add the recovered mass to the download (raw data, NOT private: never publish it)", key="cmp_csv_raw"

@@ -23,9 +23,10 @@ from dpsu_core.demo import DEMO_CSV, DEMO_NAME, load_canaries, load_demo
 from dpsu_core.errors import DpsuError
 from dpsu_core.params import PARAMS, ParamSpec
 from dpsu_core.privacy import delta_guidance
-from dpsu_core.spend import SpendPlan
+from dpsu_core.spend import SpendPlan, spent_figure
 from dpsu_core.wording import speak
 from pages._format import budget_summary, escape_markdown, header_labels, parse_canaries
+from pages._icons import ICONS
 from pages._state import (
     CANARY_TEXT_KEY,
     SESSION_BUDGET_KEYS,
@@ -39,25 +40,6 @@ from pages._state import (
 )
 from pages._text import APP_OPTIONS, DEFAULT_DELTA, DEFAULT_EPSILON, TEACHING_NOTE
 
-# Material Symbols (rendered from Streamlit's bundled icon font): emoji need an emoji font, often missing.
-ICONS = {
-    "app": ":material/lock:",
-    "corpus": ":material/description:",
-    "release": ":material/lock:",
-    "thresholds": ":material/show_chart:",
-    "histogram": ":material/bar_chart:",
-    "coverage": ":material/track_changes:",
-    "compare": ":material/compare_arrows:",
-    "export": ":material/download:",
-    "error": ":material/block:",
-    "warning": ":material/warning:",
-    "teaching": ":material/school:",
-    "guarantee": ":material/verified_user:",
-    "ok": ":material/check_circle:",
-    "neighbours": ":material/group_remove:",
-    "explore": ":material/travel_explore:",
-    "ledger": ":material/receipt_long:",
-}
 APP_PATH = Path(__file__).resolve().parent.parent / "app.py"
 _local = threading.local()
 
@@ -97,6 +79,14 @@ def show_error(exc: BaseException, what: str = "") -> None:
             ),
             icon=ICONS["error"],
         )
+
+
+def warm_kernels() -> None:
+    """Prepare the release kernels in the background at the app's start (``dpsu_core.warm``), when a fresh install
+    has not compiled them yet: the first release finds them ready."""
+    from dpsu_core.warm import warm_in_background
+
+    warm_in_background()
 
 
 # ---- the corpus -----------------------------------------------------------------------------
@@ -386,7 +376,7 @@ def redraw_ledger() -> None:
             )
         st.metric(
             "ε spent (smallest valid bound)",
-            "no DP guarantee" if not t.guaranteed else f"{t.epsilon:.4g}",
+            spent_figure(t, state.private_work.is_demo),
             help=t.detail(),
         )
         st.caption(
@@ -397,6 +387,8 @@ def redraw_ledger() -> None:
         used = 1.0 if not t.guaranteed else min(1.0, max(t.epsilon / sb.epsilon, t.basic_delta / sb.delta))
         rest = sb.epsilon - t.epsilon
         left = "none (no guarantee)" if not t.guaranteed else f"ε = {rest if rest > 1e-9 * sb.epsilon else 0.0:.3g}"
+        if not t.guaranteed and state.private_work.is_demo:
+            left, used = "all of it (nothing private spent)", 0.0
         st.progress(
             used,
             text=f"Session budget left: {left} of {sb.epsilon:g}, "

@@ -10,6 +10,7 @@ Each function returns the bytes of one file shaped like a public corpus that new
   one_bad_byte  a UTF-8 file with one row holding a single Latin-1 byte
   airline_tweets  airline tweets: 7,500 rows by 7,200 users (``name``), a category (``airline``, 6 values), a
                 malformed row and a post longer than Python's csv accepts, both within the first 5,000 rows
+  analyst_notes   analysts' notes: 9,989 rows by 2,000 analysts, a category with many values (``stock``, 37)
 ``FIXTURES`` maps a file name to its bytes; the tests hold what the CLI and the app must do with each.
 """
 
@@ -187,6 +188,24 @@ def airline_tweets() -> bytes:
         if i == 200:
             w.writerow([str(9 * 10**12), "Delta", "longwinded", "word " * 40_000])
     return buf.getvalue().encode("utf-8")
+
+
+ANALYST_ROWS = 9989
+ANALYST_STOCKS = 37
+ANALYST_TOP_ROWS = 1700  # the most covered stock's rows: 17% of them
+ANALYSTS = 2000
+
+
+def analyst_notes() -> bytes:
+    """``date,stock,analyst,text``: analysts' notes on 37 stocks (a category: about 270 rows each, the first
+    stock on 17% of the rows), by 2,000 analysts (the people: about 5 rows each)."""
+    rows = []
+    for i in range(ANALYST_ROWS):
+        stock = 0 if i < ANALYST_TOP_ROWS else 1 + i % (ANALYST_STOCKS - 1)
+        rows.append(
+            [f"2024-{1 + i % 12:02d}-{1 + i % 28:02d}", f"TICK{stock}", f"analyst{i * 7919 % ANALYSTS}", _sentence(i)]
+        )
+    return _csv(["date", "stock", "analyst", "text"], rows)
 
 
 FIXTURES = {

@@ -57,8 +57,12 @@ MIN_TEXT_DISTINCT = 20
 MOSTLY = 0.5  # "mostly numbers": more than half of the non-empty cells
 MAX_DROPPED_SHARE = 0.5
 MAX_USER_TOKEN_SHARE = 0.10
-FEW_USERS = 20  # a user column with at most this many distinct values ...
-ROWS_PER_FEW_USER = 50  # ... and at least this many rows per value reads like a category, not people
+# A user column reads like a category (a label, a company, a stock), not people, when ...
+FEW_USERS = 20  # ... it has at most this many distinct values ...
+ROWS_PER_FEW_USER = 50  # ... and at least this many rows per value, ...
+ROWS_PER_CATEGORY = 100  # ... or, whatever the number of values, at least this many rows per value on average, ...
+LARGEST_USER_SHARE = MAX_USER_TOKEN_SHARE  # ... or its largest value holds at least this share of the rows ...
+LARGEST_USER_ROWS = ROWS_PER_CATEGORY  # ... and at least this many rows (a small file's few users are no category)
 
 
 def norm(name: str) -> str:
@@ -372,15 +376,19 @@ def _as_strings(values) -> pa.Array:
     return values
 
 
+def _present(values: pa.Array) -> pa.Array:
+    """The non-empty cells, trimmed."""
+    trimmed = pc.utf8_trim_whitespace(values)
+    lengths = pc.utf8_length(trimmed)
+    # length > 0 and not null, without Python scalars (pyarrow would import pandas to convert them)
+    return trimmed.filter(pc.and_kleene(pc.cast(lengths, pa.bool_()), pc.is_valid(lengths)))
+
+
 def column_facts(values, name: str) -> ColumnFacts:
     """Distinct values, share of empty cells and mean length of a column (Arrow kernels, no Python per row)."""
     values = _as_strings(values)
     n = len(values)
-    trimmed = pc.utf8_trim_whitespace(values)
-    lengths = pc.utf8_length(trimmed)
-    # length > 0 and not null, without Python scalars (pyarrow would import pandas to convert them)
-    filled = pc.and_kleene(pc.cast(lengths, pa.bool_()), pc.is_valid(lengths))
-    present = trimmed.filter(filled)
+    present = _present(values)
     m = len(present)
     mean_len = float(pc.mean(pc.utf8_length(present)).as_py() or 0.0) if m else 0.0
     numeric = int(pc.sum(pc.match_substring_regex(present, _NUMBER_RE2)).as_py() or 0) if m else 0
@@ -404,6 +412,26 @@ class SanityWarning:
 
     def __str__(self) -> str:
         return f"{self.message} — {self.fix}"
+
+
+def reads_like_category(distinct: int, rows: int, largest: int) -> bool:
+    """Whether a user column of ``distinct`` values over ``rows`` non-empty rows, the most frequent value on
+    ``largest`` of them, reads like a category rather than the people who wrote the rows (judged before loading,
+    on the column alone)."""
+    if distinct < 1 or rows < 1:
+        return False
+    few = distinct <= FEW_USERS and rows >= ROWS_PER_FEW_USER * distinct
+    dense = rows >= ROWS_PER_CATEGORY * distinct
+    heavy = largest >= LARGEST_USER_ROWS and largest >= LARGEST_USER_SHARE * rows
+    return few or dense or heavy
+
+
+def _largest_count(values: pa.Array) -> int:
+    """Rows of the most frequent non-empty value (trimmed, as ``column_facts`` counts them)."""
+    present = _present(values)
+    if not len(present):
+        return 0
+    return int(pc.max(pc.value_counts(present).field("counts")).as_py())
 
 
 def _row_index(users: pa.Array, facts: ColumnFacts) -> str | None:
@@ -442,13 +470,15 @@ def column_warnings(
                 )
             )
         present = uf.rows - round(uf.empty_share * uf.rows)
-        if 0 < uf.distinct <= FEW_USERS and present >= ROWS_PER_FEW_USER * uf.distinct:
+        largest = _largest_count(users) if present else 0
+        if reads_like_category(uf.distinct, present, largest):
             warns.append(
                 SanityWarning(
                     "user_few_values",
                     f"the user column {uf.name!r} has only {uf.distinct:,} distinct values over {present:,} "
-                    f"rows{where}: that reads like a category (a label, a company, a language), not the people "
-                    "who wrote the rows; the release protects each value as one person",
+                    f"rows{where} ({present / uf.distinct:,.0f} rows per value on average, the largest holds "
+                    f"{largest / present:.0%} of the rows): that reads like a category (a label, a company, a "
+                    "language), not the people who wrote the rows; the release protects each value as one person",
                     f"choose the column with the writer's id as {opt('user_col')}, or {opt('row_is_user')} when "
                     f"there is none; if these really are {uf.distinct:,} people, keep it",
                 )

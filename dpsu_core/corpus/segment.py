@@ -74,7 +74,10 @@ from .tokens import Tokenized
 
 DEFAULT_CHAR_NGRAMS = 2
 KOREAN_MODES = ("morphemes", "eojeol")
-KOREAN_FEW_SHARE = 0.01  # Korean below this share of the tokens: the notes say eojeol skips Kiwi's start-up
+# A script below this share of the tokens barely reaches a release (its items are few and rare): the notes do
+# not ask to install its missing segmenter, and say Korean 'eojeol' would skip Kiwi's start-up.
+SCRIPT_MATTERS_SHARE = 0.01
+KOREAN_FEW_SHARE = SCRIPT_MATTERS_SHARE
 PROCESS_MIN_BYTES = 1_000_000  # at least this much text to segment: two worker processes
 _CHUNK_BYTES = 256_000  # posts per task of the worker processes (about)
 # A run (Chinese, Japanese, Thai) or word (Korean, Khmer, Lao) longer than this is segmented in pieces of at
@@ -92,6 +95,12 @@ _RUN_GROUPS = {r: re.compile(f"({r.pattern})") for r in (_CJK_RUN, _THAI_RUN)}  
 
 _RUN_LANGUAGES = ("Chinese", "Japanese", "Thai")  # segmented in the text, before the kernel
 _WORD_SCRIPTS = {HANGUL: "Korean", KHMER: "Khmer", LAO: "Lao"}  # segmented word by word, after it
+_LANGUAGE_SCRIPTS = {
+    "Chinese": (HAN,),
+    "Japanese": (HAN, KANA),
+    "Thai": (THAI,),
+    **{language: (code,) for code, language in _WORD_SCRIPTS.items()},
+}
 
 
 def pieces(run: str, limit: int = MAX_RUN_CHARS) -> list[str]:
@@ -249,6 +258,13 @@ class Detection:
     script_tokens: dict[str, int] = field(default_factory=dict)  # tokens per script
     cuts: Cuts = field(default_factory=Cuts)
 
+    def share(self, language: str) -> float:
+        """The share of the tokens in ``language``'s scripts (1.0 when no token was counted: unknown)."""
+        total = sum(self.script_tokens.values())
+        if not total:
+            return 1.0
+        return sum(self.script_tokens.get(SCRIPT_NAMES[code], 0) for code in _LANGUAGE_SCRIPTS[language]) / total
+
     def notes(self, n: int) -> list[str]:
         out = []
         total = sum(self.script_tokens.values())
@@ -269,8 +285,12 @@ class Detection:
                 "or two: Korean 'eojeol' (--korean eojeol) keeps them as written and skips it"
             )
         for language in sorted(self.missing):
-            names = " or ".join(c.name for c in segmenters.CANDIDATES[language])
             instead = "kept as written" if language == "Korean" else f"character {n}-grams"
+            share = self.share(language)
+            if share < SCRIPT_MATTERS_SHARE:  # too little to matter: no call to install anything
+                out.append(f"{language} text is {share:.2%} of the tokens: its words are {instead}")
+                continue
+            names = " or ".join(c.name for c in segmenters.CANDIDATES[language])
             failed = segmenters.failure(language)
             out.append(
                 f"{language} text found but its segmenter ({names}) is not installed: its words are {instead} "

@@ -15,7 +15,9 @@ compounds whole. Burmese has no segmenter here: the PyPI ones need a compiler (p
 their dictionary at run time (myword), so its words become character n-grams.
 
 A segmenter is looked up with ``importlib.util.find_spec`` (no import) for the report, and imported only when
-a post needs it (``load``): a file that holds no run of the script pays nothing for it.
+a post needs it (``load``): a file that holds no run of the script pays nothing for it. A segmenter found is kept
+for the process; one not found is looked up again at the next corpus load (``look_again``), so an extra
+installed while the app runs (``pip install 'dpsu[languages]'``) serves the next load without a restart.
 """
 
 from __future__ import annotations
@@ -198,7 +200,7 @@ os.register_at_fork(after_in_child=_after_fork)
 
 
 def load(language: str) -> Segmenter | None:
-    """The segmenter of ``language``, imported on first use; None when none is installed."""
+    """The segmenter of ``language``, imported on first use; None when none is installed (until ``look_again``)."""
     if language in _loaded:
         return _loaded[language]
     with _locks[language]:
@@ -254,6 +256,20 @@ def _held_stderr() -> Iterator[None]:
 def failure(language: str) -> str:
     """Why the installed segmenters of ``language`` did not start (after ``load``), or ""."""
     return _failures.get(language, "")
+
+
+def look_again() -> None:
+    """Forget the segmenters not found (a corpus load starts): the next ``load`` looks for them afresh, past the
+    import system's cached directory listings, so a package installed since is used. Found ones stay loaded."""
+    missed = [language for language, seg in list(_loaded.items()) if seg is None]
+    if not missed:
+        return
+    importlib.invalidate_caches()
+    for language in missed:
+        with _locks[language]:
+            if _loaded.get(language, False) is None:
+                del _loaded[language]
+        _prefetched.discard(language)
 
 
 def prefetch(language: str) -> None:

@@ -308,6 +308,8 @@ class TokenStream:
         self.tokenizer, self.prep, self.char_ngrams = tokenizer, prep, char_ngrams
         self.segmented = tokenizer in ("auto", "char-ngrams")  # the fast kernel plus segment.py
         self.detection = _segment().Detection() if self.segmented else None
+        if self.segmented:  # a segmenter installed since the last load (the app still running) is used now
+            _segment().segmenters.look_again()
         self._processes: Executor | None = None  # segment.py's worker processes, made on first need
         self._processes_lock = threading.Lock()
         self._n_workers = max(1, workers if workers is not None else min(2, os.cpu_count() or 1))

@@ -10,7 +10,16 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from pages._state import STATE_KEY
-from tests.column_fixtures import AIRLINE_ROWS, AIRLINE_USERS, FIXTURES, MAILBOXES, airline_tweets
+from tests.column_fixtures import (
+    AIRLINE_ROWS,
+    AIRLINE_USERS,
+    ANALYST_ROWS,
+    ANALYST_STOCKS,
+    FIXTURES,
+    MAILBOXES,
+    airline_tweets,
+    analyst_notes,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 APP = "../../app.py"
@@ -264,6 +273,28 @@ def test_column_facts_count_the_whole_file_and_a_category_user_is_warned_before_
     assert len(few) == 1 and "6 distinct values over" in few[0] and "category" in few[0]
     assert "placeholder" not in few[0]
     assert _state(at).corpus_id == 1 and _state(at).is_demo  # nothing loaded yet
+
+
+def test_a_category_with_many_values_is_warned_before_the_load_button():
+    """``stock`` (37 values, about 270 rows each) as the user: a warning box above the load button before anything
+    is loaded; ``analyst`` (2,000 people) gets none."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.radio(key="corpus_source").set_value("upload")
+    at.run()
+    at.file_uploader(key="upload").upload("analyst.csv", analyst_notes(), "text/csv")
+    at.run()
+    _ok(at)
+    at.selectbox(key="user_col").set_value("stock")
+    at.selectbox(key="text_col").set_value("text")
+    at.run()
+    few = [w.value for w in at.warning if "distinct values over" in w.value]
+    assert len(few) == 1 and f"{ANALYST_STOCKS} distinct values over {ANALYST_ROWS:,} rows" in few[0]
+    assert "category" in few[0] and "the largest holds 17% of the rows" in few[0]
+    assert _state(at).corpus_id == 1 and _state(at).is_demo and not at.button(key="load_corpus").disabled
+    at.selectbox(key="user_col").set_value("analyst")
+    at.run()
+    assert not [w.value for w in at.warning if "distinct values over" in w.value]
 
 
 def test_korean_choice_changes_the_items_and_reaches_the_release_and_the_command():

@@ -9,6 +9,7 @@ import re
 from dpsu_core.ledger import LedgerEntry
 from dpsu_core.ledger import total as ledger_total
 from dpsu_core.mechanisms import get_mechanism
+from dpsu_core.spend import PUBLIC_DEMO_SPENT
 from tests.app.test_pages import _confirm_spend, _go, _new, _ok, _release, _state, _upload_and_load
 
 EPS, DELTA = 3.0, 1e-6
@@ -201,7 +202,8 @@ def test_seeded_release_on_the_public_demo_leaves_the_totals_without_a_guarantee
     _release(at, "policy-gaussian")
     t = _state(at).spent()
     assert t.releases == 1 and not t.guaranteed
-    assert _sidebar_headline(at) == "no DP guarantee"
+    assert _sidebar_headline(at) == PUBLIC_DEMO_SPENT  # public data: nothing private to spend
+    assert not _spend_boxes(at)  # and no yes was asked for it
     # the total the pages quote matches a ledger made of the same entry
     cal = get_mechanism("policy-gaussian", epsilon=EPS, delta=DELTA).calibrate()
     same = ledger_total([LedgerEntry.from_calibration(cal, corpus_id="demo", source="x", teaching=True)])

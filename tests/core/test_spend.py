@@ -9,7 +9,7 @@ from dpsu_core.errors import ParameterError
 from dpsu_core.history import CorpusRef, ReleaseHistory
 from dpsu_core.ledger import Ledger
 from dpsu_core.mechanisms import get_mechanism
-from dpsu_core.spend import TEACHING_REFUSED, plan_spend
+from dpsu_core.spend import PUBLIC_DEMO_SPENT, TEACHING_REFUSED, plan_spend, spent_figure
 
 EPS, DELTA = 3.0, 1e-6
 
@@ -76,8 +76,18 @@ def test_entries_carry_the_corpus_and_the_teaching_flag():
         ("upload:abc", 4, True),
         ("upload:abc", 1, True),
     ]
-    assert plan.cost.releases == 5 and not plan.after.guaranteed and plan.needs_yes
-    assert "no DP guarantee" in plan.question()
+    assert plan.cost.releases == 5 and not plan.after.guaranteed and plan.public_demo
+    # the public demo: nothing private to spend, so no yes is asked and the cost says why
+    assert not plan.needs_yes and not plan.over_budget
+    assert PUBLIC_DEMO_SPENT in plan.cost_text() and "public data needs none" in plan.cost_text()
+    # the same totals on a private corpus (a seeded entry from elsewhere) still need the explicit yes
+    seeded = plan.entries[0]
+    private = _plan([seeded], [(_cal(), 1)])
+    assert not private.public_demo and not private.after.guaranteed and private.needs_yes
+    assert "no DP guarantee" in private.question()
+    assert spent_figure(private.after, False) == "no DP guarantee"
+    assert spent_figure(plan.after, True) == PUBLIC_DEMO_SPENT
+    assert spent_figure(_plan([], [(_cal(), 1)]).after, True) == "3"  # a guaranteed total is a figure, demo or not
 
 
 def test_teaching_is_refused_on_an_uploaded_private_corpus_and_free_elsewhere():

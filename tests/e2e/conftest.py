@@ -30,6 +30,8 @@ START_TIMEOUT_S = 60.0
 #: how long a browser expectation waits (Playwright's default is 5 s: too short for a Streamlit rerun while the
 #: other xdist worker runs Spark or a release on the same two cores)
 EXPECT_TIMEOUT_MS = 30_000
+#: a link of the app's menu (app.py draws it in the sidebar with st.page_link: Streamlit's automatic menu is off)
+MENU_LINK = '.st-key-app_menu [data-testid="stPageLink-NavLink"]'
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
 
 

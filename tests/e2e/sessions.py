@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from tests.e2e.conftest import MENU_LINK
+
 SESSIONS = 20
 BIG_USERS = 250_000
 SMALL_USERS = 300
@@ -157,11 +159,11 @@ def run_sessions(browser, url: str, session_plans: list[SessionPlan]) -> list[Se
             users = page.locator('[data-testid="stSidebar"] [data-testid="stText"]').inner_text()
             if f"{res.plan.users:,} users" not in users:
                 res.problems.append(f"load: the sidebar shows {users!r}, expected {res.plan.users:,} users")
-        each(lambda p, r: p.locator('[data-testid="stSidebarNavLink"]', has_text="Release").click(), "to release")
+        each(lambda p, r: p.locator(MENU_LINK, has_text="Release").click(), "to release")
         wait_all("to release", lambda p, r: p.get_by_role("heading", name="2 · Release").wait_for())
         each(lambda p, r: p.get_by_role("button", name="Run release").click(), "release")
         wait_all("release", lambda p, r: p.get_by_role("heading", name="Released set (private)").wait_for())
-        each(lambda p, r: p.locator('[data-testid="stSidebarNavLink"]', has_text="Export").click(), "to export")
+        each(lambda p, r: p.locator(MENU_LINK, has_text="Export").click(), "to export")
         wait_all("to export", lambda p, r: p.get_by_role("heading", name="7 · Export").wait_for())
         for page, res in zip(pages, results):
             if res.problems:

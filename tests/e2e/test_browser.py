@@ -18,6 +18,7 @@ import pytest
 
 from pages._format import mechanism_labels
 from tests.column_fixtures import index_first
+from tests.e2e.conftest import MENU_LINK
 from tests.e2e.corpus_files import (
     CANARY,
     COMMON,
@@ -87,7 +88,7 @@ def assert_no_traceback(page) -> None:
 
 def go(page, title: str, heading: str) -> None:
     """Switch page with the sidebar navigation (keeps the Streamlit session)."""
-    page.locator('[data-testid="stSidebarNavLink"]', has_text=title).click()
+    page.locator(MENU_LINK, has_text=title).click()
     page.get_by_role("heading", name=heading).wait_for(timeout=RUN_TIMEOUT_MS)
     wait_idle(page)
     assert_no_traceback(page)
@@ -438,7 +439,7 @@ def test_deep_link_on_a_fresh_server_shows_the_whole_app(browser, fresh_app_url,
         page.get_by_role("heading", name="2 · Release").wait_for(timeout=RUN_TIMEOUT_MS)
         wait_idle(page)
         assert_no_traceback(page)
-        links = page.locator('[data-testid="stSidebarNavLink"]')
+        links = page.locator(MENU_LINK)
         assert links.count() == 8
         sidebar = page.locator('[data-testid="stSidebar"]')
         for heading in ("Next release", "Session budget", "Privacy spent"):  # the release's ε apart from the cap

@@ -6,6 +6,9 @@ holds the expected columns, header decision, warnings and tokens.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -24,13 +27,14 @@ from dpsu_core.corpus.columns import (
     guess_columns,
     is_unnamed,
     load_warnings,
+    reads_like_category,
 )
 from dpsu_core.corpus.decode import decode_rows
 from dpsu_core.corpus.readers import read_table
 from dpsu_core.corpus.tokenize import tokenize
 from dpsu_core.errors import ColumnError, ParameterError
 from dpsu_core.wording import CLI_OPTIONS, NEUTRAL, opt, speak
-from tests.column_fixtures import FIXTURES, MAILBOXES
+from tests.column_fixtures import ANALYST_ROWS, ANALYST_STOCKS, FIXTURES, MAILBOXES, analyst_notes
 
 RELEASE = ["release", "-m", "policy-gaussian", "-e", "3", "-d", "1e-5"]
 
@@ -502,3 +506,39 @@ def test_a_wide_files_column_list_is_never_cut_mid_entry(has_header, user_col):
     assert not msg.endswith("…"), msg  # the cap did not fall inside the message
     shown = msg.count("first value") if not has_header else msg.count("'tweet_column_number_")
     assert shown >= 3 and f"… and {40 - shown} more" in msg, msg
+
+
+def test_a_category_is_judged_by_rows_per_value_and_the_largest_share_not_only_by_few_values():
+    # few values, many rows each (the old rule); many values, many rows each; one value on a tenth of the rows
+    assert reads_like_category(6, 7501, 1251)
+    assert reads_like_category(37, 9989, 1700) and reads_like_category(37, 9989, 270)
+    assert reads_like_category(5000, 20_000, 2500)
+    # people: a few rows each, none holding a tenth of them; and a small file's few users
+    assert not reads_like_category(2000, 9989, 6) and not reads_like_category(7, 30, 5)
+    assert not reads_like_category(30, 200, 40)  # a fifth of the rows, but fewer than a category's rows per value
+
+
+def test_a_category_with_many_values_is_warned_before_loading_and_refused_under_strict(tmp_path):
+    src = tmp_path / "analyst.csv"
+    src.write_bytes(analyst_notes())
+    out = tmp_path / "o.csv"
+
+    def release(user_col: str) -> subprocess.CompletedProcess:
+        argv = [*RELEASE[:1], str(src), *RELEASE[1:], "--text-col", "text", "--user-col", user_col, "--strict"]
+        argv += ["-o", str(out)]
+        return subprocess.run(
+            [sys.executable, "-m", "dpsu_core.cli", *argv], capture_output=True, text=True, timeout=300
+        )
+
+    run = release("stock")
+    assert run.returncode == 2, run.stderr
+    warned = [ln for ln in run.stderr.splitlines() if ln.startswith("warning:") and "distinct values over" in ln]
+    assert len(warned) == 1, run.stderr
+    assert f"{ANALYST_STOCKS} distinct values over {ANALYST_ROWS:,} rows" in warned[0]
+    assert "270 rows per value" in warned[0] and "the largest holds 17% of the rows" in warned[0]
+    assert run.stderr.splitlines()[-1].startswith("dpsu: error") and "--strict" in run.stderr.splitlines()[-1]
+    assert not out.exists()
+    # the analysts are people: no such warning, and --strict lets the release through
+    run = release("analyst")
+    assert run.returncode == 0, run.stderr
+    assert "warning" not in run.stderr and out.exists()

@@ -401,3 +401,30 @@ def test_chinese_byte_path_on_a_slice_keeps_every_post(kind):
     got = [t.split() for t in out.to_pylist()]
     assert got[:4] == [["hello", "今天天气", "很", "好"], ["abc"], ["中"], ["x"]]
     assert got[4] == ["我", "爱", "北京", "天安门"] and got[5:] == got[:4]
+
+
+def test_a_missing_segmenter_is_worth_an_install_note_only_when_its_script_matters(monkeypatch):
+    """English posts with one Han and one Hangul word: no call to install the Chinese or Korean segmenter (their
+    share is below SCRIPT_MATTERS_SHARE), only what became of those words; Chinese posts still get it."""
+    from dpsu_core.corpus.segment import SCRIPT_MATTERS_SHARE
+
+    for name in ("rjieba", "jieba", "kiwipiepy"):  # import raises ImportError: as if not installed
+        monkeypatch.setitem(sys.modules, name, None)
+    segmenters.forget()
+    english = [f"the flight {i} was late again and the crew was kind" for i in range(30)]
+    try:
+        with TokenStream("auto", Preprocessing(), workers=1) as stream:
+            stream.submit(pa.array([*english, "北京 hello", "학교에 hello"]))
+            stream.finish()
+            few = stream.detection.notes(2)
+        with TokenStream("auto", Preprocessing(), workers=1) as stream:
+            stream.submit(pa.array(["我爱北京", "今天天气很好", "hello"]))
+            stream.finish()
+            many = stream.detection.notes(2)
+    finally:
+        segmenters.forget()
+    assert 2 / 300 < SCRIPT_MATTERS_SHARE
+    assert not [n for n in few if "not installed" in n or "pip install" in n], few
+    assert any(n.startswith("Chinese text is 0.") and "character 2-grams" in n for n in few), few
+    assert any(n.startswith("Korean text is 0.") and "kept as written" in n for n in few), few
+    assert any("Chinese text found but its segmenter (rjieba or jieba) is not installed" in n for n in many), many
