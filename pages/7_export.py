@@ -4,7 +4,7 @@ from typing import Any
 
 import streamlit as st
 
-from dpsu_core.command import release_command, release_script
+from dpsu_core.command import command_file, release_command, release_script
 from dpsu_core.export import export_basename, guarantee_text
 from dpsu_core.mechanisms.item_counts import counts_of
 from dpsu_core.metrics import canaries_released
@@ -247,9 +247,7 @@ else:
         c1, c2 = st.columns(2)
         c1.download_button(
             "Command line (.sh)",
-            data=(
-                "#!/bin/sh\n# Redo the dpsu release (no seed: fresh noise; spends the budget again)\n" + command + "\n"
-            ).encode(),
+            data=command_file(cal, where.input_name, where.options, output=out, report=rep, **redo).encode(),
             file_name=f"{stem}_command.sh",
             mime="text/x-shellscript",
             key="dl_command",
