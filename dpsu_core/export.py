@@ -57,7 +57,10 @@ REPORT_KEYS = (
 #: keys a report has only when asked for (or, ``warning``, in teaching mode); every other key of REPORT_KEYS is
 #: always there. REPORT_KEYS and CALIBRATION_KEYS are the one allow-list: the tests and the docs read them here.
 OPTIONAL_REPORT_KEYS = ("warning", "session_spent", "release", "tokenizer")
-CALIBRATION_KEYS = ("noise", "scale", "rho", "gamma", "details")
+#: ``rounds``: a rounds mechanism's every round (``round_list``; empty for one threshold), whose last round's T and
+#: Gamma are ``rho`` and ``gamma``, as the app and the Markdown report show them
+CALIBRATION_KEYS = ("noise", "scale", "rho", "gamma", "details", "rounds")
+ROUND_KEYS = ("round", "sigma", "threshold", "gamma", "delta", "share")
 
 
 def _check_release(release: Any) -> Release:
@@ -195,7 +198,8 @@ def report_dict(
         "epsilon": cal["epsilon"],
         "delta": cal["delta"],
         "params": _finite_or_none(cal["params"]),
-        "calibration": {k: _finite_or_none(cal[k]) for k in CALIBRATION_KEYS},
+        "calibration": {k: _finite_or_none(cal[k]) for k in CALIBRATION_KEYS if k != "rounds"}
+        | {"rounds": _finite_or_none(round_list(release))},
         "released_total": release.n_released,
         "released_per_length": {str(k): v for k, v in release.per_length().items()},
         "date_utc": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -249,6 +253,11 @@ def _calibration_view(release: Release):
     from .mechanisms.registry import mechanism_class  # the families load on first use (start-up time)
 
     return mechanism_class(release.calibration.mechanism).calibration_view(release.calibration)
+
+
+def round_list(release: Release) -> list[dict[str, Any]]:
+    """Every round of a rounds mechanism's calibration (keys ``ROUND_KEYS``), first to last; [] for one threshold."""
+    return [{k: getattr(r, k) for k in ROUND_KEYS} for r in _calibration_view(release).rounds]
 
 
 def report_markdown(
