@@ -34,7 +34,7 @@ st.caption(
 
 corpus = _ui.get_corpus()
 records = state.history.records
-default = state.release_record or (state.history.default() if records else None) or (records[-1] if records else None)
+default = state.release_record  # made on the corpus in use (the same load), never on another file
 
 
 def session_history() -> None:
@@ -63,22 +63,32 @@ def session_history() -> None:
                 )
 
 
-if corpus is None or default is None:
+if corpus is None or not records:
     _ui.need_release()
     session_history()
     st.stop()
 
 numbers = [r.number for r in reversed(records)]  # newest first
+if default is None:
+    st.info(
+        f"No release on the corpus in use ({escape_markdown(state.corpus_name)}) yet: the releases listed were made on "
+        "other corpora (another file, or an earlier load). Pick one to export it, or make a release on the "
+        "**Release** page."
+    )
 number = st.selectbox(
     "Release to export",
     numbers,
-    index=numbers.index(default.number),
+    index=None if default is None else numbers.index(default.number),
     format_func=lambda n: state.history.get(n).title(),
     key="export_release",
+    placeholder="Pick a release made on another corpus",
     help="Every release of this session with an output, a comparison's runs included. The default is the last one "
-    "made on the Release page. The session history below lists every release that spent.",
+    "made on the Release page on the corpus in use. The session history below lists every release that spent.",
 )
-record = state.history.get(int(number if number is not None else default.number))
+if number is None:  # the info above says why nothing is picked
+    session_history()
+    st.stop()
+record = state.history.get(int(number))
 rel = record.release
 cal = rel.calibration
 st.caption(
@@ -178,7 +188,8 @@ try:
         vocab_size=None if tok_model == "wordlevel" else int(tok_size),
     )
     tok_body, tok_report, built = state.tokenizer_files(record, spec)
-    tok_zip = directory_zip(directory_files(tok_body, built), f"{export_basename(rel)}_tokenizer")
+    # the folder inside is named like the zip (with the release's number): two releases never unzip into one folder
+    tok_zip = directory_zip(directory_files(tok_body, built), f"{export_basename(rel, record.number)}_tokenizer")
 except ImportError:
     spec = None
     st.info("The tokenizer download needs the tokenizers package: pip install 'dpsu[export]'.")

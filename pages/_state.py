@@ -421,12 +421,14 @@ class AppState(Workspace):
         takes_public = mechanism_class(release.calibration.mechanism).takes_public_corpus
         if takes_public and self.public is not None:
             public = PublicRef(self.public.name, self.public.reading)  # the file it used, as read
-        return self.history.add(release, self.corpus_ref(), page, params, public, group=group, batch=batch)
+        where = self.corpus_ref()  # the account at this release, kept with it: its report never reads a later one
+        spent = ledger_summary(self.ledger.total(where.digest)) if where.private else None
+        return self.history.add(release, where, page, params, public, group=group, batch=batch, spent=spent)
 
     @property
     def release_record(self) -> ReleaseRecord | None:
         """The release shown by default on the corpus in use: the last made on the Release page, else the last."""
-        return self.history.default(self.corpus_id)
+        return self.history.default_on(self.corpus_ref())  # this corpus's, never one made on another file
 
     @property
     def release(self) -> Release | None:
@@ -450,12 +452,10 @@ class AppState(Workspace):
 
     def export_files(self, rec: ReleaseRecord) -> list[ExportFile]:
         """The release's downloads, built once per release and ledger state (``dpsu_core.export.export_files``):
-        the report names the release and lists what the session has spent on its corpus when the files were
-        built."""
+        the report names the release and what the session had spent on its corpus at that release (``rec.spent``)."""
         n = len(self.ledger.entries)
         if self.export_cache is None or self.export_cache[0] != (rec.number, n):
-            spent = ledger_summary(self.ledger.total(rec.corpus.digest)) if rec.corpus.private else None
-            self.export_cache = ((rec.number, n), export_files(rec.release, spent, rec.title(), rec.number))
+            self.export_cache = ((rec.number, n), export_files(rec.release, rec.spent, rec.title(), rec.number))
         return self.export_cache[1]
 
     def tokenizer_files(self, rec: ReleaseRecord, spec: Any) -> tuple[bytes, bytes, dict[str, Any]]:
@@ -467,8 +467,7 @@ class AppState(Workspace):
         key = (rec.number, len(self.ledger.entries), spec)
         if self.tokenizer_cache is None or self.tokenizer_cache[0] != key:
             body, built = tokenizer_json(rec.release, spec)
-            spent = ledger_summary(self.ledger.total(rec.corpus.digest)) if rec.corpus.private else None
-            report = report_markdown(rec.release, spent, rec.title(), built).encode("utf-8")
+            report = report_markdown(rec.release, rec.spent, rec.title(), built).encode("utf-8")
             self.tokenizer_cache = (key, (body, report, built))
         return self.tokenizer_cache[1]
 
