@@ -257,10 +257,10 @@ def _make_mechanism(args: argparse.Namespace, public_source: Any = None):
     cls = list_mechanisms().get(args.mechanism)
     if cls is None:
         raise DpsuError(f"unknown mechanism {args.mechanism!r}; choose one of: {', '.join(list_mechanisms())}")
-    if "tune_users" in cls.param_names and args.tune_users is not None and args.delta_split != "tuned":
-        raise DpsuError(
-            "--tune-users is only used by the tuned delta split: add --delta-split tuned, or drop --tune-users"
-        )
+    for spec in (PARAMS[k] for k in cls.param_names):  # a flag another's value leaves unused
+        if spec.only_with is not None and getattr(args, spec.name, None) is not None and spec.unused(vars(args)):
+            need = f"{PARAMS[spec.only_with[0]].cli} {spec.only_with[1]}"
+            raise DpsuError(f"{spec.cli} is only used with {need}: add {need}, or drop {spec.cli}")
     given = {k: getattr(args, k, None) for k in PARAMS if k != "max_n" or k in cls.param_names}
     params = cls.params_for({**given, "public_source": public_source}, strict=True)
     counts = _counts_args(args)

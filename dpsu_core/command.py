@@ -100,10 +100,9 @@ def release_groups(
     opts = _check_options(load_options)
     eps, delta, counts = _budget(cal)
     groups = [["dpsu", "release", str(input_name)], ["-m", cal.mechanism], ["-e", repr(eps)], ["-d", repr(delta)]]
-    for name, value in cal.params.items():
-        if name not in PARAMS or value is None:
-            continue
-        groups.append(_arg(PARAMS[name].cli, repr(value) if isinstance(value, float) else str(value)))
+    for name, value in redo_params(cal).items():
+        if name in PARAMS:
+            groups.append(_arg(PARAMS[name].cli, repr(value) if isinstance(value, float) else str(value)))
     max_n = _corpus_max_n(cal, opts)
     if "max_n" not in cal.params and max_n > 1:
         groups.append(_arg("--max-n", str(max_n)))
@@ -131,6 +130,12 @@ def release_groups(
         groups += _split(tokenizer_flags(tokenizer))
     groups += [_arg("-o", output), _arg("--report", report)]
     return groups
+
+
+def redo_params(cal: Calibration) -> dict[str, Any]:
+    """The release's parameters a redo passes on: the set ones, less those another's value leaves unused
+    (``ParamSpec.unused``: e.g. ``tune_users`` with the halves' delta split, a flag the CLI refuses)."""
+    return {k: v for k, v in cal.params.items() if v is not None and not (k in PARAMS and PARAMS[k].unused(cal.params))}
 
 
 def _arg(flag: str, value: str) -> list[str]:
@@ -193,6 +198,16 @@ def release_command(cal: Calibration, input_name: str, load_options: LoadOptions
     return shell_lines(release_groups(cal, input_name, load_options, **kw))
 
 
+def command_file(cal: Calibration, input_name: str, load_options: LoadOptions | dict[str, Any], **kw: Any) -> str:
+    """The command as a shell script (the Export page's ``.sh`` download): ``release_command`` under a
+    ``#!/bin/sh`` line and a comment saying that each run spends again."""
+    return (
+        "#!/bin/sh\n# Redo the dpsu release (no seed: fresh noise; spends the budget again)\n"
+        + release_command(cal, input_name, load_options, **kw)
+        + "\n"
+    )
+
+
 def shell_lines(groups: list[list[str]]) -> str:
     """Groups of arguments as one shell command: a line per group, continued with `` \\``, indented after the
     first."""
@@ -217,7 +232,7 @@ def release_script(
     opts = _check_options(load_options)
     opts["max_n"] = _corpus_max_n(cal, opts)
     load_args = "".join(f",\n    {k}={opts[k]!r}" for k in LOAD_OPTIONS if k in opts)
-    params: dict[str, Any] = {k: repr(v) for k, v in cal.params.items() if v is not None}
+    params: dict[str, Any] = {k: repr(v) for k, v in redo_params(cal).items()}
     public_load = ""
     if public_corpus is not None:
         public_args = {**_public_file_options(public_options), "max_n": opts["max_n"]}

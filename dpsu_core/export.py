@@ -58,7 +58,10 @@ REPORT_KEYS = (
 #: keys a report has only when asked for (or, ``warning``, in teaching mode); every other key of REPORT_KEYS is
 #: always there. REPORT_KEYS and CALIBRATION_KEYS are the one allow-list: the tests and the docs read them here.
 OPTIONAL_REPORT_KEYS = ("warning", "session_spent", "release", "tokenizer")
-CALIBRATION_KEYS = ("noise", "scale", "rho", "gamma", "details")
+#: ``rounds``: a rounds mechanism's every round (``round_list``; empty for one threshold), whose last round's T and
+#: Gamma are ``rho`` and ``gamma``, as the app and the Markdown report show them
+CALIBRATION_KEYS = ("noise", "scale", "rho", "gamma", "details", "rounds")
+ROUND_KEYS = ("round", "sigma", "threshold", "gamma", "delta", "share")
 
 
 def neutralise_cell(value: Any) -> Any:
@@ -174,7 +177,8 @@ def report_dict(
     tokenizer: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """What was run and what it guarantees. Keys: ``REPORT_KEYS`` (``warning`` only in teaching mode;
-    ``session_spent`` only when the caller passes what the session has spent on the corpus, ``ledger_summary``;
+    ``session_spent`` only when the caller passes what the session had spent on the corpus at this release,
+    ``ledger_summary`` taken when the release was made (``history.ReleaseRecord.spent``), never a later total;
     ``release`` only when the caller names which release of its session this is, ``ReleaseRecord.title``;
     ``tokenizer`` only when a tokenizer was exported: how it was built, ``tokenizer_export.build_tokenizer``)."""
     from . import __version__
@@ -187,7 +191,8 @@ def report_dict(
         "epsilon": cal["epsilon"],
         "delta": cal["delta"],
         "params": _finite_or_none(cal["params"]),
-        "calibration": {k: _finite_or_none(cal[k]) for k in CALIBRATION_KEYS},
+        "calibration": {k: _finite_or_none(cal[k]) for k in CALIBRATION_KEYS if k != "rounds"}
+        | {"rounds": _finite_or_none(round_list(release))},
         "released_total": release.n_released,
         "released_per_length": {str(k): v for k, v in release.per_length().items()},
         "date_utc": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -241,6 +246,11 @@ def _calibration_view(release: Release):
     from .mechanisms.registry import mechanism_class  # the families load on first use (start-up time)
 
     return mechanism_class(release.calibration.mechanism).calibration_view(release.calibration)
+
+
+def round_list(release: Release) -> list[dict[str, Any]]:
+    """Every round of a rounds mechanism's calibration (keys ``ROUND_KEYS``), first to last; [] for one threshold."""
+    return [{k: getattr(r, k) for k in ROUND_KEYS} for r in _calibration_view(release).rounds]
 
 
 def report_markdown(
@@ -312,7 +322,7 @@ def report_markdown(
         lines.append("")
     if "session_spent" in rep:
         lines += [
-            "## Spent on this corpus in the session (all releases so far)",
+            "## Spent on this corpus in the session, up to and including this release",
             "",
             rep["session_spent"]["summary"],
             "",
@@ -373,12 +383,18 @@ class ExportFile:
 
 
 def export_basename(release: Release, number: int | None = None) -> str:
-    """File name stem for downloads: mechanism and budget (public), e.g. dpsu_policy-gaussian_eps3_delta1e-06;
-    with the release's number in the session first (``dpsu_r2_...``: two releases of one configuration download
-    under different names); ``_TEACHING`` at the end for a fixed-seed release."""
+    """File name stem for downloads: mechanism and what the release spent (public), e.g.
+    dpsu_policy-gaussian_eps3_delta1e-06; a release with noisy counts spent its items' and its counts' parts, so it
+    is named by their total, the (epsilon, delta) the user gave, and ends in ``_counts``; with the release's number
+    in the session first (``dpsu_r2_...``: two releases of one configuration download under different names);
+    ``_TEACHING`` at the end for a fixed-seed release."""
+    from .mechanisms.item_counts import counts_of
+
     cal = release.calibration
+    counts = counts_of(cal)
+    eps, delta = (cal.epsilon, cal.delta) if counts is None else (counts.total_epsilon, counts.total_delta)
     tag = f"r{number}_" if number is not None else ""
-    stem = f"dpsu_{tag}{cal.mechanism}_eps{cal.epsilon:g}_delta{cal.delta:.0e}"
+    stem = f"dpsu_{tag}{cal.mechanism}_eps{eps:g}_delta{delta:.0e}" + ("" if counts is None else "_counts")
     return stem + ("_TEACHING" if release.seed is not None else "")
 
 

@@ -61,6 +61,9 @@ class ReleaseRecord:
     time_utc: str = field(default_factory=lambda: datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S"))
     public: PublicRef | None = None  # the uploaded public corpus it used (None: none, or the built-in list)
     batch: str = ""  # the batch it belongs to (e.g. a comparison's runs): never a page's default release
+    #: what the session had spent on its corpus once this release was entered (``ledger.ledger_summary``, taken
+    #: when it was added; None off the private corpus): its report states the account AT this release, never later
+    spent: dict | None = None
 
     @property
     def calibration(self) -> Calibration:
@@ -154,10 +157,19 @@ class ReleaseHistory:
         *,
         group: SpendGroup | None = None,
         batch: str = "",
+        spent: dict | None = None,
     ) -> ReleaseRecord:
-        """A release with its output; ``group``: the spend it came from (its output is then kept in the group)."""
+        """A release with its output; ``group``: the spend it came from (its output is then kept in the group);
+        ``spent``: the ledger's summary on its corpus at this release (``ReleaseRecord.spent``)."""
         rec = ReleaseRecord(
-            len(self.records) + 1, corpus, page, release, scalar_params(dict(params or {})), public=public, batch=batch
+            len(self.records) + 1,
+            corpus,
+            page,
+            release,
+            scalar_params(dict(params or {})),
+            public=public,
+            batch=batch,
+            spent=spent,
         )
         self.records.append(rec)
         if group is not None:
@@ -207,6 +219,15 @@ class ReleaseHistory:
         """The release shown and exported by default: the last made on the Release page (on that corpus), else the
         last made anywhere (on that corpus)."""
         return self.last(corpus_id, RELEASE_PAGE) or self.last(corpus_id)
+
+    def default_on(self, corpus: CorpusRef) -> ReleaseRecord | None:
+        """``default`` on exactly this corpus: the same load (its id, the file's digest and name, how it was read),
+        never a release made on another file, nor on an earlier load whose id a later one reuses."""
+        for page in (RELEASE_PAGE, None):
+            for r in reversed(self.records):
+                if not r.batch and r.corpus == corpus and (page is None or r.page == page):
+                    return r
+        return None
 
     def latest_by_mechanism(self, corpus_id: int) -> dict[str, ReleaseRecord]:
         """The newest release of each mechanism on the corpus (the Histogram fill page shows them side by side)."""

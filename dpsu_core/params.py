@@ -41,6 +41,16 @@ class ParamSpec:
     choices: tuple[str, ...] = ()
     minimum: float | None = None  # every numeric parameter has both bounds (see ``range_text``)
     maximum: float | None = None
+    only_with: tuple[str, str] | None = None  # (parameter, value): used only when that parameter has that value
+
+    def unused(self, values: dict[str, Any]) -> bool:
+        """True when ``values`` (a mechanism's parameters, unset ones at their default) make this parameter unused:
+        the CLI refuses its flag then, and a redo command leaves it out."""
+        if self.only_with is None:
+            return False
+        other, wanted = self.only_with
+        value = values.get(other)
+        return (PARAMS[other].default if value is None else value) != wanted
 
     def range_text(self) -> str:
         """The documented range, e.g. "1 to 1e+06" (empty for a choice)."""
@@ -186,6 +196,7 @@ PARAMS: dict[str, ParamSpec] = {
             "--tune-users",
             minimum=0,
             maximum=10_000_000,
+            only_with=("delta_split", "tuned"),
         ),
         ParamSpec(
             "only_n",

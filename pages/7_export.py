@@ -4,7 +4,7 @@ from typing import Any
 
 import streamlit as st
 
-from dpsu_core.command import release_command, release_script
+from dpsu_core.command import command_file, release_command, release_script
 from dpsu_core.export import export_basename, guarantee_text
 from dpsu_core.mechanisms.item_counts import counts_of
 from dpsu_core.metrics import canaries_released
@@ -34,7 +34,7 @@ st.caption(
 
 corpus = _ui.get_corpus()
 records = state.history.records
-default = state.release_record or (state.history.default() if records else None) or (records[-1] if records else None)
+default = state.release_record  # made on the corpus in use (the same load), never on another file
 
 
 def session_history() -> None:
@@ -83,23 +83,33 @@ def kept_releases() -> None:
         st.caption(f"The newest 50 are listed; 'dpsu ledger export-release ID' hands back any of the {len(kept):,}.")
 
 
-if corpus is None or default is None:
+if corpus is None or not records:
     _ui.need_release()
     session_history()
     kept_releases()
     st.stop()
 
 numbers = [r.number for r in reversed(records)]  # newest first
+if default is None:
+    st.info(
+        f"No release on the corpus in use ({escape_markdown(state.corpus_name)}) yet: the releases listed were made on "
+        "other corpora (another file, or an earlier load). Pick one to export it, or make a release on the "
+        "**Release** page."
+    )
 number = st.selectbox(
     "Release to export",
     numbers,
-    index=numbers.index(default.number),
+    index=None if default is None else numbers.index(default.number),
     format_func=lambda n: state.history.get(n).title(),
     key="export_release",
+    placeholder="Pick a release made on another corpus",
     help="Every release of this session with an output, a comparison's runs included. The default is the last one "
-    "made on the Release page. The session history below lists every release that spent.",
+    "made on the Release page on the corpus in use. The session history below lists every release that spent.",
 )
-record = state.history.get(int(number if number is not None else default.number))
+if number is None:  # the info above says why nothing is picked
+    session_history()
+    st.stop()
+record = state.history.get(int(number))
 rel = record.release
 cal = rel.calibration
 st.caption(
@@ -199,7 +209,8 @@ try:
         vocab_size=None if tok_model == "wordlevel" else int(tok_size),
     )
     tok_body, tok_report, built = state.tokenizer_files(record, spec)
-    tok_zip = directory_zip(directory_files(tok_body, built), f"{export_basename(rel)}_tokenizer")
+    # the folder inside is named like the zip (with the release's number): two releases never unzip into one folder
+    tok_zip = directory_zip(directory_files(tok_body, built), f"{export_basename(rel, record.number)}_tokenizer")
 except ImportError:
     spec = None
     st.info("The tokenizer download needs the tokenizers package: pip install 'dpsu[export]'.")
@@ -268,9 +279,7 @@ else:
         c1, c2 = st.columns(2)
         c1.download_button(
             "Command line (.sh)",
-            data=(
-                "#!/bin/sh\n# Redo the dpsu release (no seed: fresh noise; spends the budget again)\n" + command + "\n"
-            ).encode(),
+            data=command_file(cal, where.input_name, where.options, output=out, report=rep, **redo).encode(),
             file_name=f"{stem}_command.sh",
             mime="text/x-shellscript",
             key="dl_command",

@@ -449,17 +449,19 @@ class AppState(Workspace):
         takes_public = mechanism_class(release.calibration.mechanism).takes_public_corpus
         if takes_public and self.public is not None:
             public = PublicRef(self.public.name, self.public.reading)  # the file it used, as read
-        rec = self.history.add(release, self.corpus_ref(), page, params, public, group=group, batch=batch)
+        where = self.corpus_ref()  # the account at this release, kept with it: its report never reads a later one
+        spent = ledger_summary(self.ledger.total(where.digest)) if where.private else None
+        rec = self.history.add(release, where, page, params, public, group=group, batch=batch, spent=spent)
         if group is not None:  # spent on the private corpus: its public output is kept with the charge
             from dpsu_core.export import report_json
 
-            self.ledger.keep(self.private_key, release, report_json(release, release_name=rec.title()))
+            self.ledger.keep(self.private_key, release, report_json(release, spent, rec.title()))
         return rec
 
     @property
     def release_record(self) -> ReleaseRecord | None:
         """The release shown by default on the corpus in use: the last made on the Release page, else the last."""
-        return self.history.default(self.corpus_id)
+        return self.history.default_on(self.corpus_ref())  # this corpus's, never one made on another file
 
     @property
     def release(self) -> Release | None:
@@ -483,12 +485,10 @@ class AppState(Workspace):
 
     def export_files(self, rec: ReleaseRecord) -> list[ExportFile]:
         """The release's downloads, built once per release and ledger state (``dpsu_core.export.export_files``):
-        the report names the release and lists what the session has spent on its corpus when the files were
-        built."""
-        n = len(self.ledger.for_corpus(rec.corpus.digest)) if rec.corpus.private else 0
+        the report names the release and what the session had spent on its corpus at that release (``rec.spent``)."""
+        n = len(self.ledger.entries)
         if self.export_cache is None or self.export_cache[0] != (rec.number, n):
-            spent = ledger_summary(self.ledger.total(rec.corpus.digest)) if rec.corpus.private else None
-            self.export_cache = ((rec.number, n), export_files(rec.release, spent, rec.title(), rec.number))
+            self.export_cache = ((rec.number, n), export_files(rec.release, rec.spent, rec.title(), rec.number))
         return self.export_cache[1]
 
     def tokenizer_files(self, rec: ReleaseRecord, spec: Any) -> tuple[bytes, bytes, dict[str, Any]]:
@@ -497,11 +497,10 @@ class AppState(Workspace):
         from dpsu_core.export import report_markdown
         from dpsu_core.tokenizer_export import tokenizer_json
 
-        key = (rec.number, len(self.ledger.for_corpus(rec.corpus.digest)) if rec.corpus.private else 0, spec)
+        key = (rec.number, spec)  # the report's account is the one at this release (``rec.spent``)
         if self.tokenizer_cache is None or self.tokenizer_cache[0] != key:
             body, built = tokenizer_json(rec.release, spec)
-            spent = ledger_summary(self.ledger.total(rec.corpus.digest)) if rec.corpus.private else None
-            report = report_markdown(rec.release, spent, rec.title(), built).encode("utf-8")
+            report = report_markdown(rec.release, rec.spent, rec.title(), built).encode("utf-8")
             self.tokenizer_cache = (key, (body, report, built))
         return self.tokenizer_cache[1]
 

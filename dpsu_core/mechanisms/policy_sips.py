@@ -62,7 +62,7 @@ from .calibration import Calibration
 from .sampling import OrderedRows, select_kept
 from .seam import EngineCorpus, rows_here
 from .setunion import l2_step
-from .sips import Rounds, RoundsDetails, RoundsMechanism, build_rounds, round_stages, run_rounds
+from .sips import LAST_ROUND_NOTE, Rounds, RoundsDetails, RoundsMechanism, build_rounds, round_stages, run_rounds
 from .traits import Stages, highest_chance, stages_release_probability, users_for_chance
 
 
@@ -269,9 +269,9 @@ class PolicySips(RoundsMechanism):
                 "rounds compose adaptively: the Gaussian parts are mu-GDP with mu^2 = sum_i 1/sigma_i^2 <= "
                 "1/sigma^2, (epsilon, delta_noise)-DP; the threshold events add sum_i delta_i <= delta_thresholds"
             ),
-            threshold_note="rho and Gamma shown are round 1's T_1 and Gamma_1; round i uses threshold_i[i], gamma_i[i]",
+            threshold_note=LAST_ROUND_NOTE,
         )
-        return self._calibration("gaussian", sigma, r.threshold_i[0], round_cutoffs(details)[0], details=details)
+        return self._calibration("gaussian", sigma, r.threshold_i[-1], round_cutoffs(details)[-1], details=details)
 
     def _release(self, corpus: EngineCorpus, rng: np.random.Generator, cal: Calibration, progress) -> ReleaseParts:
         d, m = RoundsDetails.of(cal), int(self.params["max_items"])

@@ -107,6 +107,13 @@ def build_rounds(
     return Rounds(sigma, tuple(f.tolist()), tuple(sig.tolist()), tuple(dlt.tolist()), thr, gam)
 
 
+#: what a rounds calibration's rho and Gamma are: the last round's, as every view shows them (``traits.rounds_view``)
+LAST_ROUND_NOTE = (
+    "rho (and Gamma where the rounds have cutoffs) are the last round's T_I (Gamma_I), the headline the app and the "
+    "report show; round i uses threshold_i[i] (gamma_i[i]), and the report lists every round under rounds"
+)
+
+
 @dataclass(frozen=True, kw_only=True)
 class RoundsDetails(Details):
     """The calibration details of the rounds mechanisms (DP-SIPS; Policy DP-SIPS adds the delta split, the cutoffs
@@ -220,11 +227,11 @@ class DpSips(RoundsMechanism):
                 "rounds compose adaptively: the Gaussian parts are mu-GDP with mu^2 = sum_i 1/sigma_i^2 = "
                 "1/sigma^2 = 2 rho_zcdp, (epsilon, delta/2)-DP; the threshold events add sum_i delta_i = delta/2"
             ),
-            threshold_note="rho shown is round 1's threshold T_1; round i uses threshold_i[i]",
+            threshold_note=LAST_ROUND_NOTE,
             rounds_note="round i: remove released items, sample <= Delta0 per user, +1/sqrt(|kept|), "
             "release H_i + N(0, sigma_i^2) > T_i",
         )
-        return self._calibration("gaussian", sigma, r.threshold_i[0], details=details)
+        return self._calibration("gaussian", sigma, r.threshold_i[-1], details=details)
 
     def _release(self, corpus: EngineCorpus, rng: np.random.Generator, cal: Calibration, progress) -> ReleaseParts:
         d, m = RoundsDetails.of(cal), int(self.params["max_items"])

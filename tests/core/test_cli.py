@@ -358,7 +358,7 @@ def test_public_corpus_columns_are_given_with_public_flags(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["-m", "policy-sips", "--tune-users", "5"], "--tune-users is only used by the tuned delta split"),
+        (["-m", "policy-sips", "--tune-users", "5"], "--tune-users is only used with --delta-split tuned"),
         (["-m", "policy-sips", "--tune-users", "0", "--delta-split", "half"], "add --delta-split tuned"),
         (["--tokenizer", "fast", "--char-ngrams", "3"], "--char-ngrams is not used by --tokenizer fast"),
         (["--tokenizer", "treebank", "--char-ngrams", "2"], "--char-ngrams is not used by --tokenizer treebank"),

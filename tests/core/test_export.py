@@ -148,6 +148,7 @@ def test_report_contents(release):
     assert rep["epsilon"] == 2.0 and rep["delta"] == 1e-6 and rep["params"] == {"max_items": 40}
     assert rep["calibration"]["rho"] == cal.rho and rep["calibration"]["scale"] == cal.scale
     assert rep["calibration"]["gamma"] is None and rep["calibration"]["noise"] == "gaussian"
+    assert rep["calibration"]["rounds"] == []  # one threshold: no rounds
     assert rep["released_total"] == release.n_released
     assert rep["released_per_length"] == {str(k): v for k, v in release.per_length().items()}
     assert sum(rep["released_per_length"].values()) == release.n_released

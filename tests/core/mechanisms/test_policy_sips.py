@@ -75,7 +75,7 @@ def test_per_round_calibration_against_an_independent_recomputation(eps, delta, 
     np.testing.assert_allclose(d.delta_i, dlt, rtol=1e-12)
     np.testing.assert_allclose(d.threshold_i, thr, rtol=1e-6)
     np.testing.assert_allclose(d.gamma_i, gam, rtol=1e-6)
-    assert (cal.rho, cal.gamma) == (d.threshold_i[0], d.gamma_i[0]) and cal.noise == "gaussian"
+    assert (cal.rho, cal.gamma) == (d.threshold_i[-1], d.gamma_i[-1]) and cal.noise == "gaussian"  # the headline
 
 
 @pytest.mark.parametrize("how", ["half", "tuned"])

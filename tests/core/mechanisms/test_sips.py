@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import dp_accounting
@@ -66,7 +67,7 @@ def test_per_round_sigma_and_threshold_against_an_independent_recomputation(eps,
     np.testing.assert_allclose(d.rho_zcdp_i, rho, rtol=1e-8)
     np.testing.assert_allclose(d.delta_i, dlt, rtol=1e-12)
     np.testing.assert_allclose(d.threshold_i, thr, rtol=1e-6)
-    assert cal.rho == d.threshold_i[0] and cal.noise == "gaussian"
+    assert cal.rho == d.threshold_i[-1] and cal.noise == "gaussian"  # the last round's, the headline
     assert all(a > b for a, b in zip(d.sigma_i, d.sigma_i[1:]))  # r < 1: the last round is the least noisy
 
 
@@ -205,7 +206,7 @@ def test_round_budgets_are_rounded_to_the_private_side_exactly():
 @pytest.mark.parametrize("name", ["dp-sips", "policy-sips"])
 def test_calibrate_and_the_report_show_every_round_with_the_last_as_headline(name, capsys):
     from dpsu_core.cli import main
-    from dpsu_core.export import report_dict, report_markdown
+    from dpsu_core.export import report_dict, report_json, report_markdown
     from dpsu_core.mechanisms.base import Diagnostics, make_release
     from dpsu_core.mechanisms.registry import mechanism_class
 
@@ -215,7 +216,7 @@ def test_calibrate_and_the_report_show_every_round_with_the_last_as_headline(nam
     if thr is not None:  # DP-SIPS: the last round's threshold against the independent recomputation
         assert d.threshold_i[-1] == pytest.approx(thr[-1], rel=1e-6)
     view = mechanism_class(name).calibration_view(cal)
-    assert view.threshold == d.threshold_i[-1] < d.threshold_i[0] == cal.rho  # the headline is not round 1's
+    assert view.threshold == d.threshold_i[-1] == cal.rho < d.threshold_i[0]  # the headline is not round 1's
     assert [r.threshold for r in view.rounds] == list(d.threshold_i) and [r.share for r in view.rounds] == list(
         d.fraction_i
     )
@@ -230,6 +231,16 @@ def test_calibrate_and_the_report_show_every_round_with_the_last_as_headline(nam
     # the report: its keys unchanged, the rounds table in the Markdown
     empty = corpus_from_token_lists([[["a"]]])
     rel = make_release(cal, empty, np.zeros(0, dtype=np.int64), Diagnostics(), seed=None, elapsed=0.0)
-    assert report_dict(rel)["calibration"]["details"]["threshold_i"] == list(d.threshold_i)
+    rep = json.loads(report_json(rel))  # what a script reading the JSON report gets
+    assert rep["calibration"]["details"]["threshold_i"] == list(d.threshold_i)
+    # rho and gamma are the last round's (as the app, the Markdown and Thresholds show); every round in "rounds"
+    assert rep["calibration"]["rho"] == d.threshold_i[-1] == view.threshold
+    assert rep["calibration"]["gamma"] == (None if d.gamma_i is None else d.gamma_i[-1]) == view.cutoff
+    assert [r["round"] for r in rep["calibration"]["rounds"]] == [1, 2, 3]
+    assert [r["threshold"] for r in rep["calibration"]["rounds"]] == list(d.threshold_i)
+    assert [r["sigma"] for r in rep["calibration"]["rounds"]] == list(d.sigma_i)
+    assert [r["gamma"] for r in rep["calibration"]["rounds"]] == list(d.gamma_i or [None] * 3)
+    assert report_dict(rel)["calibration"]["rounds"] == rep["calibration"]["rounds"]
     md = report_markdown(rel)
+    assert "round 1's" not in md and "round 1's" not in json.dumps(rep)  # no stale note
     assert "### Rounds" in md and f"| 3 | {d.sigma_i[2]:.6g} | {d.threshold_i[2]:.6g} |" in md
