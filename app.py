@@ -10,7 +10,7 @@ import streamlit as st
 
 st.set_page_config(page_title="dpsu: private vocabulary release", page_icon=":material/lock:", layout="wide")
 
-from pages import _ui  # noqa: E402  (after set_page_config)
+from pages import _auth, _ui  # noqa: E402  (after set_page_config)
 
 HERE = Path(__file__).resolve().parent
 I = _ui.ICONS
@@ -25,7 +25,12 @@ PAGES = [
     st.Page(HERE / "pages" / "7_export.py", title="Export", icon=I["export"]),
 ]
 
-page = st.navigation(PAGES)
+# With sign-in configured, a visitor not signed in gets nothing but the sign-in (``_auth.gate`` stops the script).
+# The custodian's page is in the navigation of custodians only: for anyone else its URL does not resolve.
+who = _auth.gate()
+CUSTODIAN = [st.Page(HERE / "pages" / "9_custodian.py", title="Custodian", icon=I["custodian"], url_path="custodian")]
+page = st.navigation(PAGES + CUSTODIAN if who.is_custodian else PAGES)
+_auth.sidebar(who)
 _ui.get_corpus()
 # The sidebar is drawn before the page: a corpus load on the Corpus page reruns the script at once
 # (``_ui.set_corpus``), so the sidebar never shows the previous corpus; its privacy totals sit in a placeholder

@@ -57,6 +57,7 @@ ICONS = {
     "neighbours": ":material/group_remove:",
     "explore": ":material/travel_explore:",
     "ledger": ":material/receipt_long:",
+    "custodian": ":material/admin_panel_settings:",
 }
 APP_PATH = Path(__file__).resolve().parent.parent / "app.py"
 _local = threading.local()
