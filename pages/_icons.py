@@ -18,4 +18,5 @@ ICONS = {
     "neighbours": ":material/group_remove:",
     "explore": ":material/travel_explore:",
     "ledger": ":material/receipt_long:",
+    "custodian": ":material/admin_panel_settings:",
 }
