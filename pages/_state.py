@@ -509,7 +509,12 @@ def app_state() -> AppState:
     """This session's state (created on first use)."""
     ss = st.session_state
     if STATE_KEY not in ss:
-        ss[STATE_KEY] = AppState()
+        from pages._auth import current_identity, ledger_store
+
+        # the durable ledger every session charges, in the name of who is signed in (the store is shared and
+        # thread-safe; the session's own state is not)
+        ledger = DurableLedger(actor=current_identity().actor, tool="app", store=ledger_store())
+        ss[STATE_KEY] = AppState(ledger=ledger)
     return ss[STATE_KEY]
 
 

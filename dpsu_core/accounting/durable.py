@@ -21,12 +21,12 @@ from .account import CorpusAccount, keep
 class DurableLedger(Ledger):
     """Entries of attached corpora live in the store; the others in memory (``Ledger``)."""
 
-    def __init__(self, location: str | None = None, *, actor: str = "", tool: str = "app") -> None:
+    def __init__(self, location: str | None = None, *, actor: str = "", tool: str = "app", store: Any = None) -> None:
         super().__init__()  # ``entries``: the entries kept in memory (corpora not in the store)
         self.location, self.actor, self.tool = location, actor, tool
         self.accounts: dict[Any, CorpusAccount] = {}
         self.charges: dict[Any, Any] = {}  # key -> the last charge made on it from this session
-        self._store: Any = None
+        self._store: Any = store  # None: opened on first use
 
     @property
     def store(self) -> Any:
