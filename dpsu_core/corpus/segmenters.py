@@ -231,13 +231,20 @@ def _held_stderr() -> Iterator[None]:
     import sys
     import tempfile
 
+    saved = held_file = None
     try:
-        sys.stderr.flush()
+        if sys.stderr is not None:
+            sys.stderr.flush()
+        held_file = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the with below
         saved = os.dup(2)
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError):
+        if held_file is not None:
+            held_file.close()
+        held_file = None
+    if saved is None or held_file is None:
         yield
         return
-    with tempfile.TemporaryFile() as held:
+    with held_file as held:
         os.dup2(held.fileno(), 2)
         ok = False
         try:

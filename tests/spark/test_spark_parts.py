@@ -92,3 +92,18 @@ def test_cli_releases_a_folder_with_an_empty_part_and_says_so(tmp_path):
     assert "skipped 1 empty part" in done.stderr
     assert "has 0 columns" not in done.stderr
     assert (tmp_path / "out.csv").exists()
+
+
+def test_cli_refuses_json_lines_parts_with_other_keys_before_spark_starts(tmp_path):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "part-0.jsonl").write_text(
+        "".join(f'{{"user": "a{i}", "text": "{" ".join(WORDS[:20])}"}}\n' for i in range(150)), encoding="utf-8"
+    )
+    (folder / "part-1.jsonl").write_text(
+        "".join(f'{{"author": "b{i}", "body": "{" ".join(WORDS[20:])}"}}\n' for i in range(150)), encoding="utf-8"
+    )
+    done = _cli([str(folder)], tmp_path)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, done.stderr[-2000:]
+    assert "'part-1.jsonl' has the keys 'author', 'body' where 'part-0.jsonl' has 'user', 'text'" in lines[0]
