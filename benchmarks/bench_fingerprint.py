@@ -1,7 +1,7 @@
 """The corpus fingerprint (``dpsu_core.fingerprint``, issue 36.2) against reading and loading the files.
 
     python -m benchmarks.run fingerprint        # 1M users (a 230 MB CSV) against a copy with one row changed
-    python -m benchmarks.run fingerprint_10m    # 10M users (a 2.3 GB CSV): run on its own
+    python -m benchmarks.run fingerprint_10m    # its cost and size on 10M users (bench_fingerprint_10m)
 
 The checks that use it (GW-KT's public corpus in the CLI, the app's exploration and public corpora) fingerprint
 the corpora the run has loaded anyway: both files are read and tokenized for the release, so the fingerprint
