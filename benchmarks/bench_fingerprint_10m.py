@@ -59,6 +59,7 @@ def run() -> dict:
     found = match(fp_small, fp_big)
     return {
         "file_1m_read_wall_s": round(read["wall_s"], 2),
+        "file_1m_read_cpu_s": round(read["cpu_s"], 2),
         "file_1m_load_wall_s": round(load_wall, 2),
         "file_1m_load_cpu_s": round(load_cpu, 2),
         "at_1m": at_1m,
