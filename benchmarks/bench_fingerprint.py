@@ -1,7 +1,7 @@
 """The corpus fingerprint (``dpsu_core.fingerprint``, issue 36.2) against reading and loading the files.
 
     python -m benchmarks.run fingerprint        # 1M users (a 230 MB CSV) against a copy with one row changed
-    python -m benchmarks.run fingerprint_10m    # 10M users (a 2.3 GB CSV): run on its own
+    python -m benchmarks.run fingerprint_10m    # its cost and size on 10M users (bench_fingerprint_10m)
 
 The checks that use it (GW-KT's public corpus in the CLI, the app's exploration and public corpora) fingerprint
 the corpora the run has loaded anyway: both files are read and tokenized for the release, so the fingerprint
@@ -48,11 +48,13 @@ def _one(path, secret: bytes) -> dict:
         "users": corpus.n_users,
         "nnz": corpus.nnz,
         "read_wall_s": round(read["wall_s"], 2),
+        "read_cpu_s": round(read["cpu_s"], 2),
         "load_wall_s": round(load_wall, 2),
         "load_cpu_s": round(load_cpu, 2),
         "fingerprint_wall_s": [round(w, 3) for w in walls],
         "fingerprint_cpu_s": [round(c, 3) for c in cpus],
         "fingerprint_vs_read_wall": round(statistics.median(walls) / read["wall_s"], 3),
+        "fingerprint_vs_read_cpu": round(statistics.median(cpus) / read["cpu_s"], 3),
         "fingerprint_vs_load_wall": round(statistics.median(walls) / load_wall, 3),
         "fingerprint_vs_load_cpu": round(statistics.median(cpus) / load_cpu, 3),
         "blob_bytes": len(fp.to_bytes()),

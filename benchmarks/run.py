@@ -53,7 +53,7 @@ SECTIONS = {
     "overlap": "benchmarks.bench_overlap",  # the content check of a public file against reading the two files (1M)
     "overlap_10m": "benchmarks.bench_overlap_10m",  # the same on 10M users (two 2.3 GB CSVs)
     "fingerprint": "benchmarks.bench_fingerprint",  # the corpus fingerprint against reading and loading (1M)
-    "fingerprint_10m": "benchmarks.bench_fingerprint_10m",  # the same on 10M users (one corpus loaded at a time)
+    "fingerprint_10m": "benchmarks.bench_fingerprint_10m",  # its cost and size on 10M users (the 1M corpus x 10)
     "tokenizer": "benchmarks.bench_tokenizer",  # private tokenizers' tokens per word on held-out users (issue 30)
     "tokenizer_tuning": "benchmarks.bench_tokenizer_tuning",  # the counts' defaults, chosen on the first half only
     "ledger": "benchmarks.bench_ledger",  # the ledger store: charge latency (SQLite, PostgreSQL), 10,000 entries' total

@@ -1,5 +1,9 @@
 """Whether a file given as PUBLIC data holds the private corpus's posts: a check of content, not of bytes.
 
+Where both files are loaded into corpora (the CLI's local engine, the app), the first rule is the users' token
+sets (``fingerprint``: edits the tokenizer ignores, users renamed, padding); this one is kept beside it as a
+second check (the same posts handed to other users), and is the Spark engine's check, made in its own pass.
+
 A release on an exploration corpus spends nothing, and GW-KT's proof needs public frequencies that do not depend
 on the private users; a "public" file that is the private file with its line endings changed, its rows shuffled,
 one row added or written as JSON Lines would pass a byte comparison and release private data unrecorded. So each

@@ -45,7 +45,7 @@ def _per_word(text: str, mark: str) -> str:
     return " ".join(_inside(w, mark) for w in text.split())
 
 
-def _users(rows: Rows) -> dict[str, list[str]]:
+def users_posts(rows: Rows) -> dict[str, list[str]]:
     by: dict[str, list[str]] = defaultdict(list)
     for u, t in rows:
         by[u].append(t)
@@ -67,7 +67,7 @@ def edits(rows: Rows, others: Rows) -> dict[str, bytes]:
         w = t.split()
         cut = max(1, len(w) // 2)
         halves += [(u, " ".join(w[:cut])), (u, " ".join(w[cut:]))]
-    renamed = {u: f"someone{i:05d}" for i, u in enumerate(sorted(_users(rows)))}
+    renamed = {u: f"someone{i:05d}" for i, u in enumerate(sorted(users_posts(rows)))}
     padding = [(f"other_{u}", t) for u, t in others]
     while len(padding) < 4.5 * len(rows):
         padding += [(f"again{len(padding)}_{u}", " ".join(rng.sample(t.split(), len(t.split())))) for u, t in others]
@@ -79,7 +79,7 @@ def edits(rows: Rows, others: Rows) -> dict[str, bytes]:
         "quoted.csv": csv_bytes([(u, f'"{t}"') for u, t in rows]),
         "numbered.csv": csv_bytes([(u, f"{i} {t}") for i, (u, t) in enumerate(rows)]),
         "halves.csv": csv_bytes(halves),
-        "merged.csv": csv_bytes([(u, " ".join(ts)) for u, ts in _users(rows).items()]),
+        "merged.csv": csv_bytes([(u, " ".join(ts)) for u, ts in users_posts(rows).items()]),
         "words_shuffled.csv": csv_bytes([(u, " ".join(rng.sample(t.split(), len(t.split())))) for u, t in rows]),
         "soft_hyphens.csv": csv_bytes([(u, _per_word(t, "\u00ad")) for u, t in rows]),
         "zero_width.csv": csv_bytes([(u, _per_word(t, "\u200b")) for u, t in rows]),
@@ -93,7 +93,7 @@ def edits(rows: Rows, others: Rows) -> dict[str, bytes]:
 
 def five_percent(rows: Rows, others: Rows) -> bytes:
     """A file of other people in which 5% of the users are the private corpus's (their posts copied, renamed)."""
-    mine, theirs = _users(rows), _users(others)
+    mine, theirs = users_posts(rows), users_posts(others)
     n = len(mine)
     copied = sorted(mine)[: n // 20]
     out = [(f"copied{i}", t) for i, u in enumerate(copied) for t in mine[u]]
@@ -103,7 +103,7 @@ def five_percent(rows: Rows, others: Rows) -> bytes:
 
 def different(others: Rows, n_users: int) -> bytes:
     """Another corpus of the same language and kind: ``n_users`` other users of the demo corpus."""
-    theirs = _users(others)
+    theirs = users_posts(others)
     return csv_bytes([(u, t) for u in sorted(theirs)[:n_users] for t in theirs[u]])
 
 
@@ -117,7 +117,7 @@ def write_all(folder: Path) -> dict[str, Path]:
         "lower_tr.csv": csv_bytes([(u, t.lower()) for u, t in turkish(rows)]),
         **edits(rows, others),
         "five.csv": five_percent(rows, others),
-        "different.csv": different(others, len(_users(rows))),
+        "different.csv": different(others, len(users_posts(rows))),
     }
     folder.mkdir(parents=True, exist_ok=True)
     out = {}

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -171,6 +172,13 @@ def test_users_hash_is_the_set_of_ids_under_the_salt():
     assert users_hash(list(reversed(ids)) + ids[:10], salt) == h  # order and repeats do not matter
     assert users_hash(ids[:-1], salt) != h and users_hash(ids, os.urandom(32)) != h
     assert "user1" not in h and len(h) == 64
+    assert users_hash(pa.chunked_array([ids[250:], ids[:250]]), salt) == h  # as the loader's columns come
+
+
+def test_the_blob_holds_hashes_only(prints, files):
+    blob = prints["private.csv"].to_bytes()
+    words = {w for line in files["private.csv"].read_text(encoding="utf-8").splitlines()[1:50] for w in line.split()}
+    assert not [w for w in words if len(w) >= 6 and w.encode() in blob]
 
 
 # ---- the checks where the files are used ------------------------------------------------------------------
