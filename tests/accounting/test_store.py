@@ -10,7 +10,7 @@ import json
 import pytest
 
 from dpsu_core.accounting import BudgetRefused, compact, open_store
-from dpsu_core.errors import ParameterError
+from dpsu_core.errors import InputError, ParameterError
 from dpsu_core.ledger import LedgerEntry, total
 from dpsu_core.mechanisms.registry import get_mechanism
 
@@ -54,6 +54,9 @@ def test_a_corpus_nobody_registered_gets_the_default_cap_once(location):
         a = s.charge("new", [entry(epsilon=1.0)], actor="ana", tool="cli", job={})
         b = s.charge("new", [entry(epsilon=1.0)], actor="ana", tool="cli", job={})
         assert a.new_corpus and not b.new_corpus
+        assert a.sentence().startswith("corpus 'new' is new to the ledger: it gets the default cap; charged")
+        assert "default cap" not in b.sentence() and f"{b.total.epsilon:.4g} of 4 spent" in b.sentence()
+        assert 0 < b.remaining_epsilon == 4.0 - b.total.epsilon < 4.0 - 1.0
         assert (s.corpus("new").epsilon_cap, s.corpus("new").delta_cap) == (4.0, 1e-5)
 
 
@@ -128,6 +131,18 @@ def test_bad_input_is_one_clear_line(location, tmp_path):
             s.register_corpus("c", 1, 1e-6, by="x")
     with pytest.raises(ParameterError, match="is a folder"):
         open_store(tmp_path)
+
+
+def test_a_bad_location_is_one_clear_line(tmp_path):
+    not_a_ledger = tmp_path / "notes.txt"
+    not_a_ledger.write_text("these are notes, not a database\n" * 100, encoding="utf-8")
+    with pytest.raises(InputError, match="is not a dpsu ledger"):
+        open_store(not_a_ledger)
+    with pytest.raises(
+        InputError, match="cannot connect to the ledger postgresql://dpsu:\\*\\*\\*@127.0.0.1:1/x"
+    ) as info:
+        open_store("postgresql://dpsu:secret@127.0.0.1:1/x")
+    assert "secret" not in str(info.value) and "\n" not in str(info.value)
 
 
 def test_compact_merges_identical_configurations_exactly():
