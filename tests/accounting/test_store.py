@@ -150,3 +150,24 @@ def test_compact_merges_identical_configurations_exactly():
     merged = compact(mixed)
     assert sorted(e.releases for e in merged) == [5, 10]
     assert total(merged) == total(mixed)
+
+
+def test_names_are_data_never_sql(location):
+    hostile = "x'); DROP TABLE entries; --"
+    with open_store(location) as s:
+        s.register_corpus(hostile, 5, 1e-5, by="o'brien")
+        s.charge(hostile, [entry(epsilon=1.0)], actor='a"b', tool="cli", job={"q": "'; DELETE FROM corpora"})
+        assert [c.name for c in s.corpora()] == [hostile] and len(s.entries(hostile)) == 1
+        assert s.verify().ok
+        with pytest.raises(ParameterError, match="at most 200 characters"):
+            s.register_corpus("n" * 201, 5, 1e-5, by="x")
+
+
+def test_teaching_and_laplace_entries_round_trip(location):
+    cal = get_mechanism("count-laplace", epsilon=1.0, delta=1e-7).calibrate()
+    seeded = LedgerEntry.from_calibration(cal, corpus_id=None, source="test", releases=3, teaching=True)
+    with open_store(location) as s:
+        s.charge("c", [seeded], actor="a", tool="app", job={})
+        (back,) = s.entries("c")
+        assert (back.teaching, back.releases, back.laplace) == (True, 3, seeded.laplace)
+        assert not s.total("c").guaranteed
