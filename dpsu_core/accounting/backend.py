@@ -9,6 +9,7 @@ in one transaction; ``DDL_V1`` is the first version's schema, kept so the upgrad
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import sys
@@ -108,10 +109,11 @@ class Db:
         self.conn.execute("BEGIN IMMEDIATE" if self.kind == "sqlite" else "BEGIN")
         try:
             yield self
+            self.conn.execute("COMMIT")
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            with contextlib.suppress(Exception):  # a failed COMMIT leaves the transaction open (SQLite)
+                self.conn.execute("ROLLBACK")
             raise
-        self.conn.execute("COMMIT")
 
     def ddl(self, statement: str) -> str:
         return statement.format(**_TYPES[self.kind])

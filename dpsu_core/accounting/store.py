@@ -129,8 +129,11 @@ class Charge:
         return total(compact(self.entries))
 
     def sentence(self) -> str:
+        """One line for the tool that charged: the corpus's spend and what is left (and, once, that a new corpus
+        got the default cap)."""
         c = self.corpus
-        return (
+        new = f"corpus {c.name!r} is new to the ledger: it gets the default cap; " if self.new_corpus else ""
+        return new + (
             f"charged to corpus {c.name!r}: ε = {self.total.epsilon:.4g} of {c.epsilon_cap:g} spent, "
             f"ε = {shown_down(self.remaining_epsilon)} left (δ = {self.total.basic_delta:.2g} of {c.delta_cap:.2g})"
         )

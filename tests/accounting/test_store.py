@@ -10,7 +10,7 @@ import json
 import pytest
 
 from dpsu_core.accounting import BudgetRefused, compact, open_store
-from dpsu_core.errors import ParameterError
+from dpsu_core.errors import InputError, ParameterError
 from dpsu_core.ledger import LedgerEntry, total
 from dpsu_core.mechanisms.registry import get_mechanism
 
@@ -54,6 +54,9 @@ def test_a_corpus_nobody_registered_gets_the_default_cap_once(location):
         a = s.charge("new", [entry(epsilon=1.0)], actor="ana", tool="cli", job={})
         b = s.charge("new", [entry(epsilon=1.0)], actor="ana", tool="cli", job={})
         assert a.new_corpus and not b.new_corpus
+        assert a.sentence().startswith("corpus 'new' is new to the ledger: it gets the default cap; charged")
+        assert "default cap" not in b.sentence() and f"{b.total.epsilon:.4g} of 4 spent" in b.sentence()
+        assert 0 < b.remaining_epsilon == 4.0 - b.total.epsilon < 4.0 - 1.0
         assert (s.corpus("new").epsilon_cap, s.corpus("new").delta_cap) == (4.0, 1e-5)
 
 
@@ -130,8 +133,41 @@ def test_bad_input_is_one_clear_line(location, tmp_path):
         open_store(tmp_path)
 
 
+def test_a_bad_location_is_one_clear_line(tmp_path):
+    not_a_ledger = tmp_path / "notes.txt"
+    not_a_ledger.write_text("these are notes, not a database\n" * 100, encoding="utf-8")
+    with pytest.raises(InputError, match="is not a dpsu ledger"):
+        open_store(not_a_ledger)
+    with pytest.raises(
+        InputError, match="cannot connect to the ledger postgresql://dpsu:\\*\\*\\*@127.0.0.1:1/x"
+    ) as info:
+        open_store("postgresql://dpsu:secret@127.0.0.1:1/x")
+    assert "secret" not in str(info.value) and "\n" not in str(info.value)
+
+
 def test_compact_merges_identical_configurations_exactly():
     mixed = [entry(), entry("count-laplace", 1.0, 1e-7), entry()] * 5
     merged = compact(mixed)
     assert sorted(e.releases for e in merged) == [5, 10]
     assert total(merged) == total(mixed)
+
+
+def test_names_are_data_never_sql(location):
+    hostile = "x'); DROP TABLE entries; --"
+    with open_store(location) as s:
+        s.register_corpus(hostile, 5, 1e-5, by="o'brien")
+        s.charge(hostile, [entry(epsilon=1.0)], actor='a"b', tool="cli", job={"q": "'; DELETE FROM corpora"})
+        assert [c.name for c in s.corpora()] == [hostile] and len(s.entries(hostile)) == 1
+        assert s.verify().ok
+        with pytest.raises(ParameterError, match="at most 200 characters"):
+            s.register_corpus("n" * 201, 5, 1e-5, by="x")
+
+
+def test_teaching_and_laplace_entries_round_trip(location):
+    cal = get_mechanism("count-laplace", epsilon=1.0, delta=1e-7).calibrate()
+    seeded = LedgerEntry.from_calibration(cal, corpus_id=None, source="test", releases=3, teaching=True)
+    with open_store(location) as s:
+        s.charge("c", [seeded], actor="a", tool="app", job={})
+        (back,) = s.entries("c")
+        assert (back.teaching, back.releases, back.laplace) == (True, 3, seeded.laplace)
+        assert not s.total("c").guaranteed
