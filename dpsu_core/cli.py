@@ -244,7 +244,9 @@ def build_parser() -> argparse.ArgumentParser:
     env = commands["spark-env"]
     env.add_argument("output", metavar="OUT.tar.gz", help="the packed environment to write")
     env.add_argument("--prefix", default=None, help="the environment to pack (default: the running one)")
-    add_ledger_commands(commands)
+    register = add_ledger_commands(commands)  # ``corpus register`` reads its file as ``release`` would
+    _add_reading_args(register, {"format": list(FORMATS), "tokenizer": list(TOKENIZERS)})
+    register.set_defaults(char_ngrams=None, max_n=None, only_n=None)
     return parser
 
 
@@ -852,6 +854,8 @@ def _main(argv: list[str]) -> int:
             "spark-env": _cmd_spark_env,
             **dict.fromkeys(LEDGER_COMMANDS, run_ledger_command),
         }
+        if getattr(args, "action", None) == "register":  # the file is read as ``dpsu release`` reads it
+            args.load_options = _load_options(args)
         code = commands[args.command](args)
         _FAST_EXIT["ok"] = getattr(args, "engine", "local") == "local"  # Spark's JVM stops in the exit hooks
         return code

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import getpass
 import io
 import json
 import sys
@@ -16,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InputError, ParameterError, os_error_message, short_path
+from ..errors import ParameterError
 from .backend import is_url
 
 if TYPE_CHECKING:
@@ -29,8 +28,9 @@ COMMANDS = {
 EXIT_BROKEN_CHAIN = 1
 
 
-def add_commands(parsers: dict[str, argparse.ArgumentParser]) -> None:
-    """The ``ledger`` and ``corpus`` commands' actions and flags, on their (already made) parsers."""
+def add_commands(parsers: dict[str, argparse.ArgumentParser]) -> argparse.ArgumentParser:
+    """The ``ledger`` and ``corpus`` commands' actions and flags, on their (already made) parsers; returns
+    ``corpus register``'s parser (the command line adds the reading flags the file is read with)."""
     ledger = parsers["ledger"].add_subparsers(dest="action", required=True, parser_class=type(parsers["ledger"]))
     show = _action(ledger, "show", "each corpus's cap, spend, what is left, entries and kept releases")
     show.add_argument("--corpus", default=None, metavar="NAME", help="this corpus only")
@@ -55,6 +55,7 @@ def add_commands(parsers: dict[str, argparse.ArgumentParser]) -> None:
             p.add_argument("--name", required=True, help="the corpus's name in the ledger")
         p.add_argument("--epsilon", type=float, required=True, help="the corpus's epsilon cap")
         p.add_argument("--delta", type=float, required=True, help="the corpus's delta cap")
+    return register
 
 
 def _action(sub: Any, name: str, text: str) -> argparse.ArgumentParser:
@@ -79,10 +80,9 @@ def run(args: argparse.Namespace) -> int:
 
 def whoami() -> str:
     """Who runs the command, as the ledger records it (the operating system's user name)."""
-    try:
-        return getpass.getuser() or "unknown"
-    except (KeyError, OSError):
-        return "unknown"
+    from .account import local_actor
+
+    return local_actor()
 
 
 # --------------------------------------------------------------------------- ledger
@@ -216,27 +216,23 @@ def _list(store: LedgerStore, args: argparse.Namespace) -> int:
 
 
 def _register(store: LedgerStore, args: argparse.Namespace) -> int:
-    fingerprint, users_hash = corpus_identity(Path(args.input), store.secret())
-    c = store.register_corpus(
-        args.name, args.epsilon, args.delta, fingerprint=fingerprint, users_hash=users_hash, by=whoami()
-    )
+    fingerprint = corpus_identity(Path(args.input), store.secret(), args.load_options)
+    c = store.register_corpus(args.name, args.epsilon, args.delta, fingerprint=fingerprint, by=whoami())
     print(f"registered corpus {c.name!r}: cap ε = {c.epsilon_cap:g}, δ = {c.delta_cap:.2g}")
     return 0
 
 
-def corpus_identity(path: Path, secret: bytes) -> tuple[bytes, str]:
-    """How the store will recognise the corpus in ``path``: its fingerprint (opaque bytes) and the salted hash of
-    its users, both under the store's ``secret``. The file must exist and be readable; the corpus fingerprint
-    (the corpus package's keyed sketch of each user's tokens) is wired in here, and until then a corpus is known
-    by its name, with an empty fingerprint."""
-    try:
-        with path.open("rb") as f:
-            f.read(1)
-    except OSError as exc:
-        raise InputError(f"cannot read the corpus file {short_path(path)}: {os_error_message(exc)}") from None
+def corpus_identity(path: Path, secret: bytes, options: Any = None) -> bytes:
+    """How the store will recognise the corpus in ``path``: its fingerprint (``fingerprint``: each user's tokens as
+    the release reads them, keyed with the store's ``secret``), the file read as ``options`` say (the reading flags
+    of ``dpsu release``)."""
+    from ..corpus import LoadOptions, load_corpus
+    from ..fingerprint import fingerprint
+
     if not secret:
         raise ParameterError("the ledger has no key; open it with this dpsu to create one")
-    return b"", ""
+    corpus = load_corpus(str(path), options or LoadOptions())
+    return fingerprint(corpus, secret).to_bytes()
 
 
 def _set_budget(store: LedgerStore, args: argparse.Namespace) -> int:
