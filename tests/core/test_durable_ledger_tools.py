@@ -70,7 +70,7 @@ def test_cap_refuses_before_any_output_and_says_what_is_left(files, tmp_path):
     assert reg.returncode == 0, reg.stderr
     ok = _release(files["shuffled.csv"], tmp_path / "a.csv", ledger, epsilon="3")
     assert ok.returncode == 0 and "this is corpus 'tickets'" in ok.stderr, ok.stderr
-    refused = _release(files["lf.csv"], tmp_path / "b.csv", ledger, epsilon="3")
+    refused = _release(files["lf.csv"], tmp_path / "b.csv", ledger, "--spend-again", epsilon="3")
     assert refused.returncode == 2
     line = refused.stderr.strip().splitlines()[-1]
     assert line.startswith("dpsu: error:") and "left" in line and "tickets" in line, refused.stderr
