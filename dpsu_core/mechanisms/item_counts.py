@@ -35,8 +35,9 @@ ahead of s = 0.1 at epsilon 1 and 3 and 0.8% behind at 8, s = 0.2 behind s = 0.1
 0.5% at epsilon 3 on synthetic-200k: all inside the draws' ranges, so s = 0.1 stays (``benchmarks/RESULTS.md``,
 tokenizer_tuning).
 
-The floating-point scale factor is rounded down (``_SCALE_MARGIN``), so a clipped vector's norm never exceeds C by
-a rounding error.
+The norm is computed never below the true one (exact squares, summed rounding up) and the floating-point scale
+factor is rounded down (``_SCALE_MARGIN``), so a clipped vector's exact norm never exceeds C by a rounding error
+(``_clipped_sums``).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ import numpy as np
 from ..errors import ParameterError
 from ..privacy.cost import ZcdpCost, gaussian_cost
 from ..privacy.gaussian import analytic_gaussian_sigma, lower_until
+from ..privacy.norms import add_up
 from ..privacy.validate import DELTA_MIN, EPSILON_MIN, check_delta, check_epsilon, check_fraction, check_positive
 
 DEFAULT_SHARE = 0.1  # of (epsilon, delta) for the counts: the set release keeps 90% (see "Defaults" above)
@@ -173,20 +175,45 @@ def check_countable(mechanism_cls: Any) -> None:
         )
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _square_up(c):  # pragma: no cover - compiled
+    """c^2 for a whole count 0 <= c < 2^31, as a float never below it: exact in int64, rounded up when converted."""
+    s = np.int64(c) * np.int64(c)
+    f = float(s)
+    if np.int64(f) < s:  # f <= 2^62 < 2^63: the conversion back is exact
+        return np.nextafter(f, np.inf)
+    return f
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _root_up(sq):  # pragma: no cover - compiled
+    """sqrt(sq), never below the exact root: raised one ulp unless it is a whole number whose square is sq exactly
+    (the common norms 1, 2, 3, 5, ...: no rounding to pay for)."""
+    r = math.sqrt(sq)
+    if r == math.floor(r) and r < 67108864.0 and r * r == sq:  # r < 2^26: r * r is exact
+        return r
+    return np.nextafter(r, np.inf)
+
+
 @numba.njit(cache=True, nogil=True)
 def _clipped_sums(indptr, items, counts, position, clip, margin, out):  # pragma: no cover - compiled
-    """out[position[x]] += C_u[x] * min(1, clip / ||C_u restricted to released x||_2) for every user u."""
+    """out[position[x]] += C_u[x] * min(1, clip / ||C_u restricted to released x||_2) for every user u.
+
+    The norm is never below the true one: each square is exact in int64 and rounded up to a float, the squares
+    are added rounding up (``norms.add_up``) and the root is rounded up (``_root_up``). A user is left unscaled only when that
+    upper bound is <= clip; otherwise the factor is fl(fl(clip / norm) * margin) and each scaled count one more
+    rounding: three relative roundings of at most 2^-53 each, which ``margin`` = 1 - 2^-40 covers, so the exact
+    norm of the scaled vector is <= clip."""
     n_users = indptr.shape[0] - 1
     for u in range(n_users):
         a, b = indptr[u], indptr[u + 1]
         sq = 0.0
         for j in range(a, b):
             if position[items[j]] >= 0:
-                c = float(counts[j])
-                sq += c * c
+                sq = add_up(sq, _square_up(counts[j]))
         if sq == 0.0:
             continue
-        norm = math.sqrt(sq)
+        norm = _root_up(sq)
         f = 1.0 if norm <= clip else clip / norm * margin
         for j in range(a, b):
             p = position[items[j]]

@@ -91,4 +91,15 @@ def add_down(a, b):
     return s
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def add_up(a, b):
+    """fl(a + b) rounded toward +inf: a value >= a + b exactly (TwoSum, as ``add_down``)."""
+    s = a + b
+    bb = s - a
+    err = (a - (s - bb)) + (b - bb)
+    if err > 0.0:
+        return np.nextafter(s, np.inf)
+    return s
+
+
 UNIT_NORM_SAFETY = 1.0 - 2.0**-48

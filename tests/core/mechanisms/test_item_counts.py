@@ -102,6 +102,46 @@ def test_one_user_moves_the_sums_by_at_most_the_clip_in_l2(case, data):
     np.testing.assert_allclose((b - a)[:-1], expected, rtol=1e-9, atol=1e-9)
 
 
+def _exact_sq_norm(w: np.ndarray) -> Fraction:
+    return sum((Fraction(float(x)) ** 2 for x in w), Fraction(0))
+
+
+def test_a_norm_equal_to_the_clip_in_floats_but_above_it_exactly_is_scaled():
+    """clip = fl(sqrt 3) is below sqrt 3: counts (1, 1, 1) have norm sqrt 3 > clip, so they must be scaled (a float
+    norm would compare equal and leave them whole, 3.5e-16 over the bound in ||w||^2)."""
+    clip = math.sqrt(3.0)
+    assert Fraction(clip) ** 2 < 3
+    w = clipped_sums(_corpus([[0, 1, 2]], [[1, 1, 1]], 3), np.array([0, 1, 2]), clip)
+    assert _exact_sq_norm(w) <= Fraction(clip) ** 2
+    assert np.all(w < 1.0)
+
+
+def test_a_float_sum_of_squares_that_loses_the_small_counts_does_not_understate_the_norm():
+    """One count of 94,906,267 (its square 9.0e15 > 2^53) beside 10^6 ones: each +1 vanishes in a float sum of
+    squares, which understated the norm (||w||^2 / C^2 - 1 = 1.1e-10). The sum is now exact or rounded up."""
+    n = 10**6 + 1
+    d = _corpus([list(range(n))], [[94_906_267] + [1] * (n - 1)], n)
+    for clip in (1.0, 1e6):
+        w = clipped_sums(d, np.arange(n), clip)
+        assert _exact_sq_norm(w) <= Fraction(clip) ** 2
+        assert _exact_sq_norm(w) > Fraction(clip) ** 2 * (1 - Fraction(1, 10**9))  # scaled to the bound, not far below
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    counts=st.lists(st.integers(1, 2**31 - 1) | st.integers(1, 3), min_size=1, max_size=40),
+    clip=st.floats(1e-3, 1e12) | st.sampled_from([1.0, math.sqrt(2.0), math.sqrt(3.0), math.sqrt(5.0), 5.0]),
+)
+def test_every_clipped_vector_has_exact_norm_at_most_the_clip(counts, clip):
+    """One user's vector (a one-user corpus: its sums are its own w_u, exactly): ||w_u||_2 <= C in exact
+    arithmetic, for any whole counts up to 2^31 - 1 and any bound."""
+    n = len(counts)
+    w = clipped_sums(_corpus([list(range(n))], [counts], n), np.arange(n), clip)
+    assert _exact_sq_norm(w) <= Fraction(clip) ** 2
+    if sum(Fraction(c) ** 2 for c in counts) <= Fraction(clip) ** 2:
+        np.testing.assert_array_equal(w, np.asarray(counts, dtype=np.float64))  # within the bound: left whole
+
+
 def test_sums_are_the_users_occurrence_counts_scaled_to_the_bound():
     # user 0: counts 3 and 4 of items 0, 1 (norm 5) -> (0.6, 0.8); user 1: count 1 of item 1 (norm 1, kept)
     # item 2 is not released: it neither counts nor enters a norm
