@@ -123,7 +123,9 @@ class LedgerTotal:
     Gaussian DP of the entries whose zCDP part is a composition of Gaussian mechanisms plus basic composition of
     the others (``gdp_mixed`` likewise). ``pld_epsilon``: dp-accounting's privacy-loss-distribution accountant
     over every entry (``privacy.pld``). ``seeded`` counts releases made with a fixed seed (teaching mode): their
-    noise can be recomputed from the seed, so a total holding one promises no guarantee at all."""
+    noise can be recomputed from the seed, so a total holding one promises no guarantee at all. A total whose
+    deltas add up to 1 or more (``delta_exceeded``) promises none either: (epsilon, delta)-DP with delta >= 1
+    holds for every mechanism, however much it reveals."""
 
     releases: int
     basic_epsilon: float
@@ -136,6 +138,7 @@ class LedgerTotal:
     pld_epsilon: float | None = None
     zcdp_mixed: bool = False
     gdp_mixed: bool = False
+    pld_note: str | None = None  # why the PLD figure is left out, where it is (not representable, or not tighter)
 
     @property
     def bounds(self) -> dict[str, float]:
@@ -150,9 +153,15 @@ class LedgerTotal:
         return out
 
     @property
+    def delta_exceeded(self) -> bool:
+        """Whether the deltas add up to 1 or more: past delta = 1 there is no guarantee (spend gates treat it as
+        over any budget)."""
+        return self.basic_delta >= 1.0
+
+    @property
     def guaranteed(self) -> bool:
-        """False once a fixed-seed (teaching) release is among the entries."""
-        return self.seeded == 0
+        """False once a fixed-seed (teaching) release is among the entries, or once the deltas reach 1."""
+        return self.seeded == 0 and not self.delta_exceeded
 
     @property
     def method(self) -> str:
@@ -169,6 +178,8 @@ class LedgerTotal:
 
     def headline(self) -> str:
         """The figure every page quotes: "ε = 4.29, δ = 2e-06" or that there is no guarantee."""
+        if self.delta_exceeded:
+            return f"{NO_GUARANTEE} (δ = {self.basic_delta:.3g} ≥ 1)"
         if not self.guaranteed:
             return NO_GUARANTEE
         return f"ε = {self.epsilon:.4g}, δ = {self.basic_delta:.2g}"
@@ -177,13 +188,19 @@ class LedgerTotal:
         """How the headline was obtained, with the other bounds beside it."""
         if self.releases == 0:
             return "nothing spent yet"
+        if self.delta_exceeded:
+            return (
+                f"the {self.releases} releases' deltas add up to {self.basic_delta:.3g} by basic composition: a δ "
+                "of 1 or more bounds nothing, so the session promises no differential privacy on this corpus"
+            )
         if not self.guaranteed:
             return (
                 f"{self.seeded} of the {self.releases} releases used a fixed seed (teaching mode): their noise can be "
                 "recomputed from the seed, so the session promises no differential privacy on this corpus"
             )
         others = ", ".join(f"{k}: ε = {v:.4g}" for k, v in self.bounds.items() if k != self.method)
-        return f"by {self.method} (the smallest valid bound)" + (f"; {others}" if others else "")
+        out = f"by {self.method} (the smallest valid bound)" + (f"; {others}" if others else "")
+        return out + (f"; {PLD} left out: {self.pld_note}" if self.pld_note else "")
 
     def sentence(self) -> str:
         if self.releases == 0:
@@ -220,6 +237,8 @@ def total(entries: list[LedgerEntry]) -> LedgerTotal:
     eps = _sum_eps([(e.epsilon, e.releases) for e in entries])
     delta = sum_up(all_deltas)
     seeded = sum(e.releases for e in entries if e.teaching)
+    if delta >= 1.0:  # no guarantee (``LedgerTotal.delta_exceeded``): no conversion at a delta of 1 or more
+        return LedgerTotal(n, eps, delta, seeded=seeded)
 
     # zCDP on the zCDP-accounted entries, basic on the others
     z_eps = rho = None
@@ -246,17 +265,30 @@ def total(entries: list[LedgerEntry]) -> LedgerTotal:
     # the privacy-loss distribution of everything: only where it can beat the others (Gaussian DP is exact on
     # Gaussian parts alone; one release's own (ε, δ) is its basic total), so a Gaussian-only session never loads
     # dp-accounting
-    p_eps = None
+    p_eps = p_note = None
     rem = remaining_delta(all_deltas, _threshold_deltas(gs) + [(e.laplace.delta, e.releases) for e in lap if e.laplace])
     if rem > 0 and (lap or generic) and n > 1:
-        p_eps = pld_epsilon(
+        p_eps, p_note = pld_epsilon(
             g_mu,
             tuple(_merged([(e.laplace.epsilon, e.releases) for e in lap if e.laplace])),
             tuple((e.epsilon, e.delta, k) for (e, k) in _merged_entries(generic)),
             rem,
         )
+        if p_eps is not None and p_eps > eps:  # valid but loose: its grid is coarse next to the smallest ε
+            p_eps, p_note = None, f"its figure (ε = {p_eps:.4g}) is above basic composition's, its grid too coarse"
     return LedgerTotal(
-        n, eps, delta, z_eps, rho, g_eps, g_mu, seeded, p_eps, zcdp_mixed=bool(rest), gdp_mixed=bool(not_g)
+        n,
+        eps,
+        delta,
+        z_eps,
+        rho,
+        g_eps,
+        g_mu,
+        seeded,
+        p_eps,
+        zcdp_mixed=bool(rest),
+        gdp_mixed=bool(not_g),
+        pld_note=p_note,
     )
 
 

@@ -10,6 +10,8 @@ composition; the tight total of the session after it) and says whether it may ru
     budget (epsilon, delta) the user set, apart from each release's own (epsilon, delta); an action that would
     take the total past it is blocked (``SpendPlan.over_budget``) until the user confirms a new session budget
     that covers it (``SpendPlan.covering_budget``);
+  * an action that would take the session's deltas to 1 or more is refused (``delta_refusal``): past delta = 1
+    there is no guarantee, so it is over any budget (``SpendPlan.over_budget``) and no new budget covers it;
   * once the totals promise no guarantee every action needs an explicit yes, keyed to this action and this cost
     (``SpendPlan.key``), so a yes never carries over to another action or to the same action at another cost;
     except on the bundled public demo, whose fixed-seed (teaching) releases are not private and need no yes: there
@@ -108,7 +110,11 @@ class SpendPlan:
     def over_budget(self) -> bool:
         """Whether the session's total after the action would pass the session budget (its epsilon or its delta):
         the action is blocked until a new budget covering it is confirmed."""
-        if not self.on_private or not self.allowed or self.cost.releases == 0 or not self.after.guaranteed:
+        if not self.on_private or self.cost.releases == 0:
+            return False
+        if self.after.delta_exceeded:  # past delta = 1 no budget covers it (``plan_spend`` refuses it)
+            return True
+        if not self.allowed or not self.after.guaranteed:
             return False
         return self.after.epsilon > self.limit_epsilon or self.after.basic_delta > self.limit_delta
 
@@ -197,6 +203,8 @@ def plan_spend(
     cost = total(list(entries))
     after = total(list(spent) + list(entries)) if on_private else total(list(spent))
     refusal = TEACHING_REFUSED if (teaching and on_private and not public_demo) else None
+    if refusal is None and on_private and entries and after.delta_exceeded:
+        refusal = delta_refusal(corpus_name, after)
     cap_e, cap_d, owner = (math.inf, 1.0, "") if cap is None else (float(cap[0]), float(cap[1]), cap[2])
     return SpendPlan(
         action,
@@ -213,6 +221,15 @@ def plan_spend(
         owner,
         total(list(spent)),
         public_demo=public_demo and on_private,
+    )
+
+
+def delta_refusal(corpus_name: str, after: LedgerTotal) -> str:
+    """Why an action that takes the session's delta to 1 or more is refused: no budget covers it."""
+    return (
+        f"Refused: the session's deltas on {corpus_name} would add up to δ = {after.basic_delta:.3g}; past δ = 1 "
+        "there is no differential privacy guarantee at all, so no session budget covers it. Release with a smaller "
+        "δ or fewer releases."
     )
 
 
@@ -256,10 +273,15 @@ def plan_with_counts(plan: SpendPlan, cc: CountsCalibration, spent: list[LedgerE
         teaching=bool(first is not None and first.teaching),
     )
     entries = (*plan.entries, entry)
+    after = total([*spent, *entries]) if plan.on_private else plan.after
+    refusal = plan.refusal
+    if refusal is None and plan.on_private and after.delta_exceeded:
+        refusal = delta_refusal(plan.corpus_name, after)
     return dataclasses.replace(
         plan,
         action=f"{plan.action} with noisy counts ({cc.share:g} of the budget: ε = {cc.epsilon:.4g}, σ = {cc.sigma:.4g})",
         entries=entries,
         cost=total(list(entries)),
-        after=total([*spent, *entries]) if plan.on_private else plan.after,
+        after=after,
+        refusal=refusal,
     )

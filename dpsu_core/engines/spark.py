@@ -61,6 +61,7 @@ from ..corpus.model import Corpus, SourceInfo
 from ..corpus.readers import malformed_note
 from ..corpus.segment import tokenization_text
 from ..errors import InputError
+from ..mechanisms.dpsu_step import sum_units, units_to_weights
 from ..mechanisms.seam import RowsElsewhere
 from ..wording import opt
 from .keyed import SaltSource, sample_rows, string_keys
@@ -91,7 +92,7 @@ SEQUENTIAL_NOTE = (
     "on the per-user id arrays collected from Spark; Spark did the reading, tokenizing and encoding"
 )
 
-_HIST_SCHEMA = "id int, h double"
+_HIST_SCHEMA = "id int, h long"  # h: the item's total in grid units (``dpsu_step.GRID_BITS``)
 
 
 # --------------------------------------------------------------------------- reading
@@ -665,9 +666,10 @@ class SparkCorpus:
     ) -> np.ndarray:
         """H over the vocabulary (float64): each user's row restricted to ``eligible`` items, sampled to
         ``max_items`` by the keyed hash with ``salt`` (``keyed.sample_rows``), then the core's update
-        1/|W|^power per kept item (``dpsu_step.weighted_update``: power 0 Count, 1 Weighted Laplace, 1/2
-        Weighted Gaussian). Computed on the executors, summed by item; NOT private (diagnostics and
-        thresholding only)."""
+        1/|W|^power per kept item (``dpsu_step.weighted_update_units``: power 0 Count, 1 Weighted Laplace, 1/2
+        Weighted Gaussian), in the core's integer grid units. Computed on the executors, summed by item exactly
+        (``dpsu_step.sum_units``: the same integers as the local engine on the same samples, in any partition
+        order); NOT private (diagnostics and thresholding only)."""
         n_items = self.n_items
         keys = self.item_keys  # shipped with the function (Spark broadcasts a large closure itself)
         bits = None if eligible is None else np.packbits(np.asarray(eligible, dtype=bool))
@@ -680,7 +682,8 @@ class SparkCorpus:
         # partitions rows, no shuffle and no SQL aggregation
         parts = self.rows.mapInArrow(fn, _HIST_SCHEMA).toArrow()
         ids = parts.column("id").to_numpy(zero_copy_only=False)
-        return np.bincount(ids, weights=parts.column("h").to_numpy(zero_copy_only=False), minlength=n_items)
+        units = sum_units(ids, parts.column("h").to_numpy(zero_copy_only=False), n_items)  # exact: int64
+        return units_to_weights(units, power)
 
     def __repr__(self) -> str:  # never print data
         return f"SparkCorpus(users={self.n_users}, items={self.n_items}, nnz={self.nnz}, max_n={self.vocabulary.max_n})"
@@ -698,12 +701,12 @@ def _histogram_batches(batches, n_items, max_items, power, salt, keys, bits, map
     """A partition's users' rows (``SparkCorpus.rows``) -> its partial histogram (id, h) in vocabulary ids.
     The rows keep their partition's numbering and order; neither matters to the sample (keyed by the user
     and the item string) nor to the update (the same weight for every kept item of a user)."""
-    from ..mechanisms.dpsu_step import weighted_update
+    from ..mechanisms.dpsu_step import sum_units, weighted_update_units
     from ..mechanisms.sampling import OrderedRows
 
     item_keys = keys
     eligible = None if bits is None else np.unpackbits(bits, count=n_items).astype(bool)
-    dense = np.zeros(n_items, dtype=np.float64) if n_items <= _DENSE_ITEMS else None
+    dense = np.zeros(n_items, dtype=np.int64) if n_items <= _DENSE_ITEMS else None
     got_ids, got_h = [], []
     for rb in batches:
         user_keys = rb.column("ukey").to_numpy(zero_copy_only=False).astype(np.int64).view(np.uint64)
@@ -718,24 +721,25 @@ def _histogram_batches(batches, n_items, max_items, power, salt, keys, bits, map
             continue
         ones = np.ones(kept.shape[0], dtype=np.int32)
         if dense is not None and n_items <= 8 * kept.shape[0]:  # the update over the whole vocabulary
-            dense += weighted_update(OrderedRows(indptr, kept.astype(np.int32), ones), n_items, power)
+            h = weighted_update_units(OrderedRows(indptr, kept.astype(np.int32), ones), n_items, power)
+            sum_units(np.flatnonzero(h), h[h > 0], n_items, into=dense)
             continue
         ids, local = np.unique(kept, return_inverse=True)  # over the batch's items only
-        h = weighted_update(OrderedRows(indptr, local.astype(np.int32), ones), ids.shape[0], power)
+        h = weighted_update_units(OrderedRows(indptr, local.astype(np.int32), ones), ids.shape[0], power)
         if dense is not None:
-            dense[ids] += h
+            sum_units(ids, h, n_items, into=dense)
         else:
             got_ids.append(ids)
             got_h.append(h)
     if dense is not None:
-        ids = np.flatnonzero(dense)  # every kept item adds a positive weight
+        ids = np.flatnonzero(dense)  # every kept item adds a positive number of units
         h = dense[ids]
     elif got_ids:  # the task's batches summed: one row per item it sampled
         ids, inverse = np.unique(np.concatenate(got_ids), return_inverse=True)
-        h = np.bincount(inverse, weights=np.concatenate(got_h), minlength=ids.shape[0])
+        h = sum_units(inverse, np.concatenate(got_h), ids.shape[0])
     else:
         return
-    yield pa.RecordBatch.from_arrays([pa.array(ids.astype(np.int32)), pa.array(h)], names=["id", "h"])
+    yield pa.RecordBatch.from_arrays([pa.array(ids.astype(np.int32)), pa.array(h.astype(np.int64))], names=["id", "h"])
 
 
 #: a partition's partial histogram is summed in one dense vector up to this many items (8 bytes each)

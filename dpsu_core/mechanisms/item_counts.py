@@ -35,8 +35,11 @@ ahead of s = 0.1 at epsilon 1 and 3 and 0.8% behind at 8, s = 0.2 behind s = 0.1
 0.5% at epsilon 3 on synthetic-200k: all inside the draws' ranges, so s = 0.1 stays (``benchmarks/RESULTS.md``,
 tokenizer_tuning).
 
-The floating-point scale factor is rounded down (``_SCALE_MARGIN``), so a clipped vector's norm never exceeds C by
-a rounding error.
+The norm is computed never below the true one (exact squares, summed rounding up) and the floating-point scale
+factor is rounded down (``_SCALE_MARGIN``), so a clipped vector's exact norm never exceeds C by a rounding error;
+each user's scaled counts are rounded down to whole units of C * 2^-20 and summed in integers, so the sums are
+exact and neighbouring sums differ by at most 2^20 units in l2 exactly; the noise is added in units (sigma / unit,
+rounded up) and the result times the unit is post-processing (``_clipped_units``, ``noisy_counts``).
 """
 
 from __future__ import annotations
@@ -52,7 +55,15 @@ import numpy as np
 from ..errors import ParameterError
 from ..privacy.cost import ZcdpCost, gaussian_cost
 from ..privacy.gaussian import analytic_gaussian_sigma, lower_until
-from ..privacy.validate import DELTA_MIN, EPSILON_MIN, check_delta, check_epsilon, check_fraction, check_number
+from ..privacy.norms import add_up
+from ..privacy.validate import (
+    DELTA_MIN,
+    EPSILON_MIN,
+    check_delta,
+    check_epsilon,
+    check_fraction,
+    check_number,
+)
 
 DEFAULT_SHARE = 0.1  # of (epsilon, delta) for the counts: the set release keeps 90% (see "Defaults" above)
 DEFAULT_CLIP = 1.0  # l2 bound of one user's vector of counts (see "Defaults" above)
@@ -62,6 +73,10 @@ CLIP_MIN, CLIP_MAX = 1e-6, 1e12
 NAME, LABEL = "item-counts", "Item counts (Gaussian, l2-bounded users)"
 DETAILS_KEY = "item_counts"  # the field of the calibration details (and key of their export) holding this step
 _SCALE_MARGIN = 1.0 - 2.0**-40  # the clip factor rounded down: ||w_u|| <= C despite float rounding
+#: the sums are exact integers in units of C * 2^-COUNT_GRID_BITS: a user adds at most 2^20 units to an item, so an
+#: item's total saturates (at 2^53 units, exact as a float) only past 2^33 = 8.6e9 users
+COUNT_GRID_BITS = 20
+_COUNT_CAP = np.int64(2**53)
 COUNT_DECIMALS = 2
 
 
@@ -182,43 +197,90 @@ def check_countable(mechanism_cls: Any) -> None:
         )
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _square_up(c):  # pragma: no cover - compiled
+    """c^2 for a whole count 0 <= c < 2^31, as a float never below it: exact in int64, rounded up when converted."""
+    s = np.int64(c) * np.int64(c)
+    f = float(s)
+    if np.int64(f) < s:  # f <= 2^62 < 2^63: the conversion back is exact
+        return np.nextafter(f, np.inf)
+    return f
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _root_up(sq):  # pragma: no cover - compiled
+    """sqrt(sq), never below the exact root: raised one ulp unless it is a whole number whose square is sq exactly
+    (the common norms 1, 2, 3, 5, ...: no rounding to pay for)."""
+    r = math.sqrt(sq)
+    if r == math.floor(r) and r < 67108864.0 and r * r == sq:  # r < 2^26: r * r is exact
+        return r
+    return np.nextafter(r, np.inf)
+
+
 @numba.njit(cache=True, nogil=True)
-def _clipped_sums(indptr, items, counts, position, clip, margin, out):  # pragma: no cover - compiled
-    """out[position[x]] += C_u[x] * min(1, clip / ||C_u restricted to released x||_2) for every user u."""
+def _clipped_units(indptr, items, counts, position, clip, margin, scale, cap, out):  # pragma: no cover - compiled
+    """out[position[x]] += floor(C_u[x] / max(clip, ||C_u restricted to released x||_2) * scale) for every user u:
+    each user's vector scaled to l2 norm <= clip, in whole units of clip / scale, summed exactly (int64, saturating
+    at ``cap``).
+
+    The norm is never below the true one: each square is exact in int64 and rounded up to a float, the squares
+    are added rounding up (``norms.add_up``) and the root is rounded up (``_root_up``). The factor
+    fl(fl(1 / max(clip, norm)) * margin) and each product by a count are three relative roundings of at most
+    2^-53 each, which ``margin`` = 1 - 2^-40 covers; the product by ``scale`` (a power of two) and the floor are
+    exact. So every user's vector of units has exact l2 norm <= scale, and the sums are exact."""
     n_users = indptr.shape[0] - 1
     for u in range(n_users):
         a, b = indptr[u], indptr[u + 1]
         sq = 0.0
         for j in range(a, b):
             if position[items[j]] >= 0:
-                c = float(counts[j])
-                sq += c * c
+                sq = add_up(sq, _square_up(counts[j]))
         if sq == 0.0:
             continue
-        norm = math.sqrt(sq)
-        f = 1.0 if norm <= clip else clip / norm * margin
+        norm = _root_up(sq)
+        g = (1.0 / (norm if norm > clip else clip)) * margin
         for j in range(a, b):
             p = position[items[j]]
             if p >= 0:
-                out[p] += float(counts[j]) * f
+                t = out[p] + np.int64(math.floor(float(counts[j]) * g * scale))
+                out[p] = t if t < cap else cap
 
 
-def clipped_sums(corpus: Any, item_ids: np.ndarray, clip: float) -> np.ndarray:
-    """sum_u w_u over the released items (``item_ids`` into the corpus vocabulary, -1 for items it never held).
+def clipped_units(corpus: Any, item_ids: np.ndarray, clip: float, bits: int = COUNT_GRID_BITS) -> np.ndarray:
+    """sum_u w_u over the released items (``item_ids`` into the corpus vocabulary, -1 for items it never held), in
+    whole units of clip * 2^-bits (int64, exact; ``bits`` other than ``COUNT_GRID_BITS``: tests, a finer grid).
     NOT private: the true sums, before noise. One compiled pass over the CSR."""
     ids = np.asarray(item_ids, dtype=np.int64)
     position = np.full(corpus.n_items, -1, dtype=np.int64)
     held = np.flatnonzero(ids >= 0)
     position[ids[held]] = held
-    out = np.zeros(ids.shape[0], dtype=np.float64)
-    _clipped_sums(corpus.indptr, corpus.items, corpus.counts, position, float(clip), _SCALE_MARGIN, out)
+    out = np.zeros(ids.shape[0], dtype=np.int64)
+    scale = float(2 ** int(bits))
+    _clipped_units(
+        corpus.indptr, corpus.items, corpus.counts, position, float(clip), _SCALE_MARGIN, scale, _COUNT_CAP, out
+    )
     return out
 
 
+def unit_of(clip: float) -> float:
+    """What one unit of ``clipped_units`` is worth: clip * 2^-COUNT_GRID_BITS (exact: a power of two)."""
+    return math.ldexp(float(clip), -COUNT_GRID_BITS)
+
+
+def clipped_sums(corpus: Any, item_ids: np.ndarray, clip: float) -> np.ndarray:
+    """The clipped sums as counts (``clipped_units`` times the unit; diagnostics: the release adds its noise to the
+    exact units, ``noisy_counts``)."""
+    return clipped_units(corpus, item_ids, clip).astype(np.float64) * unit_of(clip)
+
+
 def noisy_counts(corpus: Any, item_ids: np.ndarray, cc: CountsCalibration, rng: np.random.Generator) -> np.ndarray:
-    """The released counts: clipped sums plus N(0, sigma^2) each, rounded and clipped at 0 (post-processing)."""
-    true = clipped_sums(corpus, item_ids, cc.clip)
-    noisy = true + rng.normal(0.0, cc.sigma, size=true.shape[0])
+    """The released counts: the exact clipped sums in units (l2-sensitivity 2^COUNT_GRID_BITS units, exactly) plus
+    N(0, sigma_units^2) each, sigma_units = sigma / unit rounded up (sigma is for sensitivity clip: the same ratio);
+    then times the unit, rounded and clipped at 0 (post-processing)."""
+    units = clipped_units(corpus, item_ids, cc.clip).astype(np.float64)  # <= 2^53: exact
+    unit = unit_of(cc.clip)
+    sigma_units = math.nextafter(cc.sigma / unit, math.inf)
+    noisy = (units + rng.normal(0.0, sigma_units, size=units.shape[0])) * unit
     return np.maximum(np.round(noisy, COUNT_DECIMALS), 0.0)
 
 

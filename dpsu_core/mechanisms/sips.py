@@ -29,6 +29,7 @@ import math
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -38,7 +39,7 @@ from ..privacy.cost import ZcdpCost, gaussian_costs_sum
 from ..privacy.gaussian import round_down_shares, share_sigmas
 from ..privacy.norms import check_descent_range
 from ..privacy.thresholds import cutoff, gaussian_scale, rho_weighted_gaussian_sigma
-from ..privacy.validate import check_fraction, check_positive_int
+from ..privacy.validate import check_fraction, check_positive_int, show_small
 from ..privacy.zcdp import gaussian_zcdp
 from .base import Diagnostics, Mechanism, ReleaseParts, progress_step
 from .calibration import Calibration, Details, optional
@@ -55,13 +56,17 @@ def round_fractions(rounds: int, ratio: float) -> np.ndarray:
     return w / w.sum()
 
 
-def check_round_deltas(delta_i: list[float], delta: float, rounds: int, ratio: float, max_items: int) -> None:
+def check_round_deltas(
+    delta_i: list[float], delta: float, rounds: int, ratio: float, max_items: int, first: Fraction | None = None
+) -> None:
     """Every round's threshold delta_i large enough that its threshold's tail probability delta_i / t (t <= Delta0)
-    stays a normal float (``thresholds._one_minus_root`` asserts it too); otherwise one line naming what to change."""
+    stays a normal float (``thresholds._one_minus_root`` asserts it too); otherwise one line naming what to change.
+    ``first``: round 1's share in exact arithmetic, shown in the message (a float share may have underflowed)."""
     if min(delta_i) < 2.0 * sys.float_info.min * max_items:
+        share = show_small(min(delta_i) if first is None else first)
         raise ParameterError(
             f"delta ({delta:.3g}) is too small to share over {rounds} rounds at round ratio {ratio:g} with Delta0 = "
-            f"{max_items:,}: round 1's share of it ({min(delta_i):.3g}) leaves the float range; use fewer rounds, a "
+            f"{max_items:,}: round 1's share of it ({share}) leaves the float range; use fewer rounds, a "
             "larger ratio or a larger delta"
         )
 
@@ -99,7 +104,9 @@ def build_rounds(
     f = round_fractions(rounds, ratio)
     sig = share_sigmas(sigma, f)
     dlt = round_down_shares(delta_thresholds, f)
-    check_round_deltas(dlt.tolist(), delta, rounds, ratio, max_items)
+    check_round_deltas(
+        dlt.tolist(), delta, rounds, ratio, max_items, Fraction(delta_thresholds) * Fraction(float(f[0]))
+    )
     thr = tuple(rho_weighted_gaussian_sigma(float(s), max_items, delta_threshold=float(d)) for s, d in zip(sig, dlt))
     gam = None if alpha is None else tuple(cutoff(t, alpha, float(s)) for t, s in zip(thr, sig))
     for g in gam or ():  # every round's cutoff where the l2-descent is proven

@@ -7,8 +7,8 @@ and the noise is calibrated for a norm of at most 1. The kernels therefore use
 Proof: fl(1/n) = (1/n)(1 + a) and fl(sqrt(n)) = sqrt(n)(1 + b), |a|, |b| <= 2^-52 even for a pow/sqrt
 off by one ulp; each further rounding adds a factor (1 + c), |c| <= 2^-53; the product of these factors
 times (1 - 2^-48) is < 1, so w < 1/n^power and the exact norm is < 1. The tests check every n up to
-2,000 with ``fractions.Fraction``. (Rounding when the users are summed into one float histogram is not
-part of a user's increment; any float sum does it.)
+2,000 with ``fractions.Fraction``. The users' increments are then summed exactly, rounded down to an integer
+grid (``mechanisms.dpsu_step``), so the histogram's sensitivity is the increments' bound, not only each one's.
 
 The sequential policies (l1/l2 descent, GW's greedy update) move a user's weights toward Gamma through
 float operations. Two kinds of rounding could push the exact norm of a user's increments past 1:
@@ -88,6 +88,17 @@ def add_down(a, b):
     err = (a - (s - bb)) + (b - bb)  # a + b = s + err exactly
     if err < 0.0:
         return np.nextafter(s, -np.inf)
+    return s
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def add_up(a, b):
+    """fl(a + b) rounded toward +inf: a value >= a + b exactly (TwoSum, as ``add_down``)."""
+    s = a + b
+    bb = s - a
+    err = (a - (s - bb)) + (b - bb)
+    if err > 0.0:
+        return np.nextafter(s, np.inf)
     return s
 
 

@@ -38,8 +38,14 @@ _BLOCK = 1 << 14  # t values evaluated at once in the max over t
 
 
 def round_up(x: float, rel: float = RHO_MARGIN) -> float:
-    """x raised by the relative margin ``rel`` and one more ulp (x > 0)."""
-    return math.nextafter(x * (1.0 + rel), math.inf)
+    """x raised by the margin ``rel`` and one more ulp: always toward a larger value (a larger threshold is more
+    private), whatever the sign of x. A positive x is raised by ``rel`` of itself. A negative x (delta > 0.5, where
+    the log of the tail term turns negative) is a sum of a term 1/t^p <= 1 and a term of the other sign, so each
+    term is at most |x| + 1 in size and the float error is relative to that, not to x (which may cancel to near
+    0): it is raised by ``rel`` of |x| + 1."""
+    if x >= 0.0:
+        return math.nextafter(x * (1.0 + rel), math.inf)
+    return math.nextafter(x + rel * (1.0 - x), math.inf)
 
 
 def _one_minus_root(delta: float, t: np.ndarray | float) -> np.ndarray:

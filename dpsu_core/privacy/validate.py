@@ -8,7 +8,9 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import sys
 from collections.abc import Sequence
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,22 @@ def check_path(value: Any, name: str) -> Path:
     if not isinstance(value, (str, os.PathLike)) or not os.fspath(value):
         raise ParameterError(f"{name} must be a file path (text or a pathlib.Path), got {value!r:.60}")
     return Path(value)
+
+
+def show_small(value: Fraction | float, digits: int = 3) -> str:
+    """A value >= 0 for a message, in ``g`` style with ``digits`` significant digits, also below the float range:
+    an exact share (``Fraction``) that a float would hold as a subnormal or round to 0 is written out from its
+    exact value ("5e-365"), never as "0"."""
+    q = Fraction(value)
+    if q <= 0 or q >= Fraction(sys.float_info.min):
+        return f"{float(q):.{digits}g}"
+    e = len(str(q.numerator)) - len(str(q.denominator))  # 10^(e-1) < q < 10^(e+1)
+    if q < Fraction(10) ** e:
+        e -= 1
+    mantissa = f"{float(q / Fraction(10) ** e):.{digits}g}"
+    if mantissa == "10":  # rounded up to the next power of ten
+        mantissa, e = "1", e + 1
+    return f"{mantissa}e{e:+03d}"
 
 
 def _msg(text: str, hint: str) -> str:

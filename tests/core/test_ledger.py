@@ -259,8 +259,8 @@ def test_gaussian_only_ledgers_match_mpmath(k, eps):
     # Gaussian DP is exact here: the PLD (which could only match it, from above) is not computed
     assert t.pld_epsilon is None
     # the PLD module on the same Gaussian composition: never below the exact value, within its discretisation
-    p = pld_epsilon(math.sqrt(k) / sigma, (), (), k * DELTA / 2)
-    assert p is not None and exact <= p <= exact + 5e-3
+    p, note = pld_epsilon(math.sqrt(k) / sigma, (), (), k * DELTA / 2)
+    assert p is not None and note is None and exact <= p <= exact + 5e-3
 
 
 def test_laplace_only_ledgers_are_basic_composition():
@@ -338,3 +338,95 @@ def test_a_split_laplace_shift_is_dominated_by_the_single_shift():
             split = lap(s * frac).compose(lap(s * (1 - frac)))
             for e in [s * i / 8 for i in range(9)]:
                 assert split.get_delta_for_epsilon(e) <= single.get_delta_for_epsilon(e) + 1e-9
+
+
+# --------------------------------------------------------------------------- the totals' extremes (issue 38)
+def _entries(*specs):
+    """(mechanism, epsilon, delta, releases) -> ledger entries on corpus 0."""
+    led = Ledger()
+    for name, eps, delta, k in specs:
+        led.record(_cal(name, eps=eps, delta=delta), corpus_id=0, source="x", releases=k)
+    return led.entries
+
+
+@pytest.mark.parametrize(
+    "specs,shown",
+    [
+        ((("gw", 1.0, 0.0099, 200),), "1.98"),  # 200 releases: the deltas add to 1.98
+        ((("gw", 1.0, 1e-6, 10**6),), "1"),  # 10^6 releases at 1e-6: exactly 1 (rounded up)
+        ((("policy-gaussian", 1.0, 0.3, 2), ("pcr", 1.0, 0.5, 1)), "1.1"),  # every kind of entry
+    ],
+)
+def test_a_delta_of_one_or_more_is_no_guarantee(specs, shown):
+    """Past delta = 1 there is no guarantee: the headline, the sentence and the report say so (never "ε = 200,
+    δ = 2" as if it were one), no conversion runs at such a delta, and the spend gate treats it as over any budget
+    and refuses it."""
+    from dpsu_core.ledger import ledger_summary
+    from dpsu_core.spend import plan_spend
+
+    t = total(_entries(*specs))
+    assert t.delta_exceeded and not t.guaranteed and t.basic_delta >= 1
+    assert t.headline() == f"no DP guarantee on this corpus (δ = {shown} ≥ 1)"
+    assert "ε =" not in t.sentence() and "a δ of 1 or more bounds nothing" in t.sentence()
+    assert t.zcdp_epsilon is None and t.gdp_epsilon is None and t.pld_epsilon is None
+    rep = ledger_summary(t)
+    assert rep["epsilon"] is None and rep["method"] == "no DP guarantee on this corpus"
+    cals = [(_cal(n, eps=e, delta=d), k) for n, e, d, k in specs]
+    plan = plan_spend(
+        "Release",
+        cals,
+        [],
+        corpus_id="c",
+        corpus_name="c",
+        limit_epsilon=1e300,
+        on_private=True,
+        teaching=False,
+        limit_delta=0.999,
+    )
+    assert plan.over_budget and not plan.allowed and "δ" in (plan.refusal or "")
+    below = total(_entries(("gw", 1.0, 0.0099, 100)))
+    assert below.guaranteed and below.headline() == "ε = 100, δ = 0.99"
+
+
+@pytest.mark.parametrize(
+    "specs",
+    [
+        (("gw", 1e300, 1e-6, 1), ("gw", 1e300, 1e-6, 1), ("policy-gaussian", 1e300, 1e-6, 1)),
+        (("gw", 1e300, 1e-6, 1), ("gw", 1e-12, 1e-6, 1), ("pcr", 3.0, 1e-6, 1)),
+        (("pcr", 710.0, 1e-6, 1), ("gw", 3.0, 1e-6, 1)),  # exp(710) overflows inside dp-accounting
+        (("gw", 1e9, 1e-6, 1), ("gw", 1e-3, 1e-6, 1), ("pcr", 1.0, 1e-6, 1)),  # a span of 1e9: the step > 709
+        (("gw", 1e300, 1e-6, 10**5), ("pcr", 3.0, 1e-6, 1)),  # the sum passes the largest float: inf, no error
+    ],
+)
+def test_totals_at_the_documented_extremes_never_overflow(specs):
+    """Every documented epsilon (up to 1e300), alone or beside others: no OverflowError; where dp-accounting's PLD
+    cannot be computed in floats it is left out and the sentence says why; basic composition is always there."""
+    t = total(_entries(*specs))
+    assert t.guaranteed and t.basic_epsilon >= sum(e * k for _, e, _, k in specs) * (1 - 1e-15)
+    assert t.pld_epsilon is None and t.pld_note
+    assert (
+        "privacy-loss distribution (dp-accounting) left out" in t.sentence() and "the other bounds hold" in t.sentence()
+    )
+    assert t.epsilon <= t.basic_epsilon
+
+
+def test_tiny_epsilons_never_list_a_pld_figure_above_basic_composition():
+    """1,000 GW releases at epsilon 1e-12 and a Policy Gaussian: dp-accounting's fixed 1e-3 grid gave 9.995e-07
+    against basic 1.001e-09. No PLD figure above basic composition is listed as a bound (left out, with why)."""
+    for pg in (1e-12, 1.0):
+        t = total(_entries(("gw", 1e-12, 1e-6, 1000), ("policy-gaussian", pg, 1e-6, 1)))
+        assert t.pld_epsilon is None or t.pld_epsilon <= t.basic_epsilon
+        assert t.epsilon <= t.basic_epsilon and t.basic_epsilon == pytest.approx(1000 * 1e-12 + pg)
+        if pg == 1e-12:
+            assert t.pld_epsilon is None and "left out" in t.sentence()
+
+
+def test_the_pld_grid_follows_small_epsilons():
+    """At epsilon 1e-4 the grid is refined with the epsilons (dp-accounting's 1e-3 would be ten times the
+    epsilon): 1,000 GW releases and a Policy Gaussian get a PLD bound far below basic composition, and it matches
+    dp-accounting's own accountant on a fine grid (pessimistic, an upper bound) within the discretisation."""
+    t = total(_entries(("gw", 1e-4, 1e-6, 1000), ("policy-gaussian", 1e-4, 1e-6, 1)))
+    assert t.method == "privacy-loss distribution (dp-accounting)"
+    assert t.pld_epsilon is not None and t.pld_epsilon < t.basic_epsilon / 5
+    ref = _dp_accounting(t.gdp_mu, [(1e-4, 1000)], 1001 * 1e-6 - 1000 * 1e-6 - 0.5e-6, pessimistic=False)
+    assert ref <= t.pld_epsilon <= ref * 1.05

@@ -19,10 +19,12 @@ from dpsu_core.mechanisms.item_counts import (
     DETAILS_KEY,
     calibrate_counts,
     clipped_sums,
+    clipped_units,
     counts_of,
     mechanism_with_counts,
     release_with_counts,
     split_budget,
+    unit_of,
 )
 from dpsu_core.privacy.gaussian import gaussian_delta, gaussian_delta_exact
 from dpsu_core.spend import counts_entry
@@ -95,19 +97,66 @@ def test_one_user_moves_the_sums_by_at_most_the_clip_in_l2(case, data):
     a, b = clipped_sums(d, released_ids, clip), clipped_sums(du, released_ids, clip)
     assert a[-1] == 0.0 and b[-1] == 0.0
     assert float(np.linalg.norm(b - a)) <= clip * (1 + 1e-12)
+    # exactly, on the integer sums the noise is added to: at most 2^20 units in l2
+    ua, ub = clipped_units(d, released_ids, clip), clipped_units(du, released_ids, clip)
+    assert sum((int(y) - int(x)) ** 2 for x, y in zip(ua, ub)) <= 2**40
     # and it is the extra user's vector, scaled down only when its norm passes the bound
     w = np.array([dict(zip(extra, extra_counts)).get(x, 0) for x in released], dtype=np.float64)
     norm = float(np.linalg.norm(w))
     expected = w * (min(1.0, clip / norm) if norm > 0 else 0.0)
-    np.testing.assert_allclose((b - a)[:-1], expected, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose((b - a)[:-1], expected, rtol=1e-9, atol=unit_of(clip))  # less than one unit down
+
+
+def _sq_units(u: np.ndarray) -> int:
+    return sum(int(x) ** 2 for x in u)
+
+
+def test_a_norm_equal_to_the_clip_in_floats_but_above_it_exactly_is_scaled():
+    """clip = fl(sqrt 3) is below sqrt 3: counts (1, 1, 1) have norm sqrt 3 > clip, so they must be scaled (a float
+    norm would compare equal and leave them whole, 3.5e-16 over the bound in ||w||^2)."""
+    clip = math.sqrt(3.0)
+    assert Fraction(clip) ** 2 < 3
+    for bits in (20, 52):  # the release's grid, and one fine enough to show any relative excess
+        u = clipped_units(_corpus([[0, 1, 2]], [[1, 1, 1]], 3), np.array([0, 1, 2]), clip, bits)
+        assert _sq_units(u) <= 4**bits  # ||w|| <= clip: the units' norm <= 2^bits
+
+
+def test_a_float_sum_of_squares_that_loses_the_small_counts_does_not_understate_the_norm():
+    """One count of 94,906,267 (its square 9.0e15 > 2^53) beside 10^6 ones: each +1 vanishes in a float sum of
+    squares, which understated the norm (||w||^2 / C^2 - 1 = 1.1e-10). The sum is now exact or rounded up."""
+    n = 10**6 + 1
+    d = _corpus([list(range(n))], [[94_906_267] + [1] * (n - 1)], n)
+    for clip in (1.0, 1e6):
+        u = clipped_units(d, np.arange(n), clip, 52)  # 2^52 units: the 10^6 small parts are seen too
+        assert _sq_units(u) <= 4**52
+        assert _sq_units(u) > 4**52 * (1 - 1e-9)  # scaled to the bound, not far below
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    counts=st.lists(st.integers(1, 2**31 - 1) | st.integers(1, 3), min_size=1, max_size=40),
+    clip=st.floats(1e-3, 1e12) | st.sampled_from([1.0, math.sqrt(2.0), math.sqrt(3.0), math.sqrt(5.0), 5.0]),
+)
+def test_every_clipped_vector_has_exact_norm_at_most_the_clip(counts, clip):
+    """One user's vector (a one-user corpus: its sums are its own units): ||w_u||_2 <= C exactly (its units'
+    norm <= 2^bits), for any whole counts up to 2^31 - 1 and any bound, on the release's grid and a 2^52 one."""
+    n = len(counts)
+    d = _corpus([list(range(n))], [counts], n)
+    for bits in (20, 52):
+        u = clipped_units(d, np.arange(n), clip, bits)
+        assert _sq_units(u) <= 4**bits
+        if sum(Fraction(c) ** 2 for c in counts) <= Fraction(clip) ** 2:  # within the bound: the counts themselves
+            for x, c in zip(u, counts):  # lowered by the 2^-40 margin and the floor only
+                exact = Fraction(c) / Fraction(clip) * 2**bits
+                assert exact * (1 - Fraction(1, 2**39)) - 1 <= int(x) <= exact
 
 
 def test_sums_are_the_users_occurrence_counts_scaled_to_the_bound():
     # user 0: counts 3 and 4 of items 0, 1 (norm 5) -> (0.6, 0.8); user 1: count 1 of item 1 (norm 1, kept)
     # item 2 is not released: it neither counts nor enters a norm
     d = _corpus([[0, 1, 2], [1]], [[3, 4, 100], [1]], 3)
-    np.testing.assert_allclose(clipped_sums(d, np.array([0, 1]), 1.0), [0.6, 1.8], rtol=1e-9)
-    np.testing.assert_allclose(clipped_sums(d, np.array([0, 1]), 10.0), [3.0, 5.0], rtol=1e-12)
+    np.testing.assert_allclose(clipped_sums(d, np.array([0, 1]), 1.0), [0.6, 1.8], atol=2 * unit_of(1.0))
+    np.testing.assert_allclose(clipped_sums(d, np.array([0, 1]), 10.0), [3.0, 5.0], atol=2 * unit_of(10.0))
 
 
 def test_counted_release_spends_the_given_budget_in_two_ledger_entries():

@@ -248,3 +248,16 @@ def test_lone_user_items_released_with_probability_at_most_delta(n_unique, lone_
     exact = 1 - miss
     assert exact <= d.delta_thresholds * (1 + 1e-9) <= DELTA_MC * (1 + 1e-9)  # the thresholds' share of delta
     assert est.contains(exact), (est, exact)
+
+
+def test_a_share_that_underflows_to_zero_is_shown_by_its_exact_value():
+    """Round 1's share of delta = 1e-250 over 20 rounds at ratio 1e-6 is about 5e-365: a float holds 0, and the
+    refusal showed "(0)"; it names the exact share instead."""
+    for mech in (lambda: psips(3.0, 1e-250, rounds=20, round_ratio=1e-6), lambda: dpsips(1e-250)):
+        with pytest.raises(ParameterError) as err:
+            mech().calibrate()
+        assert "share of it (5e-365)" in str(err.value) and "(0)" not in str(err.value)
+
+
+def dpsips(delta: float):
+    return get_mechanism("dp-sips", epsilon=3.0, delta=delta, rounds=20, ratio=1e-6)

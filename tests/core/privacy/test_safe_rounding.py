@@ -183,7 +183,7 @@ def test_each_users_weights_are_exactly_within_norm_one(power):
         w = Fraction(float(inc[0]))
         assert np.all(inc == inc[0])
         assert (w * n if power == 1.0 else w * w * n) <= 1
-        assert float(inc[0]) >= (1 / n**power) * (1 - 1e-14)  # and only a hair below 1/n^power
+        assert float(inc[0]) >= (1 / n**power) * (1 - 1e-14) - 2.0**-32  # only a grid unit below 1/n^power
 
 
 def _exact_increments(update, rows_l, n_items, **kw):
@@ -204,8 +204,8 @@ ROWS = st.lists(st.lists(st.integers(0, 29), unique=True, min_size=1, max_size=2
 @given(rows_l=ROWS)
 def test_weighted_increments_have_exact_norm_at_most_one(rows_l):
     # Each user's increment vector is what the update adds for that user alone (from H = 0 nothing is
-    # rounded away: the row's items are distinct). Summing users into one float histogram rounds on top
-    # of that, as any float sum does; that is not part of the per-user norm.
+    # rounded away: the row's items are distinct). The users' sum is exact too (integer grid units:
+    # ``test_dpsu_step``'s neighbouring-histogram tests).
     for power, order in ((1.0, 1), (0.5, 2)):
         for row in rows_l:
             inc = weighted_update(rows_from_lists([row]), 30, power)
@@ -241,3 +241,28 @@ def test_descent_step_stays_within_norm_one_when_delta0_times_gamma_is_large(gam
     h0 = gamma - np.random.default_rng(seed).uniform(1e-4, 0.05, size=3000)  # test data only
     for order, h in descent_steps(h0, gamma).items():
         assert sum(abs(Fraction(float(a)) - Fraction(float(b))) ** order for a, b in zip(h, h0)) <= 1
+
+
+@pytest.mark.parametrize("delta", [0.6, 0.75, 0.9, 0.99, 0.999999])
+@pytest.mark.parametrize("eps", [1e-3, 0.1, 1.0, 10.0])
+def test_negative_laplace_thresholds_are_rounded_up_too(eps, delta):
+    """delta > 0.5 at Delta0 = 1: the log term turns negative and so may rho; it is still rounded toward privacy
+    (up), never down, checked against the exact value at the rounded scale (mpmath, 60 digits). Through the
+    mechanisms' calibrations (Weighted/Policy Laplace, Count Laplace, GW)."""
+    mp.mp.dps = 60
+    lam = mp.mpf(laplace_scale(eps))
+    d = mp.mpf(delta)
+    exact = {
+        "weighted-laplace": 1 + lam * mp.log(1 / (2 * d)),  # t = 1: 1 - (1 - delta)^1 = delta
+        "policy-laplace": 1 + lam * mp.log(1 / (2 * d)),
+        "count-laplace": 1 + lam * mp.log(1 / (2 * d)),
+        "gw": lam * (mp.mpf(eps) - mp.log(2 * d)),  # ln(e^eps + Delta0 - 1) = eps at Delta0 = 1
+    }
+    negative = 0
+    for name, want in exact.items():
+        rho = get_mechanism(name, epsilon=eps, delta=delta, max_items=1).calibrate().rho
+        assert rho is not None and mp.mpf(rho) >= want, (name, rho, want)
+        assert mp.mpf(rho) - want <= 1e-11 * (abs(want) + 1)  # by the margin only
+        negative += rho < 0
+    if eps <= 0.1 and delta >= 0.75:
+        assert negative == len(exact)  # the case at issue is exercised
