@@ -552,6 +552,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
 
         with timings.phase("spark JVM and session"):
             spark = spark_session(args.spark_master, remote=args.spark_remote, archive=args.spark_archive)
+        signals.adopt()  # the SparkContext's SIGINT handler runs inside ours (``signals``)
         # the public corpus's content is checked in the executors' pass over the input (no read of its own)
         check: dict[str, Any] = {}
         if public_print is not None:
