@@ -598,7 +598,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
         with timings.phase("write"), signals.held():  # written together, and then the run has finished
             write_release(release, args.output, args.report, tokenizer, extra, folders)
     per = ", ".join(f"{n}-grams: {c}" for n, c in release.per_length().items())
-    print(
+    _say(
         f"released {release.n_released} items{f' ({per})' if per else ''} with {release.calibration.label} "
         f"at epsilon={args.epsilon:g}, delta={args.delta:.3g} -> {args.output}"
     )
@@ -620,6 +620,16 @@ def _cmd_release(args: argparse.Namespace) -> int:
         print("warning: fixed seed (teaching mode): this release is NOT for real use", file=sys.stderr)
     timings.report()
     return 0
+
+
+def _say(text: str) -> None:
+    """A line on standard output once the outputs are written: a reader that went away (``dpsu release ... | head
+    -0``) does not make the finished run a failure; what is left to say goes nowhere."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 @contextlib.contextmanager
