@@ -593,6 +593,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
 
         with timings.phase("spark JVM and session"):
             spark = spark_session(args.spark_master, remote=args.spark_remote, archive=args.spark_archive)
+        signals.adopt()  # the SparkContext's SIGINT handler runs inside ours (``signals``)
         # the public corpus's content is checked in the executors' pass over the input (no read of its own)
         check: dict[str, Any] = {}
         if public_print is not None:
@@ -636,7 +637,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
             write_release(release, args.output, args.report, tokenizer, extra, folders)
     _keep(account, charged, release, tokenizer)
     per = ", ".join(f"{n}-grams: {c}" for n, c in release.per_length().items())
-    print(
+    _say(
         f"released {release.n_released} items{f' ({per})' if per else ''} with {release.calibration.label} "
         f"at epsilon={args.epsilon:g}, delta={args.delta:.3g} -> {args.output}"
     )
@@ -696,6 +697,16 @@ def _keep(account: Any, charged: Any, release: Any, tokenizer: Any) -> None:
     keep(
         account, charged.charge_id, release, report_json(release, tokenizer=None if tokenizer is None else tokenizer[2])
     )
+
+
+def _say(text: str) -> None:
+    """A line on standard output once the outputs are written: a reader that went away (``dpsu release ... | head
+    -0``) does not make the finished run a failure; what is left to say goes nowhere."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 @contextlib.contextmanager

@@ -5,8 +5,10 @@ disk, a folder made read-only meanwhile), the user would be left with some files
 spends again. So:
 
 * ``check_output_paths`` runs before the corpus is read: no output is an input (same path, symlink or hard link),
-  no two outputs are the same file, and each output's folder really takes a new file (a probe file is created and
-  removed: permission bits alone do not say, e.g. for root or a read-only mount).
+  no two outputs are the same file, no output is the folder of another, and each output's folder really takes a
+  new file (a probe file is created and removed: permission bits alone do not say, e.g. for root or a read-only
+  mount). An output that is a folder of files (``FolderOutput``: a tokenizer folder) is checked file by file, and
+  its folder is an existing one or one the run can make (``OutputSet.make_folder``).
 * ``OutputSet`` writes every body to a temporary file beside its target (``stage``), and only when all of them are
   on disk renames them over their targets together (``commit``). A failure while staging removes the temporary
   files and leaves every target as it was; a failure during the renames puts back the targets already renamed

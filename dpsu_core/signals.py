@@ -47,12 +47,19 @@ def describe(exc: KeyboardInterrupt) -> str:
 
 # "run": a signal stops the run; "held": it waits; "finished": it is ignored; "exiting": it ends the process with
 # the run's status ``code``
-_STATE: dict[str, Any] = {"phase": "run", "code": 0}
+_STATE: dict[str, Any] = {"phase": "run", "code": 0, "installed": False}
+#: a library's own handler that ``adopt`` replaced (pyspark's SparkContext cancels its jobs on SIGINT): called first
+#: when a signal stops the run, never once the run has finished
+_CHAINED: dict[int, Any] = {}
 
 
 def _handle(signum: int, frame: Any) -> None:
     phase = _STATE["phase"]
     if phase == "run":
+        chained = _CHAINED.get(signum)
+        if chained is not None:
+            with contextlib.suppress(KeyboardInterrupt):
+                chained(signum, frame)
         raise Stopped(signum)
     if phase == "exiting":
         for stream in (sys.stdout, sys.stderr):
@@ -71,7 +78,8 @@ def policy(*, restore: bool = True) -> Iterator[None]:
         yield
         return
     old = {s: signal.getsignal(s) for s in SIGNALS}
-    _STATE.update(phase="run", code=0)
+    _STATE.update(phase="run", code=0, installed=True)
+    _CHAINED.clear()
     for s in SIGNALS:
         signal.signal(s, _handle)
     try:
@@ -80,7 +88,21 @@ def policy(*, restore: bool = True) -> Iterator[None]:
         if restore:
             for s, handler in old.items():
                 signal.signal(s, handler)
-            _STATE.update(phase="run", code=0)
+            _STATE.update(phase="run", code=0, installed=False)
+            _CHAINED.clear()
+
+
+def adopt() -> None:
+    """Take SIGINT and SIGTERM back from a library that installed its own handler meanwhile (pyspark's
+    SparkContext does for SIGINT): its handler still runs when a signal stops the run, never after the run
+    finished."""
+    if not _STATE["installed"] or threading.current_thread() is not threading.main_thread():
+        return
+    for s in SIGNALS:
+        handler = signal.getsignal(s)
+        if handler is not _handle and callable(handler):
+            _CHAINED[s] = handler
+            signal.signal(s, _handle)
 
 
 @contextlib.contextmanager

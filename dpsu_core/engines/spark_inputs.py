@@ -40,7 +40,7 @@ from typing import Any
 
 from ..corpus.limits import DEFAULT_LIMITS, HEAD_BYTES, ReadLimits, read_capped
 from ..corpus.parts import PartColumns, check_same_columns, json_columns, parquet_columns, skip_empty
-from ..errors import InputError, OutputError, short_name, shorten_list
+from ..errors import InputError, OutputError, short_name, short_path, shorten_list
 from ..outputs import output_files
 from ..wording import opt
 
@@ -443,8 +443,8 @@ def _not_in_input(inp: SparkInput, label: str, path: Path, why: str) -> None:
     err = OutputError if label != "--public-corpus" else InputError
     for part in inp.parts:
         if part.resolve() == target:
-            raise err(f"{label} {short_name(str(path))} is a part of the input: {why}; choose another path")
+            raise err(f"{label} {short_path(path)} is a part of the input: {why}; choose another path")
     if inp.folder is not None and inp.folder.resolve() in target.parents:
-        raise err(f"{label} {short_name(str(path))} is inside the input folder: {why}; choose a path outside it")
+        raise err(f"{label} {short_path(path)} is inside the input folder: {why}; choose a path outside it")
     if inp.pattern is not None and fnmatch.fnmatch(str(target), os.path.abspath(inp.pattern)):
-        raise err(f"{label} {short_name(str(path))} matches the input pattern: {why}; choose another path")
+        raise err(f"{label} {short_path(path)} matches the input pattern: {why}; choose another path")

@@ -92,3 +92,19 @@ def test_a_closed_standard_output_is_no_error(tmp_path):
     assert json.loads(rep.read_text())["mechanism"] == "policy-gaussian"
     proc = subprocess.run([*closed, "release", str(src), *MECH, "-o", ""], env=ENV, capture_output=True, text=True)
     assert proc.returncode == 2 and proc.stderr.strip().splitlines() == ["dpsu: error: -o is empty; give a path"]
+
+
+def test_a_reader_gone_from_standard_output_does_not_fail_a_finished_run(tmp_path):
+    """``dpsu release ... | head -0``: the outputs are written, the reader of stdout has gone; exit 0, the rest of
+    the lines on stderr, no error (it used to say 'Broken pipe; check the path' and exit 2)."""
+    src = tmp_path / "in.csv"
+    src.write_bytes(GOOD_CSV)
+    out = tmp_path / "o.csv"
+    argv = [sys.executable, "-m", "dpsu_core.cli", "release", str(src), *MECH, "-o", str(out)]
+    proc = subprocess.Popen(argv, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    proc.stdout.close()  # the reader goes away before the run prints anything
+    err = proc.communicate(timeout=300)[1]
+    assert proc.returncode == 0 and "error" not in err and "Traceback" not in err, err
+    assert "privacy spent by this run" in err
+    assert next(csv.reader(out.open(encoding="utf-8"))) == ["item", "n"]
