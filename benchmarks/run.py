@@ -53,10 +53,11 @@ SECTIONS = {
     "overlap_10m": "benchmarks.bench_overlap_10m",  # the same on 10M users (two 2.3 GB CSVs)
     "tokenizer": "benchmarks.bench_tokenizer",  # private tokenizers' tokens per word on held-out users (issue 30)
     "tokenizer_tuning": "benchmarks.bench_tokenizer_tuning",  # the counts' defaults, chosen on the first half only
+    "first_run": "benchmarks.bench_first_run",  # first release on an empty kernel cache, cold app open (issue 39)
 }
 # sections run only when named: scale_10m needs about 12 GB, spark about 8 GB (and Java 17), spark_side
-# Java 17 and pipeline-dp (the 'bench' extra)
-OPT_IN = {"scale_10m", "floor_10m", "spark", "spark_side", "spark_cold", "spark_pdp_10m", "overlap_10m"}
+# Java 17 and pipeline-dp (the 'bench' extra); first_run compiles every kernel from an empty cache (minutes)
+OPT_IN = {"scale_10m", "floor_10m", "spark", "spark_side", "spark_cold", "spark_pdp_10m", "overlap_10m", "first_run"}
 # data files a section needs: the runner refuses the section without them rather than replace committed
 # MSNBC figures with a "skipped" (the other sections run without the shared folder)
 NEEDS: dict[str, list[Path]] = {
