@@ -57,9 +57,10 @@ SECTIONS = {
     "tokenizer": "benchmarks.bench_tokenizer",  # private tokenizers' tokens per word on held-out users (issue 30)
     "tokenizer_tuning": "benchmarks.bench_tokenizer_tuning",  # the counts' defaults, chosen on the first half only
     "ledger": "benchmarks.bench_ledger",  # the ledger store: charge latency (SQLite, PostgreSQL), 10,000 entries' total
+    "first_run": "benchmarks.bench_first_run",  # first release on an empty kernel cache, cold app open (issue 39)
 }
 # sections run only when named: scale_10m needs about 12 GB, spark about 8 GB (and Java 17), spark_side
-# Java 17 and pipeline-dp (the 'bench' extra)
+# Java 17 and pipeline-dp (the 'bench' extra); first_run compiles every kernel from an empty cache (minutes)
 OPT_IN = {
     "scale_10m",
     "floor_10m",
@@ -69,6 +70,7 @@ OPT_IN = {
     "spark_pdp_10m",
     "overlap_10m",
     "fingerprint_10m",
+    "first_run",
 }
 # data files a section needs: the runner refuses the section without them rather than replace committed
 # MSNBC figures with a "skipped" (the other sections run without the shared folder)

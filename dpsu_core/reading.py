@@ -39,6 +39,18 @@ class ReadingOption:
         return bool(self.tokenizers) and tokenizer not in self.tokenizers
 
 
+# What the ``auto`` tokenizer makes of a Korean word (``--korean``, the app's 'Korean' choice, the exported
+# command): the mode, and what the items of a release then are (the CLI's and the widget's help, the Release page).
+KOREAN_MODES: dict[str, str] = {
+    "morphemes": "each word cut into its morphemes by kiwipiepy, particles and endings split from their stems, so "
+    "학교에, 학교는 and 학교를 count as 학교 (and 에, 는, 를); an ending that is a lone jamo (ᆫ, ᆯ, ᆫ다) is dropped",
+    "content": "content morphemes only: nouns, and verb and adjective stems as their lemma (갔다 gives 가다, "
+    "좋아한다 gives 좋아하다), foreign words and numbers; particles and endings are not items",
+    "all-morphemes": "every morpheme as kiwipiepy cuts it, endings that are a lone jamo (ᆫ, ᆯ, ᆫ다) included",
+    "eojeol": "words as written (eojeol): 학교에 and 학교는 are two items, as the fast tokenizer makes them",
+}
+KOREAN_DEFAULT = "morphemes"
+
 READING_OPTIONS: tuple[ReadingOption, ...] = (
     ReadingOption(
         "format",
@@ -126,17 +138,17 @@ READING_OPTIONS: tuple[ReadingOption, ...] = (
         "korean",
         "--korean",
         "value",
-        "auto's Korean: morphemes (default: particles and endings split from their stems by kiwipiepy, so "
-        "학교에/학교는 count as 학교) or eojeol (words as written)",
+        "auto's Korean words: "
+        + "; ".join(f"{m}: {d}" for m, d in KOREAN_MODES.items())
+        + f" (default: {KOREAN_DEFAULT})",
         "Korean",
         "the 'Korean' choice",
         "the Korean option",
-        metavar="{morphemes,eojeol}",
-        default="morphemes",
+        metavar="{" + ",".join(KOREAN_MODES) + "}",
+        default=KOREAN_DEFAULT,
         key="korean",
-        app_help="Korean words under the auto tokenizer. morphemes (default): kiwipiepy splits particles and endings "
-        "from their stems, so 학교에, 학교는 and 학교를 all count as 학교 (and 에, 는, 를). eojeol: each word kept "
-        "whole as written, as the fast tokenizer does. Other languages are not affected.",
+        app_help="Korean words under the auto tokenizer (other languages are not affected). "
+        + " ".join(f"**{m}**{' (default)' if m == KOREAN_DEFAULT else ''}: {d}." for m, d in KOREAN_MODES.items()),
         tokenizers=("auto",),
     ),
     ReadingOption(

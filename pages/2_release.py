@@ -5,6 +5,7 @@ import streamlit as st
 
 from dpsu_core.charts import item_user_distribution_chart, utility_curve_chart
 from dpsu_core.corpus import LoadOptions
+from dpsu_core.corpus.segment import korean_items
 from dpsu_core.counts_advice import counts_advice
 from dpsu_core.errors import ParameterError
 from dpsu_core.export import guarantee_text
@@ -143,6 +144,9 @@ st.caption(
 corpus = _ui.get_corpus()
 if corpus is None:
     st.stop()
+korean = korean_items(corpus.source.detected, state.corpus_options.korean)
+if korean:  # what the items of a Korean corpus are (the Corpus page's 'Korean' choice)
+    st.caption(escape_markdown(korean))
 
 regs = list_mechanisms()
 labels = mechanism_labels()

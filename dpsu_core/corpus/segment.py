@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
+from .. import reading
 from . import segmenters
 from .intern import string_buffers
 from .ngrams import char_ngrams_counted, replace_tokens
@@ -73,7 +74,14 @@ from .scripts import (
 from .tokens import Tokenized
 
 DEFAULT_CHAR_NGRAMS = 2
-KOREAN_MODES = ("morphemes", "eojeol")
+KOREAN_MODES = tuple(reading.KOREAN_MODES)  # declared once, with what each makes of a word, in ``reading``
+# kiwipiepy's tags of the content morphemes (``korean="content"``): nouns, pronouns and numerals, roots, foreign
+# words, Chinese characters and numbers; verb and adjective stems, given as their lemma (stem + 다)
+CONTENT_TAGS = frozenset({"NNG", "NNP", "NR", "NP", "XR", "SL", "SH", "SN"})
+LEMMA_TAGS = frozenset({"VV", "VA"})
+# Hangul jamo (conjoining, compatibility, extended A and B): a piece that starts with one is an ending cut from a
+# syllable's final consonant (ᆫ, ᆯ, ᆫ다), never an item unless asked for (``korean="all-morphemes"``)
+_JAMO = re.compile("^[\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\ud7b0-\ud7ff]")
 # A script below this share of the tokens barely reaches a release (its items are few and rare): the notes do
 # not ask to install its missing segmenter, and say Korean 'eojeol' would skip Kiwi's start-up.
 SCRIPT_MATTERS_SHARE = 0.01
@@ -238,6 +246,9 @@ def tokenization_text(tokenizer: str, n: int = DEFAULT_CHAR_NGRAMS, korean: str 
                 continue
             cand = segmenters.chosen(language)
             missing = "did not start" if segmenters.failure(language) else "not installed"
+            if language == "Korean" and cand and korean != reading.KOREAN_DEFAULT:
+                named.append(f"Korean: {cand.label()}, Korean mode {korean}")
+                continue
             named.append(f"{language}: {cand.label() if cand else f'{missing}, character {n}-grams'}")
         return (
             f"auto: words segmented by script ({'; '.join(named)}; Burmese: character {n}-grams; other scripts: "
@@ -310,9 +321,9 @@ def segment_posts(
 ) -> tuple[pa.Array, np.ndarray]:
     """``texts`` with spaces between the words of their Chinese, Japanese and Thai runs, and each post's
     script mask. Posts without such runs are not touched (not even copied when there are none). A post with
-    Hangul starts loading the Korean segmenter (``korean="morphemes"``) beside the tokenizing: ``finish`` needs it."""
+    Hangul starts loading the Korean segmenter (``korean`` not "eojeol") beside the tokenizing: ``finish`` needs it."""
     masks = post_scripts(texts)
-    if korean == "morphemes" and (masks & (1 << HANGUL)).any():
+    if korean != "eojeol" and (masks & (1 << HANGUL)).any():
         segmenters.prefetch("Korean")
     todo = masks & ((1 << HAN) | (1 << KANA) | (1 << THAI))
     texts = _chinese_rows(texts, masks, todo, detection)
@@ -391,13 +402,43 @@ def _put_rows(texts: pa.Array, rows: np.ndarray, new: pa.Array) -> pa.Array:
 
 
 # ---- after the kernel: words cut further, per distinct token ------------------------------------------------
-def _word_pieces(words: list[str], seg: segmenters.Segmenter, cuts: Cuts) -> list[list[str]]:
-    """The segmenter's pieces of each word (a word over ``MAX_RUN_CHARS`` characters segmented in pieces)."""
-    assert seg.words is not None
+def korean_items(detected: Sequence[str], korean: str) -> str:
+    """What the Korean items of a corpus loaded with ``korean`` are, in one sentence for the Release page, from
+    its load's notes (``SourceInfo.detected``): "" when it holds no Korean."""
+    if not any("Hangul" in d for d in detected):
+        return ""
+    if any(d.startswith("Korean text") and "kept as written" in d for d in detected):  # no segmenter ran
+        return f"Korean items are {reading.KOREAN_MODES['eojeol']} (no Korean segmenter was installed at the load)."
+    return f"Korean items ({korean}) are {reading.KOREAN_MODES[korean]}."
+
+
+def korean_pieces(tagged: list[tuple[str, str]], korean: str) -> list[str]:
+    """The items ``korean`` (a ``KOREAN_MODES`` mode but eojeol) makes of one word's (morpheme, tag) pairs."""
+    if korean == "all-morphemes":
+        return [form for form, _ in tagged]
+    if korean == "content":
+        out = []
+        for form, tag in tagged:
+            base = tag.split("-")[0]  # VV-I, VA-R: an irregular stem, given in its base form
+            if base in LEMMA_TAGS:
+                out.append(form + "다")
+            elif base in CONTENT_TAGS:
+                out.append(form)
+        return out
+    return [form for form, _ in tagged if not _JAMO.match(form)]
+
+
+def _word_pieces(words: list[str], seg: segmenters.Segmenter, cuts: Cuts, korean: str) -> list[list[str]]:
+    """The segmenter's pieces of each word (a word over ``MAX_RUN_CHARS`` characters segmented in pieces); Korean's
+    as ``korean`` says (``korean_pieces``)."""
     parts = [pieces(w) for w in words]
     cuts.runs += sum(len(p) > 1 for p in parts)
     flat = [p for ps in parts for p in ps]
-    done = seg.words(flat) if flat else []
+    if seg.tagged is not None:
+        done = [korean_pieces(t, korean) for t in seg.tagged(flat)] if flat else []
+    else:
+        assert seg.words is not None
+        done = seg.words(flat) if flat else []
     out, i = [], 0
     for ps in parts:
         out.append([w for piece in done[i : i + len(ps)] for w in piece])
@@ -415,7 +456,7 @@ def finish(
     strings: pa.Array | None = None,
 ) -> Tokenized:
     """The fast kernel's tokens of an ``auto`` (``auto=True``) or ``char-ngrams`` stream, with words cut further:
-    for ``char-ngrams`` every word into its character n-grams; for ``auto`` Korean (``korean="morphemes"``),
+    for ``char-ngrams`` every word into its character n-grams; for ``auto`` Korean (``korean`` not "eojeol"),
     Khmer and Lao words by their segmenters, Burmese words and those of a language whose segmenter is not
     installed into n-grams, and the tokens per script counted into ``detection``.
     ``strings``: ``tok.unigrams`` as an Arrow array when the caller has one (building it from Python strings
@@ -450,7 +491,7 @@ def finish(
         seg = segmenters.load(language) if language else None
         if seg is not None:
             detection.segmented.add(seg.language)
-            for i, got in zip(idx, _word_pieces([words[i] for i in idx], seg, detection.cuts)):
+            for i, got in zip(idx, _word_pieces([words[i] for i in idx], seg, detection.cuts, korean)):
                 cut_words[i] = got
             continue
         if code == HANGUL:  # no Korean segmenter: words as written, as with korean="eojeol"

@@ -109,6 +109,8 @@ class Segmenter:
     # the same, over the bytes (``chinese.segment_rows``): many runs, one per line -> their words separated by
     # spaces, the line breaks kept
     lines: Callable[[str], str] | None = None
+    # word-level with part-of-speech tags (Korean): many words -> the (piece, tag) pairs of each
+    tagged: Callable[[list[str]], list[list[tuple[str, str]]]] | None = None
 
     # why the candidates before this one are not used (one failed to start: ``load``), for the notes
     failed: str = ""
@@ -392,11 +394,14 @@ def _kiwi(language: str, cand: Candidate) -> Segmenter:
 
     kiwi = Kiwi(num_workers=min(2, os.cpu_count() or 1), load_typo_dict=False, load_multi_dict=False)
 
+    def tagged(batch: list[str]) -> list[list[tuple[str, str]]]:
+        return [[(t.form, t.tag) for t in toks] for toks in kiwi.tokenize(batch)]
+
     def words(batch: list[str]) -> list[list[str]]:
-        return [[t.form for t in toks] for toks in kiwi.tokenize(batch)]
+        return [[form for form, _ in toks] for toks in tagged(batch)]
 
     words(["학교에"])  # Kiwi reads its model on the first call: here (in a prefetch, beside the tokenizing)
-    return Segmenter(language, cand, words=words)
+    return Segmenter(language, cand, words=words, tagged=tagged)
 
 
 def _khmer(language: str, cand: Candidate) -> Segmenter:

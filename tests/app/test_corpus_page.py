@@ -297,6 +297,35 @@ def test_a_category_with_many_values_is_warned_before_the_load_button():
     assert not [w.value for w in at.warning if "distinct values over" in w.value]
 
 
+def test_korean_content_morphemes_are_said_on_the_release_page_and_reach_the_command():
+    """'Korean' set to content: nouns and lemmas are the items, the Release page says so, and the exported
+    command asks for them (``--korean content``)."""
+    from tests.app.test_pages import _go, _release
+
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.radio(key="corpus_source").set_value("upload")
+    at.run()
+    forms = ["학교에 갔다", "학교는 크다", "학교를 좋아한다"]
+    rows = ["user,text"] + [f"u{u},{forms[u % 3]}" for u in range(150)]
+    at.file_uploader(key="upload").upload("ko.csv", ("\n".join(rows) + "\n").encode(), "text/csv")
+    at.run()
+    at.selectbox(key="korean").set_value("content")
+    at.run()
+    content = _vocab(_load(at))
+    assert content == {"학교", "가다", "크다", "좋아하다"}
+    _go(at, "2_release")
+    said = [c.value.replace("\\", "") for c in at.caption if c.value.startswith("Korean items")]
+    assert len(said) == 1 and "(content) are content morphemes only" in said[0]
+    _release(at, "policy-gaussian")
+    items = set(_state(at).release.items.tolist())
+    assert items and items <= content
+    _go(at, "7_export")
+    _ok(at)
+    command = next(c.value for c in at.code if c.value.startswith("dpsu release"))
+    assert "--korean content" in command
+
+
 def test_korean_choice_changes_the_items_and_reaches_the_release_and_the_command():
     """The 'Korean' widget (morphemes by default, eojeol: words as written) sets what the loader cuts, what is
     released, the report's tokenization and the exported command (``--korean eojeol``); it is greyed out under a

@@ -34,16 +34,13 @@ def _rows(n_users: int = 400, seed: int = 11) -> list[tuple[str, str]]:
 
 
 def _csv(rows: list[tuple[str, str]]) -> bytes:
-    return ("handle,said\n" + "".join(f"{u},{t}\n" for u, t in rows)).encode()
+    return ("author,body\n" + "".join(f"{u},{t}\n" for u, t in rows)).encode()
 
 
 def _load(page, name: str, data: bytes) -> None:
     page.get_by_text("Upload a file", exact=True).click()
     wait_idle(page)
     upload(page, name, data)
-    page.get_by_role("combobox", name="User id column", exact=True).click()
-    page.get_by_role("option", name=re.compile("^handle")).click()
-    wait_idle(page)
     page.get_by_role("button", name="Load corpus").click()
     wait_idle(page)
     page.get_by_text("Corpus loaded.", exact=True).wait_for(timeout=RUN_TIMEOUT_MS)
