@@ -48,7 +48,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group("browser"))
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -70,9 +70,12 @@ def streamlit_server(log_dir: Path):
 
 
 @contextlib.contextmanager
-def streamlit_server_process(log_dir: Path, env: dict[str, str] | None = None):
-    """``streamlit_server`` yielding (URL, the server's Popen) (its pid gives the server's memory)."""
-    port = _free_port()
+def streamlit_server_process(
+    log_dir: Path, env: dict[str, str] | None = None, args: tuple[str, ...] = (), port: int | None = None
+):
+    """``streamlit_server`` yielding (URL, the server's Popen) (its pid gives the server's memory); ``args``: more
+    options of ``streamlit run``; ``port``: one chosen by the caller (``free_port``), else a free one."""
+    port = port or free_port()
     log = log_dir / "server.log"
     cmd = [
         sys.executable,
@@ -90,6 +93,7 @@ def streamlit_server_process(log_dir: Path, env: dict[str, str] | None = None):
         "false",
         "--server.fileWatcherType",
         "none",
+        *args,
     ]
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, cwd=REPO, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=env)
