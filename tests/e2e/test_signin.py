@@ -1,7 +1,8 @@
 """The whole sign-in flow in Chromium: a real ``streamlit run app.py`` with an ``[auth]`` section, against a local
 OpenID provider (oidc-provider-mock) on 127.0.0.1. A visitor not signed in sees nothing but the sign-in, by any
 URL; an analyst signs in and has no custodian page (its URL refuses them); a custodian in a second browser context
-has it and registers a corpus and changes its cap; signing out ends the session's access."""
+has it and registers a corpus and changes its cap, and never sees the analyst's upload; signing out ends the
+session's access."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 
 from dpsu_core.accounting import open_store
 from tests.e2e.conftest import free_port, streamlit_server_process
+from tests.e2e.test_browser import upload
 
 oidc_provider_mock = pytest.importorskip("oidc_provider_mock", reason="oidc-provider-mock is not installed")
 werkzeug_serving = pytest.importorskip("werkzeug.serving")
@@ -23,6 +25,8 @@ from playwright.sync_api import Page, expect  # noqa: E402
 ANALYST = ("ann", "ann@lab.example", "Ann Analyst")
 CUSTODIAN = ("boss", "boss@owner.example", "Boss Custodian")
 SIGN_IN = "Sign in to dpsu"
+ANN_FILE = "ann_only_qzmarker.csv"
+ANN_CSV = "".join(["author,body\n", *(f"member{i},river stone qzannmarker\n" for i in range(40))]).encode()
 
 
 @pytest.fixture(scope="module")
@@ -106,13 +110,19 @@ def test_sign_in_roles_and_sign_out(browser, signin_app):
         expect(ann.get_by_role("heading", name="1 · Corpus")).to_be_visible()
         expect(ann.get_by_role("heading", name="Custodian")).to_have_count(0)
         expect(ann.get_by_role("button", name="Register")).to_have_count(0)
-        ann.keyboard.press("Escape")
-        expect(ann.get_by_role("dialog")).to_have_count(0)
+        ann.goto(url)  # a fresh page: no dialog left over
+        expect(ann.get_by_role("heading", name="1 · Corpus")).to_be_visible()
+        ann.get_by_text("Upload a file", exact=True).click()
+        upload(ann, ANN_FILE, ANN_CSV)  # her own upload, in her session only
 
         # the custodian, in a second browser context, has the page and acts on the ledger
         boss = custodian_ctx.new_page()
         _sign_in(boss, url, CUSTODIAN[0])
         expect(boss.get_by_text(f"signed in as {CUSTODIAN[2]} ({CUSTODIAN[1]}), custodian")).to_be_visible()
+        boss.get_by_text("Upload a file", exact=True).click()
+        expect(boss.locator('[data-testid="stFileUploaderDropzoneInput"]')).to_be_attached()
+        expect(boss.locator('[data-testid="stFileChip"]')).to_have_count(0)  # not the analyst's upload
+        expect(boss.get_by_text(re.compile("qzmarker|qzannmarker"))).to_have_count(0)
         _nav(boss).get_by_text("Custodian").click()
         expect(boss.get_by_role("heading", name="Custodian")).to_be_visible()
         boss.get_by_label("corpus name").fill("tickets")
