@@ -27,7 +27,7 @@ if not who.is_custodian:
 
 try:
     store = _auth.ledger_store()
-except DpsuError as exc:
+except Exception as exc:  # a bad $DPSU_LEDGER, an unreachable database: one line, never a traceback
     _ui.show_error(exc, "the ledger cannot be opened")
     st.stop()
 st.caption(
