@@ -17,6 +17,8 @@ from dpsu_core.accounting import open_store
 from tests.e2e.conftest import free_port, streamlit_server_process
 from tests.e2e.test_browser import upload
 
+pytestmark = pytest.mark.e2e
+pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
 oidc_provider_mock = pytest.importorskip("oidc_provider_mock", reason="oidc-provider-mock is not installed")
 werkzeug_serving = pytest.importorskip("werkzeug.serving")
 pytest.importorskip("authlib", reason="streamlit[auth] (Authlib) is not installed")
