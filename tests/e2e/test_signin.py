@@ -1,6 +1,7 @@
 """The whole sign-in flow in Chromium: a real ``streamlit run app.py`` with an ``[auth]`` section, against a local
 OpenID provider (oidc-provider-mock) on 127.0.0.1. A visitor not signed in sees nothing but the sign-in, by any
-URL; an analyst signs in and has no custodian page (its URL refuses them); a custodian in a second browser context
+URL; an analyst signs in and has no custodian page (its URL refuses them); a second analyst in another browser
+context sees nothing of the first one's upload, nor she of hers; a custodian in a further browser context
 has it and registers a corpus and changes its cap, and never sees the analyst's upload; signing out ends the
 session's access."""
 
@@ -25,6 +26,7 @@ pytest.importorskip("authlib", reason="streamlit[auth] (Authlib) is not installe
 from playwright.sync_api import Page, expect  # noqa: E402
 
 ANALYST = ("ann", "ann@lab.example", "Ann Analyst")
+ANALYST2 = ("bea", "bea@lab.example", "Bea Analyst")
 CUSTODIAN = ("boss", "boss@owner.example", "Boss Custodian")
 SIGN_IN = "Sign in to dpsu"
 ANN_FILE = "ann_only_qzmarker.csv"
@@ -34,7 +36,9 @@ ANN_CSV = "".join(["author,body\n", *(f"member{i},river stone qzannmarker\n" for
 @pytest.fixture(scope="module")
 def provider():
     """oidc-provider-mock on a free loopback port, with the two people as one-click users."""
-    users = [oidc_provider_mock.User(sub=s, claims={"email": e, "name": n}) for s, e, n in (ANALYST, CUSTODIAN)]
+    users = [
+        oidc_provider_mock.User(sub=s, claims={"email": e, "name": n}) for s, e, n in (ANALYST, ANALYST2, CUSTODIAN)
+    ]
     server = werkzeug_serving.make_server("127.0.0.1", 0, oidc_provider_mock.app(user_claims=users), threaded=True)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
     thread.start()
@@ -87,10 +91,10 @@ def _nav(page: Page):
 
 def test_sign_in_roles_and_sign_out(browser, signin_app):
     url, ledger = signin_app
-    analyst_ctx, custodian_ctx = browser.new_context(), browser.new_context()
+    analyst_ctx, analyst2_ctx, custodian_ctx = browser.new_context(), browser.new_context(), browser.new_context()
     try:
-        _offline(analyst_ctx)
-        _offline(custodian_ctx)
+        for ctx in (analyst_ctx, analyst2_ctx, custodian_ctx):
+            _offline(ctx)
         ann = analyst_ctx.new_page()
 
         # a visitor not signed in: nothing but the sign-in, whatever the URL
@@ -116,6 +120,18 @@ def test_sign_in_roles_and_sign_out(browser, signin_app):
         expect(ann.get_by_role("heading", name="1 · Corpus")).to_be_visible()
         ann.get_by_text("Upload a file", exact=True).click()
         upload(ann, ANN_FILE, ANN_CSV)  # her own upload, in her session only
+
+        # a second analyst sees none of it, and her own upload leaves Ann's in place
+        bea = analyst2_ctx.new_page()
+        _sign_in(bea, url, ANALYST2[0])
+        bea.get_by_text("Upload a file", exact=True).click()
+        expect(bea.locator('[data-testid="stFileUploaderDropzoneInput"]')).to_be_attached()
+        expect(bea.locator('[data-testid="stFileChip"]')).to_have_count(0)
+        upload(bea, "bea_only.csv", ANN_CSV.replace(b"qzannmarker", b"qzbeamarker"))
+        expect(bea.get_by_text(re.compile("qzannmarker|ann_only"))).to_have_count(0)
+        chip = ann.locator('[data-testid="stFileChip"]')
+        expect(chip).to_have_count(1)
+        expect(chip).to_have_attribute("aria-label", re.compile("^" + re.escape(ANN_FILE) + ", "))
 
         # the custodian, in a second browser context, has the page and acts on the ledger
         boss = custodian_ctx.new_page()
@@ -155,5 +171,5 @@ def test_sign_in_roles_and_sign_out(browser, signin_app):
         boss.reload()
         expect(boss.get_by_role("heading", name="Custodian")).to_be_visible()
     finally:
-        analyst_ctx.close()
-        custodian_ctx.close()
+        for ctx in (analyst_ctx, analyst2_ctx, custodian_ctx):
+            ctx.close()
