@@ -63,7 +63,7 @@ class Identity:
             return f"single-user mode: you are the custodian of this store ({self.name})"
         if not self.signed_in:
             return "not signed in"
-        who = f"{self.name} <{self.email}>" if self.name and self.name != self.email else self.email
+        who = f"{self.name} ({self.email})" if self.name and self.name != self.email else self.email
         return f"signed in as {who}, {self.role.value}"
 
 

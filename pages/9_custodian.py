@@ -27,7 +27,7 @@ if not who.is_custodian:
 
 try:
     store = _auth.ledger_store()
-except DpsuError as exc:
+except Exception as exc:  # a bad $DPSU_LEDGER, an unreachable database: one line, never a traceback
     _ui.show_error(exc, "the ledger cannot be opened")
     st.stop()
 st.caption(
@@ -63,6 +63,19 @@ def register_section(store: LedgerStore, who: Identity) -> None:
                 )
             except DpsuError as exc:
                 _ui.show_error(exc, "not registered")
+
+
+def default_cap_section(store: LedgerStore, who: Identity) -> None:
+    e0, d0 = store.default_cap()
+    with st.expander(escape_markdown(f"Default cap of a corpus nobody registered: ε = {e0:g}, δ = {d0:.2g}")):
+        with st.form("custodian_default"):
+            e, d = _cap_inputs("custodian_default", float(e0), float(d0))
+            if st.form_submit_button("Change the default cap"):
+                try:
+                    custodian.set_default_cap(store, who, e, d)
+                    st.rerun()
+                except DpsuError as exc:
+                    _ui.show_error(exc, "default cap not changed")
 
 
 def corpus_section(store: LedgerStore, who: Identity, s: CorpusSpend) -> None:
@@ -121,6 +134,7 @@ def ledger_section(store: LedgerStore, who: Identity) -> None:
 
 try:
     register_section(store, who)
+    default_cap_section(store, who)
     st.subheader("Corpora")
     spends = custodian.corpus_spend(store, who)
     if not spends:

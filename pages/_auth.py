@@ -15,6 +15,7 @@ import streamlit as st
 
 from dpsu_core.errors import DpsuError
 from dpsu_core.identity import Identity, Mode, custodian_patterns, from_claims, local_user
+from pages._format import escape_markdown
 
 if TYPE_CHECKING:  # the store (and the ledger under it) loads on first use, after the menu is drawn
     from dpsu_core.accounting import LedgerStore
@@ -85,7 +86,7 @@ def gate() -> Identity:
 def sidebar(who: Identity) -> None:
     """Who is signed in, and the sign-out (native sign-in only: behind a proxy, the proxy signs people out)."""
     with st.sidebar:
-        st.caption(who.describe())
+        st.caption(escape_markdown(who.describe()))
         if who.mode == "oidc":
             st.button("Sign out", icon=":material/logout:", on_click=st.logout, key="dpsu_sign_out")
 

@@ -23,6 +23,7 @@ __all__ = [
     "release_list",
     "refusal_list",
     "set_cap",
+    "set_default_cap",
     "set_own_cap",
     "verify_ledger",
 ]
@@ -62,6 +63,12 @@ def set_cap(store: LedgerStore, who: Identity, corpus: str | int, epsilon: float
     """A new cap on the corpus (recorded in its hash chain with the custodian's name)."""
     require_custodian(who)
     return store.set_cap(corpus, epsilon, delta, by=who.actor)
+
+
+def set_default_cap(store: LedgerStore, who: Identity, epsilon: float, delta: float) -> None:
+    """The cap a corpus nobody registered gets on its first release."""
+    require_custodian(who)
+    store.set_default_cap(epsilon, delta)
 
 
 def corpus_spend(store: LedgerStore, who: Identity) -> list[CorpusSpend]:

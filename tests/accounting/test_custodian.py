@@ -51,6 +51,8 @@ def test_the_custodian_registers_changes_caps_and_sees_spend_per_analyst(store):
     assert custodian.verify_ledger(store, BOSS).ok
     doc = json.loads(custodian.export_ledger(store, BOSS, "json"))
     assert [e["actor"] for e in doc["entries"]] == [r["actor"] for r in rows]
+    custodian.set_default_cap(store, BOSS, 1.5, 1e-6)
+    assert store.charge("new-one", [entry(1.0)], actor=ANN.actor, tool="app", job={}).corpus.epsilon_cap == 1.5
 
 
 @pytest.mark.parametrize("who", [ANN, VISITOR], ids=["analyst", "signed-out"])
@@ -59,6 +61,7 @@ def test_no_custodian_action_runs_for_anyone_else(store, who):
     actions = [
         lambda: custodian.register_corpus(store, who, "mine", 100.0, 0.1),
         lambda: custodian.set_cap(store, who, c.id, 100.0, 0.1),
+        lambda: custodian.set_default_cap(store, who, 100.0, 0.1),
         lambda: custodian.corpus_spend(store, who),
         lambda: custodian.audit_rows(store, who),
         lambda: custodian.release_list(store, who, c.id),
@@ -71,6 +74,7 @@ def test_no_custodian_action_runs_for_anyone_else(store, who):
             act()
     assert [x.name for x in store.corpora()] == ["tickets"]
     assert store.corpus("tickets").epsilon_cap == 2.5 and len(store.chain_rows()) == 1
+    assert store.default_cap() == (10.0, 1e-5)
 
 
 def test_an_analyst_may_only_lower_their_own_cap(store):

@@ -58,7 +58,7 @@ def _go(at: AppTest, page: str) -> None:
 
 
 def _sidebar_text(at: AppTest) -> str:
-    return " ".join(str(c.value) for c in at.sidebar.caption)
+    return " ".join(str(c.value) for c in at.sidebar.caption).replace("\\", "")  # Markdown escapes
 
 
 def test_a_visitor_not_signed_in_sees_only_the_sign_in():
@@ -74,7 +74,7 @@ def test_a_visitor_not_signed_in_sees_only_the_sign_in():
 
 def test_an_analyst_has_every_page_but_the_custodians():
     at = _app(ANALYST)
-    assert "signed in as Ann Analyst <ann@lab.example>, analyst" in _sidebar_text(at)
+    assert "signed in as Ann Analyst (ann@lab.example), analyst" in _sidebar_text(at)
     assert [b.label for b in at.sidebar.button if b.label == "Sign out"] == ["Sign out"]
     for page in PAGES:
         _go(at, page)
@@ -87,7 +87,7 @@ def test_an_analyst_has_every_page_but_the_custodians():
 
 def test_the_custodian_has_the_page_and_its_actions_hold(ledger):
     at = _app(CUSTODIAN)
-    assert "signed in as Boss <boss@owner.example>, custodian" in _sidebar_text(at)
+    assert "signed in as Boss (boss@owner.example), custodian" in _sidebar_text(at)
     for page in PAGES:
         _go(at, page)
     at.switch_page(CUSTODIAN_PAGE)
@@ -121,3 +121,39 @@ def test_without_auth_the_app_is_single_user_as_before():
     at.switch_page(CUSTODIAN_PAGE)  # the local user is the custodian: the page is there
     at.run()
     assert _titles(at) == ["Custodian"] and not at.exception
+
+
+@pytest.fixture
+def proxy_headers():
+    """``server.trustedUserHeaders`` set, as behind oauth2-proxy (AppTest's at.user stands in for the headers)."""
+    from streamlit import config
+
+    before = config.get_option("server.trustedUserHeaders")
+    config.set_option("server.trustedUserHeaders", {"X-Forwarded-Email": "email", "X-Forwarded-Groups": "groups"})
+    yield
+    config.set_option("server.trustedUserHeaders", before)
+
+
+def _proxy_app(user: dict) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.secrets = {"dpsu": {"custodians": [], "custodian_groups": ["dpsu-custodians"]}}  # no [auth]: the proxy signs in
+    at.user = dict(user)
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def test_behind_a_proxy_the_headers_name_the_user_and_groups_give_the_role(proxy_headers):
+    nobody = _proxy_app({"email": None, "groups": None})
+    assert _titles(nobody) == ["Sign in to dpsu"] and not nobody.button and len(nobody.sidebar) == 0
+    assert "without its sign-in proxy" in nobody.error[0].value
+    ann = _proxy_app({"email": "ann@lab.example", "groups": "staff"})
+    assert "signed in as ann@lab.example, analyst" in _sidebar_text(ann)
+    assert not [b for b in ann.button if b.label == "Sign out"]  # the proxy signs people out
+    with pytest.raises(ValueError, match="Could not find a navigation page"):
+        ann.switch_page(CUSTODIAN_PAGE)
+    boss = _proxy_app({"email": "boss@lab.example", "groups": "staff,dpsu-custodians"})
+    assert "signed in as boss@lab.example, custodian" in _sidebar_text(boss)
+    boss.switch_page(CUSTODIAN_PAGE)
+    boss.run()
+    assert _titles(boss) == ["Custodian"] and not boss.exception

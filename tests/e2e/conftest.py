@@ -50,7 +50,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group("browser"))
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -64,6 +64,18 @@ def _healthy(url: str) -> bool:
         return False
 
 
+def _server_env(log_dir: Path, env: dict[str, str] | None) -> dict[str, str]:
+    """The server's environment: its own durable ledger beside its log (never the user's per-user store: a
+    session-scoped server starts before any test's own settings), with the suite's large default cap, unless
+    the caller's ``env`` names them."""
+    out = dict(os.environ if env is None else env)
+    out.setdefault("DPSU_LEDGER", str(log_dir / "ledger.sqlite"))
+    out.setdefault("DPSU_DEFAULT_CAP", "1e6,0.5")
+    if env is None:  # a test's own DPSU_LEDGER (from tests/conftest.py) may be gone when a shared server outlives it
+        out["DPSU_LEDGER"] = str(log_dir / "ledger.sqlite")
+    return out
+
+
 @contextlib.contextmanager
 def streamlit_server(log_dir: Path):
     """Start ``streamlit run app.py`` on a free loopback port; yield its URL; stop the whole process group."""
@@ -72,9 +84,12 @@ def streamlit_server(log_dir: Path):
 
 
 @contextlib.contextmanager
-def streamlit_server_process(log_dir: Path, env: dict[str, str] | None = None):
-    """``streamlit_server`` yielding (URL, the server's Popen) (its pid gives the server's memory)."""
-    port = _free_port()
+def streamlit_server_process(
+    log_dir: Path, env: dict[str, str] | None = None, args: tuple[str, ...] = (), port: int | None = None
+):
+    """``streamlit_server`` yielding (URL, the server's Popen) (its pid gives the server's memory); ``args``: more
+    options of ``streamlit run``; ``port``: one chosen by the caller (``free_port``), else a free one."""
+    port = port or free_port()
     log = log_dir / "server.log"
     cmd = [
         sys.executable,
@@ -92,9 +107,12 @@ def streamlit_server_process(log_dir: Path, env: dict[str, str] | None = None):
         "false",
         "--server.fileWatcherType",
         "none",
+        *args,
     ]
     with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, cwd=REPO, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=env)
+        proc = subprocess.Popen(
+            cmd, cwd=REPO, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=_server_env(log_dir, env)
+        )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + START_TIMEOUT_S

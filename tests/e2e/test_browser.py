@@ -430,7 +430,8 @@ def test_hostile_uploads_show_an_error_and_keep_the_corpus(browser, app_url, scr
 
 def test_deep_link_on_a_fresh_server_shows_the_whole_app(browser, fresh_app_url, screenshots):
     """The first request of a new server is a deep link: the page must still come with app.py's frame
-    (sidebar navigation with all eight pages, the budget) and work, not run on its own."""
+    (sidebar navigation with all eight pages and, in single-user mode, the custodian's; the budget) and work, not
+    run on its own."""
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
     try:
         page = ctx.new_page()
@@ -440,7 +441,7 @@ def test_deep_link_on_a_fresh_server_shows_the_whole_app(browser, fresh_app_url,
         wait_idle(page)
         assert_no_traceback(page)
         links = page.locator(MENU_LINK)
-        assert links.count() == 8
+        assert links.count() == 9  # the eight pages and the custodian's (single-user mode: the local user is it)
         sidebar = page.locator('[data-testid="stSidebar"]')
         for heading in ("Next release", "Session budget", "Privacy spent"):  # the release's ε apart from the cap
             assert sidebar.get_by_role("heading", name=heading).count() == 1

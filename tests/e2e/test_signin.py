@@ -1,0 +1,175 @@
+"""The whole sign-in flow in Chromium: a real ``streamlit run app.py`` with an ``[auth]`` section, against a local
+OpenID provider (oidc-provider-mock) on 127.0.0.1. A visitor not signed in sees nothing but the sign-in, by any
+URL; an analyst signs in and has no custodian page (its URL refuses them); a second analyst in another browser
+context sees nothing of the first one's upload, nor she of hers; a custodian in a further browser context
+has it and registers a corpus and changes its cap, and never sees the analyst's upload; signing out ends the
+session's access."""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import threading
+
+import pytest
+
+from dpsu_core.accounting import open_store
+from tests.e2e.conftest import free_port, streamlit_server_process
+from tests.e2e.test_browser import upload
+
+pytestmark = pytest.mark.e2e
+pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+oidc_provider_mock = pytest.importorskip("oidc_provider_mock", reason="oidc-provider-mock is not installed")
+werkzeug_serving = pytest.importorskip("werkzeug.serving")
+pytest.importorskip("authlib", reason="streamlit[auth] (Authlib) is not installed")
+from playwright.sync_api import Page, expect  # noqa: E402
+
+ANALYST = ("ann", "ann@lab.example", "Ann Analyst")
+ANALYST2 = ("bea", "bea@lab.example", "Bea Analyst")
+CUSTODIAN = ("boss", "boss@owner.example", "Boss Custodian")
+SIGN_IN = "Sign in to dpsu"
+ANN_FILE = "ann_only_qzmarker.csv"
+ANN_CSV = "".join(["author,body\n", *(f"member{i},river stone qzannmarker\n" for i in range(40))]).encode()
+
+
+@pytest.fixture(scope="module")
+def provider():
+    """oidc-provider-mock on a free loopback port, with the two people as one-click users."""
+    users = [
+        oidc_provider_mock.User(sub=s, claims={"email": e, "name": n}) for s, e, n in (ANALYST, ANALYST2, CUSTODIAN)
+    ]
+    server = werkzeug_serving.make_server("127.0.0.1", 0, oidc_provider_mock.app(user_claims=users), threaded=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def signin_app(provider, tmp_path_factory):
+    """The app with native sign-in configured in a secrets file of its own; yields (URL, ledger path)."""
+    tmp = tmp_path_factory.mktemp("signin")
+    port = free_port()
+    secrets_file = tmp / "secrets.toml"
+    secrets_file.write_text(
+        "[auth]\n"
+        f'redirect_uri = "http://127.0.0.1:{port}/oauth2callback"\n'
+        f'cookie_secret = "{secrets.token_hex(32)}"\n'
+        'client_id = "dpsu"\n'
+        'client_secret = "mock-secret"\n'
+        f'server_metadata_url = "{provider}/.well-known/openid-configuration"\n'
+        "\n[dpsu]\n"
+        f'custodians = ["{CUSTODIAN[1]}"]\n'
+    )
+    ledger = tmp / "ledger.sqlite"
+    env = {**os.environ, "DPSU_LEDGER": str(ledger)}
+    args = ("--secrets.files", str(secrets_file))
+    with streamlit_server_process(tmp, env=env, args=args, port=port) as (url, _proc):
+        yield url, ledger
+
+
+def _offline(context) -> None:
+    """The provider's pages link a stylesheet on a CDN: the test stays on loopback."""
+    context.route(re.compile(r"^https?://(?!127\.0\.0\.1[:/]).*"), lambda route: route.abort())
+
+
+def _sign_in(page: Page, url: str, sub: str) -> None:
+    page.goto(url)
+    expect(page.get_by_role("heading", name=SIGN_IN)).to_be_visible()
+    page.get_by_role("button", name="Sign in").click()
+    page.locator(f'button[name="sub"][value="{sub}"]').click()  # the provider's one-click user
+    expect(page.get_by_role("heading", name="1 · Corpus")).to_be_visible()
+
+
+def _nav(page: Page):
+    return page.get_by_test_id("stSidebarNav")
+
+
+def test_sign_in_roles_and_sign_out(browser, signin_app):
+    url, ledger = signin_app
+    analyst_ctx, analyst2_ctx, custodian_ctx = browser.new_context(), browser.new_context(), browser.new_context()
+    try:
+        for ctx in (analyst_ctx, analyst2_ctx, custodian_ctx):
+            _offline(ctx)
+        ann = analyst_ctx.new_page()
+
+        # a visitor not signed in: nothing but the sign-in, whatever the URL
+        for path in ("", "/release", "/export", "/custodian"):
+            ann.goto(url + path)
+            expect(ann.get_by_role("heading", name=SIGN_IN)).to_be_visible()
+            expect(ann.get_by_role("button", name="Sign in")).to_be_visible()
+            expect(_nav(ann)).to_have_count(0)
+            expect(ann.get_by_text("ε (epsilon) of each release")).to_have_count(0)
+            expect(ann.get_by_role("heading", name=re.compile("Corpus|Release|Export|Custodian"))).to_have_count(0)
+
+        # the analyst signs in: who they are and the sign-out; no custodian page, by the menu or by its URL
+        _sign_in(ann, url, ANALYST[0])
+        expect(ann.get_by_text(f"signed in as {ANALYST[2]} ({ANALYST[1]}), analyst")).to_be_visible()
+        expect(_nav(ann).get_by_text("Release")).to_be_visible()
+        expect(_nav(ann).get_by_text("Custodian")).to_have_count(0)
+        ann.goto(url + "/custodian")
+        expect(ann.get_by_role("dialog").get_by_text("Page not found")).to_be_visible()
+        expect(ann.get_by_role("heading", name="1 · Corpus")).to_be_visible()
+        expect(ann.get_by_role("heading", name="Custodian")).to_have_count(0)
+        expect(ann.get_by_role("button", name="Register")).to_have_count(0)
+        ann.goto(url)  # a fresh page: no dialog left over
+        expect(ann.get_by_role("heading", name="1 · Corpus")).to_be_visible()
+        ann.get_by_text("Upload a file", exact=True).click()
+        upload(ann, ANN_FILE, ANN_CSV)  # her own upload, in her session only
+
+        # a second analyst sees none of it, and her own upload leaves Ann's in place
+        bea = analyst2_ctx.new_page()
+        _sign_in(bea, url, ANALYST2[0])
+        bea.get_by_text("Upload a file", exact=True).click()
+        expect(bea.locator('[data-testid="stFileUploaderDropzoneInput"]')).to_be_attached()
+        expect(bea.locator('[data-testid="stFileChip"]')).to_have_count(0)
+        upload(bea, "bea_only.csv", ANN_CSV.replace(b"qzannmarker", b"qzbeamarker"))
+        expect(bea.get_by_text(re.compile("qzannmarker|ann_only"))).to_have_count(0)
+        chip = ann.locator('[data-testid="stFileChip"]')
+        expect(chip).to_have_count(1)
+        expect(chip).to_have_attribute("aria-label", re.compile("^" + re.escape(ANN_FILE) + ", "))
+
+        # the custodian, in a second browser context, has the page and acts on the ledger
+        boss = custodian_ctx.new_page()
+        _sign_in(boss, url, CUSTODIAN[0])
+        expect(boss.get_by_text(f"signed in as {CUSTODIAN[2]} ({CUSTODIAN[1]}), custodian")).to_be_visible()
+        boss.get_by_text("Upload a file", exact=True).click()
+        expect(boss.locator('[data-testid="stFileUploaderDropzoneInput"]')).to_be_attached()
+        expect(boss.locator('[data-testid="stFileChip"]')).to_have_count(0)  # not the analyst's upload
+        expect(boss.get_by_text(re.compile("qzmarker|qzannmarker"))).to_have_count(0)
+        _nav(boss).get_by_text("Custodian").click()
+        expect(boss.get_by_role("heading", name="Custodian")).to_be_visible()
+        boss.get_by_label("corpus name").fill("tickets")
+        boss.get_by_role("button", name="Register").click()
+        expect(boss.get_by_text("registered corpus 'tickets'")).to_be_visible()
+        boss.get_by_text(re.compile(r"^tickets: spent")).click()  # the corpus's expander
+        cap = boss.get_by_label("cap ε").last
+        cap.fill("4.5")
+        cap.press("Tab")
+        boss.get_by_role("button", name="Change the cap").click()
+        expect(boss.get_by_text(re.compile(r"tickets: spent .* of cap ε = 4\.5"))).to_be_visible()
+        boss.get_by_role("button", name="Verify the hash chain").click()
+        expect(boss.get_by_text("The hash chain holds: 2 entries checked.")).to_be_visible()
+        with open_store(ledger) as store:
+            assert store.corpus("tickets").epsilon_cap == 4.5
+            assert [(r["kind"], r["actor"]) for r in store.chain_rows()] == [
+                ("register", CUSTODIAN[1]), ("cap", CUSTODIAN[1])]  # fmt: skip
+
+        # signing out ends the analyst's access (the custodian's session is untouched)
+        ann.get_by_role("button", name="Sign out").click()
+        expect(ann.get_by_role("heading", name="End Session")).to_be_visible()  # the provider's end of session
+        ann.get_by_role("button", name="End session").click()
+        expect(ann.get_by_role("heading", name=SIGN_IN)).to_be_visible()  # back at the app, signed out
+        ann.goto(url + "/release")
+        expect(ann.get_by_role("heading", name=SIGN_IN)).to_be_visible()
+        expect(_nav(ann)).to_have_count(0)
+        expect(ann.get_by_text("ε (epsilon) of each release")).to_have_count(0)
+        boss.reload()
+        expect(boss.get_by_role("heading", name="Custodian")).to_be_visible()
+    finally:
+        for ctx in (analyst_ctx, analyst2_ctx, custodian_ctx):
+            ctx.close()
