@@ -511,7 +511,7 @@ def _cannot_import(cause: str, archive: bool = False) -> str:
     if archive:
         return (
             f"the Spark executors cannot run dpsu from the archive ({cause}); pack an environment that has dpsu and "
-            "its dependencies: dpsu spark-env OUT.tar.gz (see the README's Spark section)"
+            "its dependencies: dpsu spark-env OUT.tar.gz (see docs/spark.md)"
         )
     return (
         f"the Spark executors cannot run dpsu ({cause}); ship a packed environment (dpsu spark-env OUT.tar.gz, "
