@@ -59,7 +59,7 @@ def test_atomic_write_failure_leaves_nothing_half_written(tmp_path):
     blocker = tmp_path / "out.csv"
     blocker.mkdir()
     (blocker / "keep").write_text("x")  # os.replace onto a non-empty folder fails after the data is written
-    with pytest.raises(OutputError, match="cannot write '….*/out.csv' .*no output was written"):
+    with pytest.raises(OutputError, match="cannot write '(…)?[^']*/out.csv' .*no output was written"):
         atomic_write(blocker, b"data")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.csv"]
     assert (blocker / "keep").read_text() == "x"
@@ -121,7 +121,9 @@ def test_a_failed_stage_removes_the_files_staged_before_it(tmp_path):
     ro.mkdir()
     (tmp_path / "a.csv").write_bytes(b"old a")
     with read_only_folder(ro):
-        with pytest.raises(OutputError, match=r"cannot write --report '….*/r.json' \(.+\); no output was written"):
+        with pytest.raises(
+            OutputError, match=r"cannot write --report '(…)?[^']*/r.json' \(.+\); no output was written"
+        ):
             write_together([("-o", tmp_path / "a.csv", b"new a"), ("--report", ro / "r.json", b"R")])
         assert _names(ro) == []
     assert _names(tmp_path) == ["a.csv", "ro"] and (tmp_path / "a.csv").read_bytes() == b"old a"
@@ -139,7 +141,7 @@ def test_a_failed_rename_puts_back_the_files_renamed_before_it(tmp_path, existed
     out.stage("--report", second, b"R")
     second.mkdir()
     (second / "keep").write_text("x")
-    with pytest.raises(OutputCommitError, match="cannot write --report '….*/r.json'.*every file is as it was"):
+    with pytest.raises(OutputCommitError, match="cannot write --report '(…)?[^']*/r.json'.*every file is as it was"):
         out.commit()
     assert not out.committed
     assert (first.read_bytes() == b"old a") if existed else not first.exists()
@@ -179,7 +181,7 @@ def test_read_only_folder_is_refused_before_anything(tmp_path):
     ro = tmp_path / "ro"
     ro.mkdir()
     with read_only_folder(ro):
-        with pytest.raises(OutputError, match="the folder of --report '….*/r.json' is not writable"):
+        with pytest.raises(OutputError, match="the folder of --report '(…)?[^']*/r.json' is not writable"):
             check_output_paths({"-o": tmp_path / "o.csv", "--report": ro / "r.json"}, {})
         assert _names(ro) == []
     assert _names(tmp_path) == ["ro"]  # the probe file is gone
