@@ -482,14 +482,14 @@ def test_demo_canaries_do_not_carry_over_to_an_upload():
 
 
 def test_downloads_do_not_rerun_and_keep_their_files_across_reruns(released):
-    import time
+    from tests.clock import wait_for_the_clock_to_tick
 
     at = _go(released, "7_export")
     _ok(at)
     first = {b.proto.label: b.proto for b in at.get("download_button")}
     assert len(first) == 10  # items x 3, report x 2, tokenizer folder, file and report, command line and script
     assert all(p.ignore_rerun for p in first.values())  # on_click="ignore": a click does not rerun the page
-    time.sleep(1.1)  # the report's date has a one-second resolution: a rebuilt report would differ now
+    wait_for_the_clock_to_tick(1)  # the report's date has a one-second resolution: a rebuilt report would differ now
     at.run()
     second = {b.proto.label: b.proto for b in at.get("download_button")}
     assert {k: p.url for k, p in second.items()} == {k: p.url for k, p in first.items()}

@@ -1,8 +1,7 @@
 """GW-KT's --public-corpus checked by content in the CLI (issue 27.1): the copies of the private input that a byte
 comparison lets through are refused in one line with exit status 2 and nothing written (by the users' token sets,
-issue 36.2, on the local engine; by the posts' hashes on Spark), also when the input is a
-folder of part files for the Spark engine (checked in the executors' own pass over the parts, before anything is
-tokenized or released); a file sharing 5% of its posts is used with a warning giving the figure."""
+issue 36.2, on the local engine; the Spark engine's case, which starts a JVM, is in
+tests/spark/test_overlap_cli_spark.py); a file sharing 5% of its posts is used with a warning giving the figure."""
 
 from __future__ import annotations
 
@@ -36,16 +35,6 @@ def test_a_copy_of_the_input_is_refused_as_gwkts_public_corpus(files, name, tmp_
     assert line.startswith(f"dpsu: error: --public-corpus {name}: this file is the private corpus, by its users'")
     share = line.split("after tokenizing: ")[1].split("%")[0]
     assert float(share) >= 90 and "% of its users' words are in this file" in line and "PUBLIC" in line
-
-
-def test_a_copy_is_refused_when_the_input_is_a_folder_for_spark(files, tmp_path, capsys):
-    pytest.importorskip("pyspark")
-    out = tmp_path / "o.csv"
-    argv = ["release", files["private_parts.csv"], *RELEASE, "--engine", "spark", "--format", "csv"]
-    code, _, err = _run([*argv, "--public-corpus", files["shuffled.csv"], "-o", out], capsys)
-    assert code == 2 and not out.exists()
-    (line,) = err.strip().splitlines()
-    assert "--public-corpus shuffled.csv: 100.0% of its distinct posts (3,000 of 3,000)" in line
 
 
 def test_a_file_sharing_five_percent_is_used_with_the_figure(files, tmp_path, capsys):

@@ -410,16 +410,16 @@ def test_one_set_of_defaults():
 
 def test_directory_zip_is_the_folder_and_the_same_bytes_each_time(tmp_path):
     import io
-    import time
     import zipfile
 
     from transformers import AutoTokenizer
 
     from dpsu_core.tokenizer_export import directory_zip
+    from tests.clock import wait_for_the_clock_to_tick
 
     files, _ = tokenizer_files(_release([["hello", "world"]] * 300), TokenizerSpec())
     first = directory_zip(files, "tok")
-    time.sleep(2.1)  # a zip's dates have a two-second resolution
+    wait_for_the_clock_to_tick(2)  # a zip's dates have a two-second resolution: a rebuilt zip would differ now
     assert directory_zip(files, "tok") == first
     zipfile.ZipFile(io.BytesIO(first)).extractall(tmp_path)
     tok = AutoTokenizer.from_pretrained(str(tmp_path / "tok"))
