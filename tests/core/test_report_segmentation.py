@@ -112,3 +112,20 @@ def test_a_korean_load_without_its_segmenter_is_redone_with_korean_eojeol(tmp_pa
     assert rep["calibration"] == json.loads(json.dumps(report_dict(release)["calibration"]))
     # with kiwipiepy importable the same file loaded again is cut into morphemes: the load, not the install, decides
     assert _languages(load_corpus(src, options).source.tokenization)["Korean"].startswith("kiwipiepy ")
+
+
+def test_an_english_tokenizer_without_any_segmenter_names_no_empty_list(tmp_path):
+    """Item 16: with no segmenter installed, the tokenizer's line says what is not in the file without "()"."""
+    pytest.importorskip("tokenizers")
+    every = sorted({c.module for cands in segmenters.CANDIDATES.values() for c in cands})
+    rows = ["author,body"] + [f"u{i},the cat sat on the mat again {i % 3}" for i in range(120)]
+    (tmp_path / "en.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    args = ["release", "en.csv", "-m", "gw", "-e", "3", "-d", "1e-6", "-o", "o.csv", "--export-tokenizer", "t.json",
+            "--report", "r.json"]  # fmt: skip
+    proc = _cli(tmp_path, every, *args)
+    assert proc.returncode == 0, proc.stderr
+    line = next(x for x in proc.stderr.splitlines() if x.startswith("tokenizer ("))
+    assert "the word segmenters of the auto tokenizer, which a tokenizer.json cannot hold" in line and "()" not in line
+    with_them = _cli(tmp_path, [], *args)  # installed here: named, each with its package
+    if segmenters.chosen("Chinese") is not None:
+        assert "Chinese (rjieba" in with_them.stderr or "Chinese (jieba" in with_them.stderr
