@@ -153,9 +153,9 @@ st.caption(
 # the mechanism's column is as wide as its longest label (pinned at the left: never cut), the figures small beside it
 NUM = st.column_config.NumberColumn(format="%.4g", width="small")
 rounds_rows = [fill_row(h) for per_round in rounds_of.values() for h in per_round]
-labels = [r["mechanism"] for r in rows + rounds_rows]
+fill_labels = [r["mechanism"] for r in rows + rounds_rows]
 FILL_COLUMNS = {
-    "mechanism": st.column_config.TextColumn("mechanism", width=text_width(labels), pinned=True),
+    "mechanism": st.column_config.TextColumn("mechanism", width=text_width(fill_labels), pinned=True),
     "ρ": NUM,
     "Γ": st.column_config.TextColumn("Γ", width="small"),
     "n_positive": st.column_config.NumberColumn("items > 0", format="localized", width="small"),
