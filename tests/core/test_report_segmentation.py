@@ -129,3 +129,17 @@ def test_an_english_tokenizer_without_any_segmenter_names_no_empty_list(tmp_path
     with_them = _cli(tmp_path, [], *args)  # installed here: named, each with its package
     if segmenters.chosen("Chinese") is not None:
         assert "Chinese (rjieba" in with_them.stderr or "Chinese (jieba" in with_them.stderr
+
+
+def test_the_user_column_error_lists_a_name_like_column_first(tmp_path):
+    """Item 20: 15 columns, none a known user name; the one line lists ``name`` (position 12) among the shown
+    columns, ahead of the others, and still says how many more there are."""
+    header = [f"feature_{i}" for i in range(12)] + ["name", "price", "comments_text"]
+    rows = [",".join(header)] + [",".join([str(i)] * 12 + [f"person{i % 9}", "3", f"words {i}"]) for i in range(40)]
+    (tmp_path / "wide.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    proc = _cli(tmp_path, [], "release", "wide.csv", "-m", "gw", "-e", "3", "-d", "1e-6", "-o", "o.csv")
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    line = proc.stderr.strip()
+    assert "12: 'name'" in line and "more" in line, line
+    listed = line.split("available", 1)[-1]
+    assert listed.index("12: 'name'") < listed.index("0: 'feature_0'"), line  # ranked first
