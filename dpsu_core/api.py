@@ -53,7 +53,7 @@ def release(
             f"an identical release of corpus '{account.name}' is kept in the ledger (release {prior.id}): its output "
             "is public, read it with the store's release(id), or pass spend_again=True to spend the budget again"
         )
-    charged = charge(account, job, actor=who, tool="api", source="dpsu_core.release")
+    account, charged = charge(account, job, actor=who, tool="api", source="dpsu_core.release")
     rel = job.run(corpus)
     from .export import report_json
 

@@ -15,6 +15,7 @@ import pandas as pd
 
 from .errors import ParameterError
 from .privacy.validate import check_choice, check_number, check_positive_int
+from .wording import count_text
 
 NON_PRIVATE = "NON-PRIVATE diagnostic"
 LABEL_LIMIT = 480  # px: mechanism names such as "GW as published (unproven reference)" are never cut short
@@ -298,7 +299,11 @@ def _log_weights(pos: np.ndarray, rho: float, gamma: float | None) -> bool:
     return gamma is None and rho > 0 and pos.size > 0 and float(pos.max()) > LOG_WEIGHT_SPAN * rho
 
 
-def _weight_layers(weights: np.ndarray, rho: float, gamma: float | None, bins: int, log_y: bool):
+def _weight_layers(
+    weights: np.ndarray, rho: float, gamma: float | None, bins: int, log_y: bool, legend: tuple[str, ...] = RULES
+):
+    """The bars and the rules of one weight histogram; ``legend``: the rules the legend lists (Γ only where a
+    panel has a cutoff: a mechanism without one, DP-SIPS or Weighted, shows no Γ in its legend)."""
     pos = weights[weights > 0]  # weight-0 items are never candidates; they are not part of the histogram
     upper = max([float(pos.max()) if pos.size else 0.0, rho] + ([gamma] if gamma is not None else []))
     if _log_weights(pos, rho, gamma):
@@ -336,8 +341,14 @@ def _weight_layers(weights: np.ndarray, rho: float, gamma: float | None, bins: i
             x=alt.X("value:Q", scale=x_scale),
             # dark dashed ρ, red dotted Γ on every panel (one scale for both, whether a panel has Γ or not): both
             # stay visible next to the blue bars (the tallest bar often ends right at Γ)
-            color=alt.Color("line:N", title="marks", scale=alt.Scale(domain=list(RULES), range=["#333333", "#d62728"])),
-            strokeDash=alt.StrokeDash("line:N", scale=alt.Scale(domain=list(RULES), range=[[6, 3], [2, 2]])),
+            color=alt.Color(
+                "line:N",
+                title="marks",
+                scale=alt.Scale(domain=list(legend), range=["#333333", "#d62728"][: len(legend)]),
+            ),
+            strokeDash=alt.StrokeDash(
+                "line:N", scale=alt.Scale(domain=list(legend), range=[[6, 3], [2, 2]][: len(legend)])
+            ),
             tooltip=[alt.Tooltip("line:N", title="line"), alt.Tooltip("value:Q", title="value", format=".4g")],
         )
     )
@@ -351,13 +362,13 @@ def weight_histogram_chart(
     w = _as_weights(weights)
     rho = _check_float(rho, "rho")
     gamma = _check_float(gamma, "gamma", allow_none=True)
-    chart, n_pos = _weight_layers(w, rho, gamma, _check_bins(bins), log_y)
+    chart, n_pos = _weight_layers(w, rho, gamma, _check_bins(bins), log_y, RULES if gamma is not None else RULES[:1])
     head = f"{name}: weights H" if name else "Weight histogram H"
     return chart.properties(
         title=_title(
             f"{head} — {NON_PRIVATE}",
             "Computed from the raw data before noise: NOT differentially private; do not publish.",
-            f"{n_pos} items with positive weight (weight-0 items are never candidates).",
+            f"{count_text(n_pos)} items with positive weight (weight-0 items are never candidates).",
         )
     )
 
@@ -372,19 +383,25 @@ def multi_weight_histogram_chart(
             "run at least one set-union mechanism first"
         )
     panels = []
+    entries = {}
     for name, entry in named_weights.items():
         if not isinstance(entry, (tuple, list)) or len(entry) not in (2, 3):
             raise ParameterError(f"named_weights[{name!r}] must be (weights, rho, gamma), got {type(entry).__name__}")
-        weights, rho, gamma = (*entry, None) if len(entry) == 2 else entry
+        entries[name] = (*entry, None) if len(entry) == 2 else tuple(entry)
+    legend = RULES if any(e[2] is not None for e in entries.values()) else RULES[:1]  # Γ only where one exists
+    for name, (weights, rho, gamma) in entries.items():
         layer, n_pos = _weight_layers(
             _as_weights(weights, f"weights of {name}"),
             _check_float(rho, "rho"),
             _check_float(gamma, "gamma", allow_none=True),
             _check_bins(bins),
             log_y,
+            legend,
         )
         panels.append(
-            layer.properties(width=260, height=180, title=_title(str(name), f"{n_pos} items with positive weight"))
+            layer.properties(
+                width=260, height=180, title=_title(str(name), f"{count_text(n_pos)} items with positive weight")
+            )
         )
     return (
         alt.concat(*panels, columns=max(1, int(columns)))
@@ -545,7 +562,7 @@ def compare_chart(df: pd.DataFrame) -> alt.LayerChart:
         )
     layers.append(labels)
     runs = sorted(set(int(r) for r in data["runs"]))
-    n_runs = f"{runs[0]} run{'s' if runs[0] != 1 else ''} each" if len(runs) == 1 else "several runs"
+    n_runs = f"{count_text(runs[0])} run{'s' if runs[0] != 1 else ''} each" if len(runs) == 1 else "several runs"
     bars_note = (
         "error bars: sample sd over runs"
         if has_sd.all()
@@ -572,7 +589,9 @@ def relative_error_chart(df: pd.DataFrame, r: float = 0.1, bins: int = 40) -> al
     within = float(np.mean(finite <= r)) if finite.size else float("nan")
     bars = _binned_bars(hist, "|relative error| of the released count", "items", "released items")
     rule = _labelled_rule(f"target r = {r:g}", r, "firebrick")
-    share = f"{within:.1%} of {finite.size} released counts within r." if finite.size else "no released counts."
+    share = (
+        f"{within:.1%} of {count_text(finite.size)} released counts within r." if finite.size else "no released counts."
+    )
     dropped = err.size - finite.size
     note = f" {dropped} item(s) without a finite relative error (true count 0) left out." if dropped else ""
     return alt.LayerChart(layer=[bars, rule]).properties(
@@ -728,7 +747,7 @@ def neighbours_chart(table: pd.DataFrame, epsilon: float, delta: float, max_item
             "D: black ticks; D′: red points.",
             f"Grey: the band (P_D − δ)·e^−ε … e^ε·P_D + δ that ({eps:g}, {delta:.2g})-DP allows for D′; "
             "red bars: 99% intervals of the estimate.",
-            f"{len(data)} of {len(table)} items shown (those whose rates differ most first).",
+            f"{count_text(len(data))} of {count_text(len(table))} items shown (those whose rates differ most first).",
         ),
     )
 
@@ -749,6 +768,6 @@ def privacy_loss_chart(loss, epsilon: float, bins: int = 40) -> alt.LayerChart:
     return alt.LayerChart(layer=[bars, rule]).properties(
         title=_title(
             f"Empirical privacy loss of the runs with the user — {NON_PRIVATE}",
-            f"{above:.1%} of {x.size} runs above ε (DP allows a share of about δ beyond ε, up to sampling error).",
+            f"{above:.1%} of {count_text(x.size)} runs above ε (DP allows a share of about δ beyond ε, up to sampling error).",
         )
     )

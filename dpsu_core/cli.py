@@ -686,7 +686,7 @@ def _charge(args: argparse.Namespace, store: Any, job: Any, corpus: Any) -> tupl
             f"{prior.id} -o FILE', or add --spend-again to spend the budget again"
         )
     tool = "spark" if args.engine == "spark" else "cli"
-    return account, charge_job(account, job, actor=actor, tool=tool, source="dpsu release")
+    return charge_job(account, job, actor=actor, tool=tool, source="dpsu release")
 
 
 def _keep(account: Any, charged: Any, release: Any, tokenizer: Any) -> None:

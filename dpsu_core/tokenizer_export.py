@@ -552,8 +552,9 @@ def pipeline_text(spec: TokenizerSpec) -> str:
 
         found = [(language, chosen(language)) for language in CANDIDATES]
         names = ", ".join(f"{language} ({c.name})" for language, c in found if c is not None)
+        which = f"the word segmenters ({names})" if names else "the word segmenters of the auto tokenizer"
         text += (
-            f". Not in the file: the word segmenters ({names}), which a tokenizer.json cannot hold: give such text "
+            f". Not in the file: {which}, which a tokenizer.json cannot hold: give such text "
             "with its words separated by spaces (segment it first, e.g. with dpsu_core.corpus.tokenize.tokenize, "
             "or encode(words, is_pretokenized=True)); character n-grams (Burmese, or a language whose segmenter "
             "is not installed) are not in the file either"

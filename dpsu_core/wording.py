@@ -44,3 +44,8 @@ def speak(message: str, names: Mapping[str, str] | None = None) -> str:
     """``message`` with every option marker replaced by ``names[key]`` (the neutral phrase if absent)."""
     names = names or {}
     return _MARK.sub(lambda m: names.get(m.group(1), NEUTRAL.get(m.group(1), m.group(1))), message)
+
+
+def count_text(n: int | float) -> str:
+    """A count as every interface shows it: with thousands separators ("3,271"), wherever a figure is written."""
+    return f"{int(n):,}"

@@ -11,7 +11,7 @@ from dpsu_core.errors import InputError
 from dpsu_core.params import PARAMS
 from dpsu_core.reading import CLEANING_FIELDS, READING, TOKENIZING_FIELDS, ReadingOption
 from dpsu_core.synthetic import SIZE_DISTRIBUTIONS, SimulationSpec, simulated_corpus
-from dpsu_core.wording import speak
+from dpsu_core.wording import count_text, speak
 from pages import _ui
 from pages._format import escape_markdown, plain_text
 from pages._state import app_state, widget_value
@@ -234,7 +234,7 @@ st.text(state.corpus_name)
 if state.is_demo:
     st.caption(
         "The demo corpus is synthetic: English word frequencies from wordfreq, phrases, and "
-        f"{len(load_canaries())} planted canaries."
+        f"{count_text(len(load_canaries()))} planted canaries."
     )
 stats = corpus.stats()
 st.warning(

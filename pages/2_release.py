@@ -16,6 +16,7 @@ from dpsu_core.metrics import canaries_released
 from dpsu_core.params import MAX_ITEMS_LIMIT
 from dpsu_core.privacy import delta_guidance
 from dpsu_core.utility import has_preview, utility_preview
+from dpsu_core.wording import count_text
 from pages import _run, _ui
 from pages._format import (
     ROUND_FORMATS,
@@ -169,7 +170,7 @@ b = state.budget
 m = st.columns(4)
 m[0].metric("ε", f"{b.epsilon:g}")
 m[1].metric("δ", f"{b.delta:.1e}")
-m[2].metric("Δ0 (max items per user)", f"{b.max_items}" if "max_items" in cls.param_names else "not used")
+m[2].metric("Δ0 (max items per user)", count_text(b.max_items) if "max_items" in cls.param_names else "not used")
 m[3].metric("α", f"{b.alpha:g}" if "alpha" in cls.param_names else "not used")
 g = delta_guidance(b.delta, corpus.n_users)
 {"ok": st.success, "warning": st.warning, "error": st.error}[g.level](g.message)
@@ -281,7 +282,7 @@ rcal = rel.calibration
 st.subheader("Released set (private)" if record.corpus.private else "Released set (exploration corpus)")
 st.caption(
     f"Showing release {escape_markdown(record.title())}: the last made on this page"
-    + (f" ({len(state.history)} in the session; Export lists them all)." if len(state.history) > 1 else ".")
+    + (f" ({count_text(len(state.history))} in the session; Export lists them all)." if len(state.history) > 1 else ".")
     + (" OS-seeded noise." if rel.seed is None else f" Seed {rel.seed} (teaching).")
 )
 canaries = state.canaries
@@ -292,7 +293,7 @@ except Exception as exc:
     _ui.show_error(exc, "could not check the canaries")
 r = st.columns(3)
 r[0].metric("Items released", f"{rel.n_released:,}")
-r[1].metric("Canaries released", f"{len(leaked)} of {len(canaries)}")
+r[1].metric("Canaries released", f"{count_text(len(leaked))} of {count_text(len(canaries))}")
 r[2].metric(
     "Time",
     f"{rel.elapsed_seconds:.2f} s",
@@ -307,7 +308,7 @@ if preview is not None and rel.n_released < TINY_RELEASE and rcal.mechanism == c
     explain_small_release(rel.n_released, preview, corpus)
 if leaked:
     st.warning(
-        f"{len(leaked)} canaries were released. They are part of the differentially private output, but a "
+        f"{count_text(len(leaked))} canaries were released. They are part of the differentially private output, but a "
         "release that exposes single-user strings means the budget is far too loose (ε too large or δ too "
         "close to 1/users).",
         icon=_ui.ICONS["warning"],

@@ -10,7 +10,7 @@ from dpsu_core.charts import multi_weight_histogram_chart, weight_histogram_char
 from dpsu_core.mechanisms import Release, mechanism_class
 from dpsu_core.metrics import histogram_fill
 from pages import _run, _ui
-from pages._format import escape_markdown, mechanism_labels
+from pages._format import escape_markdown, mechanism_labels, text_width
 from pages._state import app_state
 from pages._text import DEFAULT_MECHANISM
 
@@ -152,10 +152,12 @@ st.caption(
         if r.mechanism in shown
     )
 )
-# every column fits beside the others (the mechanism's label wraps within its width): nothing clipped on the right
+# the mechanism's column is as wide as its longest label (pinned at the left: never cut), the figures small beside it
 NUM = st.column_config.NumberColumn(format="%.4g", width="small")
+rounds_rows = [fill_row(h) for per_round in rounds_of.values() for h in per_round]
+fill_labels = [r["mechanism"] for r in rows + rounds_rows]
 FILL_COLUMNS = {
-    "mechanism": st.column_config.TextColumn("mechanism", width="medium"),
+    "mechanism": st.column_config.TextColumn("mechanism", width=text_width(fill_labels), pinned=True),
     "ρ": NUM,
     "Γ": st.column_config.TextColumn("Γ", width="small"),
     "n_positive": st.column_config.NumberColumn("items > 0", format="localized", width="small"),
@@ -166,7 +168,6 @@ FILL_COLUMNS = {
     "gamma_tol": st.column_config.NumberColumn("Γ tolerance", format="%.4g", width="small"),
 }
 st.dataframe(table, hide_index=True, key="hist_table", width="stretch", column_config=FILL_COLUMNS)
-rounds_rows = [fill_row(h) for per_round in rounds_of.values() for h in per_round]
 if rounds_rows:
     st.subheader("Per round (each round's histogram against its own threshold)")
     st.dataframe(

@@ -19,6 +19,7 @@ from dpsu_core.tokenizer_export import (
     parse_special_tokens,
     whole_words_text,
 )
+from dpsu_core.wording import count_text
 from pages import _ui
 from pages._format import escape_markdown
 from pages._state import app_state
@@ -137,7 +138,7 @@ except Exception as exc:
     _ui.show_error(exc, "could not check the canaries")
 if leaked:
     st.warning(
-        f"This release contains {len(leaked)} canaries (single-user strings). They are part of the "
+        f"This release contains {count_text(len(leaked))} canaries (single-user strings). They are part of the "
         "differentially private output, but the budget is far too loose for real use.",
         icon=_ui.ICONS["warning"],
     )

@@ -9,6 +9,7 @@ from dpsu_core.demo import DEMO_NAME, load_canaries
 from dpsu_core.history import NOT_KEPT_NEIGHBOURS
 from dpsu_core.mechanisms import list_mechanisms
 from dpsu_core.neighbours import MAX_RUNS, add_user, holders, remove_user, run_neighbours, user_items
+from dpsu_core.wording import count_text
 from pages import _run, _ui
 from pages._format import NEIGHBOUR_HEADERS, escape_markdown, header_labels, mechanism_labels
 from pages._state import NeighbourView, app_state
@@ -203,7 +204,7 @@ m = st.columns(4)
 m[0].metric("Items of the user", f"{len(t):,}")
 m[1].metric(
     "Inside the DP band",
-    f"{inside} of {len(t)}",
+    f"{count_text(inside)} of {count_text(len(t))}",
     help="D′'s release rate lies in [(P_D − δ)·e^−ε, e^ε·P_D + δ], up to the sampling error of the runs "
     "(99% intervals on both rates).",
 )
@@ -217,7 +218,7 @@ if inside == len(t):
     )
 else:
     st.error(
-        f"{len(t) - inside} item(s) fall outside the band beyond sampling error: this mechanism and budget do not "
+        f"{count_text(len(t) - inside)} item(s) fall outside the band beyond sampling error: this mechanism and budget do not "
         "behave as (ε, δ)-DP on this pair.",
         icon=_ui.ICONS["warning"],
     )

@@ -48,16 +48,33 @@ def _cap_inputs(prefix: str, epsilon: float, delta: float) -> tuple[float, float
 def register_section(store: LedgerStore, who: Identity) -> None:
     st.subheader("Register a corpus")
     state = app_state()
-    st.caption(
-        "Load the corpus on the Corpus page first to register it under its name, or type any name: analysts' "
-        "releases on that corpus are then held to the cap."
-    )
+    acc = state.account  # the private corpus loaded in this session, as the ledger knows it
+    if acc is not None and acc.registered:
+        st.caption(
+            escape_markdown(
+                f"The corpus loaded in this session is corpus '{acc.name}' of the ledger (cap ε = {acc.epsilon_cap:g}, "
+                f"δ = {acc.delta_cap:.2g}): change its cap below. Type another name to register a corpus by name only "
+                "(a Spark input, which is known by its name)."
+            )
+        )
+    else:
+        st.caption(
+            "Load the corpus on the Corpus page first: it is registered with its fingerprint (its users' words as dpsu "
+            "reads them), so every later upload or command-line input of the same users is charged to it. Without a "
+            "loaded corpus, a name alone registers a corpus known by its name (a Spark input)."
+        )
+    new = acc is not None and not acc.registered
     with st.form("custodian_register"):
         name = st.text_input("corpus name", value="" if state.corpus is None else state.private_name)
         e, d = _cap_inputs("custodian_register", 10.0, float(DEFAULT_DELTA))
         if st.form_submit_button("Register", type="primary"):
             try:
-                c = custodian.register_corpus(store, who, name, e, d)
+                if new and acc is not None:
+                    registered = custodian.register_loaded(who, acc, name, e, d)
+                    state.ledger.attach(state.private_key, registered)
+                    c = store.corpus(registered.corpus_id)
+                else:
+                    c = custodian.register_corpus(store, who, name, e, d)
                 st.success(
                     escape_markdown(f"registered corpus {c.name!r}: cap ε = {c.epsilon_cap:g}, δ = {c.delta_cap:.2g}")
                 )

@@ -8,6 +8,7 @@ import pandas as pd
 
 from dpsu_core.export import format_value
 from dpsu_core.mechanisms import Calibration, list_mechanisms, mechanism_class
+from dpsu_core.wording import count_text
 from pages._text import SD_UNDEFINED
 
 
@@ -55,7 +56,7 @@ ROUND_FORMATS = {"σᵢ": "%.4g", "Tᵢ": "%.4g", "Γᵢ": "%.4g", "δᵢ": "%.3
 
 
 def budget_summary(epsilon: float, delta: float, max_items: int, alpha: float) -> str:
-    return f"ε = {epsilon:g}, δ = {delta:.1e}, Δ0 = {int(max_items)}, α = {alpha:g}"
+    return f"ε = {epsilon:g}, δ = {delta:.1e}, Δ0 = {count_text(max_items)}, α = {alpha:g}"
 
 
 def parse_canaries(text: str) -> list[str]:
@@ -133,3 +134,13 @@ def header_labels(frame: pd.DataFrame, names: dict[str, str]) -> dict[str, str]:
     out = {c: names[c] for c in cols if c in names}
     out |= {c: f"released {c.removeprefix('released_n')}-grams" for c in cols if c.startswith("released_n")}
     return out
+
+
+#: pixels per character of a table cell (Streamlit's sans-serif at its table size, with room to spare) and padding
+CELL_CHAR_PX, CELL_PAD_PX = 8, 24
+
+
+def text_width(values) -> int:
+    """The pixel width of a table column that shows each of ``values`` whole (a label is never cut)."""
+    longest = max((len(str(v)) for v in values), default=0)
+    return max(120, CELL_CHAR_PX * longest + CELL_PAD_PX)

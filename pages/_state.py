@@ -17,6 +17,7 @@ import streamlit as st
 from dpsu_core.accounting.account import CorpusAccount, local_actor, recognise
 from dpsu_core.accounting.durable import DurableLedger
 from dpsu_core.corpus import Corpus, LoadOptions
+from dpsu_core.corpus.load import as_loaded
 from dpsu_core.corpus.preview import Survey
 from dpsu_core.corpus.readers import RawFile
 from dpsu_core.export import ExportFile, export_files
@@ -257,6 +258,7 @@ class AppState(Workspace):
         results of the previous one no longer apply, and an exploration in progress ends (its corpus is dropped).
         GW-KT's public corpus goes when it is this file, or holds too much of its content (``fingerprint``)."""
         self.exploring, self.private = False, None
+        options = as_loaded(options, corpus.source)  # what the load did (a redo pins it): not what is installed now
         self.corpus, self.corpus_name, self.corpus_options, self.is_demo = corpus, name, options, is_demo
         self.fingerprint, self.content_note = fingerprint, ""
         if self.public is not None and (

@@ -31,28 +31,51 @@ class CorpusAccount:
     """One corpus of the store, as a tool sees it when it loads that corpus."""
 
     store: Any  # an ``accounting.store.LedgerStore``
-    corpus_id: int
+    corpus_id: int | None  # None: a corpus the store does not know yet (registered at its first charge)
     name: str
     epsilon_cap: float
     delta_cap: float
     note: str = ""  # what was said when the loaded corpus was recognised (or registered)
     warning: str = ""  # a partial overlap with a known corpus (raw data, not private)
+    fingerprint: bytes = b""  # how the store will recognise it (kept when it is registered)
+
+    @property
+    def registered(self) -> bool:
+        return self.corpus_id is not None
+
+    def registered_as(
+        self, *, by: str, name: str | None = None, cap: tuple[float, float] | None = None
+    ) -> CorpusAccount:
+        """This account in the store: registered now (under ``name``, made unique, at ``cap`` or the store's default
+        cap, with its fingerprint) if it was new; the same account if it is known."""
+        if self.corpus_id is not None:
+            return self
+        taken = {c.name for c in self.store.corpora()}
+        base = name or self.name or "corpus"
+        unique, i = base, 2
+        while unique in taken:
+            unique, i = f"{base} ({i})", i + 1
+        eps, delta = cap if cap is not None else self.store.default_cap()
+        c = self.store.register_corpus(unique, eps, delta, fingerprint=self.fingerprint, by=by)
+        return replace(self, corpus_id=c.id, name=c.name, epsilon_cap=c.epsilon_cap, delta_cap=c.delta_cap)
 
     def entries(self) -> list[LedgerEntry]:
-        return list(self.store.entries(self.corpus_id))
+        return [] if self.corpus_id is None else list(self.store.entries(self.corpus_id))
 
     def total(self) -> LedgerTotal:
         return total(self.entries())
 
     def cap_for(self, actor: str) -> tuple[float, float, str]:
         """The cap that binds ``actor``: the corpus's, or the actor's own smaller one."""
-        own = self.store.analyst_cap(self.corpus_id, actor) if actor else None
+        own = self.store.analyst_cap(self.corpus_id, actor) if actor and self.corpus_id is not None else None
         if own is not None and (own[0] < self.epsilon_cap or own[1] < self.delta_cap):
             return min(own[0], self.epsilon_cap), min(own[1], self.delta_cap), "your own cap"
         return self.epsilon_cap, self.delta_cap, "the corpus's cap, set by its data custodian"
 
     def refreshed(self) -> CorpusAccount:
         """The same account with the store's current cap (a custodian may have changed it)."""
+        if self.corpus_id is None:
+            return self
         c = self.store.corpus(self.corpus_id)
         return replace(self, name=c.name, epsilon_cap=c.epsilon_cap, delta_cap=c.delta_cap)
 
@@ -114,26 +137,25 @@ def named(store: Any, name: str, *, by: str) -> CorpusAccount:
 
 
 def _register(store: Any, name: str, fingerprint: bytes, *, by: str, warning: str = "") -> CorpusAccount:
-    taken = {c.name for c in store.corpora()}
-    unique, i = name or "corpus", 2
-    while unique in taken:
-        unique, i = f"{name} ({i})", i + 1
+    """A corpus the store does not know: an account to be registered at its first charge (``registered_as``), under
+    ``name`` (made unique then) at the default cap."""
     eps, delta = store.default_cap()
-    c = store.register_corpus(unique, eps, delta, fingerprint=fingerprint, by=by)
     note = (
-        f"new corpus '{c.name}' in the ledger, with the default cap ε = {c.epsilon_cap:g}, δ = {c.delta_cap:.2g} "
-        "(a data custodian can change it: dpsu corpus set-budget)"
+        f"new corpus '{name}': it joins the ledger at its first release, with the default cap ε = {eps:g}, "
+        f"δ = {delta:.2g} (a data custodian can register it first with another cap)"
     )
-    return CorpusAccount(store, c.id, c.name, c.epsilon_cap, c.delta_cap, note=note, warning=warning)
+    return CorpusAccount(store, None, name, eps, delta, note=note, warning=warning, fingerprint=fingerprint)
 
 
 def charge(
     account: CorpusAccount, job: Any, *, actor: str, tool: str, source: str, request_key: str | None = None
-) -> Any:
+) -> tuple[CorpusAccount, Any]:
     """Charge a ``job.ReleaseJob`` to the account in one transaction of the store (cap checked, entries recorded)
-    before it runs; returns the store's charge. Raises the store's ``BudgetRefused`` (one line, what is left)."""
+    before it runs, registering a new corpus first; returns (the account as registered, the store's charge).
+    Raises the store's ``BudgetRefused`` (one line, what is left)."""
+    account = account.registered_as(by=actor)
     entries = job.entries(corpus_id=account.corpus_id, source=source)
-    return account.store.charge(
+    charged = account.store.charge(
         account.corpus_id,
         list(entries),
         actor=actor,
@@ -141,6 +163,7 @@ def charge(
         job=job.record(),
         request_key=request_key or job.request_key(account.corpus_id),
     )
+    return account, charged
 
 
 def releases_left(account: CorpusAccount, job: Any, actor: str = "", limit: int = 1_000_000) -> int:
@@ -193,7 +216,7 @@ def kept_csv(kept: Any) -> bytes:
 
 def earlier_release(account: CorpusAccount, job: Any) -> Any:
     """A kept release of an identical request on this corpus (None when there is none, or for a teaching job)."""
-    if job.teaching:
+    if job.teaching or account.corpus_id is None:
         return None
     return account.store.find_release(account.corpus_id, job.request_key(account.corpus_id))
 

@@ -8,6 +8,7 @@ or a widget's key: the check runs on the server, on the identity the sign-in gav
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import ParameterError
 from ..identity import Identity, require_custodian, require_signed_in
@@ -40,6 +41,13 @@ class CorpusSpend:
     @property
     def remaining_epsilon(self) -> float:
         return max(0.0, self.corpus.epsilon_cap - self.total.epsilon)
+
+
+def register_loaded(who: Identity, account: Any, name: str, epsilon_cap: float, delta_cap: float) -> Any:
+    """Register the corpus a session loaded (an unregistered ``account.CorpusAccount``, with its fingerprint) under
+    ``name`` at its cap; the registered account."""
+    require_custodian(who)
+    return account.registered_as(by=who.actor, name=name, cap=(epsilon_cap, delta_cap))
 
 
 def register_corpus(

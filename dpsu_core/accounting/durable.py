@@ -85,6 +85,8 @@ class DurableLedger(Ledger):
             if acc is None:
                 self.entries.extend(group)
                 continue
+            if not acc.registered:  # a new corpus joins the ledger at its first charge
+                acc = self.accounts[key] = acc.registered_as(by=self.actor)
             self.charges[key] = self.store.charge(
                 acc.corpus_id,
                 group,

@@ -99,12 +99,34 @@ def guess_columns(columns) -> tuple[str | None, str | None]:
 AVAILABLE_CHARS = 180  # the column list's share of a message (errors.MAX_MESSAGE_CHARS), in whole entries
 
 
-def available(columns: Sequence[str], first_row: Sequence[str] | None = None) -> str:
-    """The columns as a list for a message: position, name, and for a header-less file the first value."""
+#: words in a column's name that make it a plausible user (or text) column, ranked after the known names
+_USER_WORDS = ("user", "author", "name", "id", "sender", "account", "handle", "customer", "email", "from")
+_TEXT_WORDS = ("text", "body", "content", "message", "review", "comment", "tweet", "post", "title", "note")
+
+
+def plausibility(name: str, role: str) -> int:
+    """How plausible a ``role`` ("user" or "text") column a name is: 0 a known name, 1 a name holding one of the
+    role's words (``name``, ``user_name``, ``id`` ...), 2 any other name, 3 an unnamed column."""
+    if is_unnamed(name):
+        return 3
+    known, words = (USER_COLUMN_NAMES, _USER_WORDS) if role == "user" else (TEXT_COLUMN_NAMES, _TEXT_WORDS)
+    n = norm(name)
+    if n in known:
+        return 0
+    return 1 if any(w in re.split(r"[^a-z0-9]+|(?<=[a-z])(?=id$)", n) or n.endswith(w) for w in words) else 2
+
+
+def available(columns: Sequence[str], first_row: Sequence[str] | None = None, role: str | None = None) -> str:
+    """The columns as a list for a message: position, name, and for a header-less file the first value. With a
+    ``role`` ("user" or "text") the named columns are listed most plausible first (``plausibility``), so the one
+    the reader needs is shown even when the list is cut."""
     if first_row is not None:
         parts = [f"{i} (first value {_clip(v)!r})" for i, v in enumerate(first_row)]
     else:
-        parts = [f"{i}: {_clip(c)!r}" for i, c in enumerate(columns)]
+        order = list(range(len(columns)))
+        if role is not None:
+            order.sort(key=lambda i: plausibility(str(columns[i]), role))
+        parts = [f"{i}: {_clip(columns[i])!r}" for i in order]
     shown: list[str] = []
     used = 0
     for part in parts:  # whole entries only, so the message's own cap never falls mid-entry
@@ -137,7 +159,7 @@ def _is_position(spec) -> bool:
 def resolve(spec, columns: Sequence[str], role: str, has_header: bool, first_row=None) -> int:
     """Index of the column ``spec`` (a name, a position, or a string of digits) among ``columns``."""
     key = "user_col" if role == "user" else "text_col"
-    avail = available(columns, None if has_header else first_row)
+    avail = available(columns, None if has_header else first_row, role)
     if isinstance(spec, str):
         if has_header:
             hits = [i for i, c in enumerate(columns) if c == spec] or [
@@ -208,17 +230,17 @@ def choose_columns(
             "or a column holds the user ids; drop one of them"
         )
     guessed = []
-    avail = available(columns, None if has_header else first_row)
+    shown = None if has_header else first_row
     u: int | None = None
     if user_col is not None:
         u = resolve(user_col, columns, "user", has_header, first_row)
     elif not row_is_user:
-        u = _guess(columns, USER_COLUMN_NAMES, "user", has_header, avail)
+        u = _guess(columns, USER_COLUMN_NAMES, "user", has_header, available(columns, shown, "user"))
         guessed.append(f"user = {columns[u]!r}")
     if text_col is not None:
         t = resolve(text_col, columns, "text", has_header, first_row)
     else:
-        t = _guess(columns, TEXT_COLUMN_NAMES, "text", has_header, avail, skip=u)
+        t = _guess(columns, TEXT_COLUMN_NAMES, "text", has_header, available(columns, shown, "text"), skip=u)
         guessed.append(f"text = {columns[t]!r}")
     if u == t:
         raise ColumnError(

@@ -40,7 +40,7 @@ from .intern import Interner
 from .limits import DEFAULT_LIMITS, ReadLimits
 from .model import Corpus, SourceInfo
 from .readers import RawFile, Table, guess_columns, peek_columns, read_source, read_table
-from .segment import KOREAN_MODES, tokenization_text
+from .segment import KOREAN_MODES, Detection, tokenization_text
 from .tokenize import Preprocessing, Tokenized, TokenStream, blank_and_removed, check_tokenizer
 
 
@@ -174,7 +174,10 @@ def load_corpus(
         rows_dropped_removed=dropped["removed"],
         tokenizer="as given (pre-tokenized)" if table.pretokenized else tokenizer,
         char_ngrams=opts.char_ngrams,
-        tokenization="" if table.pretokenized else tokenization_text(tokenizer, opts.char_ngrams, opts.korean),
+        tokenization=""
+        if table.pretokenized
+        else tokenization_text(tokenizer, opts.char_ngrams, opts.korean, rows.detection),
+        pinned=rows.detection.pinned(opts.korean) if rows.detection is not None else (),
         detected=tuple(rows.detected),
         notes=tuple(notes),
         header=table.header,
@@ -194,6 +197,13 @@ def load_corpus(
         corpus = _replace_source(corpus, info)
     check_users(corpus.n_users)
     return corpus
+
+
+def as_loaded(options: LoadOptions, source: SourceInfo) -> LoadOptions:
+    """``options`` with the reading options that pin what the load of ``source`` did (``SourceInfo.pinned``): a
+    command or script made from them redoes that segmentation wherever it runs."""
+    pinned: dict[str, Any] = dict(source.pinned)
+    return replace(options, **pinned) if pinned else options
 
 
 # ---- shared with the Spark engine (engines.spark): one place for option checks, messages and notes -----
@@ -293,6 +303,7 @@ class _Rows:
     batches: int
     first: tuple[pa.Array | None, pa.Array] | None  # the first batch (users after the pattern, texts)
     detected: list[str]  # what auto segmentation found and did (raw data)
+    detection: Detection | None = None  # the same, as the segmentation's record (auto, char-ngrams)
 
 
 def _tokenize_rows(
@@ -359,7 +370,7 @@ def _tokenize_rows(
     else:
         post_user = np.concatenate(post_users) if post_users else np.zeros(0, np.int32)
         n_users = len(users_seen)
-    return _Rows(tok, post_user, n_users, read, dropped, unmatched, batches, first, detected)
+    return _Rows(tok, post_user, n_users, read, dropped, unmatched, batches, first, detected, stream.detection)
 
 
 def _source_name(source) -> str:

@@ -162,6 +162,9 @@ class SourceInfo:
     tokenizer: str = "auto"
     char_ngrams: int = 2  # N of the character n-grams (char-ngrams, and auto's scripts without a segmenter)
     tokenization: str = ""  # how words were cut, as a method (no data in it): the release report's line
+    # reading options (name, value) a redo must set to do what this load did whatever is installed where it runs
+    # (``segment.Detection.pinned``: e.g. korean="eojeol" when Korean was kept as written for want of its segmenter)
+    pinned: tuple[tuple[str, str], ...] = ()
     detected: tuple[str, ...] = ()  # scripts found and their share of tokens, segmenters run (raw data)
     notes: tuple[str, ...] = ()
     header: str | None = None  # how the header question was settled

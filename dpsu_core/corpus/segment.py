@@ -235,28 +235,59 @@ def segment_texts(texts: list[str], masks: list[int]) -> tuple[list[str], set[st
     return out, used, cuts
 
 
-def tokenization_text(tokenizer: str, n: int = DEFAULT_CHAR_NGRAMS, korean: str = "morphemes") -> str:
-    """How ``tokenizer`` cuts words, as a method (nothing about the data): the release report's line, with the
-    segmenter of each language and its version (what is installed here)."""
+def tokenization_text(
+    tokenizer: str, n: int = DEFAULT_CHAR_NGRAMS, korean: str = "morphemes", detection: Detection | None = None
+) -> str:
+    """How ``tokenizer`` cut words, as a method (nothing about the data beyond which scripts needed a segmenter):
+    the release report's line, with the segmenter of each language and its version. With the load's ``detection``
+    it says what that load did (the segmenter that ran, with the version imported; a segmenter that was missing
+    and what was done instead; "none in the text"), whatever is importable later; without it (the Spark engine,
+    whose executors segment) what is installed here would do."""
     if tokenizer == "auto":
-        named = []
-        for language in segmenters.LANGUAGES:
-            if language == "Korean" and korean == "eojeol":
-                named.append("Korean: words as written (eojeol)")
-                continue
-            cand = segmenters.chosen(language)
-            missing = "did not start" if segmenters.failure(language) else "not installed"
-            if language == "Korean" and cand and korean != reading.KOREAN_DEFAULT:
-                named.append(f"Korean: {cand.label()}, Korean mode {korean}")
-                continue
-            named.append(f"{language}: {cand.label() if cand else f'{missing}, character {n}-grams'}")
+        named = [
+            f"{language}: {_language_text(language, n, korean) if detection is None else _ran(language, n, korean, detection)}"
+            for language in segmenters.LANGUAGES
+        ]
+        ran = detection is None or "Burmese" in detection.ngram_scripts
+        burmese = f"character {n}-grams" if ran else "none in the text"
         return (
-            f"auto: words segmented by script ({'; '.join(named)}; Burmese: character {n}-grams; other scripts: "
+            f"auto: words segmented by script ({'; '.join(named)}; Burmese: {burmese}; other scripts: "
             "the fast tokenizer)"
         )
     if tokenizer == "char-ngrams":
         return f"char-ngrams: each word of the fast tokenizer cut into its character {n}-grams"
     return tokenizer
+
+
+def _language_text(language: str, n: int, korean: str) -> str:
+    """What ``auto`` does with ``language`` here: its first installed segmenter, or what it does without one."""
+    if language == "Korean" and korean == "eojeol":
+        return "words as written (eojeol)"
+    cand = segmenters.chosen(language)
+    if cand is not None:
+        return cand.label() + (_korean_mode(korean) if language == "Korean" else "")
+    missing = "did not start" if segmenters.failure(language) else "not installed"
+    return f"{missing}, words as written (eojeol)" if language == "Korean" else f"{missing}, character {n}-grams"
+
+
+def _korean_mode(korean: str) -> str:
+    return "" if korean == reading.KOREAN_DEFAULT else f", Korean mode {korean}"
+
+
+def _ran(language: str, n: int, korean: str, detection: Detection) -> str:
+    """What one load did with ``language`` (its ``detection``)."""
+    names = " or ".join(c.name for c in segmenters.CANDIDATES[language])
+    if language in detection.segmented:
+        seg = segmenters.load(language)  # loaded by this load: the one that ran
+        mode = _korean_mode(korean) if language == "Korean" else ""
+        return (seg.candidate.label() if seg is not None else "segmented") + mode
+    if language == "Korean" and korean == "eojeol":
+        return "words as written (eojeol)"
+    if language in detection.missing:
+        instead = "words as written (eojeol)" if language == "Korean" else f"character {n}-grams"
+        why = "did not start" if segmenters.failure(language) else "was not installed"
+        return f"{instead}: {names} {why}"
+    return "none in the text"
 
 
 @dataclass
@@ -275,6 +306,11 @@ class Detection:
         if not total:
             return 1.0
         return sum(self.script_tokens.get(SCRIPT_NAMES[code], 0) for code in _LANGUAGE_SCRIPTS[language]) / total
+
+    def pinned(self, korean: str) -> tuple[tuple[str, str], ...]:
+        """Reading options a redo needs to do what this load did, whatever is installed where it runs: Korean found
+        while its segmenter was missing was kept as written, so a redo reads it with ``korean="eojeol"``."""
+        return (("korean", "eojeol"),) if korean != "eojeol" and "Korean" in self.missing else ()
 
     def notes(self, n: int) -> list[str]:
         out = []

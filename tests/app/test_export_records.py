@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import sys
 import zipfile
 
 import pandas as pd
@@ -161,3 +162,33 @@ def test_export_never_defaults_to_a_release_made_on_another_file():
     at.run()
     _ok(at)
     assert any("airline_shuffled.csv" in c.value for c in at.code if c.value.startswith("dpsu release"))
+
+
+def test_a_korean_load_without_kiwi_reports_and_redoes_words_as_written_after_kiwi_arrives(monkeypatch):
+    """Item 1 in the app: the corpus is loaded while kiwipiepy is missing (Korean words kept as written), then
+    kiwipiepy becomes importable (as after a pip install into the running server): the report still says what the
+    load did, and the exported command pins it with --korean eojeol."""
+    from dpsu_core.corpus import segmenters
+
+    if segmenters.chosen("Korean") is None:
+        pytest.skip("kiwipiepy is not installed here")
+    words = ["법률이", "의하여", "학교에", "학교는", "사람이"]
+    rows = pd.DataFrame({"author": [f"u{i}" for i in range(150)], "body": [" ".join(words) + " hello"] * 150})
+    at = _new()
+    segmenters.forget()
+    try:
+        with monkeypatch.context() as m:
+            m.setitem(sys.modules, "kiwipiepy", None)  # a real missing import while the corpus loads
+            _upload(at, "ko.csv", rows)
+    finally:
+        segmenters.forget()
+    assert segmenters.chosen("Korean") is not None  # importable from now on
+    rec = _release(at, "policy-gaussian")
+    _go(at, "7_export")
+    _ok(at)
+    report = next(c.value for c in at.code if c.value.startswith("# dpsu release report"))
+    assert "Korean: words as written (eojeol): kiwipiepy was not installed" in report
+    assert "kiwipiepy 0" not in report
+    command = next(c.value for c in at.code if c.value.startswith("dpsu release"))
+    assert "--korean eojeol" in command.replace(" \\\n", " ")
+    assert set(words) & set(rec.release.items.tolist())  # the items are the words as written

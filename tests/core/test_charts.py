@@ -101,7 +101,7 @@ def test_weight_histogram_is_binned_and_marks_rho_gamma(weights):
     assert sorted(marks.values()) == [6.5, 9.0]
     assert bars["mark"]["type"] == "bar" and rules["mark"]["type"] == "rule"
     assert "NON-PRIVATE" in title_text(spec) and "not differentially private" in title_text(spec).lower()
-    assert f"{int((weights > 0).sum())} items" in title_text(spec)
+    assert f"{int((weights > 0).sum()):,} items" in title_text(spec)  # with thousands separators
 
 
 def test_weight_histogram_y_axis_starts_at_zero_without_empty_bins():
@@ -285,7 +285,7 @@ def test_relative_error_chart():
     assert len(hist) == 40 and sum(h["items"] for h in hist) == 5000
     assert [r["value"] for r in rows(spec, rule)] == [0.1]
     share = float(np.mean(np.abs(rel) <= 0.1))
-    assert f"{share:.1%} of 5000" in title_text(spec)
+    assert f"{share:.1%} of 5,000" in title_text(spec)
     assert "2 item(s)" in title_text(spec) and "NON-PRIVATE" in title_text(spec)
     with pytest.raises(ParameterError, match="rel_error"):
         charts.relative_error_chart(pd.DataFrame({"x": [1]}))

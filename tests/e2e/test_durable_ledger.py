@@ -65,7 +65,7 @@ def test_reload_second_tab_and_redownload(browser, app_url, screenshots):
         page.get_by_role("heading", name="Released set (private)").wait_for(timeout=RUN_TIMEOUT_MS)
         assert _spent(page) == "3"
         # a reload is a new session: the same file again meets the same account
-        page.reload()
+        page.goto(app_url)
         page.get_by_role("heading", name="1 · Corpus").wait_for(timeout=RUN_TIMEOUT_MS)
         wait_idle(page)
         _load(page, name, _csv(rows))

@@ -209,7 +209,7 @@ def test_single_user():
 
 
 def test_unknown_column_lists_available():
-    with pytest.raises(ColumnError, match="available.*'author'.*'body'"):
+    with pytest.raises(ColumnError, match="available.*1: 'body'.*0: 'author'"):  # the text-like name first
         load_corpus(b"author,body\na,b\n", text_col="message")
 
 
