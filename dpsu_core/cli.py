@@ -103,8 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .corpus.limits import DEFAULT_LIMITS
     from .corpus.readers import FORMATS
     from .corpus.tokenize import TOKENIZERS
-    from .mechanisms.item_counts import CLIP_MAX, CLIP_MIN
+    from .mechanisms.item_counts import CLIP_MAX, CLIP_MIN, DEFAULT_CLIP, DEFAULT_SHARE
     from .reading import READING_OPTIONS
+    from .tokenizer_export import DEFAULT_VOCAB_SIZE
 
     parser, commands = _command_parsers()
     rel = commands["release"]
@@ -156,7 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=None,
         metavar="N",
-        help="target vocabulary size of a bpe/wordpiece/unigram tokenizer (default 30000)",
+        help=f"target vocabulary size of a bpe/wordpiece/unigram tokenizer (default {DEFAULT_VOCAB_SIZE})",
     )
     rel.add_argument(
         "--with-counts",
@@ -170,14 +171,15 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=None,
         metavar="S",
-        help="with --with-counts: the counts' share of (epsilon, delta), 0 < S < 1 (default 0.1)",
+        help=f"with --with-counts: the counts' share of (epsilon, delta), 0 < S < 1 (default {DEFAULT_SHARE:g})",
     )
     rel.add_argument(
         "--counts-clip",
         type=float,
         default=None,
         metavar="C",
-        help="with --with-counts: the l2 bound of one user's vector of counts (default 1: each user a unit vector; "
+        help=f"with --with-counts: the l2 bound of one user's vector of counts (default {DEFAULT_CLIP:g}: each user "
+        "a unit vector; "
         f"{CLIP_MIN:g} to {CLIP_MAX:g})",
     )
     rel.add_argument(
