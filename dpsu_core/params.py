@@ -263,6 +263,27 @@ PARAMS: dict[str, ParamSpec] = {
 }
 
 
+@dataclass(frozen=True)
+class WidgetRange:
+    """The range an app widget offers for a value the CLI takes more widely (a choice of the app, declared once)."""
+
+    minimum: float
+    maximum: float
+
+
+# The app's widgets read these bounds; tests/test_layout.py refuses a widget that writes one of them again.
+APP_RANGES: dict[str, WidgetRange] = {
+    "epsilon": WidgetRange(0.01, 100.0),  # the sidebar's ε of each release
+    "delta": WidgetRange(1e-15, 0.5),  # the sidebar's δ of each release
+    "total_epsilon": WidgetRange(0.01, 10_000.0),  # the sidebar's session budget: total ε the session may spend
+    "total_delta": WidgetRange(1e-15, 0.5),  # ... and total δ (the range of a release's δ)
+    "cap_epsilon": WidgetRange(0.01, 1000.0),  # the custodian's cap on a corpus's ε
+    "cap_delta": WidgetRange(1e-15, 0.5),  # ... and on its δ (the range of a release's δ)
+    "counts_share": WidgetRange(0.01, 0.99),  # the Release page's share of (ε, δ) for the counts (CLI: 0 < S < 1)
+    "counts_clip": WidgetRange(0.01, 1000.0),  # the Release page's l2 bound per user (CLI: --counts-clip's range)
+}
+
+
 def resolve_params(mechanism: str, names: tuple[str, ...], given: dict[str, Any]) -> dict[str, Any]:
     """Fill defaults, reject unknown names, validate every value through its spec."""
     unknown = sorted(set(given) - set(names))

@@ -13,7 +13,7 @@ from dpsu_core.history import RELEASE_PAGE
 from dpsu_core.mechanisms import list_mechanisms, mechanism_class
 from dpsu_core.mechanisms.item_counts import cost_line, counts_of
 from dpsu_core.metrics import canaries_released
-from dpsu_core.params import MAX_ITEMS_LIMIT
+from dpsu_core.params import APP_RANGES, MAX_ITEMS_LIMIT
 from dpsu_core.privacy import delta_guidance
 from dpsu_core.utility import has_preview, utility_preview
 from dpsu_core.wording import count_text
@@ -90,8 +90,8 @@ def counts_section(name: str, cls, budget):
         c1, c2 = st.columns(2)
         share = c1.number_input(
             "Counts' share of ε and δ",
-            min_value=0.01,
-            max_value=0.99,
+            min_value=APP_RANGES["counts_share"].minimum,
+            max_value=APP_RANGES["counts_share"].maximum,
             value=float(opt.share),
             step=0.05,
             format="%.2f",
@@ -100,8 +100,8 @@ def counts_section(name: str, cls, budget):
         )
         clip = c2.number_input(
             "Per-user bound (l2 norm of one user's counts)",
-            min_value=0.01,
-            max_value=1000.0,
+            min_value=APP_RANGES["counts_clip"].minimum,
+            max_value=APP_RANGES["counts_clip"].maximum,
             value=float(opt.clip),
             step=0.5,
             format="%.2f",

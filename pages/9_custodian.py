@@ -12,6 +12,7 @@ from dpsu_core.accounting.custodian import CorpusSpend
 from dpsu_core.accounting.store import LedgerStore
 from dpsu_core.errors import DpsuError
 from dpsu_core.identity import Identity
+from dpsu_core.params import APP_RANGES
 from pages import _auth, _ui
 from pages._format import escape_markdown
 from pages._state import app_state
@@ -38,9 +39,18 @@ st.caption(
 
 def _cap_inputs(prefix: str, epsilon: float, delta: float) -> tuple[float, float]:
     c1, c2 = st.columns(2)
-    e = c1.number_input("cap ε", min_value=0.01, max_value=1000.0, value=epsilon, step=0.5, key=prefix + "_eps")
+    eps = APP_RANGES["cap_epsilon"]
+    e = c1.number_input(
+        "cap ε", min_value=eps.minimum, max_value=eps.maximum, value=epsilon, step=0.5, key=prefix + "_eps"
+    )
     d = c2.number_input(
-        "cap δ", min_value=1e-15, max_value=0.5, value=delta, step=1e-6, format="%.2e", key=prefix + "_delta"
+        "cap δ",
+        min_value=APP_RANGES["cap_delta"].minimum,
+        max_value=APP_RANGES["cap_delta"].maximum,
+        value=delta,
+        step=1e-6,
+        format="%.2e",
+        key=prefix + "_delta",
     )
     return float(e), float(d)
 

@@ -21,7 +21,7 @@ from dpsu_core.corpus.preview import Survey, survey
 from dpsu_core.corpus.readers import RawFile
 from dpsu_core.demo import DEMO_CSV, DEMO_NAME, load_canaries, load_demo
 from dpsu_core.errors import DpsuError
-from dpsu_core.params import PARAMS, ParamSpec
+from dpsu_core.params import APP_RANGES, PARAMS, ParamSpec
 from dpsu_core.privacy import delta_guidance
 from dpsu_core.spend import SpendPlan, spent_figure
 from dpsu_core.wording import speak
@@ -237,8 +237,8 @@ def sidebar() -> None:
         st.subheader("Next release")
         epsilon = st.number_input(
             "ε (epsilon) of each release",
-            min_value=0.01,
-            max_value=100.0,
+            min_value=APP_RANGES["epsilon"].minimum,
+            max_value=APP_RANGES["epsilon"].maximum,
             value=DEFAULT_EPSILON,
             step=0.5,
             key="epsilon",
@@ -247,8 +247,8 @@ def sidebar() -> None:
         )
         delta = st.number_input(
             "δ (delta) of each release",
-            min_value=1e-15,
-            max_value=0.5,
+            min_value=APP_RANGES["delta"].minimum,
+            max_value=APP_RANGES["delta"].maximum,
             value=DEFAULT_DELTA,
             step=1e-7,
             format="%.2e",
@@ -303,8 +303,8 @@ def session_budget_inputs() -> None:
     st.subheader("Session budget")
     e = st.number_input(
         "Total ε the session may spend",
-        min_value=0.01,
-        max_value=10_000.0,
+        min_value=APP_RANGES["total_epsilon"].minimum,
+        max_value=APP_RANGES["total_epsilon"].maximum,
         step=1.0,
         key=SESSION_BUDGET_KEYS[0],
         help="The cap on the session's total on the private corpus (all its releases composed). A release that "
@@ -312,8 +312,8 @@ def session_budget_inputs() -> None:
     )
     d = st.number_input(
         "Total δ the session may spend",
-        min_value=1e-15,
-        max_value=0.5,
+        min_value=APP_RANGES["total_delta"].minimum,
+        max_value=APP_RANGES["total_delta"].maximum,
         step=1e-6,
         format="%.2e",
         key=SESSION_BUDGET_KEYS[1],

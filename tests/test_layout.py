@@ -174,3 +174,35 @@ def test_no_module_imports_another_modules_private_names():
             if isinstance(node, ast.ImportFrom) and node.module is not None:
                 private += [f"{name}: from {node.module} import {a.name}" for a in node.names if a.name.startswith("_")]
     assert private == []
+
+
+def _literal_bounds(tree: ast.AST) -> list[tuple[int, float, float]]:
+    """(line, min_value, max_value) of every call in ``tree`` that writes both bounds as number literals."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            kw = {k.arg: k.value for k in node.keywords}
+            lo, hi = kw.get("min_value"), kw.get("max_value")
+            if isinstance(lo, ast.Constant) and isinstance(hi, ast.Constant):
+                if isinstance(lo.value, int | float) and isinstance(hi.value, int | float):
+                    found.append((node.lineno, float(lo.value), float(hi.value)))
+    return found
+
+
+def _spec_bounds() -> set[tuple[float, float]]:
+    from dpsu_core.params import APP_RANGES, PARAMS
+
+    pairs = {(float(s.minimum), float(s.maximum)) for s in PARAMS.values() if s.minimum is not None}
+    return pairs | {(r.minimum, r.maximum) for r in APP_RANGES.values()}
+
+
+@pytest.mark.parametrize("path", PAGES, ids=lambda p: p.name)
+def test_no_widget_writes_again_a_bound_a_spec_holds(path):
+    """A widget's range held by a spec (``params.PARAMS``, ``params.APP_RANGES``) is read from it, never copied."""
+    copied = [(n, lo, hi) for n, lo, hi in _literal_bounds(ast.parse(path.read_text())) if (lo, hi) in _spec_bounds()]
+    assert not copied, f"{path.name}: bounds a spec holds, written again at {copied}"
+
+
+def test_the_bound_check_sees_a_copied_bound():
+    tree = ast.parse("st.number_input('ε', min_value=0.01, max_value=100.0)\nst.slider('x', min_value=1, max_value=7)")
+    assert [(lo, hi) for _, lo, hi in _literal_bounds(tree) if (lo, hi) in _spec_bounds()] == [(0.01, 100.0)]
