@@ -395,11 +395,7 @@ class AppState(Workspace):
         recorded); ``job`` (a ``job.ReleaseJob``) names the request. Nothing is entered for a plan on an
         exploration corpus."""
         if plan.on_private:
-            key = self.private_key
-            request = {} if job is None else {"job": job.record(), "request_key": job.request_key(key)}
-            if job is not None and self.account is not None:
-                request["request_key"] = job.request_key(self.account.corpus_id)
-            self.ledger.add(entries, **request)
+            self.ledger.add(entries, job=job)
             if group is None:
                 group = self.begin_spend(plan)
             if group is not None:
