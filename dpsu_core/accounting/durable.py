@@ -14,8 +14,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from ..ledger import Ledger, LedgerEntry, LedgerTotal, total
 from .account import CorpusAccount, keep
+from .ledger import Ledger, LedgerEntry, LedgerTotal, total
 
 
 class DurableLedger(Ledger):
