@@ -14,8 +14,8 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from dpsu_core.corpus import LoadOptions
+from dpsu_core.corpus.synthetic import zipf_corpus
 from dpsu_core.mechanisms import list_mechanisms
-from dpsu_core.synthetic import zipf_corpus
 from pages._state import STATE_KEY
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""The corpus fingerprint (``dpsu_core.fingerprint``, issue 36.2) against reading and loading the files.
+"""The corpus fingerprint (``dpsu_core.corpus.fingerprint``, issue 36.2) against reading and loading the files.
 
     python -m benchmarks.run fingerprint        # 1M users (a 230 MB CSV) against a copy with one row changed
     python -m benchmarks.run fingerprint_10m    # its cost and size on 10M users (bench_fingerprint_10m)
@@ -27,7 +27,7 @@ import time
 from benchmarks.bench_overlap import _cpu, one_row_changed, read_both
 from benchmarks.bench_scale import CACHE, corpus_file
 from dpsu_core.corpus import corpus_from_token_lists, load_corpus
-from dpsu_core.fingerprint import fingerprint, match
+from dpsu_core.corpus.fingerprint import fingerprint, match
 
 REPEATS = 3
 

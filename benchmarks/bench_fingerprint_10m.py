@@ -20,7 +20,7 @@ import numpy as np
 from benchmarks.bench_overlap import _cpu, read_both
 from benchmarks.bench_scale import corpus_file
 from dpsu_core.corpus import Corpus, load_corpus
-from dpsu_core.fingerprint import fingerprint, match
+from dpsu_core.corpus.fingerprint import fingerprint, match
 
 
 def _timed(corpus: Corpus, secret: bytes):

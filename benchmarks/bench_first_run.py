@@ -1,7 +1,7 @@
 """The first minute after an install (issue 39, item 13), side by side in one run:
 
   * the first ``dpsu release`` on synthetic-200k with an empty numba kernel cache (``NUMBA_CACHE_DIR`` a new
-    folder: a fresh install) against the next run on the same cache (warm), and a third after ``dpsu_core.warm``
+    folder: a fresh install) against the next run on the same cache (warm), and a third after ``dpsu_core.interfaces.warm``
     filled another empty cache (what the app's start-up warm-up leaves behind);
   * a cold first open of the app (a new server: the first session imports the library) in Chromium, to the menu
     with its loading note and to the Corpus page, against a warm open of the same server.
@@ -38,11 +38,13 @@ def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, str]:
 
 def _release(src: Path, out: Path, cache: Path) -> tuple[float, str]:
     env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
-    return _timed([sys.executable, "-m", "dpsu_core.cli", "release", str(src), *RELEASE, "-o", str(out)], env)
+    return _timed(
+        [sys.executable, "-m", "dpsu_core.interfaces.cli", "release", str(src), *RELEASE, "-o", str(out)], env
+    )
 
 
 def _cli(tmp: Path) -> dict:
-    from dpsu_core.warm import PREPARING_NOTE
+    from dpsu_core.interfaces.warm import PREPARING_NOTE
 
     src = CACHE / f"synthetic_{USERS // 1000}k.csv"
     if not src.exists():
@@ -50,7 +52,7 @@ def _cli(tmp: Path) -> dict:
     cold, cold_err = _release(src, tmp / "cold.csv", tmp / "cache-cold")
     warm, warm_err = _release(src, tmp / "warm.csv", tmp / "cache-cold")
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp / "cache-warmed")}
-    warm_up, _ = _timed([sys.executable, "-c", "from dpsu_core.warm import warm; warm()"], env)
+    warm_up, _ = _timed([sys.executable, "-c", "from dpsu_core.interfaces.warm import warm; warm()"], env)
     after, after_err = _release(src, tmp / "after.csv", tmp / "cache-warmed")
     return {
         "corpus": f"synthetic-{USERS // 1000}k (CSV, {src.stat().st_size / 1e6:.0f} MB)",

@@ -36,7 +36,17 @@ PEAK_TARGET_MB_10M = 12 * 1024
 
 
 def _dpsu(path, out) -> list[str]:
-    return [sys.executable, "-m", "dpsu_core.cli", "release", str(path), *RELEASE, "-o", str(out), "--timings"]
+    return [
+        sys.executable,
+        "-m",
+        "dpsu_core.interfaces.cli",
+        "release",
+        str(path),
+        *RELEASE,
+        "-o",
+        str(out),
+        "--timings",
+    ]
 
 
 def _floor(path) -> list[str]:
@@ -139,7 +149,7 @@ def point(n_users: int, runs: int = RUNS, warmup: int = 1, start_probe: bool = F
 
 def help_vs_numpy(runs: int = 7) -> dict:
     py = sys.executable
-    res = paired([py, "-m", "dpsu_core.cli", "--help"], [py, "-c", "import numpy"], runs)
+    res = paired([py, "-m", "dpsu_core.interfaces.cli", "--help"], [py, "-c", "import numpy"], runs)
     res.pop("_stderr")
     return {
         "help_over_import_numpy": res["ratio_median"],
@@ -154,7 +164,7 @@ def help_vs_numpy(runs: int = 7) -> dict:
 def run() -> dict:
     for n in SIZES:
         corpus_file(n)  # data first, so the timings do not share the machine with the writer
-    measure([sys.executable, "-m", "dpsu_core.cli", "list"])  # numba's cache warm, as after installing
+    measure([sys.executable, "-m", "dpsu_core.interfaces.cli", "list"])  # numba's cache warm, as after installing
     return {
         "cpus": os.cpu_count(),
         "help": help_vs_numpy(),
@@ -172,7 +182,7 @@ def run_10m(runs: int = 3) -> dict:
     """The 10M-user point, three pairs (a median of two is their mean): one pass over the file warms the file
     cache instead of a warm-up pair."""
     path = corpus_file(10_000_000)
-    measure([sys.executable, "-m", "dpsu_core.cli", "list"])
+    measure([sys.executable, "-m", "dpsu_core.interfaces.cli", "list"])
     corpus_file(200_000)
     point(200_000, runs=1, warmup=0)  # numba's and the calibration cache warm
     _warm_file(path)

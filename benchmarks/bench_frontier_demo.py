@@ -1,6 +1,6 @@
 """Policy Gaussian, DP-SIPS and Policy DP-SIPS on the bundled text corpus (issue 17; docs/policy_sips.md).
 
-The corpus is ``assets/demo_corpus.csv`` (``dpsu_core.demo``): 6,000 users' English posts whose words follow
+The corpus is ``assets/demo_corpus.csv`` (``dpsu_core.corpus.demo``): 6,000 users' English posts whose words follow
 wordfreq's English frequencies, with recurring phrases and per-user topic words. It is text, read with the
 default tokenizer and preprocessing like an uploaded file, but it is generated, not written by people: the
 real-text row beside synthetic-200k (the setunion section's frontier block) and the web-log rows of ``frontier_msnbc``.
@@ -17,7 +17,7 @@ import math
 
 from benchmarks.bench_kernels import floor_seconds
 from benchmarks.bench_setunion import measure
-from dpsu_core.demo import load_canaries, load_demo
+from dpsu_core.corpus.demo import load_canaries, load_demo
 from dpsu_core.mechanisms import get_mechanism
 
 EPSILON, DELTA, MAX_ITEMS, RUNS = 3.0, math.exp(-10), 100, 10

@@ -2,7 +2,7 @@
 
 Each bomb is written to a temporary folder, then read in a fresh child process whose peak RSS comes
 from wait4's rusage:
-  - "cli": ``python -m dpsu_core.cli release BOMB ...`` (the real command; it must refuse the file);
+  - "cli": ``python -m dpsu_core.interfaces.cli release BOMB ...`` (the real command; it must refuse the file);
   - "app": the app's load path in a child process (``read_upload`` then ``load_upload`` on the upload's
     bytes, as the Corpus page calls them), which must refuse it too.
 A "baseline" row runs the same two paths on a small good CSV, so the bombs' cost over the start-up
@@ -89,7 +89,16 @@ def run() -> dict:
             path = folder / name
             make(path)
             cli_mb, cli_code, cli_msg = _peak(
-                [sys.executable, "-m", "dpsu_core.cli", "release", str(path), *MECH, "-o", str(folder / "out.csv")],
+                [
+                    sys.executable,
+                    "-m",
+                    "dpsu_core.interfaces.cli",
+                    "release",
+                    str(path),
+                    *MECH,
+                    "-o",
+                    str(folder / "out.csv"),
+                ],
                 folder,
             )
             app_mb, app_code, app_msg = _peak([sys.executable, "-c", _APP_CHILD, str(path), name], folder)

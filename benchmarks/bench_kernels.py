@@ -22,9 +22,9 @@ import numba
 import numpy as np
 
 from benchmarks.data import MSNBC
+from dpsu_core.corpus.synthetic import synthetic_200k
 from dpsu_core.mechanisms import get_mechanism, list_mechanisms
 from dpsu_core.mechanisms.dpne import BEST_SCHEDULE_RATIO
-from dpsu_core.synthetic import synthetic_200k
 
 RUNS = 5
 SYNTH = {"epsilon": 3.0, "delta": math.exp(-10), "max_items": 100, "alpha": 5.0}

@@ -27,7 +27,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from dpsu_core.accounting import compact, open_store
-from dpsu_core.ledger import LedgerEntry, total
+from dpsu_core.accounting.ledger import LedgerEntry, total
 from dpsu_core.mechanisms.registry import get_mechanism
 
 CHARGES = 1000

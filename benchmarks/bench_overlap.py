@@ -1,4 +1,4 @@
-"""The content check of public files (``dpsu_core.overlap``, issue 27.1) against reading the two files.
+"""The content check of public files (``dpsu_core.corpus.overlap``, issue 27.1) against reading the two files.
 
     python -m benchmarks.run overlap        # 1M users (a 230 MB CSV) against a copy with one row changed
     python -m benchmarks.run overlap_10m    # 10M users (a 2.3 GB CSV): run on its own
@@ -44,8 +44,8 @@ from functools import partial
 from pathlib import Path
 
 from benchmarks.bench_scale import CACHE, corpus_file
+from dpsu_core.corpus.overlap import Fingerprinter, compare, new_key
 from dpsu_core.corpus.readers import read_table
-from dpsu_core.overlap import Fingerprinter, compare, new_key
 
 PAIRS = 3
 SPARK_TRIPLES = 5  # Spark's timings vary more on a shared machine
@@ -227,9 +227,9 @@ def spark_section(private: Path, public: Path) -> dict:
     except ImportError:
         return {"spark": "skipped: pyspark is not installed"}
     from dpsu_core.corpus import LoadOptions
+    from dpsu_core.corpus.overlap import fingerprint, fingerprint_options
     from dpsu_core.engines.spark import spark_session
     from dpsu_core.engines.spark_inputs import resolve_input
-    from dpsu_core.overlap import fingerprint, fingerprint_options
 
     folder = spark_folder(n_users)
     opts = LoadOptions(format="csv", user_col="user", text_col="text")

@@ -20,8 +20,8 @@ import time
 
 from benchmarks.data import MSNBC
 from dpsu_core import metrics
+from dpsu_core.corpus.synthetic import synthetic_200k
 from dpsu_core.mechanisms import get_mechanism
-from dpsu_core.synthetic import synthetic_200k
 
 EPSILON, DELTA, RUNS, R = 1.0, 1e-6, 3, 0.1
 KS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)

@@ -4,7 +4,7 @@ peak memory of loading a 1 GB CSV.
     python -m benchmarks.run scale        # start-up, synthetic-200k, 1M and 3M users, the 1 GB CSV
     python -m benchmarks.run scale_10m    # 10M users (a 2.3 GB CSV; needs about 12 GB): run on its own
 
-Corpora are shaped like synthetic-200k (``dpsu_core.synthetic``: log-uniform 1-300 words per user,
+Corpora are shaped like synthetic-200k (``dpsu_core.corpus.synthetic``: log-uniform 1-300 words per user,
 Zipf(1.0) over 100,000 words named w<rank>): one CSV row per user holding the user's distinct words
 (10M users: 2.3 GB, 413M user-word pairs). The files are written once into benchmarks/_cache/
 (git-ignored) in chunks of 250k users, never all in memory.
@@ -42,7 +42,7 @@ def make_csv(n_users: int, path: Path, *, chunk: int = CHUNK, seed: int = 12345)
     import pyarrow.compute as pc
     import pyarrow.csv as pacsv
 
-    from dpsu_core.synthetic import zipf_corpus
+    from dpsu_core.corpus.synthetic import zipf_corpus
 
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".part")
@@ -113,7 +113,7 @@ def measure(argv: list[str], *, keep_stderr: bool = False) -> dict:
 def release_run(n_users: int) -> dict:
     path = corpus_file(n_users)
     out = CACHE / f"release_{n_users}.csv"
-    res = measure([sys.executable, "-m", "dpsu_core.cli", "release", str(path), *RELEASE, "-o", str(out)])
+    res = measure([sys.executable, "-m", "dpsu_core.interfaces.cli", "release", str(path), *RELEASE, "-o", str(out)])
     released = sum(1 for _ in out.open()) - 1
     out.unlink()
     size = path.stat().st_size
@@ -135,7 +135,7 @@ def startup(runs: int = 7) -> dict:
     py = sys.executable
     out = {
         "python_no_op": _median_of([py, "-c", "pass"], runs),
-        "dpsu_help": _median_of([py, "-m", "dpsu_core.cli", "--help"], runs),
+        "dpsu_help": _median_of([py, "-m", "dpsu_core.interfaces.cli", "--help"], runs),
         "import_dpsu_core": _median_of([py, "-c", "import dpsu_core"], runs),
         "import_load_corpus_and_get_mechanism": _median_of(
             [py, "-c", "from dpsu_core import load_corpus, get_mechanism"], runs
@@ -168,7 +168,7 @@ def run() -> dict:
     for n in SIZES:
         corpus_file(n)
     corpus_file(USERS_PER_GB)
-    measure([sys.executable, "-m", "dpsu_core.cli", "list"])  # numba's cache warm, as after installing
+    measure([sys.executable, "-m", "dpsu_core.interfaces.cli", "list"])  # numba's cache warm, as after installing
     res: dict = {"cpus": os.cpu_count(), "startup": startup()}
     runs = [release_run(200_000) for _ in range(3)]
     best = min(runs, key=lambda r: r["wall_s"])
@@ -181,7 +181,7 @@ def run() -> dict:
 def run_10m() -> dict:
     """The 10M-user point of the scaling curve (run on its own: about 12 GB at peak)."""
     corpus_file(10_000_000)
-    measure([sys.executable, "-m", "dpsu_core.cli", "list"])
+    measure([sys.executable, "-m", "dpsu_core.interfaces.cli", "list"])
     return {"cpus": os.cpu_count(), "release_10m": release_run(10_000_000)}
 
 

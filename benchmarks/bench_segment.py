@@ -191,7 +191,7 @@ def _cli(args: list[str], cwd: Path) -> tuple[float, float]:
     """Wall seconds and CPU seconds (user + system, all its threads) of one CLI release in a fresh process."""
     t0, c0 = time.perf_counter(), _children_cpu()
     done = subprocess.run(
-        [sys.executable, "-m", "dpsu_core.cli", "release", *args], capture_output=True, text=True, cwd=cwd
+        [sys.executable, "-m", "dpsu_core.interfaces.cli", "release", *args], capture_output=True, text=True, cwd=cwd
     )
     seconds, cpu = time.perf_counter() - t0, _children_cpu() - c0
     if done.returncode != 0:
@@ -241,7 +241,7 @@ def whole_release(tmp: Path, sizes: dict[str, float], pairs: int = 3) -> dict:
         "cpu_zh_over_en": ratios(cpu, "zh"),
         "load_average_1min": _spread(load),
         "target": "zh_over_en median <= 1.5",
-        "timed": f"python -m dpsu_core.cli release ... -m policy-gaussian -e 3 -d 1e-6 in a fresh process, {pairs} "
+        "timed": f"python -m dpsu_core.interfaces.cli release ... -m policy-gaussian -e 3 -d 1e-6 in a fresh process, {pairs} "
         "rounds of zh, zh without Korean, en in turn; ratios per round (wall, and CPU: user + system of all threads)",
     }
 

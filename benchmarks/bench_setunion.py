@@ -24,9 +24,9 @@ import statistics
 import time
 
 from benchmarks.bench_kernels import floor_seconds
+from dpsu_core.analysis.metrics import missing_mass
+from dpsu_core.corpus.synthetic import synthetic_200k
 from dpsu_core.mechanisms import get_mechanism, list_mechanisms
-from dpsu_core.metrics import missing_mass
-from dpsu_core.synthetic import synthetic_200k
 
 EPSILON, DELTA, MAX_ITEMS, ALPHA, RUNS = 3.0, math.exp(-10), 100, 3.0, 5
 SHARED = {"max_items": MAX_ITEMS, "alpha": ALPHA, "max_n": 1}

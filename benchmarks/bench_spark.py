@@ -2,7 +2,7 @@
 
     python -m benchmarks.run spark      # never run by CI; needs Java 17 and pyspark; about 8 GB at peak
 
-The corpus is synthetic-200k's shape at 1M users (``dpsu_core.synthetic.zipf_corpus``: log-uniform 1-300
+The corpus is synthetic-200k's shape at 1M users (``dpsu_core.corpus.synthetic.zipf_corpus``: log-uniform 1-300
 words per user, Zipf(1.0) over 100,000 words ``w<rank>``), one CSV row per user holding the user's words,
 written once into benchmarks/_cache/ (git-ignored) in chunks.
 
@@ -36,7 +36,7 @@ def corpus_csv(n_users: int = N_USERS, chunk: int = 250_000, seed: int = 12345) 
     import pyarrow.compute as pc
     import pyarrow.csv as pacsv
 
-    from dpsu_core.synthetic import zipf_corpus
+    from dpsu_core.corpus.synthetic import zipf_corpus
 
     path = CACHE / f"spark_synthetic_{n_users}.csv"
     if path.exists():
@@ -102,7 +102,7 @@ class PeakSampler:
 def _local_peak(path: Path, mechanism: str) -> dict:
     """The local engine with its tree's peak RSS sampled like Spark's (the same measure for both)."""
     code = (
-        "import sys; from dpsu_core.cli import main; "
+        "import sys; from dpsu_core.interfaces.cli import main; "
         f"sys.exit(main(['release', {str(path)!r}, '-m', {mechanism!r}, '-e', '{EPS}', '-d', '{DELTA}', "
         f"'-o', {str(CACHE / ('local_' + mechanism + '.csv'))!r}, '--user-col', 'user', '--text-col', 'text']))"
     )

@@ -4,7 +4,7 @@ with PipelineDP's Spark backend?
     python -m benchmarks.run spark_side    # opt-in: Java 17, pyspark and pipeline-dp (pip install '.[spark,bench]')
     python -m benchmarks.run spark_cold    # the cold CLI pairs and the cold floor alone (no 10M part)
 
-At 200k users: synthetic-200k (``dpsu_core.synthetic.synthetic_200k``, one CSV row per user holding the
+At 200k users: synthetic-200k (``dpsu_core.corpus.synthetic.synthetic_200k``, one CSV row per user holding the
 user's words) with Weighted Gaussian at epsilon 3, delta e^-10, Delta0 100:
 
 * the cold CLI, paired: the local engine's ``dpsu release`` and the Spark engine's (``--engine spark
@@ -51,7 +51,7 @@ def csv_200k() -> Path:
     import pyarrow.compute as pc
     import pyarrow.csv as pacsv
 
-    from dpsu_core.synthetic import synthetic_200k
+    from dpsu_core.corpus.synthetic import synthetic_200k
 
     path = CACHE / "spark_synthetic_200k.csv"
     if path.exists():
@@ -76,7 +76,7 @@ def _cli(
 ) -> dict:
     """``dpsu release`` in a child process: wall seconds, items released, peak RSS of its process tree (with
     ``--report`` in ``extra``: the report's calibration too)."""
-    argv = [sys.executable, "-m", "dpsu_core.cli", "release", str(path), "-m", MECHANISM, "-e", str(EPS)]
+    argv = [sys.executable, "-m", "dpsu_core.interfaces.cli", "release", str(path), "-m", MECHANISM, "-e", str(EPS)]
     argv += ["-d", repr(delta), "--max-items", str(DELTA0), "--user-col", "user", "--text-col", "text"]
     argv += ["-o", str(CACHE / f"side_{'spark' if extra else 'local'}.csv"), *(["--timings"] if timings else [])]
     argv += list(extra)

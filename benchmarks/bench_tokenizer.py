@@ -39,7 +39,7 @@ import numpy as np
 from dpsu_core.corpus.model import Corpus
 from dpsu_core.mechanisms.item_counts import DEFAULT_SHARE, mechanism_with_counts, release_with_counts
 from dpsu_core.mechanisms.registry import get_mechanism
-from dpsu_core.tokenizer_export import UNK, TokenizerSpec, build_tokenizer
+from dpsu_core.outputs.tokenizer_export import UNK, TokenizerSpec, build_tokenizer
 
 MECHANISM = "policy-gaussian"
 EPSILONS = (1.0, 3.0, 8.0)
@@ -241,8 +241,8 @@ def _table(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def run() -> dict[str, Any]:
-    from dpsu_core.demo import load_demo
-    from dpsu_core.synthetic import synthetic_200k
+    from dpsu_core.corpus.demo import load_demo
+    from dpsu_core.corpus.synthetic import synthetic_200k
 
     out: dict[str, Any] = {
         "mechanism": MECHANISM,

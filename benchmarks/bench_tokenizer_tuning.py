@@ -29,7 +29,7 @@ from benchmarks.bench_tokenizer import DELTA, MECHANISM, SEED, VOCAB, _score, _s
 from dpsu_core.corpus.model import Corpus
 from dpsu_core.mechanisms.item_counts import mechanism_with_counts, release_with_counts
 from dpsu_core.mechanisms.registry import get_mechanism
-from dpsu_core.tokenizer_export import TokenizerSpec, build_tokenizer
+from dpsu_core.outputs.tokenizer_export import TokenizerSpec, build_tokenizer
 
 GRID = {  # corpus: (epsilons, shares)
     "demo": ((1.0, 3.0, 8.0), (0.05, 0.1, 0.2)),
@@ -96,8 +96,8 @@ def _one_corpus(name: str, corpus: Corpus) -> dict[str, Any]:
 
 
 def run() -> dict[str, Any]:
-    from dpsu_core.demo import load_demo
-    from dpsu_core.synthetic import synthetic_200k
+    from dpsu_core.corpus.demo import load_demo
+    from dpsu_core.corpus.synthetic import synthetic_200k
 
     return {
         "mechanism": MECHANISM,

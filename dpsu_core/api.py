@@ -55,7 +55,7 @@ def release(
         )
     account, charged = charge(account, job, actor=who, tool="api", source="dpsu_core.release")
     rel = job.run(corpus)
-    from .export import report_json
+    from .outputs.export import report_json
 
     keep(account, charged.charge_id, rel, report_json(rel))
     return rel

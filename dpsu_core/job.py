@@ -21,8 +21,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .accounting.ledger import LedgerEntry, LedgerTotal, total
+from .accounting.spend import counts_entry
 from .errors import ParameterError
-from .ledger import LedgerEntry, LedgerTotal, total
 from .mechanisms import Calibration, Mechanism, Release, get_mechanism, list_mechanisms
 from .mechanisms.base import ProgressFn
 from .mechanisms.item_counts import (
@@ -31,7 +32,6 @@ from .mechanisms.item_counts import (
     mechanism_with_counts,
     release_with_counts,
 )
-from .spend import counts_entry
 
 ENGINES = ("local", "spark")
 

@@ -5,12 +5,12 @@ import streamlit as st
 
 from dpsu_core.corpus import TOKENIZERS, LoadOptions
 from dpsu_core.corpus.clean import stop_word_languages
+from dpsu_core.corpus.demo import DEMO_NAME, load_canaries
 from dpsu_core.corpus.segment import KOREAN_MODES
-from dpsu_core.demo import DEMO_NAME, load_canaries
+from dpsu_core.corpus.synthetic import SIZE_DISTRIBUTIONS, SimulationSpec, simulated_corpus
 from dpsu_core.errors import InputError
 from dpsu_core.params import PARAMS
 from dpsu_core.reading import CLEANING_FIELDS, READING, TOKENIZING_FIELDS, ReadingOption
-from dpsu_core.synthetic import SIZE_DISTRIBUTIONS, SimulationSpec, simulated_corpus
 from dpsu_core.wording import count_text, speak
 from pages import _ui
 from pages._format import escape_markdown, plain_text

@@ -3,19 +3,19 @@
 import pandas as pd
 import streamlit as st
 
-from dpsu_core.charts import item_user_distribution_chart, utility_curve_chart
+from dpsu_core.accounting.history import RELEASE_PAGE
+from dpsu_core.analysis.charts import item_user_distribution_chart, utility_curve_chart
+from dpsu_core.analysis.counts_advice import counts_advice
+from dpsu_core.analysis.metrics import canaries_released
+from dpsu_core.analysis.utility import has_preview, utility_preview
 from dpsu_core.corpus import LoadOptions
 from dpsu_core.corpus.segment import korean_items
-from dpsu_core.counts_advice import counts_advice
 from dpsu_core.errors import ParameterError
-from dpsu_core.export import guarantee_text
-from dpsu_core.history import RELEASE_PAGE
 from dpsu_core.mechanisms import list_mechanisms, mechanism_class
 from dpsu_core.mechanisms.item_counts import cost_line, counts_of
-from dpsu_core.metrics import canaries_released
+from dpsu_core.outputs.export import guarantee_text
 from dpsu_core.params import APP_RANGES, MAX_ITEMS_LIMIT
 from dpsu_core.privacy import delta_guidance
-from dpsu_core.utility import has_preview, utility_preview
 from dpsu_core.wording import count_text
 from pages import _run, _ui
 from pages._format import (
@@ -323,7 +323,7 @@ if len(per_length) > 1 or cls.kind == "ngram":
         key="per_length_table",
     )
     try:
-        from dpsu_core.charts import released_per_length_chart
+        from dpsu_core.analysis.charts import released_per_length_chart
 
         st.altair_chart(released_per_length_chart(per_length), width="stretch")
     except ImportError:

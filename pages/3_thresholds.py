@@ -3,8 +3,8 @@
 import numpy as np
 import streamlit as st
 
-from dpsu_core.charts import rho_vs_max_items_chart, thresholds_chart
-from dpsu_core.threshold_tables import thresholds_vs_epsilon, thresholds_vs_max_items
+from dpsu_core.analysis.charts import rho_vs_max_items_chart, thresholds_chart
+from dpsu_core.analysis.threshold_tables import thresholds_vs_epsilon, thresholds_vs_max_items
 from pages import _ui
 from pages._format import THRESHOLD_HEADERS
 from pages._state import app_state

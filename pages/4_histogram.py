@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dpsu_core.charts import multi_weight_histogram_chart, weight_histogram_chart
+from dpsu_core.analysis.charts import multi_weight_histogram_chart, weight_histogram_chart
+from dpsu_core.analysis.metrics import histogram_fill
 from dpsu_core.mechanisms import Release, mechanism_class
-from dpsu_core.metrics import histogram_fill
 from pages import _run, _ui
 from pages._format import escape_markdown, mechanism_labels, text_width
 from pages._state import app_state

@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from dpsu_core.charts import coverage_chart
-from dpsu_core.metrics import coverage_table, matching_k, missing_mass
+from dpsu_core.analysis.charts import coverage_chart
+from dpsu_core.analysis.metrics import coverage_table, matching_k, missing_mass
 from pages import _ui
 from pages._format import escape_markdown, headline_text
 from pages._state import app_state

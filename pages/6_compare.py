@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from dpsu_core.charts import compare_chart
-from dpsu_core.compare import SECONDS_NOTE, summarize, summary_csv
+from dpsu_core.analysis.charts import compare_chart
+from dpsu_core.analysis.compare import SECONDS_NOTE, summarize, summary_csv
 from pages import _run, _ui
 from pages._format import (
     RUN_HEADERS,

@@ -4,11 +4,11 @@ from typing import Any
 
 import streamlit as st
 
-from dpsu_core.command import command_file, release_command, release_script
-from dpsu_core.export import export_basename, guarantee_text
+from dpsu_core.analysis.metrics import canaries_released
 from dpsu_core.mechanisms.item_counts import counts_of
-from dpsu_core.metrics import canaries_released
-from dpsu_core.tokenizer_export import (
+from dpsu_core.outputs.command import command_file, release_command, release_script
+from dpsu_core.outputs.export import export_basename, guarantee_text
+from dpsu_core.outputs.tokenizer_export import (
     DEFAULT_MODEL,
     DEFAULT_SPECIAL_TOKENS,
     DEFAULT_VOCAB_SIZE,

@@ -3,12 +3,12 @@
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from dpsu_core.charts import neighbours_chart, privacy_loss_chart
+from dpsu_core.accounting.history import NOT_KEPT_NEIGHBOURS
+from dpsu_core.analysis.charts import neighbours_chart, privacy_loss_chart
+from dpsu_core.analysis.neighbours import MAX_RUNS, add_user, holders, remove_user, run_neighbours, user_items
 from dpsu_core.corpus import Corpus
-from dpsu_core.demo import DEMO_NAME, load_canaries
-from dpsu_core.history import NOT_KEPT_NEIGHBOURS
+from dpsu_core.corpus.demo import DEMO_NAME, load_canaries
 from dpsu_core.mechanisms import list_mechanisms
-from dpsu_core.neighbours import MAX_RUNS, add_user, holders, remove_user, run_neighbours, user_items
 from dpsu_core.wording import count_text
 from pages import _run, _ui
 from pages._format import NEIGHBOUR_HEADERS, escape_markdown, header_labels, mechanism_labels

@@ -9,9 +9,9 @@ import streamlit as st
 
 from dpsu_core.accounting import custodian
 from dpsu_core.accounting.custodian import CorpusSpend
+from dpsu_core.accounting.identity import Identity
 from dpsu_core.accounting.store import LedgerStore
 from dpsu_core.errors import DpsuError
-from dpsu_core.identity import Identity
 from dpsu_core.params import APP_RANGES
 from pages import _auth, _ui
 from pages._format import escape_markdown

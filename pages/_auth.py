@@ -1,8 +1,8 @@
 """Sign-in and roles in the app: who is using it (``current_identity``), the gate app.py passes before any page
 (``gate``), the sidebar's line about it, and the ledger store the app charges (``ledger_store``). Layout only: the
-identity and roles are ``dpsu_core.identity``, the custodian's actions ``dpsu_core.accounting.custodian``.
+identity and roles are ``dpsu_core.accounting.identity``, the custodian's actions ``dpsu_core.accounting.custodian``.
 
-Modes (``dpsu_core.identity``): an ``[auth]`` section in ``.streamlit/secrets.toml`` turns on the native sign-in
+Modes (``dpsu_core.accounting.identity``): an ``[auth]`` section in ``.streamlit/secrets.toml`` turns on the native sign-in
 (``st.login``, OpenID Connect); ``server.trustedUserHeaders`` in the config means a proxy signs people in and
 names them in headers; neither is single-user mode, where the local user is the custodian of their own store."""
 
@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
+from dpsu_core.accounting.identity import Identity, Mode, custodian_patterns, from_claims, local_user
 from dpsu_core.errors import DpsuError
-from dpsu_core.identity import Identity, Mode, custodian_patterns, from_claims, local_user
 from pages._format import escape_markdown
 
 if TYPE_CHECKING:  # the store (and the ledger under it) loads on first use, after the menu is drawn

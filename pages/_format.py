@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from dpsu_core.export import format_value
 from dpsu_core.mechanisms import Calibration, list_mechanisms, mechanism_class
+from dpsu_core.outputs.export import format_value
 from dpsu_core.wording import count_text
 from pages._text import SD_UNDEFINED
 

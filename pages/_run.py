@@ -9,7 +9,8 @@ from typing import Any
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from dpsu_core.compare import compare_runs
+from dpsu_core.accounting.spend import SpendPlan
+from dpsu_core.analysis.compare import compare_runs
 from dpsu_core.corpus import Corpus
 from dpsu_core.errors import DpsuError
 from dpsu_core.job import ReleaseJob
@@ -21,7 +22,6 @@ from dpsu_core.mechanisms.item_counts import (
     check_countable,
     mechanism_with_counts,
 )
-from dpsu_core.spend import SpendPlan
 from pages._state import Budget, CountsOption, app_state
 from pages._text import TEACHING_SEED
 from pages._ui import redraw_ledger, show_error, spent_done

@@ -16,21 +16,21 @@ import streamlit as st
 
 from dpsu_core.accounting.account import CorpusAccount, local_actor, recognise
 from dpsu_core.accounting.durable import DurableLedger
+from dpsu_core.accounting.history import CorpusRef, PublicRef, ReleaseHistory, ReleaseRecord, SpendGroup
+from dpsu_core.accounting.ledger import LedgerEntry, LedgerTotal, ledger_summary
+from dpsu_core.accounting.spend import SpendPlan, plan_spend, plan_with_counts
+from dpsu_core.analysis.neighbours import NeighbourRuns
 from dpsu_core.corpus import Corpus, LoadOptions
+from dpsu_core.corpus.fingerprint import Content, is_known
 from dpsu_core.corpus.load import as_loaded
+from dpsu_core.corpus.overlap import Key, new_key
 from dpsu_core.corpus.preview import Survey
 from dpsu_core.corpus.readers import RawFile
-from dpsu_core.export import ExportFile, export_files
-from dpsu_core.fingerprint import Content, is_known
-from dpsu_core.history import CorpusRef, PublicRef, ReleaseHistory, ReleaseRecord, SpendGroup
-from dpsu_core.ledger import LedgerEntry, LedgerTotal, ledger_summary
 from dpsu_core.mechanisms import Calibration, Release
 from dpsu_core.mechanisms.item_counts import DEFAULT_CLIP, DEFAULT_SHARE, CountsCalibration
 from dpsu_core.mechanisms.registry import mechanism_class
-from dpsu_core.neighbours import NeighbourRuns
-from dpsu_core.overlap import Key, new_key
+from dpsu_core.outputs.export import ExportFile, export_files
 from dpsu_core.params import PARAMS
-from dpsu_core.spend import SpendPlan, plan_spend, plan_with_counts
 from pages._text import (
     DEFAULT_DELTA,
     DEFAULT_EPSILON,
@@ -137,7 +137,7 @@ class Workspace:
     # results on the corpus: cleared when another corpus is installed
     comparison: pd.DataFrame | None = None  # the last table of compare_runs
     neighbours: NeighbourView | None = None  # the last neighbouring-corpora experiment
-    # the content of an uploaded file (``dpsu_core.fingerprint``): a private one's, to check public files against
+    # the content of an uploaded file (``dpsu_core.corpus.fingerprint``): a private one's, to check public files against
     fingerprint: Content | None = None
     content_note: str = ""  # what the content check said of an exploration file (raw data, NOT private)
 
@@ -329,7 +329,7 @@ class AppState(Workspace):
     # ---- the ledger and the spend gate --------------------------------------------------------------
     def plan(self, action: str, planned: list[tuple[Calibration, int]], source: str) -> SpendPlan:
         """What ``action`` (``planned``: calibration and number of releases) costs on the corpus in use
-        (``dpsu_core.spend.plan_spend``: nothing on an exploration corpus)."""
+        (``dpsu_core.accounting.spend.plan_spend``: nothing on an exploration corpus)."""
         return self.plan_on(action, planned, source, on_private=not self.exploring, corpus_name=self.corpus_name)
 
     def plan_on(
@@ -363,7 +363,7 @@ class AppState(Workspace):
 
     def plan_counts(self, plan: SpendPlan, cc: CountsCalibration) -> SpendPlan:
         """``plan`` (the set release at its share of the budget) with the noisy counts' step added
-        (``dpsu_core.spend.plan_with_counts``): its ledger entry, and the cost and total after it."""
+        (``dpsu_core.accounting.spend.plan_with_counts``): its ledger entry, and the cost and total after it."""
         return plan_with_counts(plan, cc, self.ledger.for_corpus(self.private_key))
 
     def set_session_budget(self, epsilon: float, delta: float) -> None:
@@ -395,11 +395,7 @@ class AppState(Workspace):
         recorded); ``job`` (a ``job.ReleaseJob``) names the request. Nothing is entered for a plan on an
         exploration corpus."""
         if plan.on_private:
-            key = self.private_key
-            request = {} if job is None else {"job": job.record(), "request_key": job.request_key(key)}
-            if job is not None and self.account is not None:
-                request["request_key"] = job.request_key(self.account.corpus_id)
-            self.ledger.add(entries, **request)
+            self.ledger.add(entries, job=job)
             if group is None:
                 group = self.begin_spend(plan)
             if group is not None:
@@ -455,7 +451,7 @@ class AppState(Workspace):
         spent = ledger_summary(self.ledger.total(where.digest)) if where.private else None
         rec = self.history.add(release, where, page, params, public, group=group, batch=batch, spent=spent)
         if group is not None:  # spent on the private corpus: its public output is kept with the charge
-            from dpsu_core.export import report_json
+            from dpsu_core.outputs.export import report_json
 
             self.ledger.keep(self.private_key, release, report_json(release, spent, rec.title()))
         return rec
@@ -486,7 +482,7 @@ class AppState(Workspace):
         }
 
     def export_files(self, rec: ReleaseRecord) -> list[ExportFile]:
-        """The release's downloads, built once per release and ledger state (``dpsu_core.export.export_files``):
+        """The release's downloads, built once per release and ledger state (``dpsu_core.outputs.export.export_files``):
         the report names the release and what the session had spent on its corpus at that release (``rec.spent``)."""
         n = len(self.ledger.entries)
         if self.export_cache is None or self.export_cache[0] != (rec.number, n):
@@ -496,8 +492,8 @@ class AppState(Workspace):
     def tokenizer_files(self, rec: ReleaseRecord, spec: Any) -> tuple[bytes, bytes, dict[str, Any]]:
         """(tokenizer.json, the Markdown report recording how it was built, the build record) of a release and
         a ``tokenizer_export.TokenizerSpec``, built once per release, spec and ledger state."""
-        from dpsu_core.export import report_markdown
-        from dpsu_core.tokenizer_export import tokenizer_json
+        from dpsu_core.outputs.export import report_markdown
+        from dpsu_core.outputs.tokenizer_export import tokenizer_json
 
         key = (rec.number, spec)  # the report's account is the one at this release (``rec.spent``)
         if self.tokenizer_cache is None or self.tokenizer_cache[0] != key:

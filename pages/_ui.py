@@ -14,16 +14,16 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from dpsu_core.accounting.spend import SpendPlan, spent_figure
 from dpsu_core.corpus import Corpus, LoadOptions, read_upload
+from dpsu_core.corpus.demo import DEMO_CSV, DEMO_NAME, load_canaries, load_demo
 from dpsu_core.corpus.limits import budget_warning, session_budget_bytes
 from dpsu_core.corpus.load import content_digest
 from dpsu_core.corpus.preview import Survey, survey
 from dpsu_core.corpus.readers import RawFile
-from dpsu_core.demo import DEMO_CSV, DEMO_NAME, load_canaries, load_demo
 from dpsu_core.errors import DpsuError
 from dpsu_core.params import APP_RANGES, PARAMS, ParamSpec
 from dpsu_core.privacy import delta_guidance
-from dpsu_core.spend import SpendPlan, spent_figure
 from dpsu_core.wording import speak
 from pages._format import budget_summary, escape_markdown, header_labels, parse_canaries
 from pages._icons import ICONS
@@ -82,9 +82,9 @@ def show_error(exc: BaseException, what: str = "") -> None:
 
 
 def warm_kernels() -> None:
-    """Prepare the release kernels in the background at the app's start (``dpsu_core.warm``), when a fresh install
+    """Prepare the release kernels in the background at the app's start (``dpsu_core.interfaces.warm``), when a fresh install
     has not compiled them yet: the first release finds them ready."""
-    from dpsu_core.warm import warm_in_background
+    from dpsu_core.interfaces.warm import warm_in_background
 
     warm_in_background()
 

@@ -2,7 +2,7 @@
 through the same widgets (format, header, column pickers, preview, column facts, checks) and the same safety
 (unpacked once, the memory check before loading; a "public" file holding the private data is refused), and the
 same load (``load_flow``: one "Load it anyway", one content check, then the corpus installed for its role).
-Layout only: the reading is ``dpsu_core.corpus`` (``preview``, ``load_upload``), the check ``dpsu_core.fingerprint``."""
+Layout only: the reading is ``dpsu_core.corpus`` (``preview``, ``load_upload``), the check ``dpsu_core.corpus.fingerprint``."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ import streamlit as st
 
 from dpsu_core.corpus import FORMATS, LoadOptions, load_upload
 from dpsu_core.corpus.columns import column_spec
+from dpsu_core.corpus.fingerprint import check_content, content
 from dpsu_core.corpus.load import refuse_private_copy
+from dpsu_core.corpus.overlap import Fingerprinter
 from dpsu_core.corpus.preview import SHOWN_ROWS, Preview, Survey, preview
 from dpsu_core.errors import InputError
-from dpsu_core.fingerprint import check_content, content
-from dpsu_core.overlap import Fingerprinter
 from dpsu_core.reading import FILE_FIELDS, HEADER_LABEL, READING
 from dpsu_core.wording import speak
 from pages import _ui

@@ -38,7 +38,7 @@ Public API (import as ``from tests.helpers import ...`` or ``from helpers import
 
 ``run_displayed(command, cwd, env, timeout) -> CompletedProcess``: a ``dpsu ...`` command as the Export page shows
     it (lines continued with `` \\``) run by ``sh`` as a user pasting it would, ``dpsu`` being this checkout's
-    ``python -m dpsu_core.cli``.
+    ``python -m dpsu_core.interfaces.cli``.
 
 ``coupled_neighbours()``: a hypothesis strategy of (n_items, Delta0, D's rows, the extra user's row, its
     position, gamma) for the sensitivity property tests.
@@ -225,5 +225,5 @@ def run_displayed(command: str, cwd: Path, env: dict[str, str], timeout: float =
     """Run a displayed ``dpsu ...`` command through ``sh`` (its line continuations and quoting as a shell reads
     them), with ``dpsu`` this checkout's CLI."""
     assert command.startswith("dpsu "), command[:40]
-    script = f'dpsu() {{ exec {shlex.quote(sys.executable)} -m dpsu_core.cli "$@"; }}\n{command}\n'
+    script = f'dpsu() {{ exec {shlex.quote(sys.executable)} -m dpsu_core.interfaces.cli "$@"; }}\n{command}\n'
     return subprocess.run(["sh", "-c", script], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)

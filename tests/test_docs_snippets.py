@@ -95,6 +95,6 @@ def test_block_runs(workdir, where, line, lang, code):
         script.write_text(code + "\n", encoding="utf-8")
         proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600)
     else:
-        dpsu = f'dpsu() {{ "{sys.executable}" -m dpsu_core.cli "$@"; }}\nset -e\n'
+        dpsu = f'dpsu() {{ "{sys.executable}" -m dpsu_core.interfaces.cli "$@"; }}\nset -e\n'
         proc = subprocess.run(["bash", "-c", dpsu + code], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, f"{where}:{line}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"

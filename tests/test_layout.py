@@ -133,7 +133,9 @@ def test_the_cycle_finder_finds_cycles():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"} - {"e"}}
     assert import_cycles(graph) == [["a", "b", "c"]]
     # and it sees this package's lazy and TYPE_CHECKING imports: a function-level import is in the graph
-    assert "dpsu_core.mechanisms.registry" in _imported_modules("dpsu_core.cli", MODULES["dpsu_core.cli"])
+    assert "dpsu_core.mechanisms.registry" in _imported_modules(
+        "dpsu_core.interfaces.cli", MODULES["dpsu_core.interfaces.cli"]
+    )
 
 
 #: the layers of dpsu_core, lowest first: a module may import its own layer and those below, never one above
@@ -206,3 +208,33 @@ def test_no_widget_writes_again_a_bound_a_spec_holds(path):
 def test_the_bound_check_sees_a_copied_bound():
     tree = ast.parse("st.number_input('ε', min_value=0.01, max_value=100.0)\nst.slider('x', min_value=1, max_value=7)")
     assert [(lo, hi) for _, lo, hi in _literal_bounds(tree) if (lo, hi) in _spec_bounds()] == [(0.01, 100.0)]
+
+
+# --------------------------------------------------------------------------- folders by job (issue 40)
+#: what each folder of dpsu_core holds; a new module goes in the folder of its job
+FOLDERS = {
+    "accounting": "the ledger, the spend gate, the history, the durable store, identities and corpus accounts",
+    "outputs": "export files and reports, the output writer, tokenizer export, the redo command",
+    "analysis": "metrics, comparisons, neighbouring corpora, the utility preview, threshold tables, charts",
+    "interfaces": "the command line, the app's launcher, signals and the kernels' warm-up",
+    "corpus": "reading, cleaning, tokenizing and building corpora; content fingerprints",
+    "privacy": "calibrations, compositions and their safe rounding",
+    "mechanisms": "the mechanisms, each with its calibration beside its update rule",
+    "engines": "the Spark engine",
+}
+MAX_LOOSE = 10
+
+
+def test_dpsu_core_is_in_folders_by_job_with_few_loose_modules():
+    core = ROOT / "dpsu_core"
+    folders = {p.name for p in core.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert folders == set(FOLDERS), f"folders of dpsu_core: {sorted(folders)}; the layout names {sorted(FOLDERS)}"
+    loose = sorted(p.name for p in core.glob("*.py") if p.name != "__init__.py")
+    assert len(loose) <= MAX_LOOSE, f"{len(loose)} loose modules at dpsu_core's root (at most {MAX_LOOSE}): {loose}"
+
+
+def test_the_readme_layout_names_every_folder():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    layout = readme.split("## Layout", 1)[1].split("\n## ", 1)[0]
+    for name in FOLDERS:
+        assert f"dpsu_core/{name}/" in layout, f"README's Layout section does not name dpsu_core/{name}/"

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import DpsuError
-from ..ledger import LedgerEntry, LedgerTotal, total
+from .ledger import LedgerEntry, LedgerTotal, total
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ def recognise(store: Any, corpus: Any, name: str, *, by: str) -> CorpusAccount:
     """The account of a loaded ``corpus`` (a ``Corpus``): the known corpus its fingerprint matches (``fingerprint``:
     its users' token sets, keyed with the store's secret), or a new one registered under ``name`` (made unique) at
     the store's default cap; a partial overlap with a known corpus is a new corpus with a warning."""
-    from ..fingerprint import CorpusFingerprint, fingerprint, match
+    from ..corpus.fingerprint import CorpusFingerprint, fingerprint, match
 
     fp = fingerprint(corpus, store.secret())
     best: tuple[Any, Any] | None = None
@@ -197,7 +197,7 @@ def keep(account: CorpusAccount, charge_id: Any, release: Any, report: bytes | s
     """Keep a release's public output with its charge: its rows as exported (item, n, and for count mechanisms the
     noisy count and its noise's standard deviation), its calibration and its report. Only the released set and
     public parameters: nothing raw."""
-    from ..export import to_csv_bytes
+    from ..outputs.export import to_csv_bytes
 
     counts = None if release.noisy_counts is None else [float(c) for c in release.noisy_counts]
     return account.store.keep_release(

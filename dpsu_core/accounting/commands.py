@@ -1,6 +1,6 @@
 """The ledger's and the corpora's commands: ``dpsu ledger show|export|verify|export-release`` and ``dpsu corpus
 list|register|set-budget``. Each takes ``--ledger PATH_OR_URL`` (else ``$DPSU_LEDGER``, else the per-user default
-file). ``dpsu_core.cli`` adds them with ``add_commands`` and runs them with ``run``; bad input raises the usual
+file). ``dpsu_core.interfaces.cli`` adds them with ``add_commands`` and runs them with ``run``; bad input raises the usual
 typed errors (one line, exit 2), and ``ledger verify`` exits 1 when a chain is broken, naming the row.
 """
 
@@ -113,7 +113,7 @@ def _show(store: LedgerStore, args: argparse.Namespace) -> int:
 
 def _corpus_view(store: LedgerStore, name: str) -> dict[str, Any]:
     """One corpus's public account: cap, total, what is left, its spends, kept releases and refusals."""
-    from ..ledger import ledger_summary
+    from .ledger import ledger_summary
 
     c = store.corpus(name)
     spent = store.total(c.id)
@@ -185,7 +185,7 @@ def _export_release(store: LedgerStore, args: argparse.Namespace) -> int:
 
 def items_csv(kept: KeptRelease) -> bytes:
     """A kept release's items (n-grams as their words joined by spaces) and noisy counts, as CSV."""
-    from ..export import neutralise_cell
+    from ..outputs.export import neutralise_cell
 
     buf = io.StringIO()
     writer = csv.writer(buf, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")
@@ -198,7 +198,7 @@ def items_csv(kept: KeptRelease) -> bytes:
 
 def _write(store: LedgerStore, files: list[tuple[str, str, bytes]]) -> None:
     """Write the files whole and together, never over the ledger's own file."""
-    from ..outputs import check_output_paths, write_together
+    from ..outputs.writer import check_output_paths, write_together
 
     ledger = None if is_url(store.location) else store.location
     check_output_paths({label: path for label, path, _ in files}, {"the ledger": ledger})
@@ -227,7 +227,7 @@ def corpus_identity(path: Path, secret: bytes, options: Any = None) -> bytes:
     the release reads them, keyed with the store's ``secret``), the file read as ``options`` say (the reading flags
     of ``dpsu release``)."""
     from ..corpus import LoadOptions, load_corpus
-    from ..fingerprint import fingerprint
+    from ..corpus.fingerprint import fingerprint
 
     if not secret:
         raise ParameterError("the ledger has no key; open it with this dpsu to create one")

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ParameterError
-from ..identity import Identity, require_custodian, require_signed_in
-from ..ledger import LedgerTotal
+from .identity import Identity, require_custodian, require_signed_in
+from .ledger import LedgerTotal
 from .store import Corpus, KeptRelease, LedgerStore, Refusal, VerifyResult
 
 __all__ = [

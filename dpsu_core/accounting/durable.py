@@ -14,8 +14,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from ..ledger import Ledger, LedgerEntry, LedgerTotal, total
 from .account import CorpusAccount, keep
+from .ledger import Ledger, LedgerEntry, LedgerTotal, total
 
 
 class DurableLedger(Ledger):
@@ -74,9 +74,11 @@ class DurableLedger(Ledger):
         self.add([entry])
         return entry
 
-    def add(self, entries: Sequence[LedgerEntry], *, job: dict[str, Any] | None = None, request_key: str = "") -> None:
+    def add(self, entries: Sequence[LedgerEntry], *, job: Any = None) -> None:
         """Enter entries as they are attempted: those of an attached corpus are charged to the store in one
-        transaction per corpus (cap checked first: ``BudgetRefused`` and nothing recorded when it would pass)."""
+        transaction per corpus (cap checked first: ``BudgetRefused`` and nothing recorded when it would pass); a
+        new corpus joins the store at its first charge. ``job`` (a ``job.ReleaseJob``) names the request, so an
+        identical one is offered its kept output later."""
         by_key: dict[Any, list[LedgerEntry]] = defaultdict(list)
         for e in entries:
             by_key[e.corpus_id].append(e)
@@ -85,15 +87,17 @@ class DurableLedger(Ledger):
             if acc is None:
                 self.entries.extend(group)
                 continue
-            if not acc.registered:  # a new corpus joins the ledger at its first charge
+            if not acc.registered:
                 acc = self.accounts[key] = acc.registered_as(by=self.actor)
             self.charges[key] = self.store.charge(
                 acc.corpus_id,
                 group,
                 actor=self.actor,
                 tool=self.tool,
-                job=job or {"entries": [e.label for e in group], "source": group[0].source},
-                request_key=request_key,
+                job=job.record()
+                if job is not None
+                else {"entries": [e.label for e in group], "source": group[0].source},
+                request_key=job.request_key(acc.corpus_id) if job is not None else "",
             )
 
     def keep(self, key: Any, release: Any, report: bytes | str) -> None:

@@ -41,11 +41,11 @@ from functools import cached_property
 from typing import Any
 
 from ..errors import DpsuError, ParameterError
-from ..ledger import LedgerEntry, LedgerTotal, total
 from ..privacy.cost import LaplaceCost, ZcdpCost
 from ..privacy.validate import check_delta, check_positive
 from . import chain
 from .backend import SCHEMA_VERSION, Db, connect, default_location
+from .ledger import LedgerEntry, LedgerTotal, total
 
 __all__ = [
     "TOOLS",

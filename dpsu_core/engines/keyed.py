@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from ..siphash import sip_rounds
+from ..corpus.siphash import sip_rounds
 
 _C0 = np.uint64(0x736F6D6570736575)
 _C1 = np.uint64(0x646F72616E646F6D)

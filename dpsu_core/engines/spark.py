@@ -77,8 +77,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from pyspark.sql import SparkSession
 
+    from ..corpus.overlap import Fingerprint, Overlap
     from ..mechanisms.base import Mechanism, Release
-    from ..overlap import Fingerprint, Overlap
 
 __all__ = ["SparkCorpus", "SparkRows", "is_parallel", "load_spark_corpus", "spark_release", "spark_session"]
 
@@ -236,7 +236,7 @@ def _derive_users(batches, pattern: str | None, against: Fingerprint | None = No
 
     hits = None
     if against is not None:
-        from ..overlap import PassHits
+        from ..corpus.overlap import PassHits
 
         hits = PassHits(against)
     for rb in batches:
@@ -915,7 +915,7 @@ def posts_partitions(spark: Any, inp: SparkInput) -> int:
 def _overlap(shuffled: Any, public: Fingerprint, has_users: bool) -> Overlap:
     """How much of ``public`` the rows hold: the first pass's bitmaps (a row per partition of it, read from the
     cached shuffle; the posts are not read again), ORed on the driver."""
-    from ..overlap import found_in_pass
+    from ..corpus.overlap import found_in_pass
 
     bitmaps = shuffled.where(shuffled["hits"].isNotNull()).select("hits").toArrow()
     return found_in_pass(public, bitmaps.column("hits").to_pylist(), has_users)

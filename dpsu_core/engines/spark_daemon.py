@@ -32,7 +32,7 @@ EXECUTOR_MODULES = (
     "dpsu_core.engines.keyed",
     "dpsu_core.mechanisms.dpsu_step",
     "dpsu_core.mechanisms.sampling",
-    "dpsu_core.overlap",  # a public corpus's content check, made in the first pass (``overlap.row_hits``)
+    "dpsu_core.corpus.overlap",  # a public corpus's content check, made in the first pass (``overlap.row_hits``)
 )
 
 

@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 from ..errors import InputError, OutputError, short_name
-from ..outputs import check_output_paths
+from ..outputs.writer import check_output_paths
 
 
 def environment_kind(prefix: Path) -> str:

@@ -41,7 +41,7 @@ from typing import Any
 from ..corpus.limits import DEFAULT_LIMITS, HEAD_BYTES, ReadLimits, read_capped
 from ..corpus.parts import PartColumns, check_same_columns, json_columns, parquet_columns, skip_empty
 from ..errors import InputError, OutputError, short_name, short_path, shorten_list
-from ..outputs import output_files
+from ..outputs.writer import output_files
 from ..wording import opt
 
 #: Formats the Spark engine reads.

@@ -7,8 +7,8 @@ import pytest
 
 from dpsu_core.accounting import chain, open_store
 from dpsu_core.accounting.backend import DDL_V1, SCHEMA_VERSION, connect, schema_version
+from dpsu_core.accounting.ledger import LedgerEntry
 from dpsu_core.errors import ParameterError
-from dpsu_core.ledger import LedgerEntry
 from dpsu_core.mechanisms.registry import get_mechanism
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from dpsu_core.accounting import open_store
 from dpsu_core.accounting.backend import connect
-from dpsu_core.ledger import LedgerEntry
+from dpsu_core.accounting.ledger import LedgerEntry
 from dpsu_core.mechanisms.registry import get_mechanism
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,7 +24,7 @@ def dpsu(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
     base = {k: v for k, v in os.environ.items() if k != "DPSU_LEDGER"}
     base["PYTHONPATH"] = str(ROOT)
     return subprocess.run(
-        [sys.executable, "-m", "dpsu_core.cli", *argv],
+        [sys.executable, "-m", "dpsu_core.interfaces.cli", *argv],
         cwd=ROOT,
         env={**base, **(env or {})},
         capture_output=True,

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from dpsu_core.accounting import BudgetRefused, open_store
-from dpsu_core.ledger import LedgerEntry
+from dpsu_core.accounting.ledger import LedgerEntry
 from dpsu_core.mechanisms.registry import get_mechanism
 from tests.accounting.workers import race
 

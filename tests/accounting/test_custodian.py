@@ -8,9 +8,9 @@ import json
 import pytest
 
 from dpsu_core.accounting import BudgetRefused, custodian, open_store
+from dpsu_core.accounting.identity import NotCustodian, NotSignedIn, from_claims
+from dpsu_core.accounting.ledger import LedgerEntry
 from dpsu_core.errors import ParameterError
-from dpsu_core.identity import NotCustodian, NotSignedIn, from_claims
-from dpsu_core.ledger import LedgerEntry
 from dpsu_core.mechanisms.registry import get_mechanism
 
 CUSTODIANS = ["@owner.example"]

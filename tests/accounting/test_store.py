@@ -10,8 +10,8 @@ import json
 import pytest
 
 from dpsu_core.accounting import BudgetRefused, compact, open_store
+from dpsu_core.accounting.ledger import LedgerEntry, total
 from dpsu_core.errors import InputError, ParameterError
-from dpsu_core.ledger import LedgerEntry, total
 from dpsu_core.mechanisms.registry import get_mechanism
 
 

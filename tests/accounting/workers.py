@@ -6,7 +6,7 @@ import sys
 import time
 
 from dpsu_core.accounting import BudgetRefused, open_store
-from dpsu_core.ledger import LedgerEntry
+from dpsu_core.accounting.ledger import LedgerEntry
 
 
 def race(location: str, rounds: list[tuple[str, LedgerEntry]], barrier, results, worker: int) -> None:

@@ -15,7 +15,7 @@ import pytest
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import app_test as app_test_module
 
-from dpsu_core.ledger import ledger_summary
+from dpsu_core.accounting.ledger import ledger_summary
 from tests.app.test_pages import _confirm_spend, _go, _metric, _new, _ok, _state
 
 SHARE = 0.3

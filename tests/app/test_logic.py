@@ -13,8 +13,8 @@ import pytest
 from dpsu_core.corpus import LoadOptions
 from dpsu_core.corpus.build import corpus_from_token_lists
 from dpsu_core.errors import ParameterError
-from dpsu_core.export import export_basename
 from dpsu_core.mechanisms import list_mechanisms
+from dpsu_core.outputs.export import export_basename
 from pages import _run
 from pages._format import calibration_rows, escape_markdown, filter_items
 from pages._state import Budget

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpsu_core.demo import DEMO_NAME, load_canaries
+from dpsu_core.corpus.demo import DEMO_NAME, load_canaries
 from pages._state import STATE_KEY, AppState
 from pages._text import DEFAULT_EPSILON, SD_UNDEFINED, TEACHING_SEED
 
@@ -179,7 +179,7 @@ def test_export_downloads_hold_only_the_private_output(released):
             "Python script (.py)",
         ]
     )
-    from dpsu_core.export import to_csv_bytes, to_txt_bytes
+    from dpsu_core.outputs.export import to_csv_bytes, to_txt_bytes
 
     frame = pd.read_csv(io.BytesIO(to_csv_bytes(rel)), keep_default_na=False)
     assert list(frame.columns) == ["item", "n"]
@@ -244,8 +244,8 @@ def test_compare_page_runs_several_mechanisms(released):
 def test_thresholds_page_tables_cover_every_set_union_mechanism():
     at = _go(_new(), "3_thresholds")
     _ok(at)
+    from dpsu_core.analysis.threshold_tables import PUBLISHED_GW
     from dpsu_core.mechanisms import list_mechanisms
-    from dpsu_core.threshold_tables import PUBLISHED_GW
 
     df = _table(at, "mechanism", "epsilon", "rho")
     set_union = {n for n, c in list_mechanisms().items() if c.kind == "set-union"}
@@ -337,7 +337,7 @@ def test_teaching_mode_banner_and_fixed_seed():
         _go(at, page)
         box = [e.value.replace("\\", "") for e in at.error if "NOT differentially private" in e.value]
         assert box and "With fresh randomness" in box[0] and "(3, 1e-06)-differentially private" in box[0]
-    from dpsu_core.export import report_json
+    from dpsu_core.outputs.export import report_json
 
     assert json.loads(report_json(second)).get("teaching_mode") is True
 

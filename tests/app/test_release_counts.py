@@ -10,7 +10,7 @@ import pytest
 from tokenizers import Tokenizer
 
 from dpsu_core.mechanisms.item_counts import NAME, calibrate_counts
-from dpsu_core.tokenizer_export import build_tokenizer
+from dpsu_core.outputs.tokenizer_export import build_tokenizer
 from tests.app.test_pages import _confirm_spend, _go, _metric, _new, _ok, _state, _table
 
 SHARE, CLIP = 0.3, 2.0
@@ -112,7 +112,7 @@ def _advice(at):
 
 
 def test_the_page_advises_on_the_counts_from_the_parameters():
-    from dpsu_core.counts_advice import counts_advice
+    from dpsu_core.analysis.counts_advice import counts_advice
     from dpsu_core.mechanisms.item_counts import mechanism_with_counts
     from dpsu_core.mechanisms.registry import get_mechanism
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 import re
 
-from dpsu_core.ledger import LedgerEntry
-from dpsu_core.ledger import total as ledger_total
+from dpsu_core.accounting.ledger import LedgerEntry
+from dpsu_core.accounting.ledger import total as ledger_total
+from dpsu_core.accounting.spend import PUBLIC_DEMO_SPENT
 from dpsu_core.mechanisms import get_mechanism
-from dpsu_core.spend import PUBLIC_DEMO_SPENT
 from tests.app.test_pages import _confirm_spend, _go, _new, _ok, _release, _state, _upload_and_load
 
 EPS, DELTA = 3.0, 1e-6

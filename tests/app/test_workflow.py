@@ -9,7 +9,7 @@ import shlex
 import numpy as np
 from scipy.stats import norm
 
-from dpsu_core.export import report_dict
+from dpsu_core.outputs.export import report_dict
 from dpsu_core.privacy.thresholds import gaussian_scale, rho_weighted_gaussian
 from tests.app.test_pages import REPO, _compare, _go, _metric, _new, _ok, _release, _state, _upload_and_load
 from tests.helpers import run_displayed

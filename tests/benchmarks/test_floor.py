@@ -41,7 +41,7 @@ def test_the_floor_reads_lowers_and_splits(tmp_path):
 def test_floor_sections_are_registered_and_the_10m_point_is_opt_in():
     assert bench.SECTIONS["floor"] == "benchmarks.bench_floor" and "floor" not in bench.OPT_IN
     assert "floor_10m" in bench.OPT_IN
-    assert bench_floor._dpsu("f.csv", "o.csv")[:3] == [sys.executable, "-m", "dpsu_core.cli"]
+    assert bench_floor._dpsu("f.csv", "o.csv")[:3] == [sys.executable, "-m", "dpsu_core.interfaces.cli"]
 
 
 def test_the_start_up_probe_runs_a_cached_kernel():

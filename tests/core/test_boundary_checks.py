@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from dpsu_core import cli, export, tokenizer_export
+from dpsu_core.accounting.ledger import LedgerEntry
 from dpsu_core.corpus.load import load_corpus
 from dpsu_core.errors import ParameterError
-from dpsu_core.ledger import LedgerEntry
 from dpsu_core.mechanisms.item_counts import CLIP_MAX, CLIP_MIN, calibrate_counts
 from dpsu_core.mechanisms.registry import get_mechanism
 from dpsu_core.reading import READING_OPTIONS
@@ -109,8 +109,8 @@ def test_an_option_the_tokenizer_ignores_is_refused(tmp_path, capsys, option, to
 
 
 def test_exported_command_leaves_out_what_the_tokenizer_ignores():
-    from dpsu_core.command import release_argv
     from dpsu_core.corpus import LoadOptions
+    from dpsu_core.outputs.command import release_argv
 
     cal = get_mechanism("policy-gaussian", epsilon=4, delta=1e-6).calibrate()
     opts = LoadOptions(tokenizer="fast", korean="eojeol", char_ngrams=3)

@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 
 from dpsu_core import charts
+from dpsu_core.analysis.threshold_tables import thresholds_vs_epsilon, thresholds_vs_max_items
 from dpsu_core.errors import ParameterError
-from dpsu_core.threshold_tables import thresholds_vs_epsilon, thresholds_vs_max_items
 
 
 def rows(spec, part):
@@ -292,8 +292,8 @@ def test_relative_error_chart():
 
 
 def test_utility_charts():
+    from dpsu_core.analysis.utility import utility_preview
     from dpsu_core.mechanisms import get_mechanism
-    from dpsu_core.utility import utility_preview
 
     p = utility_preview(get_mechanism("weighted-gaussian", epsilon=3, delta=1e-6, max_items=20).calibrate())
     spec = charts.utility_curve_chart(p.curve(), p.users_needed).to_dict()

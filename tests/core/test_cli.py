@@ -11,8 +11,8 @@ import sys
 import numpy as np
 import pytest
 
-from dpsu_core.cli import main
-from dpsu_core.export import OPTIONAL_REPORT_KEYS, REPORT_KEYS
+from dpsu_core.interfaces.cli import main
+from dpsu_core.outputs.export import OPTIONAL_REPORT_KEYS, REPORT_KEYS
 from dpsu_core.privacy import gaussian_scale, rho_weighted_gaussian
 
 
@@ -284,12 +284,14 @@ def test_reader_notes_are_labelled_as_raw_data(tmp_path, capsys):
 
 
 def test_console_entry_point_runs_as_a_process(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "dpsu_core.cli", "list"], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "dpsu_core.interfaces.cli", "list"], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0
     for name in ["count-laplace", "policy-gaussian", "gw-kt", "dpne", "pcr"]:
         assert name in proc.stdout
     proc = subprocess.run(
-        [sys.executable, "-m", "dpsu_core.cli", "calibrate", "-m", "gw", "-e", "-2", "-d", "0.1"],
+        [sys.executable, "-m", "dpsu_core.interfaces.cli", "calibrate", "-m", "gw", "-e", "-2", "-d", "0.1"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -417,8 +419,8 @@ def test_the_apps_command_never_carries_a_char_ngrams_the_cli_refuses(tmp_path, 
     """The app keeps its 'Character n-gram length' box whatever the tokenizer: the exported command leaves the
     length out where the tokenizer ignores it (the CLI refuses it there), and the command runs."""
     from dpsu_core import get_mechanism
-    from dpsu_core.command import release_argv
     from dpsu_core.corpus import LoadOptions
+    from dpsu_core.outputs.command import release_argv
 
     src = _write_corpus(tmp_path / "in.csv", n_users=60)
     cal = get_mechanism("policy-gaussian", epsilon=4, delta=1e-6).calibrate()
@@ -432,8 +434,8 @@ def test_the_apps_command_never_carries_a_char_ngrams_the_cli_refuses(tmp_path, 
 def test_an_empty_release_says_why_as_the_app_does(tmp_path, capsys):
     """Issue 27: "released 0 items ()" with no reason; now the line has no empty brackets and a note gives the
     utility preview's figure (users needed for an even chance, from the parameters alone) and what to change."""
+    from dpsu_core.analysis.utility import utility_preview
     from dpsu_core.mechanisms import get_mechanism
-    from dpsu_core.utility import utility_preview
 
     src = tmp_path / "tiny.csv"
     # 6 users: "hello" weighs 6/sqrt(3) against rho 47.9, sigma 8.35 at epsilon 0.5 (5.3 sigma: chance about 1e-7)

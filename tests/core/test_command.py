@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from dpsu_core.cli import _load_options, build_parser
-from dpsu_core.command import release_argv, release_command, release_script
 from dpsu_core.corpus import LoadOptions, load_corpus
 from dpsu_core.errors import ParameterError
-from dpsu_core.export import report_dict
+from dpsu_core.interfaces.cli import _load_options, build_parser
 from dpsu_core.mechanisms import get_mechanism
+from dpsu_core.outputs.command import release_argv, release_command, release_script
+from dpsu_core.outputs.export import report_dict
 from tests.helpers import run_displayed
 
 REPO = Path(__file__).resolve().parents[2]
@@ -130,8 +130,8 @@ def test_public_corpus_is_passed_for_gw_kt():
 
 
 def test_the_public_corpus_columns_round_trip_and_the_script_reads_it_so(tmp_path):
-    from dpsu_core.cli import _public_options
     from dpsu_core.corpus import LoadOptions
+    from dpsu_core.interfaces.cli import _public_options
 
     cal = get_mechanism("gw-kt", epsilon=1, delta=1e-6).calibrate()
     how = LoadOptions(user_col="handle", text_col="said", has_header=True)
@@ -164,7 +164,7 @@ HOSTILE_LOAD = {
 
 @pytest.mark.parametrize("load", [c[4] for c in CASES] + [HOSTILE_LOAD])
 def test_the_displayed_command_breaks_lines_only_between_arguments(load):
-    from dpsu_core.tokenizer_export import TokenizerSpec
+    from dpsu_core.outputs.tokenizer_export import TokenizerSpec
 
     cal = get_mechanism("policy-gaussian", epsilon=3.0, delta=1e-6, max_items=7).calibrate()
     spec = TokenizerSpec.from_options(LoadOptions(**load), model="bpe", special_tokens=("[CLS]",), vocab_size=900)

@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpsu_core.compare import compare_runs, summarize
+from dpsu_core.analysis.compare import compare_runs, summarize
 from dpsu_core.corpus.build import corpus_from_token_lists
 from dpsu_core.errors import ParameterError
 from dpsu_core.mechanisms import get_mechanism, list_mechanisms
@@ -144,8 +144,8 @@ def test_summarize_rejects_other_tables():
 def test_recovered_mass_ledger_callback_cost_and_csv(zipf_corpus):
     import io
 
-    from dpsu_core.compare import planned_cost, summary_csv
-    from dpsu_core.metrics import missing_mass
+    from dpsu_core.analysis.compare import planned_cost, summary_csv
+    from dpsu_core.analysis.metrics import missing_mass
 
     seen = []
     names = ["weighted-laplace", "policy-gaussian"]

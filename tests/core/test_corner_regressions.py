@@ -31,7 +31,7 @@ def _release(base: Path, *args: str) -> tuple[subprocess.CompletedProcess, set[s
     out = base.parent / "out.csv"
     out.unlink(missing_ok=True)
     proc = subprocess.run(
-        [sys.executable, "-m", "dpsu_core.cli", "release", str(base), *args, "-o", str(out)],
+        [sys.executable, "-m", "dpsu_core.interfaces.cli", "release", str(base), *args, "-o", str(out)],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -88,7 +88,7 @@ def test_below_a_documented_range_is_one_line_and_exit_2(base_csv, args, says):
 
 def test_calibrate_refuses_a_tiny_epsilon_instead_of_showing_inf():
     proc = subprocess.run(
-        [sys.executable, "-m", "dpsu_core.cli", "calibrate", "-m", "count-laplace", "-e", "1e-300", "-d", "1e-6",
+        [sys.executable, "-m", "dpsu_core.interfaces.cli", "calibrate", "-m", "count-laplace", "-e", "1e-300", "-d", "1e-6",
          "--max-items", "1000000"],
         capture_output=True, text=True, cwd=ROOT, timeout=120,
     )  # fmt: skip

@@ -7,12 +7,12 @@ import math
 import numpy as np
 import pytest
 
-from dpsu_core.counts_advice import counts_advice, users_for_signal
+from dpsu_core.analysis.counts_advice import counts_advice, users_for_signal
+from dpsu_core.analysis.utility import utility_preview
 from dpsu_core.errors import ParameterError
 from dpsu_core.mechanisms.item_counts import calibrate_counts, mechanism_with_counts
 from dpsu_core.mechanisms.registry import get_mechanism
-from dpsu_core.tokenizer_export import MORE_THAN_ONCE_AT, training_frequencies
-from dpsu_core.utility import utility_preview
+from dpsu_core.outputs.tokenizer_export import MORE_THAN_ONCE_AT, training_frequencies
 
 
 def test_the_signal_level_is_where_the_training_rule_first_counts_a_word_twice():

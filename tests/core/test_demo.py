@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from dpsu_core.corpus import LoadOptions
-from dpsu_core.demo import DEMO_CSV, generate, load_canaries, load_demo
+from dpsu_core.corpus.demo import DEMO_CSV, generate, load_canaries, load_demo
 
 
 def test_demo_generation_is_seeded_and_canaries_single_user():

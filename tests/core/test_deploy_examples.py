@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import streamlit as st
 
-from dpsu_core.identity import Role, custodian_patterns, role_for
+from dpsu_core.accounting.identity import Role, custodian_patterns, role_for
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "docs" / "examples"

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from dpsu_core.accounting.ledger import total
 from dpsu_core.accounting.store import open_store
 from dpsu_core.corpus import LoadOptions, load_corpus
-from dpsu_core.ledger import total
 from tests.core.overlap_files import copies, csv_bytes, private_rows
 
 REPO = Path(__file__).resolve().parents[2]
@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[2]
 def _cli(*args: str, ledger: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "DPSU_LEDGER": str(ledger), "PYTHONPATH": str(REPO)}
     return subprocess.run(
-        [sys.executable, "-m", "dpsu_core.cli", *args], capture_output=True, text=True, env=env, timeout=300
+        [sys.executable, "-m", "dpsu_core.interfaces.cli", *args], capture_output=True, text=True, env=env, timeout=300
     )
 
 

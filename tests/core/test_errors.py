@@ -158,7 +158,7 @@ def _tiny_release():
 )
 def test_tokenizer_export_inputs_are_checked_at_the_boundary(spec, match):
     pytest.importorskip("tokenizers")
-    from dpsu_core.tokenizer_export import TokenizerSpec, build_tokenizer, tokenizer_json
+    from dpsu_core.outputs.tokenizer_export import TokenizerSpec, build_tokenizer, tokenizer_json
 
     release = _tiny_release()
     for build in (build_tokenizer, tokenizer_json):
@@ -167,7 +167,7 @@ def test_tokenizer_export_inputs_are_checked_at_the_boundary(spec, match):
 
 
 def test_special_token_text_is_checked_at_the_boundary():
-    from dpsu_core.tokenizer_export import parse_special_tokens
+    from dpsu_core.outputs.tokenizer_export import parse_special_tokens
 
     assert parse_special_tokens("[PAD], [CLS]") == ("[UNK]", "[PAD]", "[CLS]")
     with pytest.raises(ParameterError, match="special token 2 must be a string"):

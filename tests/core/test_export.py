@@ -15,7 +15,8 @@ import dpsu_core
 from dpsu_core import get_mechanism
 from dpsu_core.corpus.build import corpus_from_token_lists
 from dpsu_core.errors import DpsuError, ParameterError
-from dpsu_core.export import (
+from dpsu_core.mechanisms.base import Diagnostics, make_release
+from dpsu_core.outputs.export import (
     CALIBRATION_KEYS,
     OPTIONAL_REPORT_KEYS,
     REPORT_KEYS,
@@ -29,7 +30,6 @@ from dpsu_core.export import (
     to_txt_bytes,
     write_release,
 )
-from dpsu_core.mechanisms.base import Diagnostics, make_release
 
 HOSTILE = ['=HYPERLINK("x")', "+1", "-2", "@SUM(A1)", "\tcmd", "\rcr"]
 PLAIN = ["apple", "a,b", 'say "hi"', "NA", "x'y"]

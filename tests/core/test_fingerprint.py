@@ -18,10 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dpsu_core.cli import main
 from dpsu_core.corpus import Corpus, corpus_from_token_lists, load_corpus
-from dpsu_core.errors import InputError
-from dpsu_core.fingerprint import (
+from dpsu_core.corpus.fingerprint import (
     KEYS,
     MIN_TOKENS,
     SAME_CANDIDATE,
@@ -33,8 +31,10 @@ from dpsu_core.fingerprint import (
     match,
     users_hash,
 )
-from dpsu_core.overlap import Fingerprinter, new_key
-from dpsu_core.synthetic import zipf_corpus
+from dpsu_core.corpus.overlap import Fingerprinter, new_key
+from dpsu_core.corpus.synthetic import zipf_corpus
+from dpsu_core.errors import InputError
+from dpsu_core.interfaces.cli import main
 from tests.core.fingerprint_files import write_all
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -223,7 +223,7 @@ def test_each_edit_is_refused_as_gwkts_public_corpus(files, name, tmp_path, caps
 
 def _cli(*argv) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    cmd = [sys.executable, "-m", "dpsu_core.cli", *map(str, argv)]
+    cmd = [sys.executable, "-m", "dpsu_core.interfaces.cli", *map(str, argv)]
     return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
 
 

@@ -1,4 +1,4 @@
-"""Identities and roles (dpsu_core.identity): who is the custodian, from the configured e-mails, domains or groups."""
+"""Identities and roles (dpsu_core.accounting.identity): who is the custodian, from the configured e-mails, domains or groups."""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ import getpass
 
 import pytest
 
-from dpsu_core.errors import ParameterError
-from dpsu_core.identity import (
+from dpsu_core.accounting.identity import (
     NotCustodian,
     NotSignedIn,
     Role,
@@ -17,6 +16,7 @@ from dpsu_core.identity import (
     require_custodian,
     role_for,
 )
+from dpsu_core.errors import ParameterError
 
 CUSTODIANS = ["Owner@Example.org", "@trust.example", "data.example"]
 

@@ -11,7 +11,7 @@ from dpsu_core import launch
 def test_launcher_runs_streamlit_on_the_app():
     # ``streamlit run <app> --help`` parses the launcher's command line and exits 0 without serving
     out = subprocess.run(
-        [sys.executable, "-m", "dpsu_core.launch", "--help"], capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "dpsu_core.interfaces.launch", "--help"], capture_output=True, text=True, timeout=120
     )
     assert out.returncode == 0, out.stderr
     assert "Usage: streamlit run" in out.stdout

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
+from dpsu_core.accounting.ledger import Ledger, cost_of, spent_line, total, zcdp_cost
 from dpsu_core.errors import ParameterError
-from dpsu_core.ledger import Ledger, cost_of, spent_line, total, zcdp_cost
 from dpsu_core.mechanisms import get_mechanism
 from dpsu_core.privacy.pld import pld_epsilon
 from dpsu_core.privacy.thresholds import gaussian_scale
@@ -361,8 +361,8 @@ def test_a_delta_of_one_or_more_is_no_guarantee(specs, shown):
     """Past delta = 1 there is no guarantee: the headline, the sentence and the report say so (never "ε = 200,
     δ = 2" as if it were one), no conversion runs at such a delta, and the spend gate treats it as over any budget
     and refuses it."""
-    from dpsu_core.ledger import ledger_summary
-    from dpsu_core.spend import plan_spend
+    from dpsu_core.accounting.ledger import ledger_summary
+    from dpsu_core.accounting.spend import plan_spend
 
     t = total(_entries(*specs))
     assert t.delta_exceeded and not t.guaranteed and t.basic_delta >= 1

@@ -13,10 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpsu_core.corpus.build import corpus_from_token_lists
-from dpsu_core.errors import ParameterError
-from dpsu_core.mechanisms.base import Calibration, Diagnostics, Release, make_release
-from dpsu_core.metrics import (
+from dpsu_core.analysis.metrics import (
     HistogramFill,
     canaries_released,
     coverage_table,
@@ -28,6 +25,9 @@ from dpsu_core.metrics import (
     share_within,
     spurious_fraction,
 )
+from dpsu_core.corpus.build import corpus_from_token_lists
+from dpsu_core.errors import ParameterError
+from dpsu_core.mechanisms.base import Calibration, Diagnostics, Release, make_release
 
 CAL = Calibration(
     mechanism="test",

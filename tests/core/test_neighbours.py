@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dpsu_core.analysis.neighbours import add_user, holders, remove_user, run_neighbours, user_items
 from dpsu_core.corpus.build import corpus_from_token_lists
 from dpsu_core.errors import ParameterError
 from dpsu_core.mechanisms import get_mechanism
 from dpsu_core.mechanisms.base import ReleaseParts
 from dpsu_core.mechanisms.setunion import WeightedLaplace
-from dpsu_core.neighbours import add_user, holders, remove_user, run_neighbours, user_items
 from tests.helpers import lone_user_corpus
 
 

@@ -10,7 +10,11 @@ import sys
 
 def _cli(*argv: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "dpsu_core.cli", *argv], capture_output=True, text=True, timeout=300, check=False
+        [sys.executable, "-m", "dpsu_core.interfaces.cli", *argv],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
 
 

@@ -1,4 +1,4 @@
-"""The content check of public files (``dpsu_core.overlap``, issue 27.1): SipHash-2-4 against the paper's test
+"""The content check of public files (``dpsu_core.corpus.overlap``, issue 27.1): SipHash-2-4 against the paper's test
 vectors and an independent pure-Python implementation, the normalisation against Python's own Unicode functions,
 and the decision on the copies of a private file that a byte comparison lets through."""
 
@@ -13,8 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpsu_core.corpus import LoadOptions, load_corpus
-from dpsu_core.errors import InputError
-from dpsu_core.overlap import (
+from dpsu_core.corpus.overlap import (
     REFUSE_PAIRS,
     REFUSE_SHARE,
     Fingerprinter,
@@ -25,6 +24,7 @@ from dpsu_core.overlap import (
     new_key,
     siphash,
 )
+from dpsu_core.errors import InputError
 from tests.core.overlap_files import csv_bytes, private_rows, write_all
 
 PAPER_KEY = (int.from_bytes(bytes(range(8)), "little"), int.from_bytes(bytes(range(8, 16)), "little"))
@@ -213,7 +213,7 @@ def test_a_file_without_users_compares_posts_only(tmp_path):
 def test_hits_counted_in_passes_over_any_batches_give_compares_figures(rows, public, cuts, with_users):
     """``PassHits`` (the Spark engine's in-pass check: any split of the rows into passes and batches, skipped
     rows left out) gives exactly ``compare``'s figure against the fingerprint of the rows it keeps."""
-    from dpsu_core.overlap import PassHits, found_in_pass
+    from dpsu_core.corpus.overlap import PassHits, found_in_pass
 
     key = new_key()
     cand = Fingerprinter(key)

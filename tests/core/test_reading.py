@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from dpsu_core.cli import _load_options, build_parser
-from dpsu_core.command import LOAD_OPTIONS
 from dpsu_core.corpus import LoadOptions
+from dpsu_core.interfaces.cli import _load_options, build_parser
+from dpsu_core.outputs.command import LOAD_OPTIONS
 from dpsu_core.reading import HEADER_FLAGS, READING, READING_OPTIONS
 from dpsu_core.wording import CLI_OPTIONS, NEUTRAL
 from pages._text import APP_OPTIONS

@@ -14,10 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from dpsu_core.command import command_file, release_script
 from dpsu_core.corpus import LoadOptions, load_corpus
 from dpsu_core.errors import ParameterError
-from dpsu_core.export import report_dict
 from dpsu_core.mechanisms import get_mechanism
 from dpsu_core.mechanisms.item_counts import (
     DEFAULT_CLIP,
@@ -27,6 +25,8 @@ from dpsu_core.mechanisms.item_counts import (
     release_with_counts,
 )
 from dpsu_core.mechanisms.registry import list_mechanisms
+from dpsu_core.outputs.command import command_file, release_script
+from dpsu_core.outputs.export import report_dict
 
 REPO = Path(__file__).resolve().parents[2]
 MODES = ("set only", "counts", "tokenizer folder")
@@ -60,7 +60,7 @@ def _dpsu_on_path(folder: Path) -> dict[str, str]:
     bin_dir = folder / "bin"
     bin_dir.mkdir()
     exe = bin_dir / "dpsu"
-    exe.write_text(f'#!/bin/sh\nexec {sys.executable} -m dpsu_core.cli "$@"\n', encoding="utf-8")
+    exe.write_text(f'#!/bin/sh\nexec {sys.executable} -m dpsu_core.interfaces.cli "$@"\n', encoding="utf-8")
     exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
     return {**os.environ, "PYTHONPATH": str(REPO), "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
 
@@ -87,7 +87,7 @@ def test_every_exported_command_and_script_runs_and_redoes_the_calibration(tmp_p
     redo: dict = {}
     if mode == "tokenizer folder":
         pytest.importorskip("tokenizers")
-        from dpsu_core.tokenizer_export import TokenizerSpec, parse_special_tokens
+        from dpsu_core.outputs.tokenizer_export import TokenizerSpec, parse_special_tokens
 
         specials = parse_special_tokens("[CLS]")  # as the Export page reads its field
         spec = TokenizerSpec.from_options(options, model="bpe", special_tokens=specials, vocab_size=60)

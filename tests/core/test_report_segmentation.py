@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from dpsu_core.command import release_argv
 from dpsu_core.corpus import LoadOptions, load_corpus, segmenters
 from dpsu_core.corpus.load import as_loaded
-from dpsu_core.export import report_dict
 from dpsu_core.mechanisms import get_mechanism
+from dpsu_core.outputs.command import release_argv
+from dpsu_core.outputs.export import report_dict
 
 REPO = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -45,7 +45,7 @@ def _corpus(folder: Path) -> Path:
 
 def _cli(folder: Path, hidden: list[str], *args: str) -> subprocess.CompletedProcess:
     block = "".join(f"sys.modules[{m!r}] = None; " for m in hidden)
-    code = f"import sys; {block}from dpsu_core.cli import main; sys.exit(main())"
+    code = f"import sys; {block}from dpsu_core.interfaces.cli import main; sys.exit(main())"
     return subprocess.run(
         [sys.executable, "-c", code, *args], cwd=folder, env=ENV, capture_output=True, text=True, timeout=300
     )

@@ -10,8 +10,8 @@ import pytest
 
 from dpsu_core import cli
 from dpsu_core.errors import OutputCommitError, OutputError
-from dpsu_core.export import atomic_write, check_output_paths
-from dpsu_core.outputs import OutputSet, write_together
+from dpsu_core.outputs.export import atomic_write, check_output_paths
+from dpsu_core.outputs.writer import OutputSet, write_together
 from tests.hostile.readonly import read_only_folder
 
 CSV = "author,body\n" + "".join(f"u{i},alpha beta gamma delta\n" for i in range(80))
@@ -216,8 +216,8 @@ def test_the_apps_downloads_are_all_built_or_none_with_the_reason():
     """The app's downloads are built in memory: one that cannot be built (here a released item holding a lone
     surrogate, which UTF-8 cannot encode) fails them all with an error naming it, never a partial set."""
     from dpsu_core.corpus.build import corpus_from_token_lists
-    from dpsu_core.export import export_files
     from dpsu_core.mechanisms import get_mechanism
+    from dpsu_core.outputs.export import export_files
 
     mech = get_mechanism("weighted-gaussian", epsilon=8, delta=1e-6)
     good = mech.release(corpus_from_token_lists([["alpha beta"] for _ in range(200)]), seed=1)

@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dpsu_core import get_mechanism
-from dpsu_core.cli import main
 from dpsu_core.corpus.build import corpus_from_token_lists
 from dpsu_core.errors import ParameterError
-from dpsu_core.tokenizer_export import MODELS, TokenizerSpec, build_tokenizer, parse_special_tokens
+from dpsu_core.interfaces.cli import main
+from dpsu_core.outputs.tokenizer_export import MODELS, TokenizerSpec, build_tokenizer, parse_special_tokens
 
 WORDS = ["alpha", "the", "theme", "data", "don't", "cls", "sep", "mask", "s", "a", "aa", "北京", "ภาษา"]
 SYMBOL_SPECIALS = "[CLS],[SEP],[MASK],<s>,</s>,<mask>,<a>,a-b,x y"

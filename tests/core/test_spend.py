@@ -1,15 +1,15 @@
-"""The spend gate (dpsu_core.spend) and the release history (dpsu_core.history)."""
+"""The spend gate (dpsu_core.accounting.spend) and the release history (dpsu_core.accounting.history)."""
 
 from __future__ import annotations
 
 import pytest
 
+from dpsu_core.accounting.history import CorpusRef, ReleaseHistory
+from dpsu_core.accounting.ledger import Ledger
+from dpsu_core.accounting.spend import PUBLIC_DEMO_SPENT, TEACHING_REFUSED, plan_spend, spent_figure
 from dpsu_core.corpus.build import corpus_from_token_lists
 from dpsu_core.errors import ParameterError
-from dpsu_core.history import CorpusRef, ReleaseHistory
-from dpsu_core.ledger import Ledger
 from dpsu_core.mechanisms import get_mechanism
-from dpsu_core.spend import PUBLIC_DEMO_SPENT, TEACHING_REFUSED, plan_spend, spent_figure
 
 EPS, DELTA = 3.0, 1e-6
 
@@ -62,7 +62,7 @@ def test_a_spend_within_the_session_budget_runs_and_one_past_it_is_blocked_until
 
 
 def test_round_up_never_rounds_below():
-    from dpsu_core.spend import round_up
+    from dpsu_core.accounting.spend import round_up
 
     for x in (4.2857, 2.3e-5, 1.1e-5, 9.999, 36.8802, 1e-6, 0.1 + 0.2):
         for d in (1, 2, 3):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dpsu_core.corpus.synthetic import SimulationSpec, simulated_corpus, user_sizes
 from dpsu_core.errors import ParameterError
-from dpsu_core.synthetic import SimulationSpec, simulated_corpus, user_sizes
 
 
 @pytest.mark.parametrize("dist", ["constant", "uniform", "log-uniform", "geometric"])
@@ -54,7 +54,7 @@ def test_bad_numbers_are_named(spec, needle):
 
 def test_sets_variant_has_the_same_rows_with_unit_counts():
     """``keep_counts=False`` (synthetic-200k's definition: users hold sets) changes only C_i[u]."""
-    from dpsu_core.synthetic import zipf_corpus
+    from dpsu_core.corpus.synthetic import zipf_corpus
 
     texty = zipf_corpus(2000, 500, 60, seed=9)
     sets = zipf_corpus(2000, 500, 60, seed=9, keep_counts=False)

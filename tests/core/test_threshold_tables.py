@@ -3,9 +3,9 @@ import math
 import numpy as np
 import pytest
 
+from dpsu_core.analysis.threshold_tables import PUBLISHED_GW, thresholds_vs_epsilon, thresholds_vs_max_items
 from dpsu_core.errors import ParameterError
 from dpsu_core.mechanisms import Mechanism, list_mechanisms, registry
-from dpsu_core.threshold_tables import PUBLISHED_GW, thresholds_vs_epsilon, thresholds_vs_max_items
 
 COLUMNS = ["mechanism", "label", "family", "epsilon", "scale", "rho", "gamma"]
 DELTA_REF = math.exp(-10)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from dpsu_core import timings
-from dpsu_core.cli import main
+from dpsu_core.interfaces.cli import main
 
 PHASES = ("start-up", "read", "tokenize", "checks", "build", "calibrate", "release", "write")
 
@@ -67,7 +67,7 @@ def test_release_loads_neither_pandas_nor_scipy_special(tmp_path):
     corpus = _corpus(tmp_path / "c.csv")
     code = (
         "import json, sys\n"
-        "from dpsu_core.cli import main\n"
+        "from dpsu_core.interfaces.cli import main\n"
         f"argv = ['release', {str(corpus)!r}, '-m', 'policy-gaussian', '-e', '3', '-d', '1e-6', '-o', "
         f"{str(tmp_path / 'o.csv')!r}]\n"
         "codes = [main(argv), main(argv)]  # the first keeps the calibration, the second reads it back\n"

@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
 from dpsu_core import get_mechanism
-from dpsu_core.cli import main
 from dpsu_core.corpus.build import corpus_from_token_lists
 from dpsu_core.corpus.tokenize import Preprocessing, tokenize
 from dpsu_core.errors import DpsuError, ParameterError
-from dpsu_core.tokenizer_export import (
+from dpsu_core.interfaces.cli import main
+from dpsu_core.outputs.tokenizer_export import (
     DIRECTORY_FILES,
     METASPACE,
     MODELS,
@@ -112,7 +112,7 @@ def _normalised(text: str, strip_symbols: bool = True) -> str:
 @pytest.fixture(scope="module")
 def demo_release():
     """The demo corpus's first users released with noisy counts (the subword models train on them)."""
-    from dpsu_core.demo import load_demo
+    from dpsu_core.corpus.demo import load_demo
     from dpsu_core.mechanisms.item_counts import mechanism_with_counts, release_with_counts
 
     corpus = load_demo()
@@ -126,7 +126,7 @@ def test_every_model_decodes_to_the_normalised_text(demo_release, model, strip_s
     """decode(encode(text)) is the release tokenizer's words joined by spaces, for the demo corpus's own posts
     (wordlevel: made of released words; the subword models: any post over the released characters)."""
 
-    from dpsu_core.demo import DEMO_CSV
+    from dpsu_core.corpus.demo import DEMO_CSV
 
     with open(DEMO_CSV, encoding="utf-8") as f:
         posts = [row["body"] for _, row in zip(range(400), csv.DictReader(f))]
@@ -369,9 +369,9 @@ def test_exported_command_and_script_redo_the_counts_and_the_tokenizer(tmp_path,
     left out (one set of defaults): run as they are, they make the same kind of release and tokenizer folder."""
     import runpy
 
-    from dpsu_core.command import release_argv, release_script
     from dpsu_core.corpus import LoadOptions, load_corpus
     from dpsu_core.mechanisms.item_counts import mechanism_with_counts, release_with_counts
+    from dpsu_core.outputs.command import release_argv, release_script
 
     src = tmp_path / "c.csv"
     _write_corpus(src)
@@ -400,7 +400,7 @@ def test_exported_command_and_script_redo_the_counts_and_the_tokenizer(tmp_path,
 def test_one_set_of_defaults():
     """The CLI's, the app's and the command's tokenizer defaults are these constants: a spec at its defaults
     gives no tokenizer flag at all."""
-    from dpsu_core.tokenizer_export import DEFAULT_MODEL, DEFAULT_SPECIAL_TOKENS, tokenizer_flags
+    from dpsu_core.outputs.tokenizer_export import DEFAULT_MODEL, DEFAULT_SPECIAL_TOKENS, tokenizer_flags
 
     assert TokenizerSpec().model == DEFAULT_MODEL and TokenizerSpec().special_tokens == DEFAULT_SPECIAL_TOKENS
     assert parse_special_tokens("") == DEFAULT_SPECIAL_TOKENS == ("[UNK]", "[PAD]")
@@ -414,7 +414,7 @@ def test_directory_zip_is_the_folder_and_the_same_bytes_each_time(tmp_path):
 
     from transformers import AutoTokenizer
 
-    from dpsu_core.tokenizer_export import directory_zip
+    from dpsu_core.outputs.tokenizer_export import directory_zip
     from tests.clock import wait_for_the_clock_to_tick
 
     files, _ = tokenizer_files(_release([["hello", "world"]] * 300), TokenizerSpec())
@@ -427,7 +427,7 @@ def test_directory_zip_is_the_folder_and_the_same_bytes_each_time(tmp_path):
 
 
 def test_training_frequencies_are_counts_in_units_of_their_noise():
-    from dpsu_core.tokenizer_export import training_frequencies
+    from dpsu_core.outputs.tokenizer_export import training_frequencies
 
     sigma = 4.0
     counts = np.array([-3.0, 0.0, 0.4 * sigma, 2.2 * sigma, 2.3 * sigma, 9.0 * sigma, 100.0 * sigma])
@@ -445,7 +445,7 @@ def test_counts_within_their_noise_give_the_set_only_tokenizer(model):
     """When the noise exceeds every count, the counts are ignored: the very tokenizer of the set alone."""
     import dataclasses
 
-    from dpsu_core.tokenizer_export import _training_text, training_frequencies
+    from dpsu_core.outputs.tokenizer_export import _training_text, training_frequencies
 
     rel = _release([["flight", "delayed", "again"], ["flight", "late"], ["again", "flight"]] * 30)
     assert rel.n_released > 0
@@ -486,7 +486,7 @@ def test_the_note_names_the_segmenters_in_use_that_the_file_cannot_hold():
     """The Export page's note on an ``auto`` corpus named jieba, SudachiPy and newmm after the compiled segmenters
     replaced them: it names the ones this installation uses (issue 29)."""
     from dpsu_core.corpus.segmenters import CANDIDATES, chosen
-    from dpsu_core.tokenizer_export import pipeline_text
+    from dpsu_core.outputs.tokenizer_export import pipeline_text
 
     text = pipeline_text(TokenizerSpec(tokenizer="auto"))
     for language in CANDIDATES:
@@ -503,7 +503,7 @@ def test_an_ngrams_count_is_not_added_to_its_words_own_counts():
     whatever its noisy count; a release of n-grams alone keeps their counts (its only ones)."""
     import dataclasses
 
-    from dpsu_core.tokenizer_export import _training_text, words_counted_once
+    from dpsu_core.outputs.tokenizer_export import _training_text, words_counted_once
 
     rel = _release([["flight", "delayed", "again"], ["flight", "delayed"]] * 60, "dpsu-all", max_n=2)
     lens = np.asarray(rel.ngram_len)
@@ -528,7 +528,7 @@ def test_the_build_record_counts_the_released_words_kept_whole(demo_release):
     """``released_words_whole``: the released single words the tokenizer encodes as one token, counted word by
     word here; a word-level model keeps them all, a subword vocabulary smaller than the release cannot, a large
     one holds them all; the sentence the Export page shows says which."""
-    from dpsu_core.tokenizer_export import whole_words_text
+    from dpsu_core.outputs.tokenizer_export import whole_words_text
 
     words = [str(w) for w, n in zip(demo_release.items.tolist(), demo_release.ngram_len) if n == 1]
     assert len(words) > 100

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
+from dpsu_core.analysis.utility import has_preview, release_probability, utility_preview
 from dpsu_core.corpus.build import corpus_from_token_lists
 from dpsu_core.errors import ParameterError
 from dpsu_core.mechanisms import get_mechanism
 from dpsu_core.privacy.thresholds import gaussian_scale, rho_weighted_gaussian, rho_weighted_laplace
-from dpsu_core.utility import has_preview, release_probability, utility_preview
 from tests.helpers import rate_estimate
 
 

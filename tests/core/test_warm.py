@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from dpsu_core.warm import ENTRY_KERNELS, PREPARING_NOTE, entry_kernels
+from dpsu_core.interfaces.warm import ENTRY_KERNELS, PREPARING_NOTE, entry_kernels
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -22,7 +22,11 @@ def _env(cache: Path) -> dict[str, str]:
 def _release(src: Path, out: Path, cache: Path) -> subprocess.CompletedProcess:
     argv = ["release", str(src), "-m", "policy-gaussian", "-e", "3", "-d", "1e-5", "-o", str(out)]
     return subprocess.run(
-        [sys.executable, "-m", "dpsu_core.cli", *argv], capture_output=True, text=True, timeout=600, env=_env(cache)
+        [sys.executable, "-m", "dpsu_core.interfaces.cli", *argv],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=_env(cache),
     )
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dpsu_core.spend import PUBLIC_DEMO_SPENT
+from dpsu_core.accounting.spend import PUBLIC_DEMO_SPENT
 from tests.e2e.conftest import streamlit_server_process
 from tests.e2e.first_paint import PAGE_TITLES, open_app
 from tests.e2e.test_browser import RUN_TIMEOUT_MS, assert_no_traceback, go, metric, new_page, upload, wait_idle

@@ -26,7 +26,7 @@ _RUNNER = (
     f"_MARK = {_MARK!r}"
     + """
 import resource, signal, sys
-from dpsu_core.cli import main
+from dpsu_core.interfaces.cli import main
 warm = sys.argv[2]
 if main(["release", warm, *sys.argv[5:11], "-o", warm + ".out.csv"]) != 0:
     sys.exit("warm-up release failed")
@@ -42,7 +42,7 @@ sys.exit(main(sys.argv[3:]))
 def _run(folder: Path, argv: list[str], *, fsize: int | None = None) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     if fsize is None:
-        cmd = [sys.executable, "-m", "dpsu_core.cli", *argv]
+        cmd = [sys.executable, "-m", "dpsu_core.interfaces.cli", *argv]
     else:
         warm = folder.parent / f"{folder.name}_warm.csv"
         warm.write_bytes(GOOD_CSV)

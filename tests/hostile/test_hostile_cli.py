@@ -3,7 +3,7 @@ or exit 2 with one short line on stderr; never a traceback, never a crash, never
 never a half-written or stray output file.
 
 Cases marked ``isolate`` (bombs, deep JSON, devices, FIFOs, one good file and one clobbering attempt) run
-as ``python -m dpsu_core.cli`` in their own processes, a few at a time, so that a crash or a hang shows;
+as ``python -m dpsu_core.interfaces.cli`` in their own processes, a few at a time, so that a crash or a hang shows;
 the others call ``cli.main(argv)`` in this process, which is the same code minus the ~1 s start-up.
 The cases run once; then one test per case checks its result.
 """
@@ -65,7 +65,7 @@ def _run(folder: Path, argv: list[str]) -> Outcome:
     before = _snapshot(folder)
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run(
-        [sys.executable, "-m", "dpsu_core.cli", *argv],
+        [sys.executable, "-m", "dpsu_core.interfaces.cli", *argv],
         cwd=folder,
         env=env,
         capture_output=True,

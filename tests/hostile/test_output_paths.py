@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from dpsu_core import cli
-from dpsu_core.tokenizer_export import DIRECTORY_FILES
+from dpsu_core.outputs.tokenizer_export import DIRECTORY_FILES
 from tests.hostile.generate import GOOD_CSV, MECH, csv_bytes
 
 PUBLIC_CSV = csv_bytes([(f"p{i}", "one two three four five six") for i in range(40)])

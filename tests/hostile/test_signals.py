@@ -60,7 +60,18 @@ def test_a_signal_during_a_release_is_one_line_and_nothing_written(tmp_path, sig
     src = tmp_path / "big.csv"
     _big_corpus(src)
     out, rep = tmp_path / "o.csv", tmp_path / "r.json"
-    argv = [sys.executable, "-m", "dpsu_core.cli", "release", str(src), *MECH, "-o", str(out), "--report", str(rep)]
+    argv = [
+        sys.executable,
+        "-m",
+        "dpsu_core.interfaces.cli",
+        "release",
+        str(src),
+        *MECH,
+        "-o",
+        str(out),
+        "--report",
+        str(rep),
+    ]
     proc = subprocess.Popen(
         [*argv, "--with-counts", "--export-tokenizer", str(tmp_path / "tok")],
         env=ENV,
@@ -85,7 +96,7 @@ def test_a_closed_standard_output_is_no_error(tmp_path):
     src.write_bytes(GOOD_CSV)
     out, rep = tmp_path / "o.csv", tmp_path / "r.json"
     argv = ["release", str(src), *MECH, "-o", str(out), "--report", str(rep)]
-    closed = ["bash", "-c", 'exec 1>&-; exec "$@"', "x", sys.executable, "-m", "dpsu_core.cli"]
+    closed = ["bash", "-c", 'exec 1>&-; exec "$@"', "x", sys.executable, "-m", "dpsu_core.interfaces.cli"]
     proc = subprocess.run([*closed, *argv], env=ENV, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr and "error" not in proc.stderr, proc.stderr
     assert next(csv.reader(out.open(encoding="utf-8"))) == ["item", "n"]
@@ -100,7 +111,7 @@ def test_a_reader_gone_from_standard_output_does_not_fail_a_finished_run(tmp_pat
     src = tmp_path / "in.csv"
     src.write_bytes(GOOD_CSV)
     out = tmp_path / "o.csv"
-    argv = [sys.executable, "-m", "dpsu_core.cli", "release", str(src), *MECH, "-o", str(out)]
+    argv = [sys.executable, "-m", "dpsu_core.interfaces.cli", "release", str(src), *MECH, "-o", str(out)]
     proc = subprocess.Popen(argv, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     proc.stdout.close()  # the reader goes away before the run prints anything

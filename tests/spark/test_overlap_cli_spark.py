@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from dpsu_core.cli import main
+from dpsu_core.interfaces.cli import main
 from tests.core.overlap_files import private_rows, write_all
 
 RELEASE = ["-m", "gw-kt", "-e", "1", "-d", "1e-6"]

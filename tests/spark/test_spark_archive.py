@@ -33,7 +33,7 @@ def packed(tmp_path_factory) -> Path:
     subprocess.run(pip + ["--no-deps", str(ROOT)], check=True, capture_output=True)
     out = folder / "dpsu-env.tar.gz"
     proc = subprocess.run(
-        [sys.executable, "-m", "dpsu_core.cli", "spark-env", str(out), "--prefix", str(env)],
+        [sys.executable, "-m", "dpsu_core.interfaces.cli", "spark-env", str(out), "--prefix", str(env)],
         cwd=ROOT, env=child_env(), capture_output=True, text=True,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -52,7 +52,7 @@ def cluster(tmp_path_factory):
 
 def test_a_bare_executor_releases_through_the_archive_identically(packed, cluster, csv_path, tmp_path):
     bare = bare_python(tmp_path / "bare")
-    cli = [sys.executable, "-m", "dpsu_core.cli"]
+    cli = [sys.executable, "-m", "dpsu_core.interfaces.cli"]
     env = child_env(PYSPARK_PYTHON=str(bare))
     local = subprocess.run(
         cli + _release_argv(csv_path, tmp_path / "local.csv"), cwd=ROOT, env=env, capture_output=True
@@ -71,7 +71,7 @@ def test_a_bare_executor_releases_through_the_archive_identically(packed, cluste
 
 
 def test_spark_env_refuses_what_it_cannot_pack(tmp_path):
-    cli = [sys.executable, "-m", "dpsu_core.cli", "spark-env"]
+    cli = [sys.executable, "-m", "dpsu_core.interfaces.cli", "spark-env"]
     (tmp_path / "plain").mkdir()
     cases = [
         (

@@ -18,7 +18,7 @@ def test_cli_runs_without_the_environment_activated(csv_path, tmp_path):
     """The Python workers run the driver's interpreter, not the ``python3`` first on PATH."""
     bare = bare_python(tmp_path / "other")
     env = child_env(PATH=f"{bare.parent}:{BASE_PATH}")
-    cli = [sys.executable, "-m", "dpsu_core.cli"]
+    cli = [sys.executable, "-m", "dpsu_core.interfaces.cli"]
     local = subprocess.run(cli + _release_argv(csv_path, tmp_path / "local.csv"), env=env, capture_output=True)
     assert local.returncode == 0, local.stderr
     argv = _release_argv(csv_path, tmp_path / "spark.csv") + ["--engine", "spark", "--spark-master", "local[2]"]
@@ -57,7 +57,7 @@ def test_the_first_run_leaves_a_class_archive_the_next_run_maps(csv_path, tmp_pa
     and releases the same bytes."""
     cache = tmp_path / "cache"
     env = child_env(XDG_CACHE_HOME=str(cache))
-    cli = [sys.executable, "-m", "dpsu_core.cli"]
+    cli = [sys.executable, "-m", "dpsu_core.interfaces.cli"]
     outs = []
     for run in ("first", "second"):
         out = tmp_path / f"{run}.csv"

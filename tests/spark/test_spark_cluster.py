@@ -69,7 +69,7 @@ def _release_argv(csv_path: str, out: Path) -> list[str]:
 def test_cli_console_script_against_the_cluster(cluster, csv_path, tmp_path):
     """``dpsu release ... --engine spark --spark-master spark://...`` as installed, matching the local engine."""
     script = Path(sys.executable).parent / "dpsu"
-    cli = [str(script)] if script.exists() else [sys.executable, "-m", "dpsu_core.cli"]
+    cli = [str(script)] if script.exists() else [sys.executable, "-m", "dpsu_core.interfaces.cli"]
     env = child_env(PYSPARK_PYTHON=sys.executable)
     local = subprocess.run(cli + _release_argv(csv_path, tmp_path / "local.csv"), env=env, capture_output=True)
     assert local.returncode == 0, local.stderr
@@ -84,7 +84,7 @@ def test_executors_without_dpsu_dependencies_get_one_line(cluster, csv_path, tmp
     bare = bare_python(tmp_path / "bare")
     argv = _release_argv(csv_path, tmp_path / "x.csv") + ["--engine", "spark", "--spark-master", cluster]
     proc = subprocess.run(
-        [sys.executable, "-m", "dpsu_core.cli", *argv],
+        [sys.executable, "-m", "dpsu_core.interfaces.cli", *argv],
         env=child_env(PYSPARK_PYTHON=str(bare)),
         capture_output=True,
         text=True,

@@ -27,7 +27,7 @@ def remote(tmp_path_factory):
 
 
 def test_release_through_spark_connect_identical_to_local(remote, csv_path, tmp_path):
-    cli = [sys.executable, "-m", "dpsu_core.cli"]
+    cli = [sys.executable, "-m", "dpsu_core.interfaces.cli"]
     env = child_env()
     local = subprocess.run(
         cli + _release_argv(csv_path, tmp_path / "local.csv"), cwd=ROOT, env=env, capture_output=True
@@ -59,7 +59,9 @@ def test_an_unreachable_or_malformed_remote_is_one_line_at_once(csv_path, tmp_pa
     ):
         t = time.monotonic()
         argv = _release_argv(csv_path, tmp_path / "x.csv") + ["--engine", "spark", "--spark-remote", url]
-        proc = subprocess.run([sys.executable, "-m", "dpsu_core.cli", *argv], cwd=ROOT, capture_output=True, text=True)
+        proc = subprocess.run(
+            [sys.executable, "-m", "dpsu_core.interfaces.cli", *argv], cwd=ROOT, capture_output=True, text=True
+        )
         lines = proc.stderr.strip().splitlines()
         assert proc.returncode == 2 and len(lines) == 1 and needle in lines[0], proc.stderr
         assert time.monotonic() - t < 60  # no JVM, no session: refused before either

@@ -61,7 +61,19 @@ def _release(remote: str, tmp_path: Path, limit: str | None) -> tuple[subprocess
     env = {k: v for k, v in os.environ.items() if k != CONNECT_TIMEOUT_ENV}
     if limit is not None:
         env[CONNECT_TIMEOUT_ENV] = limit
-    argv = [sys.executable, "-m", "dpsu_core.cli", "release", src, "-m", "weighted-gaussian", "-e", "1", "-d", "1e-6"]
+    argv = [
+        sys.executable,
+        "-m",
+        "dpsu_core.interfaces.cli",
+        "release",
+        src,
+        "-m",
+        "weighted-gaussian",
+        "-e",
+        "1",
+        "-d",
+        "1e-6",
+    ]
     argv += ["-o", str(tmp_path / "out.csv"), "--engine", "spark", "--spark-remote", remote]
     t = time.monotonic()
     done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)

@@ -134,7 +134,18 @@ def test_bad_masters_are_refused_at_once(master, message):
 def test_cli_refuses_bad_spark_input_in_one_line_before_spark_starts(folder, tmp_path):
     """Each refused before a JVM starts: one line, exit 2, in the time a Python start takes."""
     shutil.copy(folder / "part-0.csv", folder / "_hidden.csv")
-    base = [sys.executable, "-m", "dpsu_core.cli", "release", "-m", "weighted-gaussian", "-e", "1", "-d", "1e-6"]
+    base = [
+        sys.executable,
+        "-m",
+        "dpsu_core.interfaces.cli",
+        "release",
+        "-m",
+        "weighted-gaussian",
+        "-e",
+        "1",
+        "-d",
+        "1e-6",
+    ]
     cases = [
         ([str(folder), "-o", str(tmp_path / "x.csv"), "--engine", "spark"], "_hidden.csv"),
         ([str(folder / "part-0.csv"), "-o", str(folder / "part-0.csv"), "--engine", "spark"], "input"),

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from dpsu_core.corpus.load import LoadOptions
+from dpsu_core.corpus.overlap import Overlap, compare, fingerprint, new_key
 from dpsu_core.engines.spark import load_spark_corpus
-from dpsu_core.overlap import Overlap, compare, fingerprint, new_key
 from tests.core.overlap_files import private_rows, write_all
 
 

@@ -22,7 +22,7 @@ WORDS = [f"word{i}" for i in range(40)]
 
 
 def _cli(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
-    argv = [sys.executable, "-m", "dpsu_core.cli", "release", *args, "-m", "weighted-gaussian", "-e", "10"]
+    argv = [sys.executable, "-m", "dpsu_core.interfaces.cli", "release", *args, "-m", "weighted-gaussian", "-e", "10"]
     argv += ["-d", "1e-6", "-o", str(tmp_path / "out.csv"), "--engine", "spark", "--spark-master", "local[2]"]
     return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=600)
 

@@ -9,9 +9,9 @@ import json
 import numpy as np
 import pytest
 
-from dpsu_core.cli import main
 from dpsu_core.engines.keyed import SaltSource, sample_rows, string_keys
 from dpsu_core.engines.spark import load_spark_corpus, spark_release
+from dpsu_core.interfaces.cli import main
 from dpsu_core.mechanisms.base import make_rng, noisy_threshold
 from dpsu_core.mechanisms.dpsu_step import weighted_update
 from dpsu_core.mechanisms.registry import get_mechanism

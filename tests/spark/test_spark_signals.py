@@ -1,6 +1,6 @@
 """A Spark release that finished reports success (issue 38, item 12): a SIGINT or SIGTERM that arrives after every
 output was written and every line printed, while Spark shuts down in the interpreter's exit hooks, ends the process
-with the run's own status, 0, and says nothing more (``dpsu_core.signals``)."""
+with the run's own status, 0, and says nothing more (``dpsu_core.interfaces.signals``)."""
 
 from __future__ import annotations
 

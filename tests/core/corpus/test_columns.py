@@ -13,7 +13,6 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from dpsu_core.cli import main
 from dpsu_core.corpus import load_corpus
 from dpsu_core.corpus.clean import drop_email_headers, drop_tokens, strip_html, token_drop_mask
 from dpsu_core.corpus.columns import (
@@ -33,6 +32,7 @@ from dpsu_core.corpus.decode import decode_rows
 from dpsu_core.corpus.readers import read_table
 from dpsu_core.corpus.tokenize import tokenize
 from dpsu_core.errors import ColumnError, ParameterError
+from dpsu_core.interfaces.cli import main
 from dpsu_core.wording import CLI_OPTIONS, NEUTRAL, opt, speak
 from tests.column_fixtures import ANALYST_ROWS, ANALYST_STOCKS, FIXTURES, MAILBOXES, analyst_notes
 
@@ -527,7 +527,7 @@ def test_a_category_with_many_values_is_warned_before_loading_and_refused_under_
         argv = [*RELEASE[:1], str(src), *RELEASE[1:], "--text-col", "text", "--user-col", user_col, "--strict"]
         argv += ["-o", str(out)]
         return subprocess.run(
-            [sys.executable, "-m", "dpsu_core.cli", *argv], capture_output=True, text=True, timeout=300
+            [sys.executable, "-m", "dpsu_core.interfaces.cli", *argv], capture_output=True, text=True, timeout=300
         )
 
     run = release("stock")

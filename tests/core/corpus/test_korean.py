@@ -10,9 +10,9 @@ import numpy as np
 import pyarrow as pa
 from kiwipiepy import Kiwi
 
-from dpsu_core.cli import main
 from dpsu_core.corpus import LoadOptions, load_corpus
 from dpsu_core.corpus.tokenize import Preprocessing, TokenStream, tokenize
+from dpsu_core.interfaces.cli import main
 from dpsu_core.reading import KOREAN_MODES
 
 NOUNS = ["학교", "친구", "음악", "영화", "커피", "도서관", "시장", "회사"]

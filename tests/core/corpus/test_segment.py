@@ -23,11 +23,11 @@ from pythainlp.corpus import thai_words
 from pythainlp.tokenize import word_tokenize
 from sudachipy import Dictionary, SplitMode
 
-from dpsu_core.cli import main
 from dpsu_core.corpus import segment, segmenters
 from dpsu_core.corpus import tokenize as tk
 from dpsu_core.corpus.ngrams import char_ngrams, clusters
 from dpsu_core.corpus.tokenize import Preprocessing, TokenStream, tokenize
+from dpsu_core.interfaces.cli import main
 
 CHINESE = ["我爱北京天安门", "今天天气很好", "研究生命的起源", "他来到了网易杭研大厦", "小明硕士毕业于中国科学院计算所"]
 JAPANESE = ["東京都に住んでいます", "今日はいい天気ですね", "外国人参政権について議論した", "すもももももももものうち"]

@@ -36,7 +36,7 @@ def _release(tmp_path: Path, posts: list[str], path_dirs: list[Path]) -> subproc
     src = tmp_path / "posts.csv"
     src.write_text("user,text\n" + "".join(f"u{i},{posts[i % len(posts)]}\n" for i in range(60)), encoding="utf-8")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([*map(str, path_dirs), str(ROOT)]))
-    argv = [sys.executable, "-m", "dpsu_core.cli", "release", str(src), "-m", "policy-gaussian", "-e", "8"]
+    argv = [sys.executable, "-m", "dpsu_core.interfaces.cli", "release", str(src), "-m", "policy-gaussian", "-e", "8"]
     argv += ["-d", "1e-5", "-o", str(tmp_path / "out.csv"), "--report", str(tmp_path / "report.json")]
     return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
 

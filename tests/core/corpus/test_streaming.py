@@ -79,7 +79,7 @@ def test_cli_reports_the_unterminated_quote_in_one_line(tmp_path):
     path = _broken_csv(tmp_path)
     out = tmp_path / "out.csv"
     r = subprocess.run(
-        [sys.executable, "-m", "dpsu_core.cli", "release", str(path), "-m", "count-gaussian", "-e", "1"]
+        [sys.executable, "-m", "dpsu_core.interfaces.cli", "release", str(path), "-m", "count-gaussian", "-e", "1"]
         + ["-d", "1e-6", "-o", str(out)],
         capture_output=True,
         text=True,

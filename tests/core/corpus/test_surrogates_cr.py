@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from dpsu_core.cli import main
 from dpsu_core.corpus import load_corpus, peek_upload
 from dpsu_core.corpus.readers import repair_surrogates
+from dpsu_core.interfaces.cli import main
 
 
 def _jsonl(rows: list[str]) -> bytes:

@@ -91,6 +91,6 @@ def test_salts_come_from_the_os_unless_seeded():
 
 
 def test_import_dpsu_core_does_not_import_pyspark():
-    code = "import sys, dpsu_core, dpsu_core.engines.spark, dpsu_core.cli; print('pyspark' in sys.modules)"
+    code = "import sys, dpsu_core, dpsu_core.engines.spark, dpsu_core.interfaces.cli; print('pyspark' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"

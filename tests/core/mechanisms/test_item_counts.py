@@ -11,10 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dpsu_core.accounting.ledger import Ledger, LedgerEntry, total
+from dpsu_core.accounting.spend import counts_entry
 from dpsu_core.corpus.build import corpus_from_token_lists
 from dpsu_core.corpus.model import Corpus
 from dpsu_core.errors import ParameterError
-from dpsu_core.ledger import Ledger, LedgerEntry, total
 from dpsu_core.mechanisms.item_counts import (
     DETAILS_KEY,
     calibrate_counts,
@@ -27,7 +28,6 @@ from dpsu_core.mechanisms.item_counts import (
     unit_of,
 )
 from dpsu_core.privacy.gaussian import gaussian_delta, gaussian_delta_exact
-from dpsu_core.spend import counts_entry
 from tests.helpers import coupled_neighbours
 
 
@@ -197,7 +197,7 @@ def test_counts_entry_is_a_plain_ledger_entry():
 
 
 def test_the_spend_gate_shows_the_counts_share_and_their_cost():
-    from dpsu_core.spend import plan_spend, plan_with_counts
+    from dpsu_core.accounting.spend import plan_spend, plan_with_counts
 
     mech, cc = mechanism_with_counts("policy-gaussian", epsilon=3.0, delta=1e-5, share=0.25)
     spent = [Ledger().record(mech.calibrate(), corpus_id="c", source="Release")]  # one earlier release

@@ -98,7 +98,7 @@ def test_rounds_never_spend_more_than_epsilon_delta(eps, delta, m, alpha, rounds
     for s, thr, di in zip(d.sigma_i, d.threshold_i, d.delta_i):
         assert -np.expm1(t * norm.logcdf((thr - 1 / np.sqrt(t)) / s)).max() <= di * (1 + 1e-9)
     # the ledger's declared cost: rho_zcdp = 1/(2 sigma^2) (rounded up), delta = the thresholds' share
-    from dpsu_core.ledger import zcdp_cost
+    from dpsu_core.accounting.ledger import zcdp_cost
 
     cost = zcdp_cost(cal)
     assert cost is not None and cost.delta == d.delta_thresholds

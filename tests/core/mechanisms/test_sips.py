@@ -205,10 +205,10 @@ def test_round_budgets_are_rounded_to_the_private_side_exactly():
 # --------------------------------------------------------------------------- shown as rounds (issue 27.2)
 @pytest.mark.parametrize("name", ["dp-sips", "policy-sips"])
 def test_calibrate_and_the_report_show_every_round_with_the_last_as_headline(name, capsys):
-    from dpsu_core.cli import main
-    from dpsu_core.export import report_dict, report_json, report_markdown
+    from dpsu_core.interfaces.cli import main
     from dpsu_core.mechanisms.base import Diagnostics, make_release
     from dpsu_core.mechanisms.registry import mechanism_class
+    from dpsu_core.outputs.export import report_dict, report_json, report_markdown
 
     cal = get_mechanism(name, epsilon=3.0, delta=1e-6, max_items=100).calibrate()
     d = cal.details

@@ -8,9 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from dpsu_core.cli import main
+from dpsu_core.accounting.ledger import cost_of, zcdp_cost
+from dpsu_core.analysis.utility import has_preview, utility_preview
 from dpsu_core.corpus.build import corpus_from_token_lists
-from dpsu_core.ledger import cost_of, zcdp_cost
+from dpsu_core.interfaces.cli import main
 from dpsu_core.mechanisms import registry
 from dpsu_core.mechanisms.base import Calibration, Diagnostics, Mechanism, ReleaseParts
 from dpsu_core.mechanisms.dpsu_step import weighted_gaussian_step
@@ -18,7 +19,6 @@ from dpsu_core.mechanisms.registry import MECHANISM_CLASSES, get_mechanism, list
 from dpsu_core.mechanisms.traits import Stages, one_stage
 from dpsu_core.privacy.cost import gaussian_cost
 from dpsu_core.privacy.thresholds import gaussian_scale, rho_weighted_gaussian
-from dpsu_core.utility import has_preview, utility_preview
 
 EPS, DELTA = 3.0, 1e-6
 

@@ -14,10 +14,10 @@ from dp_accounting.pld import PLDAccountant
 from scipy.optimize import brentq
 from scipy.stats import norm
 
+from dpsu_core.analysis.utility import release_probability, utility_preview
 from dpsu_core.errors import ParameterError
 from dpsu_core.mechanisms.registry import get_mechanism
 from dpsu_core.privacy.tuning import SHARES, best_split, split_delta
-from dpsu_core.utility import release_probability, utility_preview
 
 GRID = [(3.0, math.exp(-10), 100, 3.0), (1.0, 1e-5, 100, 5.0), (0.5, 1e-8, 10, 3.0), (8.0, 1e-6, 300, 2.0)]
 
@@ -159,7 +159,7 @@ def test_tuned_policy_gaussian_never_spends_more_than_epsilon_delta(eps, delta, 
     p_cross = -np.expm1(t * norm.logcdf((cal.rho - 1 / np.sqrt(t)) / cal.scale))
     assert p_cross.max() <= d.delta_zcdp * (1 + 1e-9)
     # the ledger reads the declared cost (the threshold delta is not delta/2 any more)
-    from dpsu_core.ledger import zcdp_cost
+    from dpsu_core.accounting.ledger import zcdp_cost
 
     cost = zcdp_cost(cal)
     assert cost is not None and cost.delta == d.delta_zcdp

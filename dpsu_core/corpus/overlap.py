@@ -46,11 +46,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .corpus.columns import apply_user_pattern
-from .corpus.intern import string_buffers
-from .corpus.limits import DEFAULT_LIMITS, ReadLimits
-from .corpus.readers import read_table
-from .errors import InputError
+from ..errors import InputError
+from .columns import apply_user_pattern
+from .intern import string_buffers
+from .limits import DEFAULT_LIMITS, ReadLimits
+from .readers import read_table
 from .siphash import sip_rounds
 
 REFUSE_SHARE = 0.20  # refused: at least this share of the file's distinct posts are in the private corpus

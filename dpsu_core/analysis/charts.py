@@ -13,9 +13,9 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from .errors import ParameterError
-from .privacy.validate import check_choice, check_number, check_positive_int
-from .wording import count_text
+from ..errors import ParameterError
+from ..privacy.validate import check_choice, check_number, check_positive_int
+from ..wording import count_text
 
 NON_PRIVATE = "NON-PRIVATE diagnostic"
 LABEL_LIMIT = 480  # px: mechanism names such as "GW as published (unproven reference)" are never cut short
@@ -160,7 +160,7 @@ PALETTE = (
 
 def mechanism_colours() -> dict[str, str]:
     """label -> colour, the same on every chart: the registry's mechanisms in order, then GW as published."""
-    from .mechanisms import list_mechanisms
+    from ..mechanisms import list_mechanisms
     from .threshold_tables import PUBLISHED_GW_LABEL
 
     labels = [cls.label for cls in list_mechanisms().values()] + [PUBLISHED_GW_LABEL]

@@ -20,10 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from .corpus import LoadOptions
-from .errors import ParameterError
+from ..corpus import LoadOptions
+from ..errors import ParameterError
+from ..mechanisms import Calibration, Release
 from .ledger import LedgerTotal, cost_of
-from .mechanisms import Calibration, Release
 
 RELEASE_PAGE = "Release"  # the page whose last release Export and the report show by default
 
@@ -85,7 +85,7 @@ class ReleaseRecord:
 
     def title(self) -> str:
         """ "#2 · Policy Gaussian, ε = 3, δ = 1e-06 on posts.csv (Release page, 12:03:04 UTC)"."""
-        from .mechanisms.item_counts import counts_of
+        from ..mechanisms.item_counts import counts_of
 
         cal = self.calibration
         where = self.corpus.name + ("" if self.corpus.private else " (exploration)")

@@ -42,8 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ParameterError
-from .mechanisms.base import check_release
+from ..errors import ParameterError
+from ..mechanisms.base import check_release
 
 MODELS: tuple[str, ...] = ("wordlevel", "bpe", "wordpiece", "unigram")
 DEFAULT_MODEL = "wordlevel"
@@ -146,7 +146,7 @@ def could_be_in_a_word(text: str) -> bool:
     A special token is cut out of the text wherever it occurs, before words are found, so such a token would cut
     the released words holding it (no ``tokenizers`` option keeps it whole next to a word's inner apostrophe);
     a token with any other character (``[CLS]``, ``<s>``) never occurs inside a released word."""
-    from .corpus.charclass import APOS, WORD, char_classes
+    from ..corpus.charclass import APOS, WORD, char_classes
 
     cls = char_classes()
     return all(c == "'" or int(cls[ord(c)]) in (WORD, APOS) for c in text)
@@ -361,7 +361,7 @@ def is_directory_target(path: Any) -> bool:
 def output_target(path: Any) -> Any:
     """What ``--export-tokenizer PATH`` writes, for ``outputs.check_output_paths``: the file PATH (ending in .json),
     or the folder PATH with every file ``directory_files`` writes (``DIRECTORY_FILES``), made if missing."""
-    from .outputs import FolderOutput
+    from .writer import FolderOutput
 
     if not is_directory_target(path):
         return path
@@ -454,7 +454,7 @@ def _training_text(items: list[str], reps: np.ndarray | None) -> Iterator[str]:
 def _classes() -> dict[str, str]:
     """Regex character classes (Oniguruma syntax) of the release tokenizer's table (``charclass.char_classes``):
     its word, space and ignored characters exactly, and the typographic apostrophes."""
-    from .corpus.charclass import APOS, IGNORED, SPACE, WORD, char_classes
+    from ..corpus.charclass import APOS, IGNORED, SPACE, WORD, char_classes
 
     cls = char_classes()
 
@@ -482,7 +482,7 @@ def _case_fixes() -> tuple[tuple[str, str], ...]:
     ``str.lower``) differs from the release's one-to-one table (``charclass.lower_table``, Arrow's): the Turkish
     dotted İ (U+0130) is ``i`` in the release, ``i̇`` (two code points) in Unicode's full mapping. Applied before
     Lowercase, so the exported tokenizer folds case exactly as the release did."""
-    from .corpus.charclass import lower_table
+    from ..corpus.charclass import lower_table
 
     table = lower_table()
     changed = np.flatnonzero(table != np.arange(table.shape[0]))
@@ -497,7 +497,7 @@ def _case_fixes() -> tuple[tuple[str, str], ...]:
 def _set_pipeline(tok: Any, spec: TokenizerSpec) -> None:
     from tokenizers import Regex, normalizers, pre_tokenizers
 
-    from .corpus.tokenize import URL_PATTERN
+    from ..corpus.tokenize import URL_PATTERN
 
     k = _classes()
     norm: list[Any] = []
@@ -548,7 +548,7 @@ def pipeline_text(spec: TokenizerSpec) -> str:
     )
     text = "the fast tokenizer's rule: " + ", ".join(steps)
     if spec.tokenizer == "auto":
-        from .corpus.segmenters import CANDIDATES, chosen
+        from ..corpus.segmenters import CANDIDATES, chosen
 
         found = [(language, chosen(language)) for language in CANDIDATES]
         names = ", ".join(f"{language} ({c.name})" for language, c in found if c is not None)

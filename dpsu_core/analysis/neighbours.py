@@ -20,10 +20,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .corpus.model import Corpus
-from .errors import ParameterError
-from .mechanisms.base import Mechanism, ProgressFn
-from .privacy.validate import check_positive_int
+from ..corpus.model import Corpus
+from ..errors import ParameterError
+from ..mechanisms.base import Mechanism, ProgressFn
+from ..privacy.validate import check_positive_int
 
 MAX_RUNS = 5000
 CONFIDENCE = 0.99  # two-sided Clopper-Pearson intervals shown with each probability
@@ -71,8 +71,8 @@ def add_user(corpus: Corpus, text: str, tokenizer: str | None = None) -> Neighbo
     Items the corpus never had (a canary, say) are appended to the vocabulary."""
     import pyarrow as pa
 
-    from .corpus.build import corpus_from_token_lists
-    from .corpus.tokenize import tokenize
+    from ..corpus.build import corpus_from_token_lists
+    from ..corpus.tokenize import tokenize
 
     if not isinstance(text, str) or not text.strip():
         raise ParameterError("type the new user's words (for example a canary sentence) before adding the user")

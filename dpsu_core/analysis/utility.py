@@ -24,11 +24,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import ParameterError
-from .mechanisms.base import Calibration
-from .mechanisms.registry import mechanism_class
-from .mechanisms.traits import Stage, highest_chance, stages_release_probability, users_for_chance
-from .privacy.validate import check_max_items
+from ..errors import ParameterError
+from ..mechanisms.base import Calibration
+from ..mechanisms.registry import mechanism_class
+from ..mechanisms.traits import Stage, highest_chance, stages_release_probability, users_for_chance
+from ..privacy.validate import check_max_items
 
 __all__ = [
     "Preview",

@@ -11,11 +11,11 @@ import shlex
 from dataclasses import asdict
 from typing import Any
 
-from .corpus import LoadOptions
-from .errors import ParameterError
-from .mechanisms.base import Calibration
-from .params import PARAMS
-from .reading import FILE_FIELDS, HEADER_FLAGS, READING, READING_OPTIONS, public_flag
+from ..corpus import LoadOptions
+from ..errors import ParameterError
+from ..mechanisms.base import Calibration
+from ..params import PARAMS
+from ..reading import FILE_FIELDS, HEADER_FLAGS, READING, READING_OPTIONS, public_flag
 
 # load_corpus keyword -> how the CLI says it (declared in ``reading``). A boolean preprocessing default of True is
 # switched off by a --keep-... flag; the others take a value. ``cli._load_options`` is the inverse (tests check the
@@ -95,7 +95,7 @@ def release_groups(
 ) -> list[list[str]]:
     """``release_argv`` as its arguments: ``["dpsu", "release", input]``, then each flag with its value (one
     token ``--flag=value`` when the value starts with "-", which argparse would take for a flag)."""
-    from .mechanisms.item_counts import counts_flags
+    from ..mechanisms.item_counts import counts_flags
 
     opts = _check_options(load_options)
     eps, delta, counts = _budget(cal)
@@ -162,7 +162,7 @@ def _split(flags: list[str]) -> list[list[str]]:
 def _budget(cal: Calibration) -> tuple[float, float, Any]:
     """(epsilon, delta) the user gave and the counts' calibration: a release with noisy counts (``item_counts``)
     ran its items at a share of them."""
-    from .mechanisms.item_counts import counts_of
+    from ..mechanisms.item_counts import counts_of
 
     counts = counts_of(cal)
     if counts is None:
@@ -262,7 +262,7 @@ def release_script(
         )
     tok = ""
     if tokenizer is not None:
-        imports += "from dpsu_core.tokenizer_export import TokenizerSpec, tokenizer_files, write_directory\n"
+        imports += "from dpsu_core.outputs.tokenizer_export import TokenizerSpec, tokenizer_files, write_directory\n"
         spec = {"model": tokenizer.model, "special_tokens": tuple(tokenizer.special_tokens)}
         if tokenizer.vocab_size is not None:
             spec["vocab_size"] = tokenizer.vocab_size
@@ -282,7 +282,7 @@ def release_script(
         "and spends (epsilon, delta) of the corpus's privacy budget again.\n"
         '"""\n\n'
         f"{imports}"
-        "from dpsu_core.export import write_release\n\n"
+        "from dpsu_core.outputs.export import write_release\n\n"
         f"corpus = load_corpus(\n    {str(input_name)!r}{load_args},\n)\n"
         f"{options}"
         f"{public_load}"

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal
 
-from .errors import DpsuError, ParameterError
+from ..errors import DpsuError, ParameterError
 
 Mode = Literal["single-user", "oidc", "proxy"]
 MODES: tuple[Mode, ...] = ("single-user", "oidc", "proxy")

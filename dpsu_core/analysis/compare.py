@@ -15,14 +15,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .corpus.model import Corpus
-from .errors import ParameterError
-from .ledger import LedgerEntry, LedgerTotal
-from .ledger import total as ledger_total
-from .mechanisms import Calibration, Mechanism, Release, get_mechanism, list_mechanisms
-from .mechanisms.base import Diagnostics, ProgressFn
+from ..accounting.ledger import LedgerEntry, LedgerTotal
+from ..accounting.ledger import total as ledger_total
+from ..corpus.model import Corpus
+from ..errors import ParameterError
+from ..mechanisms import Calibration, Mechanism, Release, get_mechanism, list_mechanisms
+from ..mechanisms.base import Diagnostics, ProgressFn
+from ..privacy.validate import check_positive_int
 from .metrics import missing_mass
-from .privacy.validate import check_positive_int
 
 SUMMARY_COLUMNS = ["mechanism", "label", "mean", "sd", "runs", "median_seconds", "recovered_mass"]
 # A mechanism's first run compiles its numba kernels (once per process, seconds): its time is left out of

@@ -20,12 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from .errors import OutputError
-from .mechanisms.base import Release, check_release
-from .outputs import atomic_write as atomic_write  # re-exported: the output files' safety lives in ``outputs``
-from .outputs import check_output_paths as check_output_paths
-from .outputs import write_together
-from .privacy.validate import check_path
+from ..errors import OutputError
+from ..mechanisms.base import Release, check_release
+from ..privacy.validate import check_path
+from .writer import atomic_write as atomic_write  # re-exported: the output files' safety lives in ``outputs``
+from .writer import check_output_paths as check_output_paths
+from .writer import write_together
 
 TEACHING_WARNING = (
     "fixed seed: NOT for real releases. The noise is reproducible from the seed, so this "
@@ -181,7 +181,7 @@ def report_dict(
     ``ledger_summary`` taken when the release was made (``history.ReleaseRecord.spent``), never a later total;
     ``release`` only when the caller names which release of its session this is, ``ReleaseRecord.title``;
     ``tokenizer`` only when a tokenizer was exported: how it was built, ``tokenizer_export.build_tokenizer``)."""
-    from . import __version__
+    from .. import __version__
 
     release = check_release(release)
     cal = release.calibration.as_dict()
@@ -243,7 +243,7 @@ def _fmt(v: Any) -> str:
 
 def _calibration_view(release: Release):
     """How the release's mechanism shows its calibration (``Mechanism.calibration_view``)."""
-    from .mechanisms.registry import mechanism_class  # the families load on first use (start-up time)
+    from ..mechanisms.registry import mechanism_class  # the families load on first use (start-up time)
 
     return mechanism_class(release.calibration.mechanism).calibration_view(release.calibration)
 
@@ -388,7 +388,7 @@ def export_basename(release: Release, number: int | None = None) -> str:
     is named by their total, the (epsilon, delta) the user gave, and ends in ``_counts``; with the release's number
     in the session first (``dpsu_r2_...``: two releases of one configuration download under different names);
     ``_TEACHING`` at the end for a fixed-seed release."""
-    from .mechanisms.item_counts import counts_of
+    from ..mechanisms.item_counts import counts_of
 
     cal = release.calibration
     counts = counts_of(cal)

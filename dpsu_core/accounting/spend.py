@@ -29,9 +29,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..mechanisms import Calibration
+from ..mechanisms.item_counts import LABEL, NAME, CountsCalibration
 from .ledger import LedgerEntry, LedgerTotal, total
-from .mechanisms import Calibration
-from .mechanisms.item_counts import LABEL, NAME, CountsCalibration
 
 TEACHING_REFUSED = (
     "Teaching mode (fixed seed) runs on exploration corpora only: its noise can be recomputed from the seed, so a "

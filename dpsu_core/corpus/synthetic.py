@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .corpus.model import Corpus, SourceInfo
-from .errors import ParameterError
-from .privacy.validate import check_positive_int
+from ..errors import ParameterError
+from ..privacy.validate import check_positive_int
+from .model import Corpus, SourceInfo
 
 SIZE_DISTRIBUTIONS = ("constant", "uniform", "log-uniform", "geometric")
 

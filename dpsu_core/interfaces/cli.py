@@ -16,13 +16,13 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .accounting.commands import COMMANDS as LEDGER_COMMANDS
-from .errors import DpsuError, InputError, OutputError, ParameterError, cap_message, os_error_message
-from .wording import CLI_OPTIONS, speak
+from ..accounting.commands import COMMANDS as LEDGER_COMMANDS
+from ..errors import DpsuError, InputError, OutputError, ParameterError, cap_message, os_error_message
+from ..wording import CLI_OPTIONS, speak
 
 if TYPE_CHECKING:
-    from .corpus.limits import ReadLimits
-    from .corpus.load import LoadOptions
+    from ..corpus.limits import ReadLimits
+    from ..corpus.load import LoadOptions
 
 EXIT_BAD_INPUT = 2
 MB = 1 << 20
@@ -38,7 +38,7 @@ class _OneLineParser(argparse.ArgumentParser):
 
 def empty_release_reason(cal) -> str:
     """Why a release came back empty, from the parameters alone (the utility preview, public), as the app says it."""
-    from .utility import has_preview, utility_preview
+    from ..analysis.utility import has_preview, utility_preview
 
     fix = "raise --epsilon, lower --max-items (if users hold few items), or use a corpus with more users"
     if not has_preview(cal.mechanism):
@@ -63,8 +63,8 @@ def _param_type(spec):
 
 
 def _add_mechanism_args(p: argparse.ArgumentParser) -> None:
-    from .mechanisms.registry import list_mechanisms
-    from .params import EPSILON_MAX, EPSILON_MIN, PARAMS
+    from ..mechanisms.registry import list_mechanisms
+    from ..params import EPSILON_MAX, EPSILON_MIN, PARAMS
 
     p.add_argument("-m", "--mechanism", required=True, help=f"one of: {', '.join(list_mechanisms())}")
     p.add_argument("-e", "--epsilon", type=float, required=True, help=f"epsilon, {EPSILON_MIN:g} to {EPSILON_MAX:g}")
@@ -99,13 +99,13 @@ def _command_parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argu
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .accounting.commands import add_commands as add_ledger_commands
-    from .corpus.limits import DEFAULT_LIMITS
-    from .corpus.readers import FORMATS
-    from .corpus.tokenize import TOKENIZERS
-    from .mechanisms.item_counts import CLIP_MAX, CLIP_MIN, DEFAULT_CLIP, DEFAULT_SHARE
-    from .reading import READING_OPTIONS
-    from .tokenizer_export import DEFAULT_VOCAB_SIZE
+    from ..accounting.commands import add_commands as add_ledger_commands
+    from ..corpus.limits import DEFAULT_LIMITS
+    from ..corpus.readers import FORMATS
+    from ..corpus.tokenize import TOKENIZERS
+    from ..mechanisms.item_counts import CLIP_MAX, CLIP_MIN, DEFAULT_CLIP, DEFAULT_SHARE
+    from ..reading import READING_OPTIONS
+    from ..outputs.tokenizer_export import DEFAULT_VOCAB_SIZE
 
     parser, commands = _command_parsers()
     rel = commands["release"]
@@ -255,8 +255,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _make_mechanism(args: argparse.Namespace, public_source: Any = None):
     """The mechanism of ``-m`` with the flags it takes; a flag it would ignore is an error (``--max-n`` aside:
     it also sets the corpus's n-gram length)."""
-    from .mechanisms.registry import get_mechanism, list_mechanisms
-    from .params import PARAMS
+    from ..mechanisms.registry import get_mechanism, list_mechanisms
+    from ..params import PARAMS
 
     cls = list_mechanisms().get(args.mechanism)
     if cls is None:
@@ -269,7 +269,7 @@ def _make_mechanism(args: argparse.Namespace, public_source: Any = None):
     params = cls.params_for({**given, "public_source": public_source}, strict=True)
     counts = _counts_args(args)
     if counts is not None:
-        from .mechanisms.item_counts import mechanism_with_counts
+        from ..mechanisms.item_counts import mechanism_with_counts
 
         return mechanism_with_counts(args.mechanism, epsilon=args.epsilon, delta=args.delta, **counts, **params)[0]
     return get_mechanism(args.mechanism, epsilon=args.epsilon, delta=args.delta, **params)
@@ -277,7 +277,7 @@ def _make_mechanism(args: argparse.Namespace, public_source: Any = None):
 
 def _counts_args(args: argparse.Namespace) -> dict[str, float] | None:
     """share and clip of --with-counts (their defaults filled in), or None without it (its flags alone: an error)."""
-    from .mechanisms.item_counts import DEFAULT_CLIP, DEFAULT_SHARE
+    from ..mechanisms.item_counts import DEFAULT_CLIP, DEFAULT_SHARE
 
     if not getattr(args, "with_counts", False):
         for flag, value in (("--counts-share", getattr(args, "counts_share", None)),
@@ -291,7 +291,7 @@ def _counts_args(args: argparse.Namespace) -> dict[str, float] | None:
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
-    from .mechanisms.registry import mechanism_class
+    from ..mechanisms.registry import mechanism_class
 
     cal = _make_mechanism(args).calibrate()
     cls = mechanism_class(cal.mechanism)
@@ -329,7 +329,7 @@ def _seed(text: str) -> int:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"invalid seed {text!r}: give a whole number from 0 to 2^128 - 1") from None
-    from .privacy.validate import check_seed
+    from ..privacy.validate import check_seed
 
     try:
         return check_seed(value)  # type: ignore[return-value]
@@ -339,7 +339,7 @@ def _seed(text: str) -> int:
 
 def _read_limits(args: argparse.Namespace) -> ReadLimits:
     """The read limits from --max-file-mb and --max-unpacked-mb (an explicit cap replaces the 20x rule)."""
-    from .corpus.limits import ReadLimits, TiB
+    from ..corpus.limits import ReadLimits, TiB
 
     def size(flag: str, mb: float) -> int:
         if not 0 < mb <= TiB // MB:  # NaN fails too; the range is checked before any conversion
@@ -355,7 +355,7 @@ def _read_limits(args: argparse.Namespace) -> ReadLimits:
 
 def _corpus_max_n(args: argparse.Namespace) -> int:
     """The longest n-gram the corpus needs: --max-n when given (validated: 0 is an error, not 'not given')."""
-    from .params import PARAMS
+    from ..params import PARAMS
 
     n = PARAMS["max_n"].check(args.max_n) if args.max_n is not None else 1
     if getattr(args, "only_n", None) is not None:
@@ -365,7 +365,7 @@ def _corpus_max_n(args: argparse.Namespace) -> int:
 
 def _add_reading_args(parser: argparse.ArgumentParser, choices: dict[str, list[str]]) -> None:
     """The reading options' flags, from their one declaration (``reading.READING_OPTIONS``)."""
-    from .reading import HEADER_FLAGS, HEADER_HELP, READING_OPTIONS
+    from ..reading import HEADER_FLAGS, HEADER_HELP, READING_OPTIONS
 
     for o in READING_OPTIONS:
         if o.kind == "value":
@@ -392,7 +392,7 @@ def _add_reading_args(parser: argparse.ArgumentParser, choices: dict[str, list[s
 
 def _add_public_reading_args(parser: argparse.ArgumentParser, choices: dict[str, list[str]]) -> None:
     """How GW-KT's public corpus file is read: the file options of ``reading`` under --public-... flags."""
-    from .reading import FILE_FIELDS, HEADER_FLAGS, HEADER_HELP, READING, public_flag
+    from ..reading import FILE_FIELDS, HEADER_FLAGS, HEADER_HELP, READING, public_flag
 
     for field in FILE_FIELDS:
         o = READING[field]
@@ -421,8 +421,8 @@ def _add_public_reading_args(parser: argparse.ArgumentParser, choices: dict[str,
 
 def _public_options(args: argparse.Namespace) -> LoadOptions | None:
     """How GW-KT's public corpus is read (None: no --public-... reading flag given: known column names)."""
-    from .corpus.load import LoadOptions
-    from .reading import FILE_FIELDS
+    from ..corpus.load import LoadOptions
+    from ..reading import FILE_FIELDS
 
     given = {field: getattr(args, "public_" + field) for field in FILE_FIELDS}
     header = False if args.public_no_header else (True if args.public_header else None)
@@ -436,9 +436,9 @@ def _load_public(args: argparse.Namespace, options: LoadOptions | None, on_batch
     --public-... flags."""
     from dataclasses import replace
 
-    from .corpus import LoadOptions, load_corpus
-    from .reading import FILE_FIELDS, HEADER_FLAGS, READING, public_flag
-    from .wording import CLI_OPTIONS
+    from ..corpus import LoadOptions, load_corpus
+    from ..reading import FILE_FIELDS, HEADER_FLAGS, READING, public_flag
+    from ..wording import CLI_OPTIONS
 
     names = {
         **CLI_OPTIONS,
@@ -456,7 +456,7 @@ def _load_public(args: argparse.Namespace, options: LoadOptions | None, on_batch
 def _check_public(args: argparse.Namespace, public: Any, public_print: Any, corpus: Any, private_print: Any) -> None:
     """Refuse GW-KT's public corpus when it is the input's data (``fingerprint.check_content``: its users' token
     sets, and its posts as read; one line, exit 2); say how much it shares when it shares less."""
-    from .fingerprint import check_content, content
+    from ..corpus.fingerprint import check_content, content
 
     key, name = public_print.key, Path(args.public_corpus).name
     try:
@@ -485,8 +485,8 @@ def _judge_public(args: argparse.Namespace, found: Any) -> None:
 
 def _load_options(args: argparse.Namespace) -> LoadOptions:
     """How ``release`` reads and tokenizes its input (``command.release_argv`` writes the inverse)."""
-    from .corpus.load import LoadOptions
-    from .reading import READING_OPTIONS
+    from ..corpus.load import LoadOptions
+    from ..reading import READING_OPTIONS
 
     given = vars(args)
     reading: dict[str, Any] = {
@@ -510,18 +510,19 @@ def _load_options(args: argparse.Namespace) -> LoadOptions:
 
 
 def _cmd_release(args: argparse.Namespace) -> int:
-    from . import signals, timings
+    from .. import timings
+    from . import signals
 
     timings.start(args.timings)
-    from .corpus import load_corpus
-    from .export import write_release
-    from .ledger import spent_line
-    from .outputs import check_output_paths
-    from .privacy.guidance import delta_guidance
+    from ..accounting.ledger import spent_line
+    from ..corpus import load_corpus
+    from ..outputs.export import write_release
+    from ..outputs.writer import check_output_paths
+    from ..privacy.guidance import delta_guidance
 
     spark_input = None
     if args.engine == "spark":  # the input's parts, checked before Spark starts (engines.spark_inputs)
-        from .engines.spark_inputs import check_paths, resolve_input, table_input
+        from ..engines.spark_inputs import check_paths, resolve_input, table_input
 
         if args.spark_master and args.spark_remote:
             raise DpsuError("--spark-master and --spark-remote both say where Spark runs; give one of them")
@@ -533,14 +534,14 @@ def _cmd_release(args: argparse.Namespace) -> int:
         check_paths(spark_input, _outputs(args), args.public_corpus)
     public = None
     if args.public_corpus:
-        from .mechanisms.registry import list_mechanisms
+        from ..mechanisms.registry import list_mechanisms
 
         takers = [n for n, c in list_mechanisms().items() if c.takes_public_corpus]
         if args.mechanism not in takers:
             raise DpsuError(
                 f"--public-corpus is only used by {', '.join(takers)}; drop it or choose -m {' or -m '.join(takers)}"
             )
-        from .corpus.load import same_content
+        from ..corpus.load import same_content
 
         if Path(args.public_corpus).is_file() and Path(args.input).is_file():
             if same_content(args.public_corpus, args.input):
@@ -554,7 +555,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
         raise DpsuError("the --public-... reading flags describe --public-corpus: add it, or drop them")
     public_print = private_print = None
     if public is not None:  # its content is checked against the input's (``overlap``): hashed as both are read
-        from .overlap import Fingerprinter, new_key
+        from ..corpus.overlap import Fingerprinter, new_key
 
         key = new_key()  # this run's, never written anywhere
         public_print, private_print = Fingerprinter(key), Fingerprinter(key)
@@ -568,14 +569,14 @@ def _cmd_release(args: argparse.Namespace) -> int:
             "--strict needs the columns' sanity checks, which the Spark engine does not compute; "
             "drop --strict, or check a sample with the local engine first"
         )
-    from .accounting.store import open_store
-    from .job import ReleaseJob
+    from ..accounting.store import open_store
+    from ..job import ReleaseJob
 
     store = open_store(args.ledger)  # a bad ledger location fails before anything is read
     mech = _make_mechanism(args, public)  # validate parameters before reading a large file
     counts = _counts_plan(args)
     if counts is not None:
-        from .mechanisms.item_counts import cost_line
+        from ..mechanisms.item_counts import cost_line
 
         counts_line = cost_line(counts)
         if args.engine == "spark":
@@ -591,7 +592,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
     check_output_paths(_outputs(args), {"the input": args.input, "the public corpus": args.public_corpus})
     corpus: Any  # a Corpus, or with --engine spark a SparkCorpus (rows on the executors)
     if args.engine == "spark":
-        from .engines.spark import load_spark_corpus, spark_session
+        from ..engines.spark import load_spark_corpus, spark_session
 
         with timings.phase("spark JVM and session"):
             spark = spark_session(args.spark_master, remote=args.spark_remote, archive=args.spark_archive)
@@ -624,7 +625,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
         extra: tuple[tuple[str, Path, bytes], ...] = ()
         folders: tuple[tuple[str, Path], ...] = ()
         if tok_spec is not None:
-            from .tokenizer_export import directory_files, tokenizer_json
+            from ..outputs.tokenizer_export import directory_files, tokenizer_json
 
             body, built = tokenizer_json(release, tok_spec)
             folder = _tokenizer_dir(args)
@@ -650,7 +651,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
     if counts is not None:
         print(f"also spent by this run: {counts_line}", file=sys.stderr)
     if tokenizer is not None:
-        from .tokenizer_export import whole_words_text
+        from ..outputs.tokenizer_export import whole_words_text
 
         built = tokenizer[2]
         print(
@@ -668,8 +669,8 @@ def _charge(args: argparse.Namespace, store: Any, job: Any, corpus: Any) -> tupl
     """The corpus's account in the durable store (recognised by its fingerprint; on Spark, by --corpus or the
     input's name) and the job's charge to it, in one transaction before any noise is drawn. An identical request
     released before is refused unless --spend-again (its output is public and kept)."""
-    from .accounting.account import charge as charge_job
-    from .accounting.account import earlier_release, local_actor, named, recognise
+    from ..accounting.account import charge as charge_job
+    from ..accounting.account import earlier_release, local_actor, named, recognise
 
     actor = local_actor()
     name = args.corpus or Path(str(args.input)).name
@@ -693,8 +694,8 @@ def _charge(args: argparse.Namespace, store: Any, job: Any, corpus: Any) -> tupl
 
 def _keep(account: Any, charged: Any, release: Any, tokenizer: Any) -> None:
     """Keep the release's public output with its charge (a failure here loses no output: it is written)."""
-    from .accounting.account import keep
-    from .export import report_json
+    from ..accounting.account import keep
+    from ..outputs.export import report_json
 
     keep(
         account, charged.charge_id, release, report_json(release, tokenizer=None if tokenizer is None else tokenizer[2])
@@ -716,8 +717,8 @@ def _after_noise(cal: Any) -> Iterator[None]:
     """Outputs of a release whose noise is drawn: a failure says whether anything of it was published. The
     outputs are written together (``outputs.OutputSet``), so a failure while building or writing them leaves
     none and nothing was published; a failure while renaming them into place may have shown one: spent."""
-    from .errors import OutputCommitError
-    from .ledger import spent_line
+    from ..accounting.ledger import spent_line
+    from ..errors import OutputCommitError
 
     try:
         yield
@@ -741,7 +742,7 @@ def _counts_plan(args: argparse.Namespace):
     counts = _counts_args(args)
     if counts is None:
         return None
-    from .mechanisms.item_counts import calibrate_counts
+    from ..mechanisms.item_counts import calibrate_counts
 
     return calibrate_counts(args.epsilon, args.delta, counts["share"], counts["clip"])
 
@@ -749,7 +750,7 @@ def _counts_plan(args: argparse.Namespace):
 def _outputs(args: argparse.Namespace) -> dict[str, Any]:
     """Every output of ``release`` for ``outputs.check_output_paths``: -o, --report, and --export-tokenizer's file
     or folder (with every file the exporter writes in it)."""
-    from .tokenizer_export import output_target
+    from ..outputs.tokenizer_export import output_target
 
     tok = args.export_tokenizer
     return {
@@ -761,7 +762,7 @@ def _outputs(args: argparse.Namespace) -> dict[str, Any]:
 
 def _tokenizer_dir(args: argparse.Namespace) -> str | None:
     """--export-tokenizer as a folder (any path not ending in .json), or None."""
-    from .tokenizer_export import is_directory_target
+    from ..outputs.tokenizer_export import is_directory_target
 
     p = args.export_tokenizer
     return p if p is not None and is_directory_target(p) else None
@@ -779,7 +780,7 @@ def _tokenizer_spec(args: argparse.Namespace, options: LoadOptions):
         import tokenizers  # noqa: F401
     except ImportError:
         raise DpsuError("--export-tokenizer needs the tokenizers package: pip install 'dpsu[export]'") from None
-    from .tokenizer_export import DEFAULT_MODEL, TokenizerSpec, check_spec, parse_special_tokens
+    from ..outputs.tokenizer_export import DEFAULT_MODEL, TokenizerSpec, check_spec, parse_special_tokens
 
     spec = TokenizerSpec.from_options(
         options,
@@ -810,14 +811,14 @@ def _report_source(src, *, strict: bool) -> None:
 
 
 def _cmd_spark_env(args: argparse.Namespace) -> int:
-    from .engines.spark_env import pack_environment
+    from ..engines.spark_env import pack_environment
 
     print(pack_environment(args.output, args.prefix))
     return 0
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    from .mechanisms.registry import list_mechanisms
+    from ..mechanisms.registry import list_mechanisms
 
     for name, cls in list_mechanisms().items():
         print(f"{name:20s} {cls.label:20s} {cls.summary}")
@@ -858,7 +859,7 @@ def _main(argv: list[str]) -> int:
         if not argv or argv[0] in ("-h", "--help"):  # the overview: the commands only, nothing heavy loaded
             _command_parsers()[0].parse_args(argv)
         args = build_parser().parse_args(argv)
-        from .accounting.commands import run as run_ledger_command
+        from ..accounting.commands import run as run_ledger_command
 
         commands = {
             "release": _cmd_release,

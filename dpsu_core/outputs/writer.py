@@ -29,7 +29,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from .errors import OutputCommitError, OutputError, short_path
+from ..errors import OutputCommitError, OutputError, short_path
 
 _TMP_SUFFIX = ".tmp"
 _NOTHING_WRITTEN = "no output was written (each output needs an existing, writable folder with room for it)"

@@ -34,13 +34,13 @@ from datetime import UTC, datetime
 from fractions import Fraction
 from typing import Any
 
-from .mechanisms.base import Calibration
-from .mechanisms.registry import mechanism_class
-from .privacy.cost import LaplaceCost, ZcdpCost
-from .privacy.gaussian import gaussian_delta, gaussian_delta_exact, raise_until
-from .privacy.pld import pld_epsilon, remaining_delta, sum_up
-from .privacy.validate import check_delta, check_epsilon, check_positive, check_positive_int
-from .privacy.zcdp import zcdp_to_dp_epsilon
+from ..mechanisms.base import Calibration
+from ..mechanisms.registry import mechanism_class
+from ..privacy.cost import LaplaceCost, ZcdpCost
+from ..privacy.gaussian import gaussian_delta, gaussian_delta_exact, raise_until
+from ..privacy.pld import pld_epsilon, remaining_delta, sum_up
+from ..privacy.validate import check_delta, check_epsilon, check_positive, check_positive_int
+from ..privacy.zcdp import zcdp_to_dp_epsilon
 
 __all__ = ["Ledger", "LedgerEntry", "LedgerTotal", "ZcdpCost", "cost_of", "ledger_summary", "total", "zcdp_cost"]
 

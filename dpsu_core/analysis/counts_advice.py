@@ -22,10 +22,10 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ParameterError
-from .mechanisms.item_counts import CountsCalibration
-from .privacy.validate import check_max_items
-from .tokenizer_export import MORE_THAN_ONCE_AT
+from ..errors import ParameterError
+from ..mechanisms.item_counts import CountsCalibration
+from ..outputs.tokenizer_export import MORE_THAN_ONCE_AT
+from ..privacy.validate import check_max_items
 from .utility import has_preview, utility_preview
 
 

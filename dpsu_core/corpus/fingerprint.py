@@ -55,9 +55,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .corpus.intern import string_buffers
-from .corpus.model import Corpus
-from .errors import InputError
+from ..errors import InputError
+from .intern import string_buffers
+from .model import Corpus
 from .overlap import Fingerprint, Key, check_public, compare, hash_normalised
 
 BANDS = 8  # band keys per user

@@ -1,6 +1,6 @@
 """The bundled demo corpus: realistic English posts from many users, with planted canaries.
 
-Run ``python -m dpsu_core.demo`` to (re)generate ``assets/demo_corpus.csv`` and
+Run ``python -m dpsu_core.corpus.demo`` to (re)generate ``assets/demo_corpus.csv`` and
 ``assets/demo_canaries.txt``. Generation is seeded, so the committed files are reproducible.
 
 How the text is made (no real person's text is used):
@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .corpus.load import LoadOptions, load_corpus
-from .corpus.model import Corpus
+from .load import LoadOptions, load_corpus
+from .model import Corpus
 
 SEED = 20240601
 N_USERS = 6000

@@ -15,10 +15,10 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-from .corpus.model import Corpus
-from .errors import ParameterError
-from .mechanisms.base import Release
-from .privacy.validate import check_number, check_positive, check_positive_int
+from ..corpus.model import Corpus
+from ..errors import ParameterError
+from ..mechanisms.base import Release
+from ..privacy.validate import check_number, check_positive, check_positive_int
 
 GAMMA_TOLERANCE = 1e-9  # relative floating-point slack at Gamma when no noise scale is given
 GAMMA_SCALE_FRACTION = 1e-3  # "at Gamma": within this fraction of the noise scale (see histogram_fill)

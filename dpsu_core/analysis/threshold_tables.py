@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .errors import ParameterError
-from .mechanisms import list_mechanisms
-from .privacy.thresholds import laplace_scale, rho_greedy_published
-from .privacy.validate import check_max_items
+from ..errors import ParameterError
+from ..mechanisms import list_mechanisms
+from ..privacy.thresholds import laplace_scale, rho_greedy_published
+from ..privacy.validate import check_max_items
 
 COLUMNS = ["mechanism", "label", "family", "epsilon", "scale", "rho", "gamma"]
 

@@ -66,8 +66,8 @@ def _tiny_csv() -> bytes:
 
 def warm() -> None:
     """Load a tiny synthetic corpus and release it once with every mechanism (outputs dropped)."""
-    from .corpus import load_corpus
-    from .mechanisms import get_mechanism, list_mechanisms
+    from ..corpus import load_corpus
+    from ..mechanisms import get_mechanism, list_mechanisms
 
     corpus = load_corpus(_tiny_csv(), name="warm-up", user_col="user", text_col="text", korean="eojeol")
     for name, cls in list_mechanisms().items():

@@ -1,0 +1,1 @@
+"""The command line and the app's launcher."""
