@@ -104,8 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     from ..corpus.readers import FORMATS
     from ..corpus.tokenize import TOKENIZERS
     from ..mechanisms.item_counts import CLIP_MAX, CLIP_MIN, DEFAULT_CLIP, DEFAULT_SHARE
-    from ..reading import READING_OPTIONS
     from ..outputs.tokenizer_export import DEFAULT_VOCAB_SIZE
+    from ..reading import READING_OPTIONS
 
     parser, commands = _command_parsers()
     rel = commands["release"]
