@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from dpsu_core.interfaces import cli
 from dpsu_core.errors import OutputCommitError, OutputError
+from dpsu_core.interfaces import cli
 from dpsu_core.outputs.export import atomic_write, check_output_paths
 from dpsu_core.outputs.writer import OutputSet, write_together
 from tests.hostile.readonly import read_only_folder
