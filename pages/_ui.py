@@ -352,6 +352,44 @@ def ledger_panel() -> None:
             st.rerun()
     _local.ledger_slot = st.empty()
     redraw_ledger()
+    own_cap()
+
+
+def own_cap() -> None:
+    """An analyst's own cap on the corpus in use (at most the corpus's: it only ever restricts their spends),
+    kept in the durable ledger for every session of theirs (``accounting.custodian.set_own_cap``)."""
+    from dpsu_core.accounting import custodian
+    from pages._auth import current_identity
+
+    state = app_state()
+    acc = state.account
+    if acc is None or not acc.registered or state.exploring:
+        return
+    who = current_identity()
+    eps, delta, owner = acc.cap_for(state.ledger.actor)
+    with st.expander("Your own cap on this corpus", icon=ICONS["ledger"]):
+        st.caption(
+            f"In force for you: ε = {eps:g}, δ = {delta:.2g} ({owner}). Set a smaller one for yourself; only the "
+            "data custodian can raise the corpus's."
+        )
+        e = st.number_input(
+            "Your cap ε", min_value=0.01, max_value=float(acc.epsilon_cap), value=float(eps), key="own_cap_eps"
+        )
+        d = st.number_input(
+            "Your cap δ",
+            min_value=1e-15,
+            max_value=float(acc.delta_cap),
+            value=float(delta),
+            format="%.2e",
+            key="own_cap_delta",
+        )
+        if st.button("Set my cap", key="own_cap_set", width="stretch"):
+            try:
+                custodian.set_own_cap(acc.store, who, acc.corpus_id, float(e), float(d))
+            except DpsuError as exc:
+                show_error(exc, "your cap was not set")
+            else:
+                st.rerun()
 
 
 def redraw_ledger() -> None:

@@ -370,3 +370,25 @@ def test_compare_prompt_follows_the_picks_and_the_canaries_box_names_the_demo_on
     _upload_and_load(at, "posts.csv", 40)
     captions = [c.value for c in at.caption if "only one user wrote" in c.value]
     assert captions and "demo" not in captions[0] and "type some from your file" in captions[0]
+
+
+def test_an_analyst_cap_of_their_own_holds_their_next_release():
+    """Issue 37: once the uploaded corpus is in the durable ledger (its first release), its user may set a smaller
+    cap of their own in the sidebar; the next release past it is refused with what is left, and no button lifts it."""
+    at = _new()
+    _upload_and_load(at, "posts.csv", 40)
+    _go(at, "2_release")
+    at.button(key="run_release").click()
+    at.run()
+    _ok(at)
+    assert _state(at).spent().releases == 1
+    at.sidebar.number_input(key="own_cap_eps").set_value(4.0)
+    at.sidebar.button(key="own_cap_set").click()
+    at.run()
+    _ok(at)
+    assert "your own cap" in " ".join(c.value for c in at.sidebar.caption)
+    # a second Policy Gaussian at ε 3 would make ε 4.286 by Gaussian DP: past the analyst's own cap of 4
+    assert at.button(key="run_release").disabled
+    refusal = [e.value for e in at.error if "past its cap" in e.value]
+    assert refusal and "your own cap" in refusal[0] and "Left: ε = 1" in _plain(refusal[0])
+    assert _raise_buttons(at) == []
