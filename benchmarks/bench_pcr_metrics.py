@@ -19,7 +19,7 @@ import statistics
 import time
 
 from benchmarks.data import MSNBC
-from dpsu_core import metrics
+from dpsu_core.analysis import metrics
 from dpsu_core.corpus.synthetic import synthetic_200k
 from dpsu_core.mechanisms import get_mechanism
 

@@ -40,14 +40,19 @@ st.caption(
 def _cap_inputs(prefix: str, epsilon: float, delta: float) -> tuple[float, float]:
     c1, c2 = st.columns(2)
     eps = APP_RANGES["cap_epsilon"]
-    e = c1.number_input(
-        "cap ε", min_value=eps.minimum, max_value=eps.maximum, value=epsilon, step=0.5, key=prefix + "_eps"
+    e = c1.number_input(  # a cap outside the widget's range (DPSU_DEFAULT_CAP) is shown at the nearest end
+        "cap ε",
+        min_value=eps.minimum,
+        max_value=eps.maximum,
+        value=min(max(epsilon, eps.minimum), eps.maximum),
+        step=0.5,
+        key=prefix + "_eps",
     )
     d = c2.number_input(
         "cap δ",
         min_value=APP_RANGES["cap_delta"].minimum,
         max_value=APP_RANGES["cap_delta"].maximum,
-        value=delta,
+        value=min(max(delta, APP_RANGES["cap_delta"].minimum), APP_RANGES["cap_delta"].maximum),
         step=1e-6,
         format="%.2e",
         key=prefix + "_delta",

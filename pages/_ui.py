@@ -363,7 +363,7 @@ def own_cap() -> None:
 
     state = app_state()
     acc = state.account
-    if acc is None or not acc.registered or state.exploring:
+    if acc is None or acc.corpus_id is None or state.exploring:
         return
     who = current_identity()
     eps, delta, owner = acc.cap_for(state.ledger.actor)

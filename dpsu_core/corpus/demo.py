@@ -33,7 +33,7 @@ SEED = 20240601
 N_USERS = 6000
 N_CANARIES = 36
 
-ASSETS = Path(__file__).resolve().parent.parent / "assets"
+ASSETS = Path(__file__).resolve().parents[2] / "assets"
 DEMO_CSV = ASSETS / "demo_corpus.csv"
 DEMO_CANARIES = ASSETS / "demo_canaries.txt"
 DEMO_NAME = "demo corpus (synthetic)"

@@ -9,12 +9,13 @@ import os
 import numpy as np
 import pytest
 
-from dpsu_core import cli, export, tokenizer_export
 from dpsu_core.accounting.ledger import LedgerEntry
 from dpsu_core.corpus.load import load_corpus
 from dpsu_core.errors import ParameterError
+from dpsu_core.interfaces import cli
 from dpsu_core.mechanisms.item_counts import CLIP_MAX, CLIP_MIN, calibrate_counts
 from dpsu_core.mechanisms.registry import get_mechanism
+from dpsu_core.outputs import export, tokenizer_export
 from dpsu_core.reading import READING_OPTIONS
 from tests.hostile.generate import GOOD_CSV, MECH
 

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpsu_core import charts
+from dpsu_core.analysis import charts
 from dpsu_core.analysis.threshold_tables import thresholds_vs_epsilon, thresholds_vs_max_items
 from dpsu_core.errors import ParameterError
 

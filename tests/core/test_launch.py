@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from dpsu_core import launch
+from dpsu_core.interfaces import launch
 
 
 def test_launcher_runs_streamlit_on_the_app():

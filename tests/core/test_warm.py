@@ -48,7 +48,7 @@ def test_the_cli_says_preparing_on_a_cold_cache_only_and_warm_fills_it(tmp_path)
     second = _release(src, tmp_path / "b.csv", cold_dir)
     assert second.returncode == 0 and PREPARING_NOTE not in second.stderr, second.stderr
     # the app's warm-up, in a process of its own, on another empty cache: afterwards the CLI finds it warm
-    code = "from dpsu_core import warm\nassert warm.cold()\nwarm.warm()\nassert not warm.cold()\nprint('ok')"
+    code = "from dpsu_core.interfaces import warm\nassert warm.cold()\nwarm.warm()\nassert not warm.cold()\nprint('ok')"
     run = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env=_env(warmed_dir)
     )

@@ -4,7 +4,7 @@ around ρ = 9.2). Checked on the chart's Vega-Lite spec, no browser."""
 
 import numpy as np
 
-from dpsu_core import charts
+from dpsu_core.analysis import charts
 
 
 def _hist(spec):

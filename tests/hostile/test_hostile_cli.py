@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from dpsu_core import cli
 from dpsu_core.errors import MAX_MESSAGE_CHARS
+from dpsu_core.interfaces import cli
 from tests.hostile.generate import CASES
 
 REPO = Path(__file__).resolve().parents[2]

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from dpsu_core import cli
+from dpsu_core.interfaces import cli
 from dpsu_core.outputs.tokenizer_export import DIRECTORY_FILES
 from tests.hostile.generate import GOOD_CSV, MECH, csv_bytes
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from dpsu_core import signals
+from dpsu_core.interfaces import signals
 from tests.hostile.generate import GOOD_CSV, MECH
 
 REPO = Path(__file__).resolve().parents[2]

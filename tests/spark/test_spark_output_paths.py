@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from dpsu_core import cli
+from dpsu_core.interfaces import cli
 from dpsu_core.outputs.tokenizer_export import DIRECTORY_FILES
 from tests.hostile.generate import GOOD_CSV, MECH
 

@@ -17,7 +17,7 @@ from .test_spark_cluster import _release_argv, child_env
 # hooks run (Spark's own stop among them)
 _RUNNER = """
 import atexit, os, signal, sys
-from dpsu_core import cli
+from dpsu_core.interfaces import cli
 atexit.register(os.kill, os.getpid(), getattr(signal, sys.argv[1]))
 sys.argv = ["dpsu", *sys.argv[2:]]
 code = cli.main()
