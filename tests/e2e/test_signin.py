@@ -86,7 +86,8 @@ def _sign_in(page: Page, url: str, sub: str) -> None:
 
 
 def _nav(page: Page):
-    return page.get_by_test_id("stSidebarNav")
+    """The app's menu (its own page links, in sections: app.py)."""
+    return page.locator(".st-key-app_menu")
 
 
 def test_sign_in_roles_and_sign_out(browser, signin_app):
@@ -109,8 +110,8 @@ def test_sign_in_roles_and_sign_out(browser, signin_app):
         # the analyst signs in: who they are and the sign-out; no custodian page, by the menu or by its URL
         _sign_in(ann, url, ANALYST[0])
         expect(ann.get_by_text(f"signed in as {ANALYST[2]} ({ANALYST[1]}), analyst")).to_be_visible()
-        expect(_nav(ann).get_by_text("Release")).to_be_visible()
-        expect(_nav(ann).get_by_text("Custodian")).to_have_count(0)
+        expect(_nav(ann).get_by_role("link", name="Release", exact=True)).to_be_visible()
+        expect(_nav(ann).get_by_role("link", name="Custodian", exact=True)).to_have_count(0)
         ann.goto(url + "/custodian")
         expect(ann.get_by_role("dialog").get_by_text("Page not found")).to_be_visible()
         expect(ann.get_by_role("heading", name="1 · Corpus")).to_be_visible()
@@ -141,7 +142,7 @@ def test_sign_in_roles_and_sign_out(browser, signin_app):
         expect(boss.locator('[data-testid="stFileUploaderDropzoneInput"]')).to_be_attached()
         expect(boss.locator('[data-testid="stFileChip"]')).to_have_count(0)  # not the analyst's upload
         expect(boss.get_by_text(re.compile("qzmarker|qzannmarker"))).to_have_count(0)
-        _nav(boss).get_by_text("Custodian").click()
+        _nav(boss).get_by_role("link", name="Custodian", exact=True).click()
         expect(boss.get_by_role("heading", name="Custodian")).to_be_visible()
         boss.get_by_label("corpus name").fill("tickets")
         boss.get_by_role("button", name="Register").click()
@@ -158,6 +159,33 @@ def test_sign_in_roles_and_sign_out(browser, signin_app):
             assert store.corpus("tickets").epsilon_cap == 4.5
             assert [(r["kind"], r["actor"]) for r in store.chain_rows()] == [
                 ("register", CUSTODIAN[1]), ("cap", CUSTODIAN[1])]  # fmt: skip
+
+        # the analyst loads her file and releases: the charge is in the durable ledger under her identity
+        ann.get_by_role("button", name="Load corpus").click()
+        expect(ann.get_by_text("Corpus loaded.", exact=True)).to_be_visible()
+        _nav(ann).get_by_role("link", name="Release", exact=True).click()
+        expect(ann.get_by_role("heading", name="2 · Release")).to_be_visible()
+        ann.get_by_role("button", name="Run release").click()
+        expect(ann.get_by_role("heading", name="Released set (private)")).to_be_visible()
+        with open_store(ledger) as store:
+            spends = [r for r in store.chain_rows() if r["kind"] == "spend"]
+            assert [(r["corpus"], r["actor"]) for r in spends] == [(ANN_FILE, ANALYST[1])]
+        # the custodian lowers that corpus's cap below what a second release needs: the analyst is held to it
+        boss.reload()
+        expect(boss.get_by_role("heading", name="Custodian")).to_be_visible()
+        boss.get_by_text(re.compile(r"^" + re.escape(ANN_FILE) + r": spent")).click()
+        cap = boss.get_by_label("cap ε").last
+        cap.fill("4")
+        cap.press("Tab")
+        boss.get_by_role("button", name="Change the cap").last.click()
+        expect(boss.get_by_text(re.compile(re.escape(ANN_FILE) + r": spent .* of cap ε = 4\b"))).to_be_visible()
+        _nav(ann).get_by_role(
+            "link", name="Corpus", exact=True
+        ).click()  # back to the Release page: a new run reads the cap
+        expect(ann.get_by_role("heading", name="1 · Corpus")).to_be_visible()
+        _nav(ann).get_by_role("link", name="Release", exact=True).click()
+        expect(ann.get_by_text(re.compile("past its cap ε = 4"))).to_be_visible()
+        expect(ann.get_by_role("button", name=re.compile("^Run release"))).to_be_disabled()
 
         # signing out ends the analyst's access (the custodian's session is untouched)
         ann.get_by_role("button", name="Sign out").click()
