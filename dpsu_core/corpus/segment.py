@@ -285,8 +285,9 @@ def _ran(language: str, n: int, korean: str, detection: Detection) -> str:
         return "words as written (eojeol)"
     if language in detection.missing:
         instead = "words as written (eojeol)" if language == "Korean" else f"character {n}-grams"
-        why = "did not start" if segmenters.failure(language) else "was not installed"
-        return f"{instead}: {names} {why}"
+        if segmenters.failure(language):  # installed, but it failed on a sample: why is in the load's notes
+            return f"did not start, {instead}"
+        return f"{instead}: {names} was not installed"
     return "none in the text"
 
 
