@@ -24,7 +24,7 @@ from dpsu_core.mechanisms.item_counts import (
 )
 from pages._state import Budget, CountsOption, app_state
 from pages._text import TEACHING_SEED
-from pages._ui import redraw_ledger, show_error, spent_done
+from pages._ui import redraw_ledger, running, show_error, spent_done
 
 
 def build_mechanism(
@@ -86,8 +86,20 @@ def run_releases(corpus: Corpus, jobs: list[ReleaseJob], plan: SpendPlan) -> lis
     state = app_state()
     source = plan.entries[0].source if plan.entries else "Release"
     bar = st.progress(0.0, text="Starting…")
-    done: list[Release] = []
     group = state.begin_spend(plan)  # the history's entry for this action (None on an exploration corpus)
+    with running():
+        done = _run_jobs(corpus, jobs, plan, group, source, bar)
+    bar.empty()
+    spent_done(plan, ok=len(done) == len(jobs))
+    return done
+
+
+def _run_jobs(
+    corpus: Corpus, jobs: list[ReleaseJob], plan: SpendPlan, group: Any, source: str, bar: Any
+) -> list[Release]:
+    """``run_releases``'s loop: charge each job, run it, keep it."""
+    state = app_state()
+    done: list[Release] = []
     at = 0
     for i, job in enumerate(jobs):
         n = len(job.entries(corpus_id=None, source=source))
@@ -106,8 +118,6 @@ def run_releases(corpus: Corpus, jobs: list[ReleaseJob], plan: SpendPlan) -> lis
         params = list_mechanisms()[job.calibration.mechanism].params_for(state.mechanism_values())
         state.add_release(rel, source, params, group=group)
         done.append(rel)
-    bar.empty()
-    spent_done(plan, ok=len(done) == len(jobs))
     return done
 
 
@@ -141,18 +151,19 @@ def run_comparison(corpus: Corpus, names: list[str], runs: int, plan: SpendPlan)
 
     ok = False
     try:
-        state.comparison = compare_runs(
-            corpus,
-            names,
-            state.budget.epsilon,
-            state.budget.delta,
-            compare_params(names, state.mechanism_values()),
-            runs,
-            seed=TEACHING_SEED if state.teaching else None,
-            progress=_bar_progress(bar),
-            record=record,
-            keep=keep,
-        )
+        with running():  # the sidebar's redraw after each run skips its search over totals
+            state.comparison = compare_runs(
+                corpus,
+                names,
+                state.budget.epsilon,
+                state.budget.delta,
+                compare_params(names, state.mechanism_values()),
+                runs,
+                seed=TEACHING_SEED if state.teaching else None,
+                progress=_bar_progress(bar),
+                record=record,
+                keep=keep,
+            )
         ok = True
     except Exception as exc:
         show_error(exc, "the comparison failed")  # the runs attempted before the failure are in the ledger

@@ -3,10 +3,12 @@ Layout only; the session's state is ``pages._state.AppState``, releases run thro
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import runpy
 import threading
 import traceback
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -432,7 +434,7 @@ def redraw_ledger() -> None:
             text=f"Session budget left: {left} of {sb.epsilon:g}, "
             f"δ = {max(sb.delta - t.basic_delta, 0.0):.2g} of {sb.delta:.2g}",
         )
-        if acc is not None:
+        if acc is not None and not getattr(_local, "running", False):  # a search over totals: not between runs
             left = releases_left_text(state)
             if left:
                 st.caption(left)
@@ -440,6 +442,17 @@ def redraw_ledger() -> None:
             with st.expander("Ledger", icon=ICONS["ledger"]):
                 # a static table wraps its cells to the sidebar's width: mechanism, releases, ε and δ all show
                 st.table(ledger_rows(state.ledger.frame(state.private_key, compact=True)), hide_index=True)
+
+
+@contextlib.contextmanager
+def running() -> Iterator[None]:
+    """While a batch of releases runs, the sidebar's redraws after each spend skip "releases left" (a search over
+    the ledger's totals); the redraw after the batch shows it."""
+    _local.running = True
+    try:
+        yield
+    finally:
+        _local.running = False
 
 
 def releases_left_text(state: Any) -> str:
@@ -452,7 +465,12 @@ def releases_left_text(state: Any) -> str:
         job = make_job_for_sidebar(state)
     except Exception:  # invalid settings: the pages say why
         return ""
-    n = releases_left(acc, job, state.ledger.actor)
+    key = (acc.corpus_id, len(acc.entries()), job.request_key(0), acc.cap_for(state.ledger.actor))
+    cache = state.ledger.left_cache
+    if key not in cache:  # the same corpus, spend, settings and cap: the same answer
+        cache.clear()
+        cache[key] = releases_left(acc, job, state.ledger.actor)
+    n = cache[key]
     more = " or more" if n >= 1_000_000 else ""
     return f"Releases left at these settings ({escape_markdown(job.label)}, ε = {job.epsilon:g}): {n:,}{more}"
 

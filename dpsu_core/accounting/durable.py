@@ -27,6 +27,7 @@ class DurableLedger(Ledger):
         self.accounts: dict[Any, CorpusAccount] = {}
         self.charges: dict[Any, Any] = {}  # key -> the last charge made on it from this session
         self._store: Any = store  # None: opened on first use
+        self.left_cache: dict[Any, int] = {}  # the sidebar's "releases left", by corpus, spend, settings and cap
 
     @property
     def store(self) -> Any:
