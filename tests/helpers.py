@@ -46,6 +46,7 @@ Public API (import as ``from tests.helpers import ...`` or ``from helpers import
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import sys
@@ -226,4 +227,7 @@ def run_displayed(command: str, cwd: Path, env: dict[str, str], timeout: float =
     them), with ``dpsu`` this checkout's CLI."""
     assert command.startswith("dpsu "), command[:40]
     script = f'dpsu() {{ exec {shlex.quote(sys.executable)} -m dpsu_core.interfaces.cli "$@"; }}\n{command}\n'
+    # the test's own durable ledger and default cap (tests/conftest.py), never the user's per-user store
+    ledger = {k: os.environ[k] for k in ("DPSU_LEDGER", "DPSU_DEFAULT_CAP") if k in os.environ}
+    env = {**ledger, **env}
     return subprocess.run(["sh", "-c", script], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)

@@ -129,6 +129,8 @@ def release_groups(
         groups.append(_arg("--export-tokenizer", str(tokenizer_path)))
         groups += _split(tokenizer_flags(tokenizer))
     groups += [_arg("-o", output), _arg("--report", report)]
+    # a redo is a deliberate new release of the same request: it spends again (the kept one is free to download)
+    groups.append(["--spend-again"])
     return groups
 
 
