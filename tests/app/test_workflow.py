@@ -122,7 +122,7 @@ def test_simulated_exploration_never_touches_the_private_corpus_and_spends_nothi
     assert state.release.n_released == 0
     why = [w.value for w in at.warning if "Only 0 items released" in w.value]
     assert why and "592 users" in why[0] and "NOT private" in why[0]
-    assert len(state.ledger.entries) == 2
+    assert state.spent().releases == 2
 
 
 def test_utility_preview_matches_the_closed_form():
