@@ -25,3 +25,18 @@ def _private_ledger(tmp_path_factory, monkeypatch):
     corpora with the caps they test)."""
     monkeypatch.setenv("DPSU_LEDGER", str(tmp_path_factory.mktemp("ledger") / "ledger.sqlite"))
     monkeypatch.setenv("DPSU_DEFAULT_CAP", "1e6,0.5")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _session_ledger(tmp_path_factory):
+    """A durable ledger for the whole run, set before any module- or session-scoped fixture starts an app or a
+    server (those start before a test's own ``_private_ledger``): nothing ever reaches the user's per-user store."""
+    old = {k: os.environ.get(k) for k in ("DPSU_LEDGER", "DPSU_DEFAULT_CAP")}
+    os.environ["DPSU_LEDGER"] = str(tmp_path_factory.mktemp("session-ledger") / "ledger.sqlite")
+    os.environ["DPSU_DEFAULT_CAP"] = "1e6,0.5"
+    yield
+    for k, v in old.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
