@@ -318,7 +318,8 @@ def test_release_warns_on_stderr_when_delta_is_at_least_one_over_n(tmp_path, cap
     warnings = [line for line in err.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1 and "δ = 0.5 is at least 1/(number of users) = 0.02" in warnings[0], err
     assert "Use δ ≤ 1e-04" in warnings[0]
-    code, out, err = _run([*argv, "-d", "1e-6"], capsys)
+    # a ledger of its own: after δ = 0.5, the corpus's δ cap leaves no room for another release (refused)
+    code, out, err = _run([*argv, "-d", "1e-6", "--ledger", str(tmp_path / "other.sqlite")], capsys)
     assert code == 0 and "warning:" not in err, err
 
 
