@@ -237,7 +237,10 @@ def test_the_cli_refuses_a_padded_renamed_copy_and_warns_of_five_percent(files, 
     assert run.returncode == 0 and out.exists()
     (warning,) = [x for x in run.stderr.splitlines() if "--public-corpus five.csv" in x]
     assert warning.startswith("warning (raw data, not private)") and "of its users' words are in this file" in warning
-    run = _cli("release", files["private.csv"], *RELEASE, "--public-corpus", files["different.csv"], "-o", out)
+    # the same request on the same corpus again: a deliberate second spend
+    run = _cli(
+        "release", files["private.csv"], *RELEASE, "--public-corpus", files["different.csv"], "-o", out, "--spend-again"
+    )
     assert run.returncode == 0 and "--public-corpus different.csv" not in run.stderr
 
 
