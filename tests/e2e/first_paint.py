@@ -31,6 +31,7 @@ PAGE_TITLES = (
     "Compare",
     "Neighbouring corpora",
     "Export",
+    "Custodian",  # single-user mode: the local user is the custodian of their own store
 )
 
 
