@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .accounting.account import charge, earlier_release, keep, local_actor, recognise
-from .errors import DpsuError, ParameterError
+from .accounting.account import charge, keep, local_actor, recognise, refuse_identical
+from .errors import ParameterError
 from .job import ReleaseJob
 from .mechanisms import Release
 
@@ -47,12 +47,13 @@ def release(
     who = actor or local_actor()
     job = ReleaseJob.build(mechanism, epsilon, delta, params, counts=counts, seed=seed, strict=True)
     account = recognise(store, corpus, corpus_name, by=who)
-    prior = earlier_release(account, job)
-    if prior is not None and not spend_again:
-        raise DpsuError(
-            f"an identical release of corpus '{account.name}' is kept in the ledger (release {prior.id}): its output "
-            "is public, read it with the store's release(id), or pass spend_again=True to spend the budget again"
-        )
+    refuse_identical(
+        account,
+        job,
+        spend_again=spend_again,
+        get_it="read it with the store's release({id})",
+        again="pass spend_again=True",
+    )
     account, charged = charge(account, job, actor=who, tool="api", source="dpsu_core.release")
     rel = job.run(corpus)
     from .outputs.export import report_json

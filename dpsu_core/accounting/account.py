@@ -223,3 +223,15 @@ def earlier_release(account: CorpusAccount, job: Any) -> Any:
 
 class SpentAlready(DpsuError):
     """An identical request was released before: its public output is offered instead of spending again."""
+
+
+def refuse_identical(account: CorpusAccount, job: Any, *, spend_again: bool, get_it: str, again: str) -> None:
+    """Refuse a request identical to a release kept on this corpus unless ``spend_again`` (its output is public):
+    ``get_it`` says how the tool hands the kept one back ({id} is its number), ``again`` how to spend anyway."""
+    prior = earlier_release(account, job)
+    if prior is not None and not spend_again:
+        raise SpentAlready(
+            f"an identical release of corpus '{account.name}' is kept in the ledger (release {prior.id}, "
+            f"{prior.created_utc} UTC): its output is public, so {get_it.format(id=prior.id)}, or {again} to spend "
+            "the budget again"
+        )

@@ -670,7 +670,7 @@ def _charge(args: argparse.Namespace, store: Any, job: Any, corpus: Any) -> tupl
     input's name) and the job's charge to it, in one transaction before any noise is drawn. An identical request
     released before is refused unless --spend-again (its output is public and kept)."""
     from ..accounting.account import charge as charge_job
-    from ..accounting.account import earlier_release, local_actor, named, recognise
+    from ..accounting.account import local_actor, named, recognise, refuse_identical
 
     actor = local_actor()
     name = args.corpus or Path(str(args.input)).name
@@ -681,13 +681,13 @@ def _charge(args: argparse.Namespace, store: Any, job: Any, corpus: Any) -> tupl
     print(f"ledger: {account.note}", file=sys.stderr)
     if account.warning:
         print(f"warning (raw data, not private): {account.warning}", file=sys.stderr)
-    prior = earlier_release(account, job)
-    if prior is not None and not args.spend_again:
-        raise DpsuError(
-            f"an identical release of corpus '{account.name}' is kept in the ledger (release {prior.id}, "
-            f"{prior.created_utc} UTC): its output is public, so get it at no cost with 'dpsu ledger export-release "
-            f"{prior.id} -o FILE', or add --spend-again to spend the budget again"
-        )
+    refuse_identical(
+        account,
+        job,
+        spend_again=args.spend_again,
+        get_it="get it at no cost with 'dpsu ledger export-release {id} -o FILE'",
+        again="add --spend-again",
+    )
     tool = "spark" if args.engine == "spark" else "cli"
     return charge_job(account, job, actor=actor, tool=tool, source="dpsu release")
 
