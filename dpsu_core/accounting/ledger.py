@@ -292,6 +292,17 @@ def total(entries: list[LedgerEntry]) -> LedgerTotal:
     )
 
 
+def within(entries: list[LedgerEntry], epsilon_cap: float, delta_cap: float) -> bool:
+    """Whether the entries' total (``total(entries).epsilon``, at their deltas added exactly) stays within the caps.
+    The basic total first: it bounds every other composition from above and costs a sum, so the tight total (a
+    privacy-loss distribution, seconds on a long ledger) is composed only when the basic one passes the cap."""
+    if sum_up([(e.delta, e.releases) for e in entries]) > delta_cap:
+        return False
+    if _sum_eps([(e.epsilon, e.releases) for e in entries]) <= epsilon_cap:
+        return True
+    return total(entries).epsilon <= epsilon_cap
+
+
 def _is_gaussian(e: LedgerEntry) -> bool:
     """Whether the entry's continuous part is exactly a composition of Gaussian mechanisms (mu^2 known)."""
     return e.zcdp is not None and e.zcdp.gaussian_mu_sq is not None

@@ -45,7 +45,7 @@ from ..privacy.cost import LaplaceCost, ZcdpCost
 from ..privacy.validate import check_delta, check_positive
 from . import chain
 from .backend import SCHEMA_VERSION, Db, connect, default_location
-from .ledger import LedgerEntry, LedgerTotal, total
+from .ledger import LedgerEntry, LedgerTotal, total, within
 
 __all__ = [
     "TOOLS",
@@ -498,8 +498,7 @@ class LedgerStore:
             with self._db.transaction() as db:
                 c, created = self._locked(db, corpus, create_by=actor)
                 before = self._grouped(db, c.id)
-                after = total(compact(before + new))
-                refusal = self._over(db, c, actor, before, after, new)
+                refusal = self._over(db, c, actor, before, new)
                 if refusal is not None:
                     db.execute(
                         "INSERT INTO refusals (time_utc, corpus_id, actor, tool, why, requested_epsilon, "
@@ -512,6 +511,7 @@ class LedgerStore:
                     self._append(db, c.id, rows)
             if refusal is not None:
                 raise refusal
+        after = total(compact(before + new))  # the tight total, composed outside the transaction
         return Charge(
             charge_id,
             c,
@@ -528,11 +528,11 @@ class LedgerStore:
         c: Corpus,
         actor: str,
         before: list[LedgerEntry],
-        after: LedgerTotal,
         new: list[LedgerEntry],
     ) -> BudgetRefused | None:
-        """The refusal, when the corpus's cap or the actor's own would be passed."""
-        if after.epsilon > c.epsilon_cap or after.basic_delta > c.delta_cap:
+        """The refusal, when the corpus's cap or the actor's own would be passed (``ledger.within``: the tight
+        total is composed only when the basic one would pass a cap)."""
+        if not within(compact(before + new), c.epsilon_cap, c.delta_cap):
             return _refusal(f"corpus {c.name!r}", c.name, c.epsilon_cap, c.delta_cap, before, new, custodian=True)
         row = db.one(
             "SELECT epsilon_cap, delta_cap FROM analyst_caps WHERE corpus_id = ? AND analyst = ?", (c.id, actor)
@@ -541,8 +541,7 @@ class LedgerStore:
             return None
         cap_e, cap_d = float(row[0]), float(row[1])
         mine = self._grouped(db, c.id, actor)
-        theirs = total(compact(mine + new))
-        if theirs.epsilon <= cap_e and theirs.basic_delta <= cap_d:
+        if within(compact(mine + new), cap_e, cap_d):
             return None
         return _refusal(f"{actor!r}'s own cap on corpus {c.name!r}", c.name, cap_e, cap_d, mine, new)
 

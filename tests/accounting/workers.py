@@ -13,7 +13,7 @@ def race(location: str, rounds: list[tuple[str, LedgerEntry]], barrier, results,
     """For each (corpus, entry): wait for every worker, then try to charge; put (round, worker, admitted)."""
     with open_store(location) as store:
         for r, (corpus, entry) in enumerate(rounds):
-            barrier.wait(timeout=120)
+            barrier.wait(timeout=300)
             try:
                 store.charge(corpus, [entry], actor=f"worker-{worker}", tool="api", job={"round": r})
                 results.put((r, worker, True))
