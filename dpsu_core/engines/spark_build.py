@@ -1,12 +1,12 @@
-"""The Spark engine's executors (steps 2 and 3 of ``engines.spark``'s data path): each post's user derived
-before the one shuffle, then each shuffle partition built once (``mapInArrow``) with the core's row filters,
+"""The Spark engine's executors (the Python of steps 1 and 3 of ``engines.spark``'s data path): each post's user
+derived before the one shuffle, then each shuffle partition built once (``mapInArrow``) with the core's row filters,
 tokenizer, token filters and n-gram builder (``build_corpus``), so tokens and n-grams are the local engine's,
 byte for byte.
 
 A partition yields its users' rows ``(part, ukey, ufirst, n, items, counts)`` with the partition's own item ids
 (ids and counts as int32 bytes: ``unblob`` reads them), its distinct items with their first positions and its
 statistics (``BUILT_SCHEMA``, told apart by ``kind``); user ids never leave the executors, only their keyed
-digests. Everything here runs on the executors' Python workers.
+digests. Everything here runs on the executors' Python workers (``unblob`` on the driver too).
 """
 
 from __future__ import annotations
