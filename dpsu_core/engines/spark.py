@@ -30,8 +30,8 @@ Sequential mechanisms (policy, GW, GW-KT, PCR, ...) collect the per-user id arra
 on the driver, in the local engine's user order, and run the core mechanism.
 
 The modules, one a job: ``spark_inputs`` (the input settled before Spark starts), ``spark_read`` (step 1's
-read), ``spark_build`` (the executors' Python in steps 1 and 3: users derived, partitions built), ``spark_ids`` (step 4's
-numbering), ``spark_load`` (the driver of steps 1 to 4: ``load_spark_corpus``), ``spark_corpus`` (the
+read), ``spark_build`` (the executors' Python in steps 1 and 3: users derived, partitions built), ``spark_ids``
+(step 4's numbering), ``spark_load`` (the driver of steps 1 to 4: ``load_spark_corpus``), ``spark_corpus`` (the
 ``SparkCorpus`` and its histogram on the executors) and ``spark_release`` (``spark_release``: where a mechanism
 runs). This module gathers the engine's entry points.
 
