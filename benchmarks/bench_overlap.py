@@ -195,7 +195,7 @@ def _spark_read(spark, inp, opts) -> float:
     """R: a plain Spark read of the folder, user and text parsed (their lengths summed so both are)."""
     from pyspark.sql import functions as F
 
-    from dpsu_core.engines.spark import read_posts
+    from dpsu_core.engines.spark_read import read_posts
 
     w0 = time.perf_counter()
     df = read_posts(spark, inp, opts).df
@@ -205,10 +205,11 @@ def _spark_read(spark, inp, opts) -> float:
 
 def _spark_pass(spark, inp, opts, public=None) -> tuple[float, object]:
     """S (``public`` None) or C: the engine's first pass, with the check folded in when ``public`` is given."""
-    from dpsu_core.engines import spark as engine
+    from dpsu_core.engines import spark_load as engine
+    from dpsu_core.engines.spark_read import read_posts
 
     w0 = time.perf_counter()
-    posts = engine.read_posts(spark, inp, opts)
+    posts = read_posts(spark, inp, opts)
     shuffled, built = engine._shuffle_and_build(posts.df, opts, public, posts.user_column is not None)
     try:
         found = shuffled.count() if public is None else engine._overlap(shuffled, public, True)

@@ -161,7 +161,8 @@ def _phases(stderr: str) -> dict[str, float]:
 _FLOOR = """
 import sys, time
 t0 = time.perf_counter()
-from dpsu_core.engines.spark import _noop_batches, spark_session
+from dpsu_core.engines.spark import spark_session
+from dpsu_core.engines.spark_load import _noop_batches
 spark = spark_session("local[2]")
 t1 = time.perf_counter()
 spark.range(0, 1, 1, 1).mapInArrow(_noop_batches, "id long").collect()

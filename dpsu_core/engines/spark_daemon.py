@@ -22,7 +22,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-#: what the executors' tasks import (``engines.spark``'s functions and the core steps they call)
+#: what the executors' tasks import (``engines.spark`` imports the engine's modules: ``spark_build``'s and
+#: ``spark_corpus``'s functions run there; and the core steps they call)
 EXECUTOR_MODULES = (
     "dpsu_core.engines.spark",
     "dpsu_core.corpus.build",

@@ -137,7 +137,9 @@ def warm() -> None:  # runs in the environment being packed
     import pyarrow as pa
 
     from ..corpus.load import LoadOptions
-    from . import spark as engine
+    from .spark_build import ITEM, ROW_COLUMNS, USER, partition_build
+    from .spark_corpus import histogram_batches
+    from .spark_ids import merge_items
 
     users = pa.array(["a", "b", "a", "c"])
     texts = pa.array(["one two three", "two three four", "four five", "one one two"])
@@ -145,12 +147,12 @@ def warm() -> None:  # runs in the environment being packed
         [users, texts, pa.array(np.arange(4, dtype=np.int64)), pa.array([False] * 4), pa.array([False] * 4)],
         names=["user", "text", "pos", "bad", "unmatched"],
     )
-    tab = pa.Table.from_batches(list(engine._partition_build([batch], opts=LoadOptions(max_n=3))))
+    tab = pa.Table.from_batches(list(partition_build([batch], opts=LoadOptions(max_n=3))))
     kind = tab.column("kind").to_numpy()
-    vocab, maps = engine._merge_items(tab.filter(pa.array(kind == engine._ITEM)), 3)
-    rows = tab.filter(pa.array(kind == engine._USER)).select(list(engine.ROW_COLUMNS)).to_batches()
+    vocab, maps = merge_items(tab.filter(pa.array(kind == ITEM)), 3)
+    rows = tab.filter(pa.array(kind == USER)).select(list(ROW_COLUMNS)).to_batches()
     from .keyed import string_keys
 
     keys = string_keys(vocab.strings.to_pylist())
     for bits in (None, np.packbits(np.ones(len(vocab.strings), dtype=bool))):
-        list(engine._histogram_batches(rows, len(vocab.strings), 2, 0.5, (1, 2), keys, bits, maps))
+        list(histogram_batches(rows, len(vocab.strings), 2, 0.5, (1, 2), keys, bits, maps))

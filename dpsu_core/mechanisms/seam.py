@@ -2,7 +2,7 @@
 
 ``EngineCorpus`` is the vocabulary side of a corpus (item strings, n-gram lengths, token ids, sizes, the
 source's description): every mechanism reads it, and both the local ``corpus.Corpus`` and the Spark engine's
-``engines.spark.SparkRows`` implement it. The users' rows are reached in one of two ways:
+``engines.spark_release.SparkRows`` implement it. The users' rows are reached in one of two ways:
 
 * ``RowsElsewhere``: an engine that keeps the rows where the data lives (the Spark executors) runs the
   order-free DPSU step there (``weighted_histogram``) and hands back the histogram H; only the parallel

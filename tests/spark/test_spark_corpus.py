@@ -119,7 +119,7 @@ def test_bad_input_says_what_to_fix(spark, tmp_path, csv_path):
 def test_padded_users_meet_in_one_partition(spark, tmp_path, monkeypatch):
     """Without a user pattern the posts are shuffled by the user with white space removed, and trimmed on the
     executors: a user padded with tabs, no-break or ideographic spaces is one user, over many partitions."""
-    import dpsu_core.engines.spark as engine
+    import dpsu_core.engines.spark_load as engine
 
     pads = ["{}", "\u00a0{}\t", "\u3000{} ", " \u2003{}"]
     rows = [(pad.format(f"u{i}"), f"word{i} w{j} shared") for i in range(40) for j, pad in enumerate(pads)]

@@ -223,7 +223,7 @@ def test_a_folder_with_nested_parts_reads_every_user(spark, folder, tmp_path):
 
 
 def test_a_sequential_mechanism_is_refused_when_the_rows_exceed_the_driver():
-    from dpsu_core.engines.spark import _spark_bytes, check_driver_memory, driver_rows_bytes
+    from dpsu_core.engines.spark_release import _spark_bytes, check_driver_memory, driver_rows_bytes
 
     check_driver_memory("GW", 1000, 10_000, driver_rows_bytes(1000, 10_000))  # fits exactly: no error
     with pytest.raises(InputError, match="GW visits the users one by one on the driver") as err:

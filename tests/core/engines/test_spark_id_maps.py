@@ -2,7 +2,7 @@
 partitions' items into the local engine's vocabulary and maps every partition's ids to it (``IdMaps``). Run
 here on the executors' own functions, without a JVM: the posts split into partitions by user give, once
 mapped, the vocabulary, rows and histogram of the same posts built as one partition (the local engine's
-build), and ``import dpsu_core.engines.spark`` needs no pyspark for it."""
+build), and importing the engine's modules needs no pyspark for it."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import pyarrow as pa
 import pytest
 
 from dpsu_core.corpus.load import LoadOptions
-from dpsu_core.engines import spark as engine
+from dpsu_core.engines import spark_build, spark_corpus
 from dpsu_core.engines.keyed import string_keys
+from dpsu_core.engines.spark_ids import IdMaps, merge_items
 
 WORDS = ["alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota", "kappa", "東京", "naïve"]
 
@@ -34,7 +35,7 @@ def _posts(n_users: int = 60, n_posts: int = 400, seed: int = 3) -> pa.Table:
 
 def _build(posts: pa.Table, max_n: int) -> pa.Table:
     return pa.Table.from_batches(
-        list(engine._partition_build(posts.to_batches(max_chunksize=97), opts=LoadOptions(max_n=max_n)))
+        list(spark_build.partition_build(posts.to_batches(max_chunksize=97), opts=LoadOptions(max_n=max_n)))
     )
 
 
@@ -55,15 +56,15 @@ def _of_kind(tab: pa.Table, kind: int) -> pa.Table:
 
 def _merged(tabs: list[pa.Table], max_n: int):
     built = pa.concat_tables(tabs)
-    vocab, maps = engine._merge_items(_of_kind(built, engine._ITEM), max_n)
-    return vocab, maps, _of_kind(built, engine._USER).select(list(engine.ROW_COLUMNS))
+    vocab, maps = merge_items(_of_kind(built, spark_build.ITEM), max_n)
+    return vocab, maps, _of_kind(built, spark_build.USER).select(list(spark_build.ROW_COLUMNS))
 
 
-def _rows_by_user(rows: pa.Table, maps: engine.IdMaps) -> dict[int, tuple[list[int], list[int]]]:
-    ptr, local = engine._unblob(rows.column("items").combine_chunks())
-    counts = engine._unblob(rows.column("counts").combine_chunks())[1]
+def _rows_by_user(rows: pa.Table, maps: IdMaps) -> dict[int, tuple[list[int], list[int]]]:
+    ptr, local = spark_build.unblob(rows.column("items").combine_chunks())
+    counts = spark_build.unblob(rows.column("counts").combine_chunks())[1]
     ids = maps.to_global(rows.column("part").to_numpy(), ptr, local)
-    ids, counts = engine._sorted_rows(ptr, ids, counts)
+    ids, counts = spark_corpus._sorted_rows(ptr, ids, counts)
     first = rows.column("ufirst").to_numpy()
     return {
         int(first[r]): (ids[ptr[r] : ptr[r + 1]].tolist(), counts[ptr[r] : ptr[r + 1]].tolist())
@@ -116,9 +117,11 @@ def test_histogram_over_partition_ids_matches_the_one_partition_histogram(eligib
     keys = string_keys(vocab.strings.to_pylist())
     bits = np.packbits(np.arange(n) % 3 != 0) if eligible else None
 
-    def hist(tab: pa.Table, id_maps: engine.IdMaps) -> np.ndarray:
+    def hist(tab: pa.Table, id_maps: IdMaps) -> np.ndarray:
         h = np.zeros(n)
-        for rb in engine._histogram_batches(tab.to_batches(max_chunksize=9), n, 4, 0.5, (11, 12), keys, bits, id_maps):
+        for rb in spark_corpus.histogram_batches(
+            tab.to_batches(max_chunksize=9), n, 4, 0.5, (11, 12), keys, bits, id_maps
+        ):
             np.add.at(h, rb.column("id").to_numpy(), rb.column("h").to_numpy())
         return h
 
