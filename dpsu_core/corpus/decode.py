@@ -3,14 +3,22 @@
 The file is decoded as UTF-8 in one C pass (``surrogateescape`` keeps each invalid byte as a lone
 surrogate); only the rows (lines) holding an invalid byte are decoded again as Windows-1252 (cp1252),
 or Latin-1 where a byte is undefined in cp1252. Python touches the bad rows only.
+
+``decode(raw)`` is the readers' one decoding of a text file: UTF-16 with a byte-order mark converted, a UTF-8 one
+removed, lines ending in CR alone read as line breaks, binary content refused.
 """
 
 from __future__ import annotations
 
+import codecs
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
+import pyarrow as pa
+
+from ..errors import EncodingError
+from .sources import RawFile, check_not_binary
 
 _BAD = re.compile("[\udc80-\udcff]")
 
@@ -87,3 +95,44 @@ def _rows_with_non_ascii(data: bytes) -> int:
         return 0
     newlines = np.flatnonzero(arr == 0x0A)
     return int(np.unique(np.searchsorted(newlines, high)).size)
+
+
+def to_utf8(raw: RawFile) -> tuple[bytes, str, bool]:
+    """UTF-8 bytes of a text file (BOM removed), the source encoding, and whether a fallback was used."""
+    d = decode(raw)
+    return d.data, d.encoding, d.fallback_rows > 0
+
+
+def decode(raw: RawFile) -> Decoded:
+    """UTF-8 bytes of a text file (BOM removed); rows that are not UTF-8 decoded one by one (counted)."""
+    data = raw.data
+    if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
+        try:
+            return Decoded(data.decode("utf-16").encode("utf-8"), "utf-16", 0)
+        except UnicodeDecodeError:
+            raise EncodingError(
+                f"{raw.name or 'the file'} starts with a UTF-16 mark but is not valid UTF-16; re-save it as UTF-8"
+            ) from None
+    check_not_binary(raw)
+    if data[:3] == codecs.BOM_UTF8:
+        data = data[3:]
+        encoding = "utf-8-sig"
+    else:
+        encoding = "utf-8"
+    cr_only = b"\n" not in data and b"\r" in data
+    if cr_only:  # old Mac OS line endings: Arrow's and csv's readers would see one row
+        data = data.replace(b"\r", b"\n")
+    if data.isascii() or _valid_utf8(data):
+        return Decoded(data, encoding, 0, cr_only)
+    return replace(decode_rows(data), cr_only=cr_only)
+
+
+def _valid_utf8(data: bytes) -> bool:
+    """UTF-8 validity checked by Arrow in place (no decoded copy of the file)."""
+    offsets = pa.py_buffer(np.array([0, len(data)], dtype=np.int64))
+    arr = pa.Array.from_buffers(pa.large_string(), 1, [None, offsets, pa.py_buffer(data)])
+    try:
+        arr.validate(full=True)
+    except pa.ArrowInvalid:
+        return False
+    return True

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpsu_core.corpus import charclass, load_corpus, readers
+from dpsu_core.corpus import charclass, delimited, load_corpus
 from dpsu_core.corpus.build import _sort_rows, build_corpus
 from dpsu_core.corpus.csvscan import UnterminatedQuote, scan_csv
 from dpsu_core.corpus.intern import Interner
@@ -155,7 +155,7 @@ def _multi_post_csv(tmp_path, n_rows: int = 3000) -> tuple:
 def test_small_blocks_give_the_same_corpus_as_one_block(tmp_path, monkeypatch):
     path, texts = _multi_post_csv(tmp_path)
     one = load_corpus(path)
-    monkeypatch.setattr(readers, "_BLOCK_BYTES", 4096)  # ~60 batches; users recur across batches
+    monkeypatch.setattr(delimited, "_BLOCK_BYTES", 4096)  # ~60 batches; users recur across batches
     table = read_table(path, stream=True)
     batches = list(table.batches())
     assert len(batches) > 20
@@ -169,7 +169,7 @@ def test_small_blocks_give_the_same_corpus_as_one_block(tmp_path, monkeypatch):
 
 def test_materialized_table_keeps_every_row(tmp_path, monkeypatch):
     path, texts = _multi_post_csv(tmp_path, 500)
-    monkeypatch.setattr(readers, "_BLOCK_BYTES", 2048)
+    monkeypatch.setattr(delimited, "_BLOCK_BYTES", 2048)
     table = read_table(path)
     assert table.stream is None and table.n_rows == 500
     assert table.texts.to_pylist() == texts
