@@ -670,7 +670,8 @@ def _charge(args: argparse.Namespace, store: Any, job: Any, corpus: Any) -> tupl
     input's name) and the job's charge to it, in one transaction before any noise is drawn. An identical request
     released before is refused unless --spend-again (its output is public and kept)."""
     from ..accounting.account import charge as charge_job
-    from ..accounting.account import local_actor, named, recognise, refuse_identical
+    from ..accounting.account import named, recognise, refuse_identical
+    from ..accounting.identity import local_actor
 
     actor = local_actor()
     name = args.corpus or Path(str(args.input)).name
