@@ -131,13 +131,13 @@ def test_public_corpus_is_passed_for_gw_kt():
 
 def test_the_public_corpus_columns_round_trip_and_the_script_reads_it_so(tmp_path):
     from dpsu_core.corpus import LoadOptions
-    from dpsu_core.interfaces.cli import _public_options
+    from dpsu_core.interfaces.release_command import public_options
 
     cal = get_mechanism("gw-kt", epsilon=1, delta=1e-6).calibrate()
     how = LoadOptions(user_col="handle", text_col="said", has_header=True)
     argv = release_argv(cal, "x.csv", {}, output="o.csv", report="r.json", public_corpus="pub.csv", public_options=how)
     assert argv[argv.index("--public-user-col") + 1] == "handle" and "--public-header" in argv
-    assert _public_options(build_parser().parse_args(argv[1:])) == how
+    assert public_options(build_parser().parse_args(argv[1:])) == how
     script = release_script(cal, "x.csv", {}, output="o", report="r", public_corpus="pub.csv", public_options=how)
     assert "public = load_corpus('pub.csv', user_col='handle', text_col='said', has_header=True, max_n=1)" in script
     assert "public_source=public" in script
