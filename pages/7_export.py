@@ -1,6 +1,5 @@
 """Page 7: download the private release and its report. Nothing from the raw data is exported."""
 
-
 import streamlit as st
 
 from dpsu_core.analysis.metrics import canaries_released
