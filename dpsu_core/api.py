@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .accounting.account import charge, keep, local_actor, recognise, refuse_identical
+from .accounting.account import charge, keep, recognise, refuse_identical
+from .accounting.identity import local_actor
 from .errors import ParameterError
 from .job import ReleaseJob
 from .mechanisms import Release

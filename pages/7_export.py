@@ -1,12 +1,10 @@
 """Page 7: download the private release and its report. Nothing from the raw data is exported."""
 
-from typing import Any
-
 import streamlit as st
 
 from dpsu_core.analysis.metrics import canaries_released
 from dpsu_core.mechanisms.item_counts import counts_of
-from dpsu_core.outputs.command import command_file, release_command, release_script
+from dpsu_core.outputs.command import Redo, command_file, release_command, release_script
 from dpsu_core.outputs.export import export_basename, guarantee_text
 from dpsu_core.outputs.tokenizer_export import (
     DEFAULT_MODEL,
@@ -268,19 +266,23 @@ else:
         where = record.corpus
         out, rep = f"{stem}.csv", f"{stem}_report.json"
         how = record.public.options if record.public is not None else None  # its columns, as chosen in the app
-        redo: dict[str, Any] = {
-            "public_corpus": public,
-            "public_options": how,
-            "tokenizer": spec,
-            "tokenizer_path": f"{stem}_tokenizer",
-        }
-        command = release_command(cal, where.input_name, where.options, output=out, report=rep, **redo)
-        script = release_script(cal, where.input_name, where.options, output=out, report=rep, **redo)
+        redo = Redo(
+            cal,
+            where.input_name,
+            where.options,
+            output=out,
+            report=rep,
+            public_corpus=public,
+            public_options=how,
+            tokenizer=spec,
+            tokenizer_path=f"{stem}_tokenizer",
+        )
+        command, script = release_command(redo), release_script(redo)
         st.code(command, language="bash", wrap_lines=False)  # a line per flag: never wrapped inside a token
         c1, c2 = st.columns(2)
         c1.download_button(
             "Command line (.sh)",
-            data=command_file(cal, where.input_name, where.options, output=out, report=rep, **redo).encode(),
+            data=command_file(redo).encode(),
             file_name=f"{stem}_command.sh",
             mime="text/x-shellscript",
             key="dl_command",

@@ -14,9 +14,10 @@ from typing import Any, Literal
 import pandas as pd
 import streamlit as st
 
-from dpsu_core.accounting.account import CorpusAccount, local_actor, recognise
+from dpsu_core.accounting.account import CorpusAccount, recognise
 from dpsu_core.accounting.durable import DurableLedger
 from dpsu_core.accounting.history import CorpusRef, PublicRef, ReleaseHistory, ReleaseRecord, SpendGroup
+from dpsu_core.accounting.identity import local_actor
 from dpsu_core.accounting.ledger import LedgerEntry, LedgerTotal, ledger_summary
 from dpsu_core.accounting.spend import SpendPlan, plan_spend, plan_with_counts
 from dpsu_core.analysis.neighbours import NeighbourRuns

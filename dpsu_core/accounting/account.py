@@ -17,7 +17,6 @@ Nothing here reads raw data beyond the fingerprint; nothing raw is stored.
 
 from __future__ import annotations
 
-import getpass
 import math
 from dataclasses import dataclass, replace
 from typing import Any
@@ -91,14 +90,6 @@ class CorpusAccount:
 
 def _eps(t: LedgerTotal) -> str:
     return f"ε {t.epsilon:.4g}" if t.guaranteed else "no DP guarantee"
-
-
-def local_actor() -> str:
-    """Who runs a command-line or single-user tool: the operating system's user name."""
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):  # no user name for this uid (a container): still a stable label
-        return "local user"
 
 
 def recognise(store: Any, corpus: Any, name: str, *, by: str) -> CorpusAccount:

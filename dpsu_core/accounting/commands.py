@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ParameterError
 from .backend import is_url
+from .identity import local_actor
 
 if TYPE_CHECKING:
     from .store import KeptRelease, LedgerStore
@@ -76,13 +77,6 @@ def run(args: argparse.Namespace) -> int:
     action = _ACTIONS[(args.command, args.action)]
     with open_store(args.ledger) as store:
         return action(store, args)
-
-
-def whoami() -> str:
-    """Who runs the command, as the ledger records it (the operating system's user name)."""
-    from .account import local_actor
-
-    return local_actor()
 
 
 # --------------------------------------------------------------------------- ledger
@@ -217,7 +211,7 @@ def _list(store: LedgerStore, args: argparse.Namespace) -> int:
 
 def _register(store: LedgerStore, args: argparse.Namespace) -> int:
     fingerprint = corpus_identity(Path(args.input), store.secret(), args.load_options)
-    c = store.register_corpus(args.name, args.epsilon, args.delta, fingerprint=fingerprint, by=whoami())
+    c = store.register_corpus(args.name, args.epsilon, args.delta, fingerprint=fingerprint, by=local_actor())
     print(f"registered corpus {c.name!r}: cap ε = {c.epsilon_cap:g}, δ = {c.delta_cap:.2g}")
     return 0
 
@@ -236,7 +230,7 @@ def corpus_identity(path: Path, secret: bytes, options: Any = None) -> bytes:
 
 
 def _set_budget(store: LedgerStore, args: argparse.Namespace) -> int:
-    c = store.set_cap(args.name, args.epsilon, args.delta, by=whoami())
+    c = store.set_cap(args.name, args.epsilon, args.delta, by=local_actor())
     print(f"corpus {c.name!r}: cap ε = {c.epsilon_cap:g}, δ = {c.delta_cap:.2g}")
     return 0
 

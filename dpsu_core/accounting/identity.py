@@ -107,11 +107,16 @@ def role_for(email: str, custodians: Iterable[str]) -> Role:
 
 def local_user() -> Identity:
     """Single-user mode: the OS user, custodian of their own store."""
+    return Identity(email="", name=local_actor(), role=Role.CUSTODIAN, signed_in=True, mode="single-user")
+
+
+def local_actor() -> str:
+    """Who runs a command-line or single-user tool, as the ledger records it: the operating system's user name."""
     try:
         name = getpass.getuser()
-    except (KeyError, OSError):  # no user name in the environment or the password database
-        name = "local user"
-    return Identity(email="", name=name or "local user", role=Role.CUSTODIAN, signed_in=True, mode="single-user")
+    except (KeyError, OSError):  # no user name in the environment or the password database (a container)
+        name = ""
+    return name or "local user"  # still a stable label
 
 
 def groups_of(value: Any) -> set[str]:

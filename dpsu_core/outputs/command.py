@@ -8,7 +8,8 @@ Nothing here reads data: the inputs are the public calibration of a release and 
 from __future__ import annotations
 
 import shlex
-from dataclasses import asdict
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..corpus import LoadOptions
@@ -27,7 +28,26 @@ _COLUMN_FLAGS = {o.field: o.flag for o in READING_OPTIONS if o.kind == "value" a
 LOAD_OPTIONS = (*_VALUE_FLAGS, *_COLUMN_FLAGS, "has_header", "max_n", *_FLAG_IF_FALSE, *_FLAG_IF_TRUE)
 
 
-def _check_options(load_options: LoadOptions | dict[str, Any]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Redo:
+    """What redoes one release, written as ``release_argv`` / ``release_groups`` (the argument list),
+    ``release_command`` (shell lines), ``command_file`` (a ``.sh``) or ``release_script`` (a ``.py``): its public
+    calibration, the input file's name and how it was read (``load_options``: a ``LoadOptions`` or the dict of the
+    fields that differ), the outputs the redo writes, GW-KT's public corpus and how it is read, and the exported
+    tokenizer (a ``tokenizer_export.TokenizerSpec``) with its folder."""
+
+    calibration: Calibration
+    input_name: str
+    load_options: LoadOptions | Mapping[str, Any]
+    output: str
+    report: str
+    public_corpus: str | None = None
+    public_options: LoadOptions | None = None
+    tokenizer: Any = None
+    tokenizer_path: str = "tokenizer"
+
+
+def _check_options(load_options: LoadOptions | Mapping[str, Any]) -> dict[str, Any]:
     """The reading options as a dict. A ``LoadOptions`` field the CLI has no flag for is fine at its default
     (the CLI then does the same) and an error otherwise: the command would not redo the release."""
     if isinstance(load_options, LoadOptions):
@@ -49,57 +69,21 @@ def _corpus_max_n(cal: Calibration, load_options: dict[str, Any]) -> int:
     return max(int(load_options.get("max_n") or 1), int(p.get("max_n") or 1), int(p.get("only_n") or 1))
 
 
-def release_argv(
-    cal: Calibration,
-    input_name: str,
-    load_options: LoadOptions | dict[str, Any],
-    *,
-    output: str,
-    report: str,
-    public_corpus: str | None = None,
-    public_options: LoadOptions | None = None,
-    tokenizer: Any = None,
-    tokenizer_path: str = "tokenizer",
-) -> list[str]:
+def release_argv(redo: Redo) -> list[str]:
     """The argument list of ``dpsu release`` that redoes this release's configuration (no --seed), with its noisy
     counts (``--with-counts``) when it had them, and ``--export-tokenizer tokenizer_path`` when ``tokenizer`` (a
     ``tokenizer_export.TokenizerSpec``) is given."""
-    return [
-        token
-        for group in release_groups(
-            cal,
-            input_name,
-            load_options,
-            output=output,
-            report=report,
-            public_corpus=public_corpus,
-            public_options=public_options,
-            tokenizer=tokenizer,
-            tokenizer_path=tokenizer_path,
-        )
-        for token in group
-    ]
+    return [token for group in release_groups(redo) for token in group]
 
 
-def release_groups(
-    cal: Calibration,
-    input_name: str,
-    load_options: LoadOptions | dict[str, Any],
-    *,
-    output: str,
-    report: str,
-    public_corpus: str | None = None,
-    public_options: LoadOptions | None = None,
-    tokenizer: Any = None,
-    tokenizer_path: str = "tokenizer",
-) -> list[list[str]]:
+def release_groups(redo: Redo) -> list[list[str]]:
     """``release_argv`` as its arguments: ``["dpsu", "release", input]``, then each flag with its value (one
     token ``--flag=value`` when the value starts with "-", which argparse would take for a flag)."""
     from ..mechanisms.item_counts import counts_flags
 
-    opts = _check_options(load_options)
+    cal, opts = redo.calibration, _check_options(redo.load_options)
     eps, delta, counts = _budget(cal)
-    groups = [["dpsu", "release", str(input_name)], ["-m", cal.mechanism], ["-e", repr(eps)], ["-d", repr(delta)]]
+    groups = [["dpsu", "release", str(redo.input_name)], ["-m", cal.mechanism], ["-e", repr(eps)], ["-d", repr(delta)]]
     for name, value in redo_params(cal).items():
         if name in PARAMS:
             groups.append(_arg(PARAMS[name].cli, repr(value) if isinstance(value, float) else str(value)))
@@ -118,17 +102,17 @@ def release_groups(
         groups.append([HEADER_FLAGS[bool(opts["has_header"])]])
     groups += [[flag] for key, flag in _FLAG_IF_FALSE.items() if opts.get(key, True) is False]
     groups += [[flag] for key, flag in _FLAG_IF_TRUE.items() if opts.get(key, False) is True]
-    if public_corpus is not None:
-        groups.append(_arg("--public-corpus", str(public_corpus)))
-        groups += _split(_public_flags(public_options))
+    if redo.public_corpus is not None:
+        groups.append(_arg("--public-corpus", str(redo.public_corpus)))
+        groups += _split(_public_flags(redo.public_options))
     if counts is not None:
         groups += _split(counts_flags(counts))
-    if tokenizer is not None:
+    if redo.tokenizer is not None:
         from .tokenizer_export import tokenizer_flags
 
-        groups.append(_arg("--export-tokenizer", str(tokenizer_path)))
-        groups += _split(tokenizer_flags(tokenizer))
-    groups += [_arg("-o", output), _arg("--report", report)]
+        groups.append(_arg("--export-tokenizer", str(redo.tokenizer_path)))
+        groups += _split(tokenizer_flags(redo.tokenizer))
+    groups += [_arg("-o", redo.output), _arg("--report", redo.report)]
     # a redo is a deliberate new release of the same request: it spends again (the kept one is free to download)
     groups.append(["--spend-again"])
     return groups
@@ -193,19 +177,19 @@ def _public_flags(public_options: LoadOptions | None) -> list[str]:
     return flags
 
 
-def release_command(cal: Calibration, input_name: str, load_options: LoadOptions | dict[str, Any], **kw: Any) -> str:
+def release_command(redo: Redo) -> str:
     """The command as shell lines broken only between arguments: ``dpsu release INPUT`` and then one flag and
     its value per line, each line but the last ending in `` \\`` (the shell's line continuation), every token
     shell-quoted. The Export page shows it in a code block that does not wrap, so no token is ever cut."""
-    return shell_lines(release_groups(cal, input_name, load_options, **kw))
+    return shell_lines(release_groups(redo))
 
 
-def command_file(cal: Calibration, input_name: str, load_options: LoadOptions | dict[str, Any], **kw: Any) -> str:
+def command_file(redo: Redo) -> str:
     """The command as a shell script (the Export page's ``.sh`` download): ``release_command`` under a
     ``#!/bin/sh`` line and a comment saying that each run spends again."""
     return (
         "#!/bin/sh\n# Redo the dpsu release (no seed: fresh noise; spends the budget again)\n"
-        + release_command(cal, input_name, load_options, **kw)
+        + release_command(redo)
         + "\n"
     )
 
@@ -217,32 +201,21 @@ def shell_lines(groups: list[list[str]]) -> str:
     return " \\\n".join(lines)
 
 
-def release_script(
-    cal: Calibration,
-    input_name: str,
-    load_options: LoadOptions | dict[str, Any],
-    *,
-    output: str,
-    report: str,
-    public_corpus: str | None = None,
-    public_options: LoadOptions | None = None,
-    tokenizer: Any = None,
-    tokenizer_path: str = "tokenizer",
-) -> str:
+def release_script(redo: Redo) -> str:
     """A short Python script (public API only) that redoes the release with fresh randomness (and its noisy counts,
     and the tokenizer directory when ``tokenizer`` is given, as ``release_argv``)."""
-    opts = _check_options(load_options)
+    cal, opts = redo.calibration, _check_options(redo.load_options)
     opts["max_n"] = _corpus_max_n(cal, opts)
     load_args = "".join(f",\n    {k}={opts[k]!r}" for k in LOAD_OPTIONS if k in opts)
     params: dict[str, Any] = {k: repr(v) for k, v in redo_params(cal).items()}
     public_load = ""
-    if public_corpus is not None:
-        public_args = {**_public_file_options(public_options), "max_n": opts["max_n"]}
-        if public_options is None:
-            params["public_source"] = repr(public_corpus)
+    if redo.public_corpus is not None:
+        public_args = {**_public_file_options(redo.public_options), "max_n": opts["max_n"]}
+        if redo.public_options is None:
+            params["public_source"] = repr(redo.public_corpus)
         else:  # read as in the app, with its columns as chosen
             kw = "".join(f", {k}={v!r}" for k, v in public_args.items())
-            public_load = f"public = load_corpus({str(public_corpus)!r}{kw})  # a PUBLIC corpus\n"
+            public_load = f"public = load_corpus({str(redo.public_corpus)!r}{kw})  # a PUBLIC corpus\n"
             params["public_source"] = "public"
     mech_args = "".join(f", {k}={v}" for k, v in params.items())
     eps, delta, counts = _budget(cal)
@@ -262,7 +235,7 @@ def release_script(
             f"share={counts.share!r}, clip={counts.clip!r}{mech_args}\n)\n"
             "release = release_with_counts(mechanism, counts, corpus)  # the items, then their noisy counts\n"
         )
-    tok = ""
+    tok, tokenizer = "", redo.tokenizer
     if tokenizer is not None:
         imports += "from dpsu_core.outputs.tokenizer_export import TokenizerSpec, tokenizer_files, write_directory\n"
         spec = {"model": tokenizer.model, "special_tokens": tuple(tokenizer.special_tokens)}
@@ -272,7 +245,7 @@ def release_script(
         tok = (
             f"spec = TokenizerSpec.from_options(corpus_options, {spec_args})\n"
             "files, built = tokenizer_files(release, spec)\n"
-            f"write_directory({str(tokenizer_path)!r}, files)  # AutoTokenizer.from_pretrained loads it\n"
+            f"write_directory({str(redo.tokenizer_path)!r}, files)  # AutoTokenizer.from_pretrained loads it\n"
         )
     options = ""
     if tokenizer is not None:
@@ -285,11 +258,11 @@ def release_script(
         '"""\n\n'
         f"{imports}"
         "from dpsu_core.outputs.export import write_release\n\n"
-        f"corpus = load_corpus(\n    {str(input_name)!r}{load_args},\n)\n"
+        f"corpus = load_corpus(\n    {str(redo.input_name)!r}{load_args},\n)\n"
         f"{options}"
         f"{public_load}"
         f"{run}"
-        f"write_release(release, {output!r}, {report!r})\n"
+        f"write_release(release, {redo.output!r}, {redo.report!r})\n"
         f"{tok}"
         'print(f"released {release.n_released} items")\n'
     )

@@ -111,13 +111,13 @@ def test_an_option_the_tokenizer_ignores_is_refused(tmp_path, capsys, option, to
 
 def test_exported_command_leaves_out_what_the_tokenizer_ignores():
     from dpsu_core.corpus import LoadOptions
-    from dpsu_core.outputs.command import release_argv
+    from dpsu_core.outputs.command import Redo, release_argv
 
     cal = get_mechanism("policy-gaussian", epsilon=4, delta=1e-6).calibrate()
     opts = LoadOptions(tokenizer="fast", korean="eojeol", char_ngrams=3)
-    line = " ".join(release_argv(cal, "in.csv", opts, output="o.csv", report="r.json"))
+    line = " ".join(release_argv(Redo(cal, "in.csv", opts, output="o.csv", report="r.json")))
     assert "--tokenizer fast" in line and "--korean" not in line and "--char-ngrams" not in line
-    line = " ".join(release_argv(cal, "in.csv", LoadOptions(korean="eojeol"), output="o.csv", report="r.json"))
+    line = " ".join(release_argv(Redo(cal, "in.csv", LoadOptions(korean="eojeol"), output="o.csv", report="r.json")))
     assert "--korean eojeol" in line
 
 

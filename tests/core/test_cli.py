@@ -421,12 +421,12 @@ def test_the_apps_command_never_carries_a_char_ngrams_the_cli_refuses(tmp_path, 
     length out where the tokenizer ignores it (the CLI refuses it there), and the command runs."""
     from dpsu_core import get_mechanism
     from dpsu_core.corpus import LoadOptions
-    from dpsu_core.outputs.command import release_argv
+    from dpsu_core.outputs.command import Redo, release_argv
 
     src = _write_corpus(tmp_path / "in.csv", n_users=60)
     cal = get_mechanism("policy-gaussian", epsilon=4, delta=1e-6).calibrate()
     opts = LoadOptions(tokenizer=tokenizer, char_ngrams=3)
-    argv = release_argv(cal, str(src), opts, output=str(tmp_path / "o.csv"), report=str(tmp_path / "r.json"))
+    argv = release_argv(Redo(cal, str(src), opts, output=str(tmp_path / "o.csv"), report=str(tmp_path / "r.json")))
     assert ("--char-ngrams" in argv) == (tokenizer in ("auto", "char-ngrams"))
     code, _, err = _run(argv[1:], capsys)
     assert code == 0, err

@@ -16,7 +16,7 @@ from dpsu_core.corpus import LoadOptions, load_corpus
 from dpsu_core.errors import ParameterError
 from dpsu_core.interfaces.cli import _load_options, build_parser
 from dpsu_core.mechanisms import get_mechanism
-from dpsu_core.outputs.command import release_argv, release_command, release_script
+from dpsu_core.outputs.command import Redo, release_argv, release_command, release_script
 from dpsu_core.outputs.export import report_dict
 from tests.helpers import run_displayed
 
@@ -69,7 +69,7 @@ def _original(tmp_path, name, eps, delta, params, load):
 @pytest.mark.parametrize("name,eps,delta,params,load", CASES)
 def test_command_round_trips_through_the_cli_parser(tmp_path, name, eps, delta, params, load):
     src, full, release = _original(tmp_path, name, eps, delta, params, load)
-    argv = release_argv(release.calibration, "posts.csv", full, output="o.csv", report="r.json")
+    argv = release_argv(Redo(release.calibration, "posts.csv", full, output="o.csv", report="r.json"))
     assert argv[:2] == ["dpsu", "release"] and "--seed" not in argv  # a seeded release still exports no seed
     args = build_parser().parse_args(argv[1:])
     assert asdict(_load_options(args)) == {
@@ -87,7 +87,7 @@ def test_command_round_trips_through_the_cli_parser(tmp_path, name, eps, delta, 
 @pytest.mark.parametrize("name,eps,delta,params,load", CASES[:3])
 def test_running_the_command_reproduces_the_parameters_in_its_report(tmp_path, name, eps, delta, params, load):
     src, full, release = _original(tmp_path, name, eps, delta, params, load)
-    cmd = release_command(release.calibration, src.name, full, output="redo.csv", report="redo.json")
+    cmd = release_command(Redo(release.calibration, src.name, full, output="redo.csv", report="redo.json"))
     proc = run_displayed(cmd, tmp_path, ENV, timeout=120)  # as shown: lines continued, run by a shell
     assert proc.returncode == 0, proc.stderr
     assert "fixed seed" not in proc.stderr  # no seed: a real release
@@ -101,7 +101,7 @@ def test_running_the_command_reproduces_the_parameters_in_its_report(tmp_path, n
 def test_running_the_script_reproduces_the_parameters_in_its_report(tmp_path):
     name, eps, delta, params, load = CASES[2]
     src, full, release = _original(tmp_path, name, eps, delta, params, load)
-    script = release_script(release.calibration, src.name, full, output="s.csv", report="s.json")
+    script = release_script(Redo(release.calibration, src.name, full, output="s.csv", report="s.json"))
     assert "seed" not in script.replace("No seed", "")
     (tmp_path / "redo.py").write_text(script, encoding="utf-8")
     proc = subprocess.run(
@@ -117,28 +117,30 @@ def test_running_the_script_reproduces_the_parameters_in_its_report(tmp_path):
 def test_unknown_reading_option_is_refused(tmp_path):
     cal = get_mechanism("gw", epsilon=1, delta=1e-6).calibrate()
     with pytest.raises(ParameterError, match="spell_check"):
-        release_argv(cal, "x.csv", {"spell_check": True}, output="o.csv", report="r.json")
+        release_argv(Redo(cal, "x.csv", {"spell_check": True}, output="o.csv", report="r.json"))
 
 
 def test_public_corpus_is_passed_for_gw_kt():
     cal = get_mechanism("gw-kt", epsilon=1, delta=1e-6).calibrate()
-    argv = release_argv(cal, "x.csv", {}, output="o.csv", report="r.json", public_corpus="public.txt")
+    argv = release_argv(Redo(cal, "x.csv", {}, output="o.csv", report="r.json", public_corpus="public.txt"))
     assert argv[argv.index("--public-corpus") + 1] == "public.txt"
     assert "public_source='public.txt'" in release_script(
-        cal, "x.csv", {}, output="o", report="r", public_corpus="public.txt"
+        Redo(cal, "x.csv", {}, output="o", report="r", public_corpus="public.txt")
     )
 
 
 def test_the_public_corpus_columns_round_trip_and_the_script_reads_it_so(tmp_path):
     from dpsu_core.corpus import LoadOptions
-    from dpsu_core.interfaces.cli import _public_options
+    from dpsu_core.interfaces.release_command import public_options
 
     cal = get_mechanism("gw-kt", epsilon=1, delta=1e-6).calibrate()
     how = LoadOptions(user_col="handle", text_col="said", has_header=True)
-    argv = release_argv(cal, "x.csv", {}, output="o.csv", report="r.json", public_corpus="pub.csv", public_options=how)
+    argv = release_argv(
+        Redo(cal, "x.csv", {}, output="o.csv", report="r.json", public_corpus="pub.csv", public_options=how)
+    )
     assert argv[argv.index("--public-user-col") + 1] == "handle" and "--public-header" in argv
-    assert _public_options(build_parser().parse_args(argv[1:])) == how
-    script = release_script(cal, "x.csv", {}, output="o", report="r", public_corpus="pub.csv", public_options=how)
+    assert public_options(build_parser().parse_args(argv[1:])) == how
+    script = release_script(Redo(cal, "x.csv", {}, output="o", report="r", public_corpus="pub.csv", public_options=how))
     assert "public = load_corpus('pub.csv', user_col='handle', text_col='said', has_header=True, max_n=1)" in script
     assert "public_source=public" in script
     compile(script, "redo.py", "exec")  # valid Python
@@ -169,9 +171,9 @@ def test_the_displayed_command_breaks_lines_only_between_arguments(load):
     cal = get_mechanism("policy-gaussian", epsilon=3.0, delta=1e-6, max_items=7).calibrate()
     spec = TokenizerSpec.from_options(LoadOptions(**load), model="bpe", special_tokens=("[CLS]",), vocab_size=900)
     kw = {"output": "my out.csv", "report": "r.json", "tokenizer": spec, "tokenizer_path": "tok dir"}
-    command = release_command(cal, "my posts.csv", load, **kw)
+    command = release_command(Redo(cal, "my posts.csv", load, **kw))
     per_line = _lines_tokens(command)
-    argv = release_argv(cal, "my posts.csv", load, **kw)
+    argv = release_argv(Redo(cal, "my posts.csv", load, **kw))
     assert [t for line in per_line for t in line] == argv  # no token cut across lines, none lost
     assert per_line[0] == ["dpsu", "release", "my posts.csv"]
     for line in per_line[1:]:  # one flag per line, with its value
@@ -182,11 +184,11 @@ def test_the_displayed_command_breaks_lines_only_between_arguments(load):
 
 def test_a_line_cut_inside_a_token_is_caught():
     cal = get_mechanism("gw", epsilon=1, delta=1e-6).calibrate()
-    command = release_command(cal, "x.csv", HOSTILE_LOAD, output="o.csv", report="r.json")
+    command = release_command(Redo(cal, "x.csv", HOSTILE_LOAD, output="o.csv", report="r.json"))
     cut = command.replace("'who wrote it'", "'who wr \\\n  ote it'")  # what a soft wrap inside the token does
     with pytest.raises((ValueError, AssertionError)):
         assert [t for line in _lines_tokens(cut) for t in line] == release_argv(
-            cal, "x.csv", HOSTILE_LOAD, output="o.csv", report="r.json"
+            Redo(cal, "x.csv", HOSTILE_LOAD, output="o.csv", report="r.json")
         )
 
 
@@ -207,7 +209,7 @@ def test_a_header_file_is_named_by_its_column_names_and_the_cli_reads_the_same_c
     assert load == {"format": "csv", "user_col": "handle", "text_col": "said"}
     corpus = load_corpus(src, **load)
     release = get_mechanism("policy-gaussian", epsilon=3.0, delta=1e-6, max_items=7).release(corpus)
-    command = release_command(release.calibration, src.name, load, output="redo.csv", report="redo.json")
+    command = release_command(Redo(release.calibration, src.name, load, output="redo.csv", report="redo.json"))
     assert "  --user-col handle \\\n" in command and "  --text-col said \\\n" in command
     assert "--user-col 2" not in command and "--text-col 3" not in command
     proc = run_displayed(command, tmp_path, ENV, timeout=120)

@@ -12,6 +12,7 @@ from dpsu_core.accounting.identity import (
     Role,
     custodian_patterns,
     from_claims,
+    local_actor,
     local_user,
     require_custodian,
     role_for,
@@ -60,6 +61,18 @@ def test_single_user_mode_the_os_user_is_the_custodian():
     assert (me.mode, me.role, me.signed_in, me.is_custodian) == ("single-user", Role.CUSTODIAN, True, True)
     assert me.name == getpass.getuser() and me.actor == me.name
     assert me.describe().startswith("single-user mode: you are the custodian of this store")
+
+
+def test_the_ledgers_actor_is_the_single_user_identity(monkeypatch):
+    """One reading of the OS user: the name the ledger records is the single-user identity's, fallback included
+    (a uid with no name, as in some containers, cannot be made here: ``getuser`` is made to fail as it then does)."""
+    assert local_actor() == local_user().name == getpass.getuser()
+
+    def no_name() -> str:
+        raise OSError("no user name for this uid")
+
+    monkeypatch.setattr(getpass, "getuser", no_name)
+    assert local_actor() == local_user().name == "local user"
 
 
 def test_oidc_claims_signed_in_or_not():

@@ -25,7 +25,7 @@ from dpsu_core.mechanisms.item_counts import (
     release_with_counts,
 )
 from dpsu_core.mechanisms.registry import list_mechanisms
-from dpsu_core.outputs.command import command_file, release_script
+from dpsu_core.outputs.command import Redo, command_file, release_script
 from dpsu_core.outputs.export import report_dict
 
 REPO = Path(__file__).resolve().parents[2]
@@ -101,13 +101,15 @@ def test_every_exported_command_and_script_runs_and_redoes_the_calibration(tmp_p
     for kind, (make, argv, file_name) in kinds.items():
         out = f"{kind}.csv"
         text = make(
-            release.calibration,
-            src.name,
-            options,
-            output=out,
-            report=f"{kind}_report.json",
-            tokenizer_path=f"{kind}_tokenizer",
-            **redo,
+            Redo(
+                release.calibration,
+                src.name,
+                options,
+                output=out,
+                report=f"{kind}_report.json",
+                tokenizer_path=f"{kind}_tokenizer",
+                **redo,
+            )
         )
         (tmp_path / file_name).write_text(text, encoding="utf-8")
         proc = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)

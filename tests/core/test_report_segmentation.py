@@ -19,7 +19,7 @@ import pytest
 from dpsu_core.corpus import LoadOptions, load_corpus, segmenters
 from dpsu_core.corpus.load import as_loaded
 from dpsu_core.mechanisms import get_mechanism
-from dpsu_core.outputs.command import release_argv
+from dpsu_core.outputs.command import Redo, release_argv
 from dpsu_core.outputs.export import report_dict
 
 REPO = Path(__file__).resolve().parents[2]
@@ -101,7 +101,7 @@ def test_a_korean_load_without_its_segmenter_is_redone_with_korean_eojeol(tmp_pa
     assert _languages(release.tokenization)["Korean"].startswith("words as written (eojeol)")
     redo = as_loaded(options, corpus.source)
     assert redo == replace(options, korean="eojeol")
-    argv = release_argv(release.calibration, src.name, redo, output="o.csv", report="r.json")
+    argv = release_argv(Redo(release.calibration, src.name, redo, output="o.csv", report="r.json"))
     assert argv[argv.index("--korean") + 1] == "eojeol"
     proc = _cli(tmp_path, [], *argv[1:])  # kiwipiepy installed: the pinned flag keeps the words as written
     assert proc.returncode == 0, proc.stderr

@@ -9,7 +9,7 @@ import os
 import pytest
 
 from dpsu_core.errors import OutputCommitError, OutputError
-from dpsu_core.interfaces import cli
+from dpsu_core.interfaces import cli, release_command
 from dpsu_core.outputs.export import atomic_write, check_output_paths
 from dpsu_core.outputs.writer import OutputSet, write_together
 from tests.hostile.readonly import read_only_folder
@@ -194,21 +194,21 @@ def test_the_cli_says_what_a_failed_write_after_the_noise_means(tmp_path):
 
     cal = get_mechanism("policy-gaussian", epsilon=4, delta=1e-6).calibrate()
     with pytest.raises(OutputError, match="no output was written.*the noise was drawn, but nothing of this release"):
-        with cli._after_noise(cal):
+        with release_command.after_noise(cal):
             write_together([("-o", tmp_path / "missing" / "o.csv", b"x")])
     out = OutputSet()
     out.stage("-o", tmp_path / "o.csv", b"new")
     out.stage("--report", tmp_path / "r.json", b"R")
     (tmp_path / "r.json").mkdir()
     (tmp_path / "r.json" / "keep").write_text("x")
-    with pytest.raises(OutputCommitError) as info, cli._after_noise(cal):
+    with pytest.raises(OutputCommitError) as info, release_command.after_noise(cal):
         out.commit()
     message = str(info.value)
     assert message.startswith("privacy spent by this run: epsilon = 4, delta = 1e-06")
     assert "yet writing the outputs failed: cannot write --report" in message and "\n" not in message
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
     with pytest.raises(RuntimeError, match="ZeroDivisionError: .*nothing of this release was published"):
-        with cli._after_noise(cal):
+        with release_command.after_noise(cal):
             1 / 0  # noqa: B018
 
 

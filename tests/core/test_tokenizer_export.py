@@ -371,7 +371,7 @@ def test_exported_command_and_script_redo_the_counts_and_the_tokenizer(tmp_path,
 
     from dpsu_core.corpus import LoadOptions, load_corpus
     from dpsu_core.mechanisms.item_counts import mechanism_with_counts, release_with_counts
-    from dpsu_core.outputs.command import release_argv, release_script
+    from dpsu_core.outputs.command import Redo, release_argv, release_script
 
     src = tmp_path / "c.csv"
     _write_corpus(src)
@@ -380,7 +380,7 @@ def test_exported_command_and_script_redo_the_counts_and_the_tokenizer(tmp_path,
     rel = release_with_counts(mech, cc, corpus)
     spec = TokenizerSpec(model="unigram", special_tokens=parse_special_tokens("[CLS],[SEP]"), vocab_size=500)
     kw = {"output": str(tmp_path / "o.csv"), "report": str(tmp_path / "r.json"), "tokenizer": spec}
-    argv = release_argv(rel.calibration, str(src), LoadOptions(), tokenizer_path=str(tmp_path / "tok"), **kw)
+    argv = release_argv(Redo(rel.calibration, str(src), LoadOptions(), tokenizer_path=str(tmp_path / "tok"), **kw))
     assert argv[argv.index("-e") + 1] == "3.0" and argv[argv.index("-d") + 1] == "0.0001"  # the whole budget
     assert argv[argv.index("--counts-share") + 1] == "0.3" and "--counts-clip" not in argv  # clip at its default
     assert argv[argv.index("--special-tokens") + 1] == "[CLS],[SEP]"  # [UNK], [PAD]: the defaults, left out
@@ -389,7 +389,7 @@ def test_exported_command_and_script_redo_the_counts_and_the_tokenizer(tmp_path,
     assert report["calibration"]["details"]["item_counts"]["share"] == 0.3
     assert report["tokenizer"]["model"] == "unigram" and (tmp_path / "tok" / "tokenizer_config.json").is_file()
 
-    script = release_script(rel.calibration, str(src), LoadOptions(), tokenizer_path=str(tmp_path / "tok2"), **kw)
+    script = release_script(Redo(rel.calibration, str(src), LoadOptions(), tokenizer_path=str(tmp_path / "tok2"), **kw))
     path = tmp_path / "redo.py"
     path.write_text(script)
     runpy.run_path(str(path), run_name="__main__")
