@@ -185,24 +185,32 @@ def releases_left(account: CorpusAccount, job: Any, actor: str = "", limit: int 
 
 
 def keep(account: CorpusAccount, charge_id: Any, release: Any, report: bytes | str) -> Any:
-    """Keep a release's public output with its charge: its rows as exported (item, n, and for count mechanisms the
-    noisy count and its noise's standard deviation), its calibration and its report. Only the released set and
-    public parameters: nothing raw."""
+    """Keep a release's public output with its charge: its items and noisy counts, its calibration, its report, and
+    the CSV export exactly as written (``outputs.export.to_csv_bytes``: item, n, and for count mechanisms the noisy
+    count and its noise's standard deviation). Only the released set and public parameters: nothing raw."""
     from ..outputs.export import to_csv_bytes
+    from .backend import KEPT_CSV
 
     counts = None if release.noisy_counts is None else [float(c) for c in release.noisy_counts]
     return account.store.keep_release(
         charge_id,
         items=[str(x) for x in release.items],
         counts=counts,
-        calibration={**release.calibration.as_dict(), "csv": to_csv_bytes(release).decode("utf-8")},
+        calibration=release.calibration.as_dict(),
         report=report.decode("utf-8") if isinstance(report, bytes) else report,
+        outputs={KEPT_CSV: to_csv_bytes(release)},
     )
 
 
 def kept_csv(kept: Any) -> bytes:
-    """A kept release's items as the export's CSV (exactly the bytes written when it was released)."""
-    return str(kept.calibration["csv"]).encode("utf-8")
+    """A kept release's items as the export's CSV: exactly the bytes written when it was released (a release kept
+    without its CSV, through the store's own ``keep_release``: its items and counts as ``dpsu ledger export-release``
+    writes them)."""
+    from .backend import KEPT_CSV
+    from .store import items_csv
+
+    data = kept.outputs.get(KEPT_CSV)
+    return bytes(data) if data is not None else items_csv(kept)
 
 
 def earlier_release(account: CorpusAccount, job: Any) -> Any:

@@ -3,24 +3,26 @@
 ``Db`` runs the store's SQL (``?`` placeholders) on SQLite (standard library ``sqlite3``) or PostgreSQL (psycopg 3),
 with explicit transactions: ``BEGIN IMMEDIATE`` on SQLite (the write lock is taken before the first read, so a
 check-then-charge cannot interleave), ``BEGIN`` plus a ``SELECT ... FOR UPDATE`` of the corpus row on PostgreSQL
-(``Db.for_update``). The schema is versioned (``meta.schema_version``) and upgraded here at open, in order, each step
-in one transaction; ``DDL_V1`` is the first version's schema, kept so the upgrade from it stays tested.
+(``Db.for_update``). The schema is versioned (``meta.schema_version``) and upgraded here at open, in order, all steps
+in one transaction; each version's statements (``DDL_V1``, ``DDL_V2``, ...) are kept so the upgrade from every earlier
+version stays tested. A step is SQL text, or a function of the ``Db`` for a step that moves data.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sqlite3
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, ParameterError, short_path
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BUSY_TIMEOUT_MS = 60_000  # how long a charge waits for another process's transaction before it gives up
 _SCHEMA_LOCK = 0x64707375  # PostgreSQL advisory-lock key serialising schema creation ("dpsu")
 
@@ -63,7 +65,36 @@ DDL_V2 = [
     "CREATE INDEX IF NOT EXISTS entries_actor ON entries (corpus_id, actor)",
 ]
 
-MIGRATIONS = {1: DDL_V1, 2: DDL_V2}  # version n: the statements taking version n-1 to n
+#: the name of a kept release's CSV output in ``release_outputs`` (version 2 kept it in its calibration's JSON)
+KEPT_CSV = "csv"
+
+
+def _move_kept_csv(db: Db) -> None:
+    """Version 2 kept a release's CSV text as ``calibration["csv"]``: move it to ``release_outputs`` (UTF-8 bytes,
+    as written when it was released) and take it out of the calibration."""
+    for rid, text in db.execute("SELECT id, calibration FROM releases ORDER BY id"):
+        calibration = json.loads(text)
+        if not isinstance(calibration, dict) or KEPT_CSV not in calibration:
+            continue
+        csv_text = calibration.pop(KEPT_CSV)
+        db.execute(
+            "INSERT INTO release_outputs (release_id, name, data) VALUES (?, ?, ?)",
+            (rid, KEPT_CSV, str(csv_text).encode("utf-8")),
+        )
+        rest = json.dumps(calibration, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        db.execute("UPDATE releases SET calibration = ? WHERE id = ?", (rest, rid))
+
+
+#: version 2 -> 3: a kept release's outputs (the CSV as written) in a table of their own, by name, as bytes
+DDL_V3: list[str | Callable[[Db], None]] = [
+    """CREATE TABLE IF NOT EXISTS release_outputs (
+        release_id INTEGER NOT NULL REFERENCES releases(id), name TEXT NOT NULL, data {blob} NOT NULL,
+        PRIMARY KEY (release_id, name))""",
+    _move_kept_csv,
+]
+
+# version n: the steps taking version n-1 to n
+MIGRATIONS: dict[int, Sequence[str | Callable[[Db], None]]] = {1: DDL_V1, 2: DDL_V2, 3: DDL_V3}
 
 
 def is_url(location: str) -> bool:
@@ -209,7 +240,10 @@ def upgrade(db: Db) -> int:
             )
         for step in range(version + 1, SCHEMA_VERSION + 1):
             for statement in MIGRATIONS[step]:
-                db.execute(db.ddl(statement))
+                if callable(statement):
+                    statement(db)
+                else:
+                    db.execute(db.ddl(statement))
         if version < SCHEMA_VERSION:
             db.execute("DELETE FROM meta WHERE key = 'schema_version'")
             db.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))

@@ -7,8 +7,6 @@ typed errors (one line, exit 2), and ``ledger verify`` exits 1 when a chain is b
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import sys
 from collections.abc import Callable
@@ -20,7 +18,7 @@ from .backend import is_url
 from .identity import local_actor
 
 if TYPE_CHECKING:
-    from .store import KeptRelease, LedgerStore
+    from .store import LedgerStore
 
 COMMANDS = {
     "ledger": "the privacy ledger every tool charges: show, export, verify, export-release (costs nothing)",
@@ -168,6 +166,8 @@ def _verify(store: LedgerStore, args: argparse.Namespace) -> int:
 
 
 def _export_release(store: LedgerStore, args: argparse.Namespace) -> int:
+    from .store import items_csv
+
     kept = store.release(args.id)
     files = [("-o", args.output, items_csv(kept))]
     if args.report is not None:
@@ -175,19 +175,6 @@ def _export_release(store: LedgerStore, args: argparse.Namespace) -> int:
     _write(store, files)
     print(f"wrote kept release {kept.id} ({len(kept.items)} items): nothing spent", file=sys.stderr)
     return 0
-
-
-def items_csv(kept: KeptRelease) -> bytes:
-    """A kept release's items (n-grams as their words joined by spaces) and noisy counts, as CSV."""
-    from ..outputs.export import neutralise_cell
-
-    buf = io.StringIO()
-    writer = csv.writer(buf, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")
-    writer.writerow(["item", "count"] if kept.counts is not None else ["item"])
-    for i, item in enumerate(kept.items):
-        text = neutralise_cell(" ".join(map(str, item)) if isinstance(item, list) else str(item))
-        writer.writerow([text, kept.counts[i]] if kept.counts is not None else [text])
-    return buf.getvalue().encode("utf-8")
 
 
 def _write(store: LedgerStore, files: list[tuple[str, str, bytes]]) -> None:

@@ -34,8 +34,8 @@ import os
 import secrets
 import threading
 import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cached_property
 from typing import Any
@@ -44,7 +44,7 @@ from ..errors import DpsuError, ParameterError
 from ..privacy.cost import LaplaceCost, ZcdpCost
 from ..privacy.validate import check_delta, check_positive
 from . import chain
-from .backend import SCHEMA_VERSION, Db, connect, default_location
+from .backend import KEPT_CSV, SCHEMA_VERSION, Db, connect, default_location
 from .ledger import LedgerEntry, LedgerTotal, total, within
 
 __all__ = [
@@ -54,6 +54,7 @@ __all__ = [
     "Corpus",
     "KeptRelease",
     "LedgerStore",
+    "KEPT_OUTPUTS",
     "Refusal",
     "VerifyResult",
     "compact",
@@ -66,6 +67,8 @@ DEFAULT_EPSILON_CAP = 10.0  # the cap a corpus nobody registered gets on first u
 DEFAULT_DELTA_CAP = 1e-5
 MAX_NAME = 200
 SPEND, REGISTER, CAP = "spend", "register", "cap"  # the kinds of chained entries
+#: the outputs a kept release may hold, by name: only what a release publishes (its items' CSV as written)
+KEPT_OUTPUTS = (KEPT_CSV,)
 
 _ENTRY_SELECT = ", ".join(chain.ENTRY_COLUMNS)
 _GROUP = "mechanism, label, epsilon, delta, noise, zcdp, laplace, teaching"
@@ -152,7 +155,9 @@ class Refusal:
 
 @dataclass(frozen=True)
 class KeptRelease:
-    """A release's public output, kept so it can be handed back at no cost."""
+    """A release's public output, kept so it can be handed back at no cost: its items and noisy counts, its
+    calibration and report, and ``outputs``, the files it published by name (``KEPT_OUTPUTS``: "csv", the items'
+    CSV as the release wrote it), as bytes."""
 
     id: int
     charge_id: str
@@ -163,6 +168,7 @@ class KeptRelease:
     calibration: dict[str, Any]
     report: str
     created_utc: str
+    outputs: dict[str, bytes] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -242,11 +248,47 @@ def _entry(row: tuple, corpus_id: int, source: str = "", time_utc: str = "") -> 
     )
 
 
-def _release(row: tuple) -> KeptRelease:
+def _release(row: tuple, outputs: dict[str, bytes]) -> KeptRelease:
     counts = None if row[5] is None else tuple(json.loads(row[5]))
     return KeptRelease(
-        int(row[0]), row[1], int(row[2]), row[3], tuple(json.loads(row[4])), counts, json.loads(row[6]), row[7], row[8]
+        int(row[0]),
+        row[1],
+        int(row[2]),
+        row[3],
+        tuple(json.loads(row[4])),
+        counts,
+        json.loads(row[6]),
+        row[7],
+        row[8],
+        outputs,
     )
+
+
+def items_csv(kept: KeptRelease) -> bytes:
+    """A kept release's items (n-grams as their words joined by spaces) and noisy counts, as CSV."""
+    from ..outputs.export import neutralise_cell
+
+    buf = io.StringIO()
+    writer = csv.writer(buf, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")
+    writer.writerow(["item", "count"] if kept.counts is not None else ["item"])
+    for i, item in enumerate(kept.items):
+        text = neutralise_cell(" ".join(map(str, item)) if isinstance(item, list) else str(item))
+        writer.writerow([text, kept.counts[i]] if kept.counts is not None else [text])
+    return buf.getvalue().encode("utf-8")
+
+
+def _outputs(outputs: Mapping[str, bytes] | None) -> list[tuple[str, bytes]]:
+    """A kept release's outputs, checked: names from ``KEPT_OUTPUTS`` only (what a release publishes), bytes."""
+    out = []
+    for name, data in (outputs or {}).items():
+        if name not in KEPT_OUTPUTS:
+            raise ParameterError(
+                f"a kept release holds only its published outputs ({', '.join(KEPT_OUTPUTS)}), not {name!r}"
+            )
+        if not isinstance(data, bytes):
+            raise ParameterError(f"a kept release's output {name!r} must be bytes, got {type(data).__name__}")
+        out.append((name, data))
+    return out
 
 
 def env_default_cap() -> tuple[float, float]:
@@ -631,10 +673,18 @@ class LedgerStore:
 
     # ------------------------------------------------------------------ kept releases
     def keep_release(
-        self, charge_id: str, *, items: Sequence[Any], counts: Sequence[float] | None, calibration: dict, report: str
+        self,
+        charge_id: str,
+        *,
+        items: Sequence[Any],
+        counts: Sequence[float] | None,
+        calibration: dict,
+        report: str,
+        outputs: Mapping[str, bytes] | None = None,
     ) -> KeptRelease:
-        """Keep a charged release's public output (items, noisy counts, calibration, report) so it can be handed
-        back at no cost."""
+        """Keep a charged release's public output (items, noisy counts, calibration, report, and the files it
+        published: ``outputs``, by a name of ``KEPT_OUTPUTS``) so it can be handed back at no cost."""
+        files = _outputs(outputs)
         with self._lock:
             row = self._db.one(
                 "SELECT corpus_id, request_key FROM entries WHERE charge_id = ? AND kind = ? ORDER BY seq",
@@ -658,21 +708,41 @@ class LedgerStore:
                     f"created_utc) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING {_RELEASE_SELECT}",
                     values,
                 )
-        assert out is not None
-        return _release(out)
+                assert out is not None
+                for name, data in files:
+                    db.execute(
+                        "INSERT INTO release_outputs (release_id, name, data) VALUES (?, ?, ?)", (out[0], name, data)
+                    )
+        return _release(out, dict(files))
+
+    def _with_outputs(self, rows: list[tuple]) -> list[KeptRelease]:
+        """Kept releases from their rows, each with its outputs (one query for all of them)."""
+        if not rows:
+            return []
+        ids = [int(r[0]) for r in rows]
+        found: dict[int, dict[str, bytes]] = {i: {} for i in ids}
+        for start in range(0, len(ids), 500):  # a bounded number of parameters per query
+            part = ids[start : start + 500]
+            marks = ", ".join("?" * len(part))
+            for rid, name, data in self._db.execute(
+                f"SELECT release_id, name, data FROM release_outputs WHERE release_id IN ({marks}) ORDER BY name",
+                part,
+            ):
+                found[int(rid)][name] = bytes(data)
+        return [_release(r, found[int(r[0])]) for r in rows]
 
     def releases(self, corpus: str | int) -> list[KeptRelease]:
         c = self.corpus(corpus)
         with self._lock:
             rows = self._db.execute(f"SELECT {_RELEASE_SELECT} FROM releases WHERE corpus_id = ? ORDER BY id", (c.id,))
-        return [_release(r) for r in rows]
+            return self._with_outputs(rows)
 
     def release(self, release_id: int) -> KeptRelease:
         with self._lock:
             row = self._db.one(f"SELECT {_RELEASE_SELECT} FROM releases WHERE id = ?", (int(release_id),))
-        if row is None:
-            raise ParameterError(f"no kept release {release_id} in the ledger; see 'dpsu ledger show'")
-        return _release(row)
+            if row is None:
+                raise ParameterError(f"no kept release {release_id} in the ledger; see 'dpsu ledger show'")
+            return self._with_outputs([row])[0]
 
     def find_release(self, corpus: str | int, request_key: str) -> KeptRelease | None:
         """The latest kept release of the same request (same corpus, mechanism, parameters), or None."""
@@ -683,7 +753,7 @@ class LedgerStore:
                 "ORDER BY id DESC LIMIT 1",
                 (c.id, request_key),
             )
-        return None if row is None else _release(row)
+            return None if row is None else self._with_outputs([row])[0]
 
     # ------------------------------------------------------------------ export
     def chain_rows(self) -> list[dict[str, Any]]:

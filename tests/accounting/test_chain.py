@@ -1,12 +1,16 @@
 """The hash chain: an entry edited, deleted or moved in the database itself (not through dpsu), a cap changed
-behind dpsu's back, or rows added: ``verify`` fails and names the row. And the schema upgrade from version 1."""
+behind dpsu's back, or rows added: ``verify`` fails and names the row. And the schema upgrades from versions 1 and
+2 (a release kept by version 2 is still handed back)."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
 from dpsu_core.accounting import chain, open_store
-from dpsu_core.accounting.backend import DDL_V1, SCHEMA_VERSION, connect, schema_version
+from dpsu_core.accounting.account import kept_csv
+from dpsu_core.accounting.backend import MIGRATIONS, SCHEMA_VERSION, connect, schema_version
 from dpsu_core.accounting.ledger import LedgerEntry
 from dpsu_core.errors import ParameterError
 from dpsu_core.mechanisms.registry import get_mechanism
@@ -93,13 +97,17 @@ def test_an_entry_rehashed_but_not_in_the_corpus_head_shows(location):
 
 
 # --------------------------------------------------------------------------- schema versions
-def test_a_version_1_store_is_upgraded_at_open_and_keeps_its_entries(location):
+def _old_store(location: str, version: int, *statements: tuple[str, tuple]) -> None:
+    """A store of an earlier schema ``version``, made from that version's own statements, holding corpus 'old'
+    (its registration chained) and then ``statements`` (SQL, parameters) as that version's code wrote them."""
     db = connect(location, upgrade_schema=False)
     try:
         with db.transaction():
-            for statement in DDL_V1:
-                db.execute(db.ddl(statement))
-            db.execute("INSERT INTO meta (key, value) VALUES ('schema_version', '1')")
+            for step in range(1, version + 1):
+                for statement in MIGRATIONS[step]:
+                    assert isinstance(statement, str), "an earlier version's schema is SQL only"
+                    db.execute(db.ddl(statement))
+            db.execute("INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (str(version),))
             register = {
                 "corpus_id": 1, "kind": "register", "charge_id": "", "time_utc": "2026-01-01 00:00:00",
                 "actor": "custodian", "tool": "cli", "source": "register", "mechanism": "", "label": "cap",
@@ -118,21 +126,59 @@ def test_a_version_1_store_is_upgraded_at_open_and_keeps_its_entries(location):
                 f"INSERT INTO entries ({cols}) VALUES ({marks})",
                 [register[k] for k in chain.ENTRY_COLUMNS] + [chain.GENESIS, h],
             )
-        assert schema_version(db) == 1
+            for sql, params in statements:
+                db.execute(sql, params)
+        assert schema_version(db) == version
     finally:
         db.close()
 
+
+def _version(location: str) -> int:
+    db = connect(location, upgrade_schema=False)
+    try:
+        return schema_version(db)
+    finally:
+        db.close()
+
+
+def test_a_version_1_store_is_upgraded_at_open_and_keeps_its_entries(location):
+    _old_store(location, 1)
     with open_store(location) as s:
         assert s.verify().ok and [c.name for c in s.corpora()] == ["old"]
         s.set_analyst_cap("old", "ana", 1.0, 1e-6)  # a version-2 table
         ch = s.charge("old", [_entry(1.0)], actor="ana", tool="cli", job={}, request_key="k")
-        s.keep_release(ch.charge_id, items=["a"], counts=None, calibration={}, report="")
-        assert s.find_release("old", "k") is not None and s.verify().ok
-    db = connect(location, upgrade_schema=False)
-    try:
-        assert schema_version(db) == SCHEMA_VERSION == 2
-    finally:
-        db.close()
+        s.keep_release(ch.charge_id, items=["a"], counts=None, calibration={}, report="", outputs={"csv": b"a\n"})
+        assert s.find_release("old", "k").outputs == {"csv": b"a\n"} and s.verify().ok  # a version-3 table
+    assert _version(location) == SCHEMA_VERSION == 3
+
+
+def test_a_version_2_store_keeps_handing_back_its_kept_releases(location):
+    """Version 2 kept a release's CSV text inside its calibration's JSON; upgraded, the CSV is in its own table,
+    byte for byte, the calibration is what the release's calibration was, and every reader hands it back."""
+    csv_text = '"item","n","count","std"\n"café",1,12.0,2.5\n"\'=cmd",1,7.0,2.5\n'
+    calibration = {"label": "policy-gaussian", "epsilon": 1.0, "details": {"sigma": 2.5}}
+    as_v2 = json.dumps({**calibration, "csv": csv_text}, sort_keys=True, separators=(",", ":"))
+    release = (
+        "INSERT INTO releases (charge_id, corpus_id, request_key, items, counts, calibration, report, created_utc) "
+        "VALUES (?, 1, ?, ?, ?, ?, ?, '2026-01-02 00:00:00')"
+    )
+    _old_store(
+        location,
+        2,
+        (release, ("c1", "with-csv", '["café","=cmd"]', "[12.0,7.0]", as_v2, '{"r":1}')),
+        (release, ("c2", "without", '["a"]', None, "{}", "")),  # kept through keep_release alone: no CSV
+    )
+    with open_store(location) as s:
+        kept = s.find_release("old", "with-csv")
+        assert kept is not None and kept.outputs == {"csv": csv_text.encode("utf-8")}
+        assert kept.calibration == calibration and kept.items == ("café", "=cmd") and kept.report == '{"r":1}'
+        assert kept_csv(kept) == csv_text.encode("utf-8") and s.release(kept.id) == kept
+        bare = s.find_release("old", "without")
+        assert bare is not None and bare.outputs == {} and kept_csv(bare) == b'"item"\n"a"\n'
+        assert [k.id for k in s.releases("old")] == [kept.id, bare.id] and s.verify().ok
+    assert _version(location) == SCHEMA_VERSION
+    with open_store(location) as s:  # opened again: nothing moved twice
+        assert s.release(kept.id) == kept
 
 
 def test_a_store_newer_than_this_code_is_refused(location):

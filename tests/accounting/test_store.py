@@ -95,6 +95,32 @@ def test_kept_releases_come_back_by_id_and_by_request(location):
             s.keep_release("nope", items=[], counts=None, calibration={}, report="")
 
 
+def test_a_kept_releases_csv_comes_back_byte_for_byte(location):
+    """The CSV a release wrote is kept as bytes in its own table: by id, by request and in the corpus's list."""
+    data = b'"item","n","count","std"\r\n"caf\xc3\xa9",1,3.0,1.5\n"\'=sum",1,2.0,1.5\n\x00'
+    with open_store(location) as s:
+        ch = s.charge("c", [entry()], actor="ana", tool="cli", job={}, request_key="r")
+        kept = s.keep_release(ch.charge_id, items=["café", "=sum"], counts=[3.0, 2.0], calibration={"s": 1.5},
+                              report="{}", outputs={"csv": data})  # fmt: skip
+        assert kept.outputs == {"csv": data} and kept.calibration == {"s": 1.5}
+        plain = s.keep_release(s.charge("c", [entry()], actor="ana", tool="cli", job={}).charge_id, items=["a"],
+                               counts=None, calibration={}, report="")  # fmt: skip
+    with open_store(location) as s:  # read back by another connection
+        assert s.release(kept.id).outputs == {"csv": data} and s.find_release("c", "r") == kept
+        assert [k.outputs for k in s.releases("c")] == [{"csv": data}, {}] and s.release(plain.id) == plain
+
+
+def test_a_kept_release_holds_only_published_outputs(location):
+    with open_store(location) as s:
+        ch = s.charge("c", [entry()], actor="ana", tool="cli", job={})
+        keep = dict(items=["a"], counts=[1.0], calibration={}, report="")
+        with pytest.raises(ParameterError, match="only its published outputs .*'true_counts'"):
+            s.keep_release(ch.charge_id, **keep, outputs={"true_counts": b"a,7\n"})
+        with pytest.raises(ParameterError, match="must be bytes"):
+            s.keep_release(ch.charge_id, **keep, outputs={"csv": "item\na\n"})
+        assert s.releases("c") == []  # nothing half-kept
+
+
 def test_export_carries_the_hash_chain(location):
     with open_store(location) as s:
         s.charge("c", [entry()], actor="ana", tool="cli", job={"x": 1})

@@ -5,6 +5,8 @@ process killed after its charge leaves the charge recorded."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import subprocess
@@ -13,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from dpsu_core.accounting.account import kept_csv
 from dpsu_core.accounting.ledger import total
 from dpsu_core.accounting.store import open_store
 from dpsu_core.corpus import LoadOptions, load_corpus
@@ -95,6 +98,37 @@ def test_identical_request_is_offered_not_spent_again(files, tmp_path):
     )
     assert _release(files["private.csv"], tmp_path / "c.csv", ledger, "--spend-again").returncode == 0
     assert _entries(ledger) == {"private.csv": 2}
+
+
+def test_the_kept_output_is_the_file_the_release_wrote(files, tmp_path):
+    """The CLI writes the released items with their noisy counts; the store keeps that very file (bytes), its
+    public columns only, and the app's download and ``export-release`` hand the release back from it."""
+    ledger = tmp_path / "ledger.sqlite"
+    r = _release(files["private.csv"], tmp_path / "a.csv", ledger, "--with-counts")
+    assert r.returncode == 0, r.stderr
+    written = (tmp_path / "a.csv").read_bytes()
+    with open_store(str(ledger)) as store:
+        (kept,) = store.releases(store.corpora()[0].id)
+    assert kept.outputs == {"csv": written} and kept_csv(kept) == written
+    rows = list(csv.reader(io.StringIO(written.decode("utf-8"))))
+    assert rows[0] == ["item", "n", "count", "std"] and len(rows) > 2  # the released columns, nothing raw
+    assert [row[0] for row in rows[1:]] == list(kept.items)
+    assert [float(row[2]) for row in rows[1:]] == list(kept.counts)  # the noisy counts the store keeps
+    back = _cli("ledger", "export-release", str(kept.id), "-o", str(tmp_path / "back.csv"), ledger=ledger)
+    assert back.returncode == 0, back.stderr
+    assert [row[0] for row in csv.reader((tmp_path / "back.csv").open(encoding="utf-8"))][1:] == list(kept.items)
+
+
+def test_the_api_keeps_its_releases_csv(files, tmp_path):
+    from dpsu_core import release
+    from dpsu_core.outputs.export import to_csv_bytes
+
+    corpus = load_corpus(str(files["private.csv"]), LoadOptions(user_col="author", text_col="body"))
+    with open_store(str(tmp_path / "ledger.sqlite")) as store:
+        rel = release(corpus, "policy-gaussian", epsilon=1.0, delta=1e-7, store=store, counts=(0.5, 1.0))
+        (kept,) = store.releases(store.corpora()[0].id)
+    assert rel.noisy_counts is not None and kept.outputs == {"csv": to_csv_bytes(rel)}
+    assert kept.counts == tuple(float(c) for c in rel.noisy_counts) and "csv" not in kept.calibration
 
 
 def test_cli_api_and_app_read_one_total(files, tmp_path, monkeypatch):
