@@ -4,15 +4,24 @@
 The CLI flags, the app's widgets and the validation all read these specs, so a parameter means the same
 thing everywhere. Adding a parameter is one ``ParamSpec`` entry in ``PARAMS`` (plus its name in the
 ``param_names`` of the mechanisms that take it): the CLI flag and the app widget follow from the spec.
-Which parameters a mechanism takes, filled and validated: ``Mechanism.params_for``."""
+Which parameters a mechanism takes, filled and validated: ``Mechanism.params_for``.
+
+``OPTIONS`` holds the rest of a release's inputs the same way: the budget (ε, δ, the session's total and the
+custodian's cap), the noisy counts' share and bound (``mechanisms.item_counts``) and the exported tokenizer's
+model and size (``outputs.tokenizer_export``). Where the app offers a narrower range than the library takes (a
+widget cannot sensibly span 1e-12 to 1e300), the spec holds both: ``minimum``/``maximum`` are what the library
+checks, ``widget`` the app's range inside them (``widget_range``). ``tests/test_layout.py`` refuses a widget or a
+CLI flag that writes a spec's bound or default again."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 from .errors import ParameterError
 from .privacy.validate import (
+    DELTA_MIN,
     EPSILON_MAX,
     EPSILON_MIN,
     check_alpha,
@@ -25,7 +34,7 @@ from .privacy.validate import (
 # The budget's own bounds: epsilon in [EPSILON_MIN, EPSILON_MAX] (1e-12 to 1e300: every calibration, PCR's filter
 # included, stays finite and every update proven inside it; ``privacy.validate.check_epsilon``), delta in (0, 1)
 # (``check_delta``).
-__all__ = ["EPSILON_MAX", "EPSILON_MIN", "MAX_ITEMS_LIMIT", "PARAMS", "ParamSpec", "resolve_params"]
+__all__ = ["EPSILON_MAX", "EPSILON_MIN", "MAX_ITEMS_LIMIT", "OPTIONS", "PARAMS", "ParamSpec", "resolve_params"]
 
 
 @dataclass(frozen=True)
@@ -42,6 +51,17 @@ class ParamSpec:
     minimum: float | None = None  # every numeric parameter has both bounds (see ``range_text``)
     maximum: float | None = None
     only_with: tuple[str, str] | None = None  # (parameter, value): used only when that parameter has that value
+    open_low: bool = False  # the minimum itself excluded (e.g. the counts' share: 0 < S < 1)
+    open_high: bool = False  # the maximum itself excluded (delta < 1)
+    widget: tuple[float, float] | None = None  # the app widget's range, inside [minimum, maximum]; None: the same
+
+    def widget_range(self) -> tuple[float, float]:
+        """(min_value, max_value) of the app's widget: ``widget``, else the spec's own range."""
+        if self.widget is not None:
+            return self.widget
+        if self.minimum is None or self.maximum is None:
+            raise ValueError(f"{self.name} is a choice: it has no range")
+        return self.minimum, self.maximum
 
     def unused(self, values: dict[str, Any]) -> bool:
         """True when ``values`` (a mechanism's parameters, unset ones at their default) make this parameter unused:
@@ -56,6 +76,10 @@ class ParamSpec:
         """The documented range, e.g. "1 to 1e+06" (empty for a choice)."""
         if self.kind == "choice":
             return ""
+        if self.maximum == math.inf:  # e.g. "x > 0"
+            return f"x {'>' if self.open_low else '>='} {self.minimum:g}"
+        if self.open_low or self.open_high:  # e.g. "0 < x < 1"
+            return f"{self.minimum:g} {'<' if self.open_low else '<='} x {'<' if self.open_high else '<='} {self.maximum:g}"
         return f"{self.minimum:g} to {self.maximum:g}"
 
     def check(self, value: Any) -> Any:
@@ -67,7 +91,8 @@ class ParamSpec:
             v: float = 0 if zero else check_positive_int(value, self.name, hint)
         else:
             v = check_number(value, self.name, hint=self.help)
-        check_number(v, self.name, low=self.minimum, high=self.maximum, hint=self.help)
+        open_ends = {"open_low": self.open_low, "open_high": self.open_high}
+        check_number(v, self.name, low=self.minimum, high=self.maximum, hint=self.help, **open_ends)
         return v
 
 
@@ -263,24 +288,136 @@ PARAMS: dict[str, ParamSpec] = {
 }
 
 
-@dataclass(frozen=True)
-class WidgetRange:
-    """The range an app widget offers for a value the CLI takes more widely (a choice of the app, declared once)."""
-
-    minimum: float
-    maximum: float
-
-
-# The app's widgets read these bounds; tests/test_layout.py refuses a widget that writes one of them again.
-APP_RANGES: dict[str, WidgetRange] = {
-    "epsilon": WidgetRange(0.01, 100.0),  # the sidebar's ε of each release
-    "delta": WidgetRange(1e-15, 0.5),  # the sidebar's δ of each release
-    "total_epsilon": WidgetRange(0.01, 10_000.0),  # the sidebar's session budget: total ε the session may spend
-    "total_delta": WidgetRange(1e-15, 0.5),  # ... and total δ (the range of a release's δ)
-    "cap_epsilon": WidgetRange(0.01, 1000.0),  # the custodian's cap on a corpus's ε
-    "cap_delta": WidgetRange(1e-15, 0.5),  # ... and on its δ (the range of a release's δ)
-    "counts_share": WidgetRange(0.01, 0.99),  # the Release page's share of (ε, δ) for the counts (CLI: 0 < S < 1)
-    "counts_clip": WidgetRange(0.01, 1000.0),  # the Release page's l2 bound per user (CLI: --counts-clip's range)
+# A release's inputs that are no mechanism's parameter, declared once: the CLI's flags (``cli``, empty for an input
+# only the app has), the app's widgets (``widget_range``), the exported command and the messages read them.
+# The app's ranges are its choices inside the library's (``widget``); ``tests/test_layout.py`` refuses a widget or
+# flag that writes one again, and ``tests/core/test_params.py`` that the library's checks agree with ``minimum`` and
+# ``maximum``.
+OPTIONS: dict[str, ParamSpec] = {
+    p.name: p
+    for p in [
+        ParamSpec(
+            "epsilon",
+            "ε (epsilon) of each release",
+            "float",
+            3.0,  # the app's starting value (the CLI's -e is required)
+            "epsilon",
+            "--epsilon",
+            minimum=EPSILON_MIN,
+            maximum=EPSILON_MAX,
+            widget=(0.01, 100.0),
+        ),
+        ParamSpec(
+            "delta",
+            "δ (delta) of each release",
+            "float",
+            1e-6,  # the app's starting value (the CLI's -d is required)
+            "delta, well below 1/users",
+            "--delta",
+            minimum=DELTA_MIN,
+            maximum=1.0,
+            open_high=True,
+            widget=(1e-15, 0.5),
+        ),
+        # the app's session budget, set apart from each release's (ε, δ) (the spend gate's limit, no flag): about
+        # three releases at the default ε composed, and ten at the default δ
+        ParamSpec(
+            "total_epsilon",
+            "Total ε the session may spend",
+            "float",
+            10.0,
+            "the cap on the session's total on the private corpus",
+            "",
+            minimum=0.01,
+            maximum=10_000.0,
+        ),
+        ParamSpec(
+            "total_delta",
+            "Total δ the session may spend",
+            "float",
+            1e-5,
+            "the cap on the session's total δ",
+            "",
+            minimum=1e-15,
+            maximum=0.5,  # the range of a release's δ in the app
+        ),
+        # the custodian's cap on a corpus (``dpsu corpus register/set-budget --epsilon/--delta``; the ledger's store
+        # checks epsilon > 0 and 0 < delta < 1), and the one a corpus nobody registered gets on first use
+        ParamSpec(
+            "cap_epsilon",
+            "cap ε",
+            "float",
+            10.0,
+            "the corpus's epsilon cap",
+            "--epsilon",
+            minimum=0.0,
+            maximum=math.inf,
+            open_low=True,
+            widget=(0.01, 1000.0),
+        ),
+        ParamSpec(
+            "cap_delta",
+            "cap δ",
+            "float",
+            1e-5,
+            "the corpus's delta cap",
+            "--delta",
+            minimum=0.0,
+            maximum=1.0,
+            open_low=True,
+            open_high=True,
+            widget=(1e-15, 0.5),  # the range of a release's δ
+        ),
+        # the noisy counts of the released items (``mechanisms.item_counts``, its "Defaults" for the choices)
+        ParamSpec(
+            "counts_share",
+            "Counts' share of ε and δ",
+            "float",
+            0.1,  # the set release keeps 90%
+            "the counts' share of (epsilon, delta); the set release runs at the rest",
+            "--counts-share",
+            minimum=0.0,
+            maximum=1.0,
+            open_low=True,
+            open_high=True,
+            widget=(0.01, 0.99),
+        ),
+        ParamSpec(
+            "counts_clip",
+            "Per-user bound (l2 norm of one user's counts)",
+            "float",
+            1.0,  # each user a unit vector
+            "the l2 bound of one user's vector of counts; 1 is typical",
+            "--counts-clip",
+            # up to above any user's counts in a file of at most 1 TiB, down to a millionth of one occurrence;
+            # inside it sigma, sigma^2 and the zCDP cost stay finite and nonzero at every documented (epsilon, delta)
+            minimum=1e-6,
+            maximum=1e12,
+            widget=(0.01, 1000.0),
+        ),
+        # the exported Hugging Face tokenizer (``outputs.tokenizer_export``)
+        ParamSpec(
+            "tokenizer_model",
+            "Tokenizer model",
+            "choice",
+            "wordlevel",
+            "the exported tokenizer's model: wordlevel (exactly the released words + special tokens), bpe, "
+            "wordpiece or unigram (subwords trained on the released items; their noisy counts as frequencies when the "
+            "release has them)",
+            "--tokenizer-model",
+            choices=("wordlevel", "bpe", "wordpiece", "unigram"),
+        ),
+        ParamSpec(
+            "tokenizer_vocab_size",
+            "Vocabulary size (subword models)",
+            "int",
+            30_000,
+            "target vocabulary size of a bpe/wordpiece/unigram tokenizer",
+            "--tokenizer-vocab-size",
+            minimum=2,
+            maximum=10_000_000,
+        ),
+    ]
 }
 
 

@@ -14,7 +14,7 @@ from dpsu_core.errors import ParameterError
 from dpsu_core.mechanisms import list_mechanisms, mechanism_class
 from dpsu_core.mechanisms.item_counts import cost_line, counts_of
 from dpsu_core.outputs.export import guarantee_text
-from dpsu_core.params import APP_RANGES, MAX_ITEMS_LIMIT
+from dpsu_core.params import OPTIONS
 from dpsu_core.privacy import delta_guidance
 from dpsu_core.wording import count_text
 from pages import _run, _ui
@@ -46,8 +46,7 @@ def utility_section(cal, max_items: int):
         return None
     m = st.number_input(
         "Assume each user holding an item has this many distinct items",
-        min_value=1,
-        max_value=MAX_ITEMS_LIMIT,  # the same range as Δ0's widget: the preview follows any Δ0 the sidebar takes
+        **_ui.bounds("max_items"),  # the same range as Δ0's widget: the preview follows any Δ0 the sidebar takes
         value=int(max_items),
         step=1,
         key="preview_items_per_user",
@@ -89,9 +88,8 @@ def counts_section(name: str, cls, budget):
     if on:
         c1, c2 = st.columns(2)
         share = c1.number_input(
-            "Counts' share of ε and δ",
-            min_value=APP_RANGES["counts_share"].minimum,
-            max_value=APP_RANGES["counts_share"].maximum,
+            OPTIONS["counts_share"].label,
+            **_ui.bounds("counts_share"),
             value=float(opt.share),
             step=0.05,
             format="%.2f",
@@ -99,9 +97,8 @@ def counts_section(name: str, cls, budget):
             help="The counts run at this share of (ε, δ), the set release at the rest (basic composition).",
         )
         clip = c2.number_input(
-            "Per-user bound (l2 norm of one user's counts)",
-            min_value=APP_RANGES["counts_clip"].minimum,
-            max_value=APP_RANGES["counts_clip"].maximum,
+            OPTIONS["counts_clip"].label,
+            **_ui.bounds("counts_clip"),
             value=float(opt.clip),
             step=0.5,
             format="%.2f",

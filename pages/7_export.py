@@ -17,6 +17,7 @@ from dpsu_core.outputs.tokenizer_export import (
     parse_special_tokens,
     whole_words_text,
 )
+from dpsu_core.params import OPTIONS
 from dpsu_core.wording import count_text
 from pages import _ui
 from pages._format import escape_markdown
@@ -175,7 +176,7 @@ for group, heading in (("items", "Released items"), ("report", "Release report")
 st.markdown("**Tokenizer** (Hugging Face `tokenizers`, built from the released items only: post-processing)")
 k1, k2, k3 = st.columns(3)
 tok_model = k1.selectbox(
-    "Tokenizer model",
+    OPTIONS["tokenizer_model"].label,
     MODELS,
     index=MODELS.index(DEFAULT_MODEL),
     key="tok_model",
@@ -191,9 +192,8 @@ tok_specials = k2.text_input(
     "<s>/</s> get their roles in transformers.",
 )
 tok_size = k3.number_input(
-    "Vocabulary size (subword models)",
-    min_value=2,
-    max_value=10_000_000,
+    OPTIONS["tokenizer_vocab_size"].label,
+    **_ui.bounds("tokenizer_vocab_size"),
     value=DEFAULT_VOCAB_SIZE,
     step=1000,
     key="tok_size",

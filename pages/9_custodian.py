@@ -12,7 +12,7 @@ from dpsu_core.accounting.custodian import CorpusSpend
 from dpsu_core.accounting.identity import Identity
 from dpsu_core.accounting.store import LedgerStore
 from dpsu_core.errors import DpsuError
-from dpsu_core.params import APP_RANGES
+from dpsu_core.params import OPTIONS
 from pages import _auth, _ui
 from pages._format import escape_markdown
 from pages._state import app_state
@@ -39,20 +39,18 @@ st.caption(
 
 def _cap_inputs(prefix: str, epsilon: float, delta: float) -> tuple[float, float]:
     c1, c2 = st.columns(2)
-    eps = APP_RANGES["cap_epsilon"]
+    (lo_e, hi_e), (lo_d, hi_d) = OPTIONS["cap_epsilon"].widget_range(), OPTIONS["cap_delta"].widget_range()
     e = c1.number_input(  # a cap outside the widget's range (DPSU_DEFAULT_CAP) is shown at the nearest end
-        "cap ε",
-        min_value=eps.minimum,
-        max_value=eps.maximum,
-        value=min(max(epsilon, eps.minimum), eps.maximum),
+        OPTIONS["cap_epsilon"].label,
+        **_ui.bounds("cap_epsilon"),
+        value=min(max(epsilon, lo_e), hi_e),
         step=0.5,
         key=prefix + "_eps",
     )
     d = c2.number_input(
-        "cap δ",
-        min_value=APP_RANGES["cap_delta"].minimum,
-        max_value=APP_RANGES["cap_delta"].maximum,
-        value=min(max(delta, APP_RANGES["cap_delta"].minimum), APP_RANGES["cap_delta"].maximum),
+        OPTIONS["cap_delta"].label,
+        **_ui.bounds("cap_delta"),
+        value=min(max(delta, lo_d), hi_d),
         step=1e-6,
         format="%.2e",
         key=prefix + "_delta",
@@ -81,7 +79,7 @@ def register_section(store: LedgerStore, who: Identity) -> None:
     new = acc is not None and not acc.registered
     with st.form("custodian_register"):
         name = st.text_input("corpus name", value="" if state.corpus is None else state.private_name)
-        e, d = _cap_inputs("custodian_register", 10.0, float(DEFAULT_DELTA))
+        e, d = _cap_inputs("custodian_register", float(OPTIONS["cap_epsilon"].default), float(DEFAULT_DELTA))
         if st.form_submit_button("Register", type="primary"):
             try:
                 if new and acc is not None:

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+from dpsu_core.params import OPTIONS
 from dpsu_core.reading import HEADER_APP, READING_OPTIONS
 
 TEACHING_SEED = 20240601  # fixed seed of teaching mode: the class sees the same results, NOT for real releases
-DEFAULT_EPSILON = 3.0
-DEFAULT_DELTA = 1e-6
-# the session budget a new session starts with (the user sets their own in the sidebar): about three releases at the
-# default ε composed, and ten at the default δ
-DEFAULT_SESSION_EPSILON = 10.0
-DEFAULT_SESSION_DELTA = 1e-5
+# the sidebar's starting (ε, δ) and the session budget a new session starts with (the user sets their own in the
+# sidebar): declared with their ranges in dpsu_core.params.OPTIONS
+DEFAULT_EPSILON, DEFAULT_DELTA = float(OPTIONS["epsilon"].default), float(OPTIONS["delta"].default)
+DEFAULT_SESSION_EPSILON = float(OPTIONS["total_epsilon"].default)
+DEFAULT_SESSION_DELTA = float(OPTIONS["total_delta"].default)
 DEFAULT_MECHANISM = "policy-gaussian"
 BUDGET_PARAMS = ("max_items", "alpha")  # shown in the sidebar; every other parameter on the Release page
 COMPARE_DEFAULT = ["weighted-laplace", "weighted-gaussian", "policy-laplace", "policy-gaussian", "gw"]

@@ -24,7 +24,7 @@ from dpsu_core.corpus.load import content_digest
 from dpsu_core.corpus.preview import Survey, survey
 from dpsu_core.corpus.readers import RawFile
 from dpsu_core.errors import DpsuError
-from dpsu_core.params import APP_RANGES, PARAMS, ParamSpec
+from dpsu_core.params import OPTIONS, PARAMS, ParamSpec
 from dpsu_core.privacy import delta_guidance
 from dpsu_core.wording import speak
 from pages._format import budget_summary, escape_markdown, header_labels, parse_canaries
@@ -188,6 +188,16 @@ def canary_area() -> None:
 
 
 # ---- parameters --------------------------------------------------------------------------------
+def bounds(name: str) -> dict[str, Any]:
+    """``min_value`` and ``max_value`` of the widget of ``params.OPTIONS[name]`` (else ``params.PARAMS[name]``): the
+    app's range, declared there."""
+    spec = OPTIONS[name] if name in OPTIONS else PARAMS[name]
+    lo, hi = spec.widget_range()
+    if spec.kind == "int":
+        return {"min_value": int(lo), "max_value": int(hi)}
+    return {"min_value": float(lo), "max_value": float(hi)}
+
+
 def param_widget(spec: ParamSpec, default: Any, key: str) -> Any:
     """One widget generated from a ParamSpec (label, help, range and default all come from the spec)."""
     if spec.kind == "choice":
@@ -237,10 +247,10 @@ def sidebar() -> None:
     corpus = state.corpus
     with st.sidebar:
         st.subheader("Next release")
+        spec_e, spec_d = OPTIONS["epsilon"], OPTIONS["delta"]
         epsilon = st.number_input(
-            "ε (epsilon) of each release",
-            min_value=APP_RANGES["epsilon"].minimum,
-            max_value=APP_RANGES["epsilon"].maximum,
+            spec_e.label,
+            **bounds("epsilon"),
             value=DEFAULT_EPSILON,
             step=0.5,
             key="epsilon",
@@ -248,9 +258,8 @@ def sidebar() -> None:
             "private and releases fewer items. The session's total is capped by the session budget below.",
         )
         delta = st.number_input(
-            "δ (delta) of each release",
-            min_value=APP_RANGES["delta"].minimum,
-            max_value=APP_RANGES["delta"].maximum,
+            spec_d.label,
+            **bounds("delta"),
             value=DEFAULT_DELTA,
             step=1e-7,
             format="%.2e",
@@ -303,19 +312,18 @@ def session_budget_inputs() -> None:
     sync_session_budget_inputs()
     sb = state.session_budget
     st.subheader("Session budget")
+    spec_e, spec_d = OPTIONS["total_epsilon"], OPTIONS["total_delta"]
     e = st.number_input(
-        "Total ε the session may spend",
-        min_value=APP_RANGES["total_epsilon"].minimum,
-        max_value=APP_RANGES["total_epsilon"].maximum,
+        spec_e.label,
+        **bounds("total_epsilon"),
         step=1.0,
         key=SESSION_BUDGET_KEYS[0],
         help="The cap on the session's total on the private corpus (all its releases composed). A release that "
         "would take the total past it is blocked until you confirm a larger budget.",
     )
     d = st.number_input(
-        "Total δ the session may spend",
-        min_value=APP_RANGES["total_delta"].minimum,
-        max_value=APP_RANGES["total_delta"].maximum,
+        spec_d.label,
+        **bounds("total_delta"),
         step=1e-6,
         format="%.2e",
         key=SESSION_BUDGET_KEYS[1],
@@ -374,12 +382,13 @@ def own_cap() -> None:
             f"In force for you: ε = {eps:g}, δ = {delta:.2g} ({owner}). Set a smaller one for yourself; only the "
             "data custodian can raise the corpus's."
         )
+        low_e, low_d = bounds("cap_epsilon")["min_value"], bounds("cap_delta")["min_value"]
         e = st.number_input(
-            "Your cap ε", min_value=0.01, max_value=float(acc.epsilon_cap), value=float(eps), key="own_cap_eps"
+            "Your cap ε", min_value=low_e, max_value=float(acc.epsilon_cap), value=float(eps), key="own_cap_eps"
         )
         d = st.number_input(
             "Your cap δ",
-            min_value=1e-15,
+            min_value=low_d,
             max_value=float(acc.delta_cap),
             value=float(delta),
             format="%.2e",

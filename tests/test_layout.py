@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+import math
 from pathlib import Path
 
 import pytest
@@ -178,36 +179,124 @@ def test_no_module_imports_another_modules_private_names():
     assert private == []
 
 
-def _literal_bounds(tree: ast.AST) -> list[tuple[int, float, float]]:
-    """(line, min_value, max_value) of every call in ``tree`` that writes both bounds as number literals."""
-    found = []
+# --------------------------------------------------------------------------- parameter specs (issue 40)
+#: where widgets are declared: every page (``_state.py`` too: its defaults) and the app
+WIDGET_FILES = sorted((ROOT / "pages").glob("*.py")) + [ROOT / "app.py"]
+WIDGET_NUMBERS = ("min_value", "max_value", "value")  # the keywords of a widget that hold a bound or a default
+
+
+def _specs() -> list:
+    from dpsu_core.params import OPTIONS, PARAMS
+
+    return [*PARAMS.values(), *OPTIONS.values()]
+
+
+def _number(node: ast.AST | None) -> float | None:
+    """The number a literal writes (``-1e-3`` too), else None (a name, a call, a string, a bool)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _number(node.operand)
+        return None if inner is None else -inner
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float) and not isinstance(node.value, bool):
+        return float(node.value)
+    return None
+
+
+def _distinctive(v: float) -> bool:
+    """A number that says "this spec" when written again: not a small whole number (0, 1, 2, 10 bound many
+    unrelated widgets: the Compare page's runs, a simulated corpus's sizes)."""
+    return not (v.is_integer() and abs(v) <= 20)
+
+
+def _spec_numbers() -> set[float]:
+    """Every distinctive bound, app widget bound and default the specs hold."""
+    out: set[float] = set()
+    for s in _specs():
+        held = [s.minimum, s.maximum, *(s.widget or ()), None if s.kind == "choice" else s.default]
+        out |= {float(v) for v in held if v is not None and math.isfinite(v) and _distinctive(float(v))}
+    return out
+
+
+def _spec_ranges() -> set[tuple[float, float]]:
+    """Every (minimum, maximum) and app widget range the specs hold (small whole numbers included)."""
+    out = {(float(s.minimum), float(s.maximum)) for s in _specs() if s.minimum is not None and s.maximum is not None}
+    return out | {(float(s.widget[0]), float(s.widget[1])) for s in _specs() if s.widget is not None}
+
+
+def _copied_numbers(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, keyword) of every call writing as a literal a bound or default a spec holds: a distinctive number in
+    ``min_value``, ``max_value`` or ``value``, or the two bounds together forming a spec's range ("range")."""
+    found: list[tuple[int, str]] = []
+    numbers, ranges = _spec_numbers(), _spec_ranges()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            kw = {k.arg: k.value for k in node.keywords}
-            lo, hi = kw.get("min_value"), kw.get("max_value")
-            if isinstance(lo, ast.Constant) and isinstance(hi, ast.Constant):
-                if isinstance(lo.value, int | float) and isinstance(hi.value, int | float):
-                    found.append((node.lineno, float(lo.value), float(hi.value)))
+        if not isinstance(node, ast.Call):
+            continue
+        kw = {k.arg: _number(k.value) for k in node.keywords if k.arg in WIDGET_NUMBERS}
+        found += [(node.lineno, k) for k, v in kw.items() if v is not None and v in numbers]
+        lo, hi = kw.get("min_value"), kw.get("max_value")
+        if lo is not None and hi is not None and (lo, hi) in ranges:
+            found.append((node.lineno, "range"))
     return found
 
 
-def _spec_bounds() -> set[tuple[float, float]]:
-    from dpsu_core.params import APP_RANGES, PARAMS
-
-    pairs = {(float(s.minimum), float(s.maximum)) for s in PARAMS.values() if s.minimum is not None}
-    return pairs | {(r.minimum, r.maximum) for r in APP_RANGES.values()}
-
-
-@pytest.mark.parametrize("path", PAGES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", WIDGET_FILES, ids=lambda p: p.name)
 def test_no_widget_writes_again_a_bound_a_spec_holds(path):
-    """A widget's range held by a spec (``params.PARAMS``, ``params.APP_RANGES``) is read from it, never copied."""
-    copied = [(n, lo, hi) for n, lo, hi in _literal_bounds(ast.parse(path.read_text())) if (lo, hi) in _spec_bounds()]
-    assert not copied, f"{path.name}: bounds a spec holds, written again at {copied}"
+    """A widget's range and default held by a spec (``params.PARAMS``, ``params.OPTIONS``) are read from it
+    (``pages/_ui.py:bounds``, ``spec.default``), never copied."""
+    copied = _copied_numbers(ast.parse(path.read_text(encoding="utf-8")))
+    assert not copied, f"{path.name}: bounds or defaults a spec holds, written again at (line, keyword) {copied}"
 
 
 def test_the_bound_check_sees_a_copied_bound():
-    tree = ast.parse("st.number_input('ε', min_value=0.01, max_value=100.0)\nst.slider('x', min_value=1, max_value=7)")
-    assert [(lo, hi) for _, lo, hi in _literal_bounds(tree) if (lo, hi) in _spec_bounds()] == [(0.01, 100.0)]
+    source = (
+        "st.number_input('ε', min_value=0.01, max_value=100.0)\n"  # the sidebar's ε range
+        "st.number_input('size', min_value=2, max_value=10_000_000, value=30_000)\n"  # the tokenizer's size
+        "st.number_input('cap', min_value=1e-15, max_value=x)\n"  # one bound of the caps' δ
+        "st.slider('x', min_value=1, max_value=7, value=3)\n"  # no spec's: small numbers, no spec's range
+        "st.number_input('n', min_value=1, max_value=10)\n"  # max_n's range, small as it is
+        "st.number_input('s', **bounds('counts_share'), value=share)"  # read from the spec
+    )
+    assert _copied_numbers(ast.parse(source)) == [
+        (1, "min_value"), (1, "max_value"), (1, "range"), (2, "max_value"), (2, "value"), (2, "range"),
+        (3, "min_value"), (5, "range"),
+    ]  # fmt: skip
+
+
+def _argument_calls(tree: ast.AST) -> list[ast.Call]:
+    return [
+        n for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "add_argument"
+    ]  # fmt: skip
+
+
+def _copied_flags(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, what) of every ``add_argument`` that writes a spec's flag as a literal string, or a spec's distinctive
+    bound or default as its literal ``default``."""
+    flags = {s.cli for s in _specs() if s.cli}
+    numbers = _spec_numbers()
+    found = []
+    for call in _argument_calls(tree):
+        found += [(call.lineno, a.value) for a in call.args if isinstance(a, ast.Constant) and a.value in flags]
+        found += [(call.lineno, "default") for k in call.keywords if k.arg == "default" and _number(k.value) in numbers]
+    return found
+
+
+@pytest.mark.parametrize("path", CORE, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_flag_declares_again_what_a_spec_holds(path):
+    """A spec's CLI flag is added from the spec (``spec.cli`` with its type, choices, default and range: the CLI's
+    ``_add_option_arg``), so its bounds and default cannot drift from the app widget's."""
+    copied = _copied_flags(ast.parse(path.read_text(encoding="utf-8")))
+    assert copied == [], f"flags declaring again what a spec holds, at (line, what) {copied}"
+
+
+def test_the_flag_check_sees_a_copied_flag():
+    tree = ast.parse(
+        "p.add_argument('--counts-clip', type=float, default=None)\n"
+        "p.add_argument('-e', '--epsilon', type=float)\n"
+        "p.add_argument('--vocab', type=int, default=30_000)\n"
+        "p.add_argument(spec.cli, type=float, default=None)\n"
+        "p.add_argument('--runs', type=int, default=3)"
+    )
+    assert _copied_flags(tree) == [(1, "--counts-clip"), (2, "--epsilon"), (3, "default")]
 
 
 # --------------------------------------------------------------------------- folders by job (issue 40)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ParameterError
+from ..params import OPTIONS
 from .backend import is_url
 from .identity import local_actor
 
@@ -52,8 +53,8 @@ def add_commands(parsers: dict[str, argparse.ArgumentParser]) -> argparse.Argume
     for p in (register, budget):
         if p is register:
             p.add_argument("--name", required=True, help="the corpus's name in the ledger")
-        p.add_argument("--epsilon", type=float, required=True, help="the corpus's epsilon cap")
-        p.add_argument("--delta", type=float, required=True, help="the corpus's delta cap")
+        for spec in (OPTIONS["cap_epsilon"], OPTIONS["cap_delta"]):  # --epsilon, --delta
+            p.add_argument(spec.cli, type=float, required=True, help=f"{spec.help} ({spec.range_text()})")
     return register
 
 

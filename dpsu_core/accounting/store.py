@@ -41,6 +41,7 @@ from functools import cached_property
 from typing import Any
 
 from ..errors import DpsuError, ParameterError
+from ..params import OPTIONS
 from ..privacy.cost import LaplaceCost, ZcdpCost
 from ..privacy.validate import check_delta, check_positive
 from . import chain
@@ -63,8 +64,8 @@ __all__ = [
 ]
 
 TOOLS = ("app", "cli", "api", "spark")
-DEFAULT_EPSILON_CAP = 10.0  # the cap a corpus nobody registered gets on first use (``set_default_cap`` changes it)
-DEFAULT_DELTA_CAP = 1e-5
+# the cap a corpus nobody registered gets on first use (``set_default_cap`` changes it): ``params.OPTIONS``
+DEFAULT_EPSILON_CAP, DEFAULT_DELTA_CAP = float(OPTIONS["cap_epsilon"].default), float(OPTIONS["cap_delta"].default)
 MAX_NAME = 200
 SPEND, REGISTER, CAP = "spend", "register", "cap"  # the kinds of chained entries
 #: the outputs a kept release may hold, by name: only what a release publishes (its items' CSV as written)

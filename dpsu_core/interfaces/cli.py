@@ -21,6 +21,7 @@ from .release_command import MB
 if TYPE_CHECKING:
     from ..corpus.load import LoadOptions
     from ..job import ReleaseJob
+    from ..params import ParamSpec
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3  # a bug: reported on one line too, and distinct from bad input so tests can tell them apart
@@ -43,11 +44,11 @@ def _param_type(spec):
 
 def _add_mechanism_args(p: argparse.ArgumentParser) -> None:
     from ..mechanisms.registry import list_mechanisms
-    from ..params import EPSILON_MAX, EPSILON_MIN, PARAMS
+    from ..params import OPTIONS, PARAMS
 
     p.add_argument("-m", "--mechanism", required=True, help=f"one of: {', '.join(list_mechanisms())}")
-    p.add_argument("-e", "--epsilon", type=float, required=True, help=f"epsilon, {EPSILON_MIN:g} to {EPSILON_MAX:g}")
-    p.add_argument("-d", "--delta", type=float, required=True, help="0 < delta < 1, well below 1/users")
+    for short, spec in (("-e", OPTIONS["epsilon"]), ("-d", OPTIONS["delta"])):  # required: no default
+        p.add_argument(short, spec.cli, type=float, required=True, help=f"{spec.help}, {spec.range_text()}")
     for spec in PARAMS.values():
         rng = f" (range {spec.range_text()})" if spec.range_text() else ""
         kw: dict[str, Any] = {"dest": spec.name, "default": None, "help": f"{spec.label}: {spec.help}{rng}"}
@@ -56,6 +57,18 @@ def _add_mechanism_args(p: argparse.ArgumentParser) -> None:
         else:
             kw["type"] = _param_type(spec)
         p.add_argument(spec.cli, **kw)
+
+
+def _add_option_arg(p: argparse.ArgumentParser, spec: ParamSpec, help: str, **kw: Any) -> None:
+    """The flag of an ``params.OPTIONS`` spec: its type or choices, and its default and range in the help (the flag
+    itself defaults to None: "not given", refused where it does not apply)."""
+    if spec.kind == "choice":
+        kw["choices"] = list(spec.choices)
+        shown = f"default {spec.default}"
+    else:
+        kw["type"] = _param_type(spec)
+        shown = f"default {spec.default:g}; {spec.range_text()}"
+    p.add_argument(spec.cli, default=None, help=f"{help} ({shown})", **kw)
 
 
 _COMMANDS = {
@@ -82,8 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
     from ..corpus.limits import DEFAULT_LIMITS
     from ..corpus.readers import FORMATS
     from ..corpus.tokenize import TOKENIZERS
-    from ..mechanisms.item_counts import CLIP_MAX, CLIP_MIN, DEFAULT_CLIP, DEFAULT_SHARE
-    from ..outputs.tokenizer_export import DEFAULT_VOCAB_SIZE
+    from ..outputs.tokenizer_export import DEFAULT_SPECIAL_TOKENS
+    from ..params import OPTIONS
     from ..reading import READING_OPTIONS
 
     parser, commands = _command_parsers()
@@ -116,28 +129,15 @@ def build_parser() -> argparse.ArgumentParser:
         "transformers' AutoTokenizer.from_pretrained loads (tokenizer.json, tokenizer_config.json, "
         "special_tokens_map.json), or tokenizer.json alone for a path ending in .json",
     )
-    rel.add_argument(
-        "--tokenizer-model",
-        default=None,
-        choices=["wordlevel", "bpe", "wordpiece", "unigram"],
-        help="the exported tokenizer's model: wordlevel (default: exactly the released words + special tokens), "
-        "bpe, wordpiece or unigram (subwords trained on the released items; noisy counts as frequencies where "
-        "released, see --with-counts)",
-    )
+    _add_option_arg(rel, OPTIONS["tokenizer_model"], OPTIONS["tokenizer_model"].help + "; counts: --with-counts")
     rel.add_argument(
         "--special-tokens",
         default=None,
         metavar="LIST",
-        help="comma-separated special tokens of the exported tokenizer besides [UNK] and [PAD] (always there), "
-        "e.g. '[CLS],[SEP],[MASK]' or '<s>,</s>'",
+        help="comma-separated special tokens of the exported tokenizer besides "
+        f"{' and '.join(DEFAULT_SPECIAL_TOKENS)} (always there), e.g. '[CLS],[SEP],[MASK]' or '<s>,</s>'",
     )
-    rel.add_argument(
-        "--tokenizer-vocab-size",
-        type=int,
-        default=None,
-        metavar="N",
-        help=f"target vocabulary size of a bpe/wordpiece/unigram tokenizer (default {DEFAULT_VOCAB_SIZE})",
-    )
+    _add_option_arg(rel, OPTIONS["tokenizer_vocab_size"], OPTIONS["tokenizer_vocab_size"].help, metavar="N")
     rel.add_argument(
         "--with-counts",
         action="store_true",
@@ -145,22 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
         "bounded): --counts-share of (epsilon, delta) goes to them, the rest to the items; subword tokenizers "
         "train on them",
     )
-    rel.add_argument(
-        "--counts-share",
-        type=float,
-        default=None,
-        metavar="S",
-        help=f"with --with-counts: the counts' share of (epsilon, delta), 0 < S < 1 (default {DEFAULT_SHARE:g})",
-    )
-    rel.add_argument(
-        "--counts-clip",
-        type=float,
-        default=None,
-        metavar="C",
-        help=f"with --with-counts: the l2 bound of one user's vector of counts (default {DEFAULT_CLIP:g}: each user "
-        "a unit vector; "
-        f"{CLIP_MIN:g} to {CLIP_MAX:g})",
-    )
+    for spec, metavar in ((OPTIONS["counts_share"], "S"), (OPTIONS["counts_clip"], "C")):
+        _add_option_arg(rel, spec, f"with --with-counts: {spec.help}", metavar=metavar)
     rel.add_argument(
         "--max-file-mb",
         type=float,

@@ -53,6 +53,7 @@ import numba
 import numpy as np
 
 from ..errors import ParameterError
+from ..params import OPTIONS
 from ..privacy.cost import ZcdpCost, gaussian_cost
 from ..privacy.gaussian import analytic_gaussian_sigma, lower_until
 from ..privacy.norms import add_up
@@ -65,11 +66,11 @@ from ..privacy.validate import (
     check_number,
 )
 
-DEFAULT_SHARE = 0.1  # of (epsilon, delta) for the counts: the set release keeps 90% (see "Defaults" above)
-DEFAULT_CLIP = 1.0  # l2 bound of one user's vector of counts (see "Defaults" above)
-#: the l2 bound's range: up to above any user's counts in a file of at most 1 TiB, down to a millionth of one
-#: occurrence; inside it sigma, sigma^2 and the zCDP cost stay finite and nonzero at every documented (epsilon, delta)
-CLIP_MIN, CLIP_MAX = 1e-6, 1e12
+#: the counts' share of (epsilon, delta) and the l2 bound of one user's vector of counts, their defaults (see
+#: "Defaults" above) and ranges: declared once in ``params.OPTIONS`` (the CLI's flags and the app's widgets read them)
+SHARE, CLIP = OPTIONS["counts_share"], OPTIONS["counts_clip"]
+DEFAULT_SHARE, DEFAULT_CLIP = float(SHARE.default), float(CLIP.default)
+CLIP_MIN, CLIP_MAX = float(CLIP.minimum or 0.0), float(CLIP.maximum or 0.0)
 NAME, LABEL = "item-counts", "Item counts (Gaussian, l2-bounded users)"
 DETAILS_KEY = "item_counts"  # the field of the calibration details (and key of their export) holding this step
 _SCALE_MARGIN = 1.0 - 2.0**-40  # the clip factor rounded down: ||w_u|| <= C despite float rounding
@@ -120,16 +121,13 @@ class CountsCalibration:
 
 
 def check_share(share: Any) -> float:
-    return check_fraction(share, "the counts' share of the budget (--counts-share)")
+    """The share in (0, 1): ``SHARE``'s open range, as ``check_fraction`` words it."""
+    return check_fraction(share, f"the counts' share of the budget ({SHARE.cli})")
 
 
 def check_clip(clip: Any) -> float:
     return check_number(
-        clip,
-        "the counts' l2 bound per user (--counts-clip)",
-        low=CLIP_MIN,
-        high=CLIP_MAX,
-        hint="1 is typical",
+        clip, f"the counts' l2 bound per user ({CLIP.cli})", low=CLIP_MIN, high=CLIP_MAX, hint="1 is typical"
     )
 
 
@@ -337,9 +335,9 @@ def counts_flags(cc: CountsCalibration) -> list[str]:
     """The CLI flags that redo this count release (defaults left out): ``command.release_argv``."""
     flags = ["--with-counts"]
     if cc.share != DEFAULT_SHARE:
-        flags += ["--counts-share", repr(cc.share)]
+        flags += [SHARE.cli, repr(cc.share)]
     if cc.clip != DEFAULT_CLIP:
-        flags += ["--counts-clip", repr(cc.clip)]
+        flags += [CLIP.cli, repr(cc.clip)]
     return flags
 
 

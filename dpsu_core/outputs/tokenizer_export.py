@@ -44,13 +44,17 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..mechanisms.base import check_release
+from ..params import OPTIONS
 
-MODELS: tuple[str, ...] = ("wordlevel", "bpe", "wordpiece", "unigram")
-DEFAULT_MODEL = "wordlevel"
+#: the model and the subword models' vocabulary size: declared once in ``params.OPTIONS`` (the CLI's flags, the
+#: Export page's widgets, the exported command and the messages read them)
+MODEL, VOCAB_SIZE = OPTIONS["tokenizer_model"], OPTIONS["tokenizer_vocab_size"]
+MODELS: tuple[str, ...] = MODEL.choices
+DEFAULT_MODEL: str = MODEL.default
 UNK, PAD = "[UNK]", "[PAD]"
 #: the special tokens every exported tokenizer has (CLI, app and the exported command: one set of defaults)
 DEFAULT_SPECIAL_TOKENS: tuple[str, ...] = (UNK, PAD)
-DEFAULT_VOCAB_SIZE = 30_000
+DEFAULT_VOCAB_SIZE: int = VOCAB_SIZE.default
 METASPACE = "\u2581"  # ▁: a word start in the bpe and unigram models (sentencepiece's marker)
 _MAX_TRAINING_WORDS = 20_000_000  # the training text from counts is at most about this many words
 _MAX_SPECIAL_LEN = 100
@@ -186,12 +190,12 @@ def tokenizer_flags(spec: TokenizerSpec) -> list[str]:
     come from the corpus's own flags)."""
     flags: list[str] = []
     if spec.model != DEFAULT_MODEL:
-        flags += ["--tokenizer-model", spec.model]
+        flags += [MODEL.cli, spec.model]
     extra = [t for t in spec.special_tokens if t not in DEFAULT_SPECIAL_TOKENS]
     if extra:
         flags += ["--special-tokens", ",".join(extra)]
     if spec.vocab_size is not None and spec.vocab_size != DEFAULT_VOCAB_SIZE:
-        flags += ["--tokenizer-vocab-size", str(spec.vocab_size)]
+        flags += [VOCAB_SIZE.cli, str(spec.vocab_size)]
     return flags
 
 
@@ -212,8 +216,11 @@ def check_spec(spec: TokenizerSpec) -> TokenizerSpec:
             )
         if isinstance(spec.vocab_size, bool) or not isinstance(spec.vocab_size, (int, np.integer)):
             raise ParameterError(f"the tokenizer vocabulary size must be a whole number, got {spec.vocab_size!r}")
-        if not 2 <= spec.vocab_size <= 10_000_000:
-            raise ParameterError(f"the tokenizer vocabulary size must be 2 to 10,000,000, got {spec.vocab_size}")
+        low, high = VOCAB_SIZE.minimum or 0, VOCAB_SIZE.maximum or 0
+        if not low <= spec.vocab_size <= high:
+            raise ParameterError(
+                f"the tokenizer vocabulary size must be {low:,.0f} to {high:,.0f}, got {spec.vocab_size}"
+            )
     if not isinstance(spec.special_tokens, (tuple, list)):
         raise ParameterError("the special tokens must be a tuple of strings (parse_special_tokens makes one)")
     for must in DEFAULT_SPECIAL_TOKENS:
