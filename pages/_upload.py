@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 import pandas as pd
 import streamlit as st
 
+from dpsu_core.accounting.account import name_of_file
 from dpsu_core.corpus import FORMATS, LoadOptions, load_upload
 from dpsu_core.corpus.columns import column_spec
 from dpsu_core.corpus.fingerprint import check_content, content
@@ -301,7 +302,7 @@ def _load(role: UploadRole, upload: UploadCache, options: LoadOptions) -> None:
         with st.status(LOADING[role], expanded=False) as status:
             corpus = load_upload(upload.raw, upload.name, options, on_batch=posts.add)
             found = content(corpus, posts.finish(), state.overlap_key)
-            account = state.recognise(corpus, upload.name) if role == "private" else None
+            account = state.recognise(corpus, name_of_file(upload.name)) if role == "private" else None
             if role != "private":
                 said = check_content(found, state.private_work.fingerprint, PUBLIC_USE[role])
                 if said:

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import os
+import tempfile
 
 import pytest
+
+# The per-user data folder of the suite and of every process it starts, set when this file is imported (before any
+# test module copies the environment): a ledger opened with no DPSU_LEDGER lands in a throwaway folder, never in the
+# user's own store. The fixtures below give each test a ledger of its own on top.
+os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="dpsu-test-data-")
 
 
 @pytest.fixture(autouse=True, scope="session")

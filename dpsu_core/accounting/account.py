@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from pathlib import PurePath
 from typing import Any
 
 from ..errors import DpsuError
 from .ledger import LedgerEntry, LedgerTotal, total
+from .store import MAX_NAME
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,7 @@ class CorpusAccount:
         base = name or self.name or "corpus"
         unique, i = base, 2
         while unique in taken:
-            unique, i = f"{base} ({i})", i + 1
+            unique, i = f"{base[: MAX_NAME - len(f' ({i})')]} ({i})", i + 1
         eps, delta = cap if cap is not None else self.store.default_cap()
         c = self.store.register_corpus(unique, eps, delta, fingerprint=self.fingerprint, by=by)
         return replace(self, corpus_id=c.id, name=c.name, epsilon_cap=c.epsilon_cap, delta_cap=c.delta_cap)
@@ -90,6 +92,15 @@ class CorpusAccount:
 
 def _eps(t: LedgerTotal) -> str:
     return f"ε {t.epsilon:.4g}" if t.guaranteed else "no DP guarantee"
+
+
+def name_of_file(file_name: str) -> str:
+    """A corpus name from a file's name: the name itself, or, past the store's ``MAX_NAME`` characters, its start
+    and its suffix around an ellipsis (a long file name is no reason to refuse a release)."""
+    if len(file_name) <= MAX_NAME:
+        return file_name
+    suffix = PurePath(file_name).suffix[:20]
+    return file_name[: MAX_NAME - len(suffix) - 1] + "…" + suffix
 
 
 def recognise(store: Any, corpus: Any, name: str, *, by: str) -> CorpusAccount:

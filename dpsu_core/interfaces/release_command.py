@@ -320,11 +320,11 @@ def charge(args: argparse.Namespace, store: Any, job: Any, corpus: Any) -> tuple
     input's name) and the job's charge to it, in one transaction before any noise is drawn. An identical request
     released before is refused unless --spend-again (its output is public and kept)."""
     from ..accounting.account import charge as charge_job
-    from ..accounting.account import named, recognise, refuse_identical
+    from ..accounting.account import name_of_file, named, recognise, refuse_identical
     from ..accounting.identity import local_actor
 
     actor = local_actor()
-    name = args.corpus or Path(str(args.input)).name
+    name = args.corpus or name_of_file(Path(str(args.input)).name)
     if args.engine == "spark":
         account = named(store, name, by=actor)
     else:

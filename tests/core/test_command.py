@@ -21,7 +21,12 @@ from dpsu_core.outputs.export import report_dict
 from tests.helpers import run_displayed
 
 REPO = Path(__file__).resolve().parents[2]
-ENV = {**os.environ, "PYTHONPATH": str(REPO)}
+
+
+def _env() -> dict[str, str]:
+    """This process's environment at the call (the test's own DPSU_LEDGER: never the user's store)."""
+    return {**os.environ, "PYTHONPATH": str(REPO)}
+
 
 CASES = [
     ("policy-gaussian", 3.0, 1e-6, {"max_items": 7, "alpha": 4.5}, {"max_n": 1}),
@@ -88,7 +93,7 @@ def test_command_round_trips_through_the_cli_parser(tmp_path, name, eps, delta, 
 def test_running_the_command_reproduces_the_parameters_in_its_report(tmp_path, name, eps, delta, params, load):
     src, full, release = _original(tmp_path, name, eps, delta, params, load)
     cmd = release_command(Redo(release.calibration, src.name, full, output="redo.csv", report="redo.json"))
-    proc = run_displayed(cmd, tmp_path, ENV, timeout=120)  # as shown: lines continued, run by a shell
+    proc = run_displayed(cmd, tmp_path, _env(), timeout=120)  # as shown: lines continued, run by a shell
     assert proc.returncode == 0, proc.stderr
     assert "fixed seed" not in proc.stderr  # no seed: a real release
     redo = json.loads((tmp_path / "redo.json").read_text())
@@ -105,7 +110,7 @@ def test_running_the_script_reproduces_the_parameters_in_its_report(tmp_path):
     assert "seed" not in script.replace("No seed", "")
     (tmp_path / "redo.py").write_text(script, encoding="utf-8")
     proc = subprocess.run(
-        [sys.executable, "redo.py"], cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=120
+        [sys.executable, "redo.py"], cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=120
     )
     assert proc.returncode == 0, proc.stderr
     redo = json.loads((tmp_path / "s.json").read_text())
@@ -212,7 +217,7 @@ def test_a_header_file_is_named_by_its_column_names_and_the_cli_reads_the_same_c
     command = release_command(Redo(release.calibration, src.name, load, output="redo.csv", report="redo.json"))
     assert "  --user-col handle \\\n" in command and "  --text-col said \\\n" in command
     assert "--user-col 2" not in command and "--text-col 3" not in command
-    proc = run_displayed(command, tmp_path, ENV, timeout=120)
+    proc = run_displayed(command, tmp_path, _env(), timeout=120)
     assert proc.returncode == 0, proc.stderr
     redo = json.loads((tmp_path / "redo.json").read_text())
     assert redo["privacy_unit"] == release.privacy_unit == "the user is the value of column 'handle'"

@@ -23,7 +23,13 @@ from dpsu_core.outputs.command import Redo, release_argv
 from dpsu_core.outputs.export import report_dict
 
 REPO = Path(__file__).resolve().parents[2]
-ENV = {**os.environ, "PYTHONPATH": str(REPO)}
+
+
+def _env() -> dict[str, str]:
+    """This process's environment at the call (the test's own DPSU_LEDGER: never the user's store)."""
+    return {**os.environ, "PYTHONPATH": str(REPO)}
+
+
 KOREAN = ["법률이", "의하여", "학교에", "학교는", "사람이", "있다"]
 TEXTS = {
     "Korean": " ".join(KOREAN),
@@ -47,7 +53,7 @@ def _cli(folder: Path, hidden: list[str], *args: str) -> subprocess.CompletedPro
     block = "".join(f"sys.modules[{m!r}] = None; " for m in hidden)
     code = f"import sys; {block}from dpsu_core.interfaces.cli import main; sys.exit(main())"
     return subprocess.run(
-        [sys.executable, "-c", code, *args], cwd=folder, env=ENV, capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", code, *args], cwd=folder, env=_env(), capture_output=True, text=True, timeout=300
     )
 
 

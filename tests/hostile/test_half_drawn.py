@@ -28,7 +28,7 @@ _RUNNER = (
 import resource, signal, sys
 from dpsu_core.interfaces.cli import main
 warm = sys.argv[2]
-if main(["release", warm, *sys.argv[5:11], "-o", warm + ".out.csv"]) != 0:
+if main(["release", warm, *sys.argv[5:11], "-o", warm + ".out.csv", "--ledger", warm + ".ledger.sqlite"]) != 0:
     sys.exit("warm-up release failed")
 print(_MARK, file=sys.stderr, flush=True)
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)

@@ -32,9 +32,13 @@ AFTER_NOISE = ("noise was drawn", "privacy spent", "spent by this run")
 
 
 def _run(argv: list[str]) -> tuple[int, str, str]:
+    """``cli.main`` on a ledger of its own (the examples release the same words again and again, which the ledger
+    rightly refuses as an identical request)."""
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli.main(argv)
+    with tempfile.TemporaryDirectory() as ledger, pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DPSU_LEDGER", str(Path(ledger) / "ledger.sqlite"))
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = cli.main(argv)
     return code, out.getvalue(), err.getvalue()
 
 

@@ -20,7 +20,11 @@ from dpsu_core.interfaces import signals
 from tests.hostile.generate import GOOD_CSV, MECH
 
 REPO = Path(__file__).resolve().parents[2]
-ENV = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+
+def _env() -> dict[str, str]:
+    """This process's environment at the call (the test's own DPSU_LEDGER: never the user's store)."""
+    return dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
 
 
 def test_a_signal_stops_the_run_unless_held_then_the_run_has_finished():
@@ -74,7 +78,7 @@ def test_a_signal_during_a_release_is_one_line_and_nothing_written(tmp_path, sig
     ]
     proc = subprocess.Popen(
         [*argv, "--with-counts", "--export-tokenizer", str(tmp_path / "tok")],
-        env=ENV,
+        env=_env(),
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         text=True,
@@ -97,11 +101,11 @@ def test_a_closed_standard_output_is_no_error(tmp_path):
     out, rep = tmp_path / "o.csv", tmp_path / "r.json"
     argv = ["release", str(src), *MECH, "-o", str(out), "--report", str(rep)]
     closed = ["bash", "-c", 'exec 1>&-; exec "$@"', "x", sys.executable, "-m", "dpsu_core.interfaces.cli"]
-    proc = subprocess.run([*closed, *argv], env=ENV, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([*closed, *argv], env=_env(), capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr and "error" not in proc.stderr, proc.stderr
     assert next(csv.reader(out.open(encoding="utf-8"))) == ["item", "n"]
     assert json.loads(rep.read_text())["mechanism"] == "policy-gaussian"
-    proc = subprocess.run([*closed, "release", str(src), *MECH, "-o", ""], env=ENV, capture_output=True, text=True)
+    proc = subprocess.run([*closed, "release", str(src), *MECH, "-o", ""], env=_env(), capture_output=True, text=True)
     assert proc.returncode == 2 and proc.stderr.strip().splitlines() == ["dpsu: error: -o is empty; give a path"]
 
 
@@ -112,7 +116,7 @@ def test_a_reader_gone_from_standard_output_does_not_fail_a_finished_run(tmp_pat
     src.write_bytes(GOOD_CSV)
     out = tmp_path / "o.csv"
     argv = [sys.executable, "-m", "dpsu_core.interfaces.cli", "release", str(src), *MECH, "-o", str(out)]
-    proc = subprocess.Popen(argv, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(argv, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     proc.stdout.close()  # the reader goes away before the run prints anything
     err = proc.communicate(timeout=300)[1]
