@@ -33,12 +33,13 @@ def _private_ledger(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("DPSU_DEFAULT_CAP", "1e6,0.5")
 
 
-@pytest.fixture(autouse=True, scope="session")
-def _session_ledger(tmp_path_factory):
-    """A durable ledger for the whole run, set before any module- or session-scoped fixture starts an app or a
-    server (those start before a test's own ``_private_ledger``): nothing ever reaches the user's per-user store."""
+@pytest.fixture(autouse=True, scope="module")
+def _module_ledger(tmp_path_factory):
+    """A durable ledger for each test module, set before the module's own module-scoped fixtures start an app, a
+    server or a release (those start before a test's own ``_private_ledger``): two modules releasing the same words
+    with the same settings never meet as an identical request, and nothing reaches the user's per-user store."""
     old = {k: os.environ.get(k) for k in ("DPSU_LEDGER", "DPSU_DEFAULT_CAP")}
-    os.environ["DPSU_LEDGER"] = str(tmp_path_factory.mktemp("session-ledger") / "ledger.sqlite")
+    os.environ["DPSU_LEDGER"] = str(tmp_path_factory.mktemp("module-ledger") / "ledger.sqlite")
     os.environ["DPSU_DEFAULT_CAP"] = "1e6,0.5"
     yield
     for k, v in old.items():
