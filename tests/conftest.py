@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
 
 import pytest
+
+from tests.accounting import pg
 
 # The per-user data folder of the suite and of every process it starts, set when this file is imported (before any
 # test module copies the environment): a ledger opened with no DPSU_LEDGER lands in a throwaway folder, never in the
@@ -47,3 +50,16 @@ def _module_ledger(tmp_path_factory):
             os.environ.pop(k, None)
         else:
             os.environ[k] = v
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """A URL of a PostgreSQL server (its ``postgres`` database) where the tests may create databases."""
+    given = os.environ.get("DPSU_TEST_POSTGRES")
+    if given:
+        yield given
+        return
+    if not pg.available():
+        pytest.skip("no PostgreSQL: set DPSU_TEST_POSTGRES or install Debian's postgresql (.ci/run does)")
+    with pg.throwaway_cluster() as url:
+        yield url

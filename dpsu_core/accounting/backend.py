@@ -183,6 +183,10 @@ def _connect_sqlite(location: str) -> Db:
         conn.execute("PRAGMA foreign_keys = ON")
     except sqlite3.DatabaseError as exc:
         conn.close()
+        if isinstance(exc, sqlite3.OperationalError):  # the file is there but cannot be written: disk full, I/O
+            raise InputError(
+                f"cannot write the ledger {short_path(path)} ({exc}); free some space or give another path"
+            ) from None
         raise InputError(f"the ledger {short_path(path)} is not a dpsu ledger ({exc}); give another path") from None
     return Db("sqlite", conn, str(path))
 

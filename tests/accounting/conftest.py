@@ -7,27 +7,11 @@ Without either, the PostgreSQL cases are skipped with the reason (``.ci/run`` in
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-
 import pytest
 
 from tests.accounting import pg
 
 BACKENDS = ["sqlite", "postgresql"]
-
-
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[str]:
-    """A URL of a PostgreSQL server (its ``postgres`` database) where the tests may create databases."""
-    given = os.environ.get("DPSU_TEST_POSTGRES")
-    if given:
-        yield given
-        return
-    if not pg.available():
-        pytest.skip("no PostgreSQL: set DPSU_TEST_POSTGRES or install Debian's postgresql (.ci/run does)")
-    with pg.throwaway_cluster() as url:
-        yield url
 
 
 @pytest.fixture(params=BACKENDS)

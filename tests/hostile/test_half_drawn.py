@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.accounting import pg
 from tests.hostile.generate import GOOD_CSV, MECH
 from tests.hostile.readonly import read_only_folder
 
@@ -64,6 +65,12 @@ def _files(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
 
 
+def _server_ledger(server: str) -> list[str]:
+    """``--ledger`` on a fresh PostgreSQL database: a file-size limit on this process binds every file it writes,
+    a SQLite ledger's too, while a server's writes are its own (a team's ledger on a server, the laptop's disk full)."""
+    return ["--ledger", pg.fresh_database(server)]
+
+
 def _release(src: Path, *extra: str) -> list[str]:
     return ["release", src.name, *MECH, "-o", "out.csv", *extra]
 
@@ -105,7 +112,7 @@ def test_read_only_tokenizer_folder_is_refused_before_the_corpus_is_read(tmp_pat
         (["--export-tokenizer", "tok.json"], "--export-tokenizer 'tok.json'"),
     ],
 )
-def test_full_disk_after_the_csv_leaves_no_output(tmp_path, extra, fails):
+def test_full_disk_after_the_csv_leaves_no_output(tmp_path, postgres_server, extra, fails):
     if extra[0] == "--export-tokenizer":
         pytest.importorskip("tokenizers")
     folder, src = _corpus(tmp_path)
@@ -118,7 +125,7 @@ def test_full_disk_after_the_csv_leaves_no_output(tmp_path, extra, fails):
         (folder / name).write_bytes(b"an earlier run's " + name.encode())  # must survive the failed run
     before = _files(folder)
 
-    proc = _run(folder, _release(src, *extra), fsize=limit)
+    proc = _run(folder, _release(src, *extra, *_server_ledger(postgres_server)), fsize=limit)
     last = proc.stderr.splitlines()[-1]
     assert proc.returncode == 2, proc.stderr
     assert last.startswith(f"dpsu: error: cannot write {fails} (File too large); no output was written"), last
@@ -127,9 +134,9 @@ def test_full_disk_after_the_csv_leaves_no_output(tmp_path, extra, fails):
     assert _files(folder) == before  # every earlier output as it was, no temporary file left
 
 
-def test_full_disk_before_the_csv_leaves_no_output(tmp_path):
+def test_full_disk_before_the_csv_leaves_no_output(tmp_path, postgres_server):
     folder, src = _corpus(tmp_path)
-    proc = _run(folder, _release(src, "--report", "r.json"), fsize=16)
+    proc = _run(folder, _release(src, "--report", "r.json", *_server_ledger(postgres_server)), fsize=16)
     last = proc.stderr.splitlines()[-1]
     assert proc.returncode == 2, proc.stderr
     assert last.startswith("dpsu: error: cannot write -o 'out.csv' (File too large); no output was written"), last
