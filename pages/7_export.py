@@ -34,7 +34,8 @@ st.caption(
 
 corpus = _ui.get_corpus()
 records = state.history.records
-default = state.release_record  # made on the corpus in use (the same load), never on another file
+# made on the corpus in use: this load, else an earlier load of the same file read the same way; never another file
+default = state.history.default_on(state.corpus_ref(), same_file=True)
 
 
 def session_history() -> None:
@@ -104,7 +105,8 @@ number = st.selectbox(
     key="export_release",
     placeholder="Pick a release made on another corpus",
     help="Every release of this session with an output, a comparison's runs included. The default is the last one "
-    "made on the Release page on the corpus in use. The session history below lists every release that spent.",
+    "made on the Release page on the corpus in use (or on an earlier load of the same file, read the same way). The "
+    "session history below lists every release that spent.",
 )
 if number is None:  # the info above says why nothing is picked
     session_history()
@@ -115,6 +117,11 @@ cal = rel.calibration
 st.caption(
     f"Exporting release {escape_markdown(record.title())}."
     + (f" One run of {escape_markdown(record.batch)}." if record.batch else "")
+    + (
+        " Made on an earlier load of the same file."
+        if record is default and record.corpus.id != state.corpus_id
+        else ""
+    )
 )
 if not record.corpus.private:
     st.warning(

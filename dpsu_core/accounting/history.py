@@ -17,7 +17,8 @@ Nothing here looks at data beyond the release itself; the history is held in mem
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from ..corpus import LoadOptions
@@ -220,12 +221,21 @@ class ReleaseHistory:
         last made anywhere (on that corpus)."""
         return self.last(corpus_id, RELEASE_PAGE) or self.last(corpus_id)
 
-    def default_on(self, corpus: CorpusRef) -> ReleaseRecord | None:
+    def default_on(self, corpus: CorpusRef, *, same_file: bool = False) -> ReleaseRecord | None:
         """``default`` on exactly this corpus: the same load (its id, the file's digest and name, how it was read),
-        never a release made on another file, nor on an earlier load whose id a later one reuses."""
+        never a release made on another file, nor on an earlier load whose id a later one reuses. ``same_file``:
+        failing that, the default on an earlier load of the same file read the same way (only the load differs)."""
+        found = self._default_where(lambda c: c == corpus)
+        if found is None and same_file:
+            file = replace(corpus, id=0)
+            found = self._default_where(lambda c: replace(c, id=0) == file)
+        return found
+
+    def _default_where(self, on: Callable[[CorpusRef], bool]) -> ReleaseRecord | None:
+        """The last release on a corpus ``on`` accepts made on the Release page, else the last (never a batch's)."""
         for page in (RELEASE_PAGE, None):
             for r in reversed(self.records):
-                if not r.batch and r.corpus == corpus and (page is None or r.page == page):
+                if not r.batch and on(r.corpus) and (page is None or r.page == page):
                     return r
         return None
 

@@ -133,6 +133,8 @@ def _upload(at, name: str, rows: pd.DataFrame):
 
 
 def test_export_never_defaults_to_a_release_made_on_another_file():
+    """Item 7: after loading a file again, Export's default is a release made on that file, never one made on
+    another file (a shuffled copy, or the same rows under another name)."""
     rows = pd.DataFrame(
         {
             "author": [f"u{i % 40}" for i in range(200)],
@@ -145,18 +147,26 @@ def test_export_never_defaults_to_a_release_made_on_another_file():
     _upload(at, "airline_shuffled.csv", rows.sample(frac=1.0, random_state=1))
     second = _release(at, "policy-gaussian")
     assert second.corpus.input_name == "airline_shuffled.csv"
-    _upload(at, "airline.csv", rows)  # the first file again: a new load
+    _upload(at, "airline.csv", rows)  # the first file again: a new load of the same data, name and reading
     _go(at, "7_export")
     _ok(at)
     box = at.selectbox(key="export_release")
-    assert box.value is None and set(box.options) == {first.title(), second.title()}  # offered, never preselected
-    assert any("No release on the corpus in use (airline.csv)" in _plain(i.value) for i in at.info)
+    assert box.value == first.number and set(box.options) == {first.title(), second.title()}
+    commands = [c.value for c in at.code if c.value.startswith("dpsu release")]
+    assert commands and all("airline.csv" in c and "shuffled" not in c for c in commands)
+    # the same rows under another name: another file, so nothing is preselected
+    _upload(at, "airline_copy.csv", rows)
+    _go(at, "7_export")
+    _ok(at)
+    box = at.selectbox(key="export_release")
+    assert box.value is None
+    assert any("No release on the corpus in use (airline_copy.csv)" in _plain(i.value) for i in at.info)
     assert not at.get("download_button") and not at.code  # nothing of #2 (or #1) offered until picked
     # a release on the corpus in use is the default
     third = _release(at, "weighted-gaussian")
     _go(at, "7_export")
     assert at.selectbox(key="export_release").value == third.number
-    assert any("airline.csv" in c.value and "shuffled" not in c.value for c in at.code)
+    assert any("airline_copy.csv" in c.value for c in at.code if c.value.startswith("dpsu release"))
     # picked by hand, another file's release exports with its own file in the command
     at.selectbox(key="export_release").set_value(second.number)
     at.run()

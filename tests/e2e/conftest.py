@@ -170,3 +170,23 @@ def browser():
 def screenshots() -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS
+
+
+@pytest.fixture(scope="module")
+def provider():
+    """A local OpenID provider (oidc-provider-mock) on loopback, for the sign-in tests (tests/e2e/signin.py)."""
+    pytest.importorskip("oidc_provider_mock", reason="oidc-provider-mock is not installed")
+    from tests.e2e.signin import provider_server
+
+    with provider_server() as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def signin_app(provider, tmp_path_factory):
+    """The app with native sign-in against ``provider``, a server per test module; yields (URL, ledger path)."""
+    pytest.importorskip("authlib", reason="streamlit[auth] (Authlib) is not installed")
+    from tests.e2e.signin import signin_server
+
+    with signin_server(provider, tmp_path_factory.mktemp("signin")) as served:
+        yield served

@@ -175,6 +175,26 @@ def load_good_corpus(page) -> None:
     assert corpus_in_use(page) == GOOD_NAME
 
 
+def load_upload(page, name: str, data: bytes) -> None:
+    """Corpus page: upload ``data`` as ``name`` and load it with the guessed columns and default reading."""
+    page.get_by_text("Upload a file", exact=True).click()
+    wait_idle(page)
+    upload(page, name, data)
+    page.get_by_role("button", name="Load corpus").click()
+    wait_idle(page)
+    page.get_by_text("Corpus loaded.", exact=True).wait_for(timeout=RUN_TIMEOUT_MS)
+    assert errors(page) == []
+
+
+def run_release(page) -> None:
+    """Release page: run the release with the page's choices and wait for the released set."""
+    page.get_by_role("button", name="Run release").click()
+    wait_idle(page)
+    page.get_by_role("heading", name=re.compile(r"^Released set")).wait_for(timeout=RUN_TIMEOUT_MS)
+    assert_no_traceback(page)
+    assert errors(page) == []
+
+
 def assert_no_html_injection(page, dialogs: list) -> None:
     """Hostile strings from files are text: no element made from them, no script run."""
     assert dialogs == [], f"a script ran in the page: {dialogs}"

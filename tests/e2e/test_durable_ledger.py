@@ -12,12 +12,11 @@ import pytest
 from tests.e2e.test_browser import (
     RUN_TIMEOUT_MS,
     assert_no_traceback,
-    errors,
     go,
+    load_upload,
     metric,
     new_page,
     shot,
-    upload,
     wait_idle,
 )
 
@@ -37,16 +36,6 @@ def _csv(rows: list[tuple[str, str]]) -> bytes:
     return ("author,body\n" + "".join(f"{u},{t}\n" for u, t in rows)).encode()
 
 
-def _load(page, name: str, data: bytes) -> None:
-    page.get_by_text("Upload a file", exact=True).click()
-    wait_idle(page)
-    upload(page, name, data)
-    page.get_by_role("button", name="Load corpus").click()
-    wait_idle(page)
-    page.get_by_text("Corpus loaded.", exact=True).wait_for(timeout=RUN_TIMEOUT_MS)
-    assert errors(page) == []
-
-
 def _spent(page) -> str:
     return metric(page, HEADLINE, where="stSidebar")
 
@@ -56,7 +45,7 @@ def test_reload_second_tab_and_redownload(browser, app_url, screenshots):
     name = f"durable_{random.randrange(10**9)}.csv"
     ctx, page, _ = new_page(browser, app_url)
     try:
-        _load(page, name, _csv(rows))
+        load_upload(page, name, _csv(rows))
         expect(page.locator('[data-testid="stMain"]')).to_contain_text(f"new corpus '{name}'")
         go(page, "Release", "2 · Release")
         assert _spent(page) == "0"
@@ -68,7 +57,7 @@ def test_reload_second_tab_and_redownload(browser, app_url, screenshots):
         page.goto(app_url)
         page.get_by_role("heading", name="1 · Corpus").wait_for(timeout=RUN_TIMEOUT_MS)
         wait_idle(page)
-        _load(page, name, _csv(rows))
+        load_upload(page, name, _csv(rows))
         expect(page.locator('[data-testid="stMain"]')).to_contain_text(f"this is corpus '{name}'")
         assert _spent(page) == "3"
         shot(page, screenshots, "ledger_after_reload")
@@ -79,7 +68,7 @@ def test_reload_second_tab_and_redownload(browser, app_url, screenshots):
         wait_idle(tab)
         shuffled = rows[:]
         random.Random(5).shuffle(shuffled)
-        _load(tab, "copy.csv", _csv(shuffled))
+        load_upload(tab, "copy.csv", _csv(shuffled))
         expect(tab.locator('[data-testid="stMain"]')).to_contain_text(f"this is corpus '{name}'")
         assert _spent(tab) == "3"
         # an identical request is offered before spending again; its download spends nothing

@@ -7,87 +7,23 @@ session's access."""
 
 from __future__ import annotations
 
-import os
 import re
-import secrets
-import threading
 
 import pytest
 
 from dpsu_core.accounting import open_store
-from tests.e2e.conftest import free_port, streamlit_server_process
 from tests.e2e.test_browser import upload
 
 pytestmark = pytest.mark.e2e
 pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
-oidc_provider_mock = pytest.importorskip("oidc_provider_mock", reason="oidc-provider-mock is not installed")
-werkzeug_serving = pytest.importorskip("werkzeug.serving")
+pytest.importorskip("oidc_provider_mock", reason="oidc-provider-mock is not installed")
 pytest.importorskip("authlib", reason="streamlit[auth] (Authlib) is not installed")
-from playwright.sync_api import Page, expect  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
 
-ANALYST = ("ann", "ann@lab.example", "Ann Analyst")
-ANALYST2 = ("bea", "bea@lab.example", "Bea Analyst")
-CUSTODIAN = ("boss", "boss@owner.example", "Boss Custodian")
-SIGN_IN = "Sign in to dpsu"
+from tests.e2e.signin import ANALYST, ANALYST2, CUSTODIAN, SIGN_IN, nav, offline, sign_in  # noqa: E402
+
 ANN_FILE = "ann_only_qzmarker.csv"
 ANN_CSV = "".join(["author,body\n", *(f"member{i},river stone qzannmarker\n" for i in range(40))]).encode()
-
-
-@pytest.fixture(scope="module")
-def provider():
-    """oidc-provider-mock on a free loopback port, with the two people as one-click users."""
-    users = [
-        oidc_provider_mock.User(sub=s, claims={"email": e, "name": n}) for s, e, n in (ANALYST, ANALYST2, CUSTODIAN)
-    ]
-    server = werkzeug_serving.make_server("127.0.0.1", 0, oidc_provider_mock.app(user_claims=users), threaded=True)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        thread.join(timeout=10)
-
-
-@pytest.fixture(scope="module")
-def signin_app(provider, tmp_path_factory):
-    """The app with native sign-in configured in a secrets file of its own; yields (URL, ledger path)."""
-    tmp = tmp_path_factory.mktemp("signin")
-    port = free_port()
-    secrets_file = tmp / "secrets.toml"
-    secrets_file.write_text(
-        "[auth]\n"
-        f'redirect_uri = "http://127.0.0.1:{port}/oauth2callback"\n'
-        f'cookie_secret = "{secrets.token_hex(32)}"\n'
-        'client_id = "dpsu"\n'
-        'client_secret = "mock-secret"\n'
-        f'server_metadata_url = "{provider}/.well-known/openid-configuration"\n'
-        "\n[dpsu]\n"
-        f'custodians = ["{CUSTODIAN[1]}"]\n'
-    )
-    ledger = tmp / "ledger.sqlite"
-    env = {**os.environ, "DPSU_LEDGER": str(ledger)}
-    args = ("--secrets.files", str(secrets_file))
-    with streamlit_server_process(tmp, env=env, args=args, port=port) as (url, _proc):
-        yield url, ledger
-
-
-def _offline(context) -> None:
-    """The provider's pages link a stylesheet on a CDN: the test stays on loopback."""
-    context.route(re.compile(r"^https?://(?!127\.0\.0\.1[:/]).*"), lambda route: route.abort())
-
-
-def _sign_in(page: Page, url: str, sub: str) -> None:
-    page.goto(url)
-    expect(page.get_by_role("heading", name=SIGN_IN)).to_be_visible()
-    page.get_by_role("button", name="Sign in").click()
-    page.locator(f'button[name="sub"][value="{sub}"]').click()  # the provider's one-click user
-    expect(page.get_by_role("heading", name="1 · Corpus")).to_be_visible()
-
-
-def _nav(page: Page):
-    """The app's menu (its own page links, in sections: app.py)."""
-    return page.locator(".st-key-app_menu")
 
 
 def test_sign_in_roles_and_sign_out(browser, signin_app):
@@ -95,7 +31,7 @@ def test_sign_in_roles_and_sign_out(browser, signin_app):
     analyst_ctx, analyst2_ctx, custodian_ctx = browser.new_context(), browser.new_context(), browser.new_context()
     try:
         for ctx in (analyst_ctx, analyst2_ctx, custodian_ctx):
-            _offline(ctx)
+            offline(ctx)
         ann = analyst_ctx.new_page()
 
         # a visitor not signed in: nothing but the sign-in, whatever the URL
@@ -103,15 +39,15 @@ def test_sign_in_roles_and_sign_out(browser, signin_app):
             ann.goto(url + path)
             expect(ann.get_by_role("heading", name=SIGN_IN)).to_be_visible()
             expect(ann.get_by_role("button", name="Sign in")).to_be_visible()
-            expect(_nav(ann)).to_have_count(0)
+            expect(nav(ann)).to_have_count(0)
             expect(ann.get_by_text("ε (epsilon) of each release")).to_have_count(0)
             expect(ann.get_by_role("heading", name=re.compile("Corpus|Release|Export|Custodian"))).to_have_count(0)
 
         # the analyst signs in: who they are and the sign-out; no custodian page, by the menu or by its URL
-        _sign_in(ann, url, ANALYST[0])
+        sign_in(ann, url, ANALYST[0])
         expect(ann.get_by_text(f"signed in as {ANALYST[2]} ({ANALYST[1]}), analyst")).to_be_visible()
-        expect(_nav(ann).get_by_role("link", name="Release", exact=True)).to_be_visible()
-        expect(_nav(ann).get_by_role("link", name="Custodian", exact=True)).to_have_count(0)
+        expect(nav(ann).get_by_role("link", name="Release", exact=True)).to_be_visible()
+        expect(nav(ann).get_by_role("link", name="Custodian", exact=True)).to_have_count(0)
         ann.goto(url + "/custodian")
         expect(ann.get_by_role("dialog").get_by_text("Page not found")).to_be_visible()
         expect(ann.get_by_role("heading", name="1 · Corpus")).to_be_visible()
@@ -124,7 +60,7 @@ def test_sign_in_roles_and_sign_out(browser, signin_app):
 
         # a second analyst sees none of it, and her own upload leaves Ann's in place
         bea = analyst2_ctx.new_page()
-        _sign_in(bea, url, ANALYST2[0])
+        sign_in(bea, url, ANALYST2[0])
         bea.get_by_text("Upload a file", exact=True).click()
         expect(bea.locator('[data-testid="stFileUploaderDropzoneInput"]')).to_be_attached()
         expect(bea.locator('[data-testid="stFileChip"]')).to_have_count(0)
@@ -136,13 +72,13 @@ def test_sign_in_roles_and_sign_out(browser, signin_app):
 
         # the custodian, in a second browser context, has the page and acts on the ledger
         boss = custodian_ctx.new_page()
-        _sign_in(boss, url, CUSTODIAN[0])
+        sign_in(boss, url, CUSTODIAN[0])
         expect(boss.get_by_text(f"signed in as {CUSTODIAN[2]} ({CUSTODIAN[1]}), custodian")).to_be_visible()
         boss.get_by_text("Upload a file", exact=True).click()
         expect(boss.locator('[data-testid="stFileUploaderDropzoneInput"]')).to_be_attached()
         expect(boss.locator('[data-testid="stFileChip"]')).to_have_count(0)  # not the analyst's upload
         expect(boss.get_by_text(re.compile("qzmarker|qzannmarker"))).to_have_count(0)
-        _nav(boss).get_by_role("link", name="Custodian", exact=True).click()
+        nav(boss).get_by_role("link", name="Custodian", exact=True).click()
         expect(boss.get_by_role("heading", name="Custodian")).to_be_visible()
         boss.get_by_label("corpus name").fill("tickets")
         boss.get_by_role("button", name="Register").click()
@@ -163,7 +99,7 @@ def test_sign_in_roles_and_sign_out(browser, signin_app):
         # the analyst loads her file and releases: the charge is in the durable ledger under her identity
         ann.get_by_role("button", name="Load corpus").click()
         expect(ann.get_by_text("Corpus loaded.", exact=True)).to_be_visible()
-        _nav(ann).get_by_role("link", name="Release", exact=True).click()
+        nav(ann).get_by_role("link", name="Release", exact=True).click()
         expect(ann.get_by_role("heading", name="2 · Release")).to_be_visible()
         ann.get_by_role("button", name="Run release").click()
         expect(ann.get_by_role("heading", name="Released set (private)")).to_be_visible()
@@ -179,11 +115,11 @@ def test_sign_in_roles_and_sign_out(browser, signin_app):
         cap.press("Tab")
         boss.get_by_role("button", name="Change the cap").last.click()
         expect(boss.get_by_text(re.compile(re.escape(ANN_FILE) + r": spent .* of cap ε = 4\b"))).to_be_visible()
-        _nav(ann).get_by_role(
+        nav(ann).get_by_role(
             "link", name="Corpus", exact=True
         ).click()  # back to the Release page: a new run reads the cap
         expect(ann.get_by_role("heading", name="1 · Corpus")).to_be_visible()
-        _nav(ann).get_by_role("link", name="Release", exact=True).click()
+        nav(ann).get_by_role("link", name="Release", exact=True).click()
         expect(ann.get_by_text(re.compile("past its cap ε = 4"))).to_be_visible()
         expect(ann.get_by_role("button", name=re.compile("^Run release"))).to_be_disabled()
 
@@ -194,7 +130,7 @@ def test_sign_in_roles_and_sign_out(browser, signin_app):
         expect(ann.get_by_role("heading", name=SIGN_IN)).to_be_visible()  # back at the app, signed out
         ann.goto(url + "/release")
         expect(ann.get_by_role("heading", name=SIGN_IN)).to_be_visible()
-        expect(_nav(ann)).to_have_count(0)
+        expect(nav(ann)).to_have_count(0)
         expect(ann.get_by_text("ε (epsilon) of each release")).to_have_count(0)
         boss.reload()
         expect(boss.get_by_role("heading", name="Custodian")).to_be_visible()
