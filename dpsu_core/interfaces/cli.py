@@ -509,22 +509,32 @@ def _main(argv: list[str]) -> int:
         code = commands[args.command](args)
         _FAST_EXIT["ok"] = getattr(args, "engine", "local") == "local"  # Spark's JVM stops in the exit hooks
         return code
-    except DpsuError as exc:
+    except Exception as exc:
+        from . import signals
+
+        stopped = signals.stopped_by(exc)
+        if stopped is not None:  # a library turned our signal into an error of its own: the signal stopped the run
+            raise stopped from None
+        return _error_exit(exc)
+
+
+def _error_exit(exc: Exception) -> int:
+    """The one line and exit status of an error that ended a command."""
+    if isinstance(exc, DpsuError):
         return _fail(speak(str(exc), CLI_OPTIONS))
-    except OSError as exc:
+    if isinstance(exc, OSError):
         return _fail(f"{os_error_message(exc)}; check the path and that the file is readable")
-    except MemoryError:
+    if isinstance(exc, MemoryError):
         return _fail(
             "out of memory: the corpus or the parameters need more memory than this machine has; "
             "use a smaller file, a smaller --max-n or --max-items"
         )
-    except RecursionError:
+    if isinstance(exc, RecursionError):
         return _fail(str(InputError("the input is nested too deeply to read; check the file's structure")))
-    except Exception as exc:  # a bug, not bad input: still one line, never a traceback
-        return _fail(
-            f"internal error ({type(exc).__name__}: {exc}); please report it with the command you ran",
-            EXIT_INTERNAL,
-        )
+    # a bug, not bad input: still one line, never a traceback
+    return _fail(
+        f"internal error ({type(exc).__name__}: {exc}); please report it with the command you ran", EXIT_INTERNAL
+    )
 
 
 def _fail(message: str, code: int = EXIT_BAD_INPUT) -> int:

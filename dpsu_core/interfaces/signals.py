@@ -34,6 +34,19 @@ class Stopped(KeyboardInterrupt):
         self.signum = signum
 
 
+def stopped_by(exc: BaseException) -> Stopped | None:
+    """The signal behind an error a library raised while our handler's ``Stopped`` was propagating (numba's
+    dispatcher, interrupted while it loads a cached kernel, returns a ``SystemError`` whose cause is ours), if any."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, Stopped):
+            return cur
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return None
+
+
 def exit_code(exc: KeyboardInterrupt) -> int:
     """128 + the signal's number: 130 for SIGINT (a plain KeyboardInterrupt too), 143 for SIGTERM."""
     return 128 + int(getattr(exc, "signum", signal.SIGINT))

@@ -132,7 +132,7 @@ def test_an_english_tokenizer_without_any_segmenter_names_no_empty_list(tmp_path
     assert proc.returncode == 0, proc.stderr
     line = next(x for x in proc.stderr.splitlines() if x.startswith("tokenizer ("))
     assert "the word segmenters of the auto tokenizer, which a tokenizer.json cannot hold" in line and "()" not in line
-    with_them = _cli(tmp_path, [], *args)  # installed here: named, each with its package
+    with_them = _cli(tmp_path, [], *args, "--spend-again")  # installed here: named, each with its package
     if segmenters.chosen("Chinese") is not None:
         assert "Chinese (rjieba" in with_them.stderr or "Chinese (jieba" in with_them.stderr
 

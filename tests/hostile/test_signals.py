@@ -123,3 +123,18 @@ def test_a_reader_gone_from_standard_output_does_not_fail_a_finished_run(tmp_pat
     assert proc.returncode == 0 and "error" not in err and "Traceback" not in err, err
     assert "privacy spent by this run" in err
     assert next(csv.reader(out.open(encoding="utf-8"))) == ["item", "n"]
+
+
+def test_an_error_a_library_raised_around_the_signal_is_the_signal():
+    """numba's dispatcher, interrupted while it loads a cached kernel, returns a SystemError caused by our
+    ``Stopped``: the run was stopped by the signal (exit 143), not by a bug (exit 3)."""
+    try:
+        try:
+            raise signals.Stopped(signal.SIGTERM)
+        except KeyboardInterrupt as stop:
+            raise SystemError("CPUDispatcher returned a result with an exception set") from stop
+    except SystemError as exc:
+        wrapped = exc
+    found = signals.stopped_by(wrapped)
+    assert found is not None and signals.exit_code(found) == 143
+    assert signals.stopped_by(SystemError("a bug")) is None
