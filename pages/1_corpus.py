@@ -172,7 +172,7 @@ def explore_section() -> None:
         if state.exploring:
             st.info(
                 f"Exploring on **{escape_markdown(state.corpus_name)}**. The private corpus "
-                f"({escape_markdown(_workspace.private_work(state).corpus_name)}) and its results are kept aside.",
+                f"({escape_markdown(_workspace.private_name(state))}) and its results are kept aside.",
                 icon=_ui.ICONS["explore"],
             )
             content_note(state.content_note)

@@ -246,7 +246,7 @@ def with_counts(plan):
 if state.exploring:
     st.caption(
         f"Exploring on {escape_markdown(state.corpus_name)}: **Run release** here spends nothing. When the "
-        f"configuration is right, **Release on the private corpus** runs it once on {escape_markdown(_workspace.private_work(state).corpus_name)}."
+        f"configuration is right, **Release on the private corpus** runs it once on {escape_markdown(_workspace.private_name(state))}."
     )
     explore_plan = with_counts(_account.plan(state, f"Release ({label})", [(cal, 1)], RELEASE_PAGE))
     private_plan = with_counts(
@@ -256,7 +256,7 @@ if state.exploring:
             [(cal, 1)],
             RELEASE_PAGE,
             on_private=True,
-            corpus_name=_workspace.private_work(state).corpus_name,
+            corpus_name=_workspace.private_name(state),
         )
     )
     go = _ui.spend_gate(private_plan)

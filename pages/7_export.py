@@ -45,7 +45,7 @@ def session_history() -> None:
     groups = state.history.groups_on(key)
     n, ledger_n = state.history.spent_releases(key), _account.spent(state).releases
     st.markdown(
-        f"**Session history on the private corpus** ({escape_markdown(_workspace.private_work(state).corpus_name)}): "
+        f"**Session history on the private corpus** ({escape_markdown(_workspace.private_name(state))}): "
         f"{n:,} release{'s' if n != 1 else ''} spent; the ledger counts {ledger_n:,}."
     )
     for g in groups:

@@ -45,9 +45,7 @@ options = (["in_use"] if state.exploring else []) + ["demo", "private"]
 target = st.radio(
     "D is",
     options,
-    format_func=lambda t: TARGETS.get(
-        t, f"your private corpus, {_workspace.private_work(state).corpus_name} (spends its budget)"
-    ),
+    format_func=lambda t: TARGETS.get(t, f"your private corpus, {_workspace.private_name(state)} (spends its budget)"),
     horizontal=True,
     key="nb_target",
     help="The demo or an exploration corpus costs nothing. On the private corpus every run is a release on its "
@@ -59,8 +57,8 @@ if target == "demo":
 elif target == "in_use":
     corpus, corpus_name, canaries = state.corpus, state.corpus_name, state.canaries
 else:
-    corpus, corpus_name = _workspace.private_work(state).corpus, _workspace.private_work(state).corpus_name
-    canaries = state.private.canaries if state.exploring and state.private is not None else state.canaries
+    work = _workspace.private_work(state)  # kept aside while exploring
+    corpus, corpus_name, canaries = work.corpus, work.corpus_name, work.canaries
 if corpus is None:
     st.stop()
 

@@ -80,9 +80,7 @@ def register_section(store: LedgerStore, who: Identity) -> None:
         )
     new = acc is not None and not acc.registered
     with st.form("custodian_register"):
-        name = st.text_input(
-            "corpus name", value="" if state.corpus is None else _workspace.private_work(state).corpus_name
-        )
+        name = st.text_input("corpus name", value="" if state.corpus is None else _workspace.private_name(state))
         e, d = _cap_inputs("custodian_register", 10.0, float(DEFAULT_DELTA))
         if st.form_submit_button("Register", type="primary"):
             try:

@@ -79,7 +79,7 @@ def _bar_progress(bar: DeltaGenerator, start: float = 0.0, share: float = 1.0) -
 
 def run_releases(corpus: Corpus, jobs: list[ReleaseJob], plan: SpendPlan) -> list[Release]:
     """Run each job (built and priced by the page, ``make_job``), one after the other under one progress bar, as
-    ``plan`` (from ``AppState.plan``, passed through the spend gate) said: each job's entries (its items' and, with
+    ``plan`` (from ``pages._account.plan``, passed through the spend gate) said: each job's entries (its items' and, with
     noisy counts, its counts') are charged to the ledger on the private corpus when it is attempted, before its
     noise is drawn (the durable store checks the cap in the same transaction: a refusal runs nothing), then the
     release joins the session's history with the page it came from, and its public output is kept in the store.

@@ -405,7 +405,7 @@ def redraw_ledger() -> None:
         acc = _account.account(state)
         if acc is None:
             st.caption(
-                f"Scope: {escape_markdown(_workspace.private_work(state).corpus_name) or 'the private corpus'} in this browser session "
+                f"Scope: {escape_markdown(_workspace.private_name(state)) or 'the private corpus'} in this browser session "
                 "(the bundled public demo is not kept in the durable ledger)."
             )
         else:
@@ -534,7 +534,7 @@ class Refused(Exception):
 
 
 def charge_or_refuse(plan: SpendPlan, not_kept: str | None = None) -> bool:
-    """Charge an action's entries (``AppState.record_attempt``: on a corpus of the durable store, one transaction
+    """Charge an action's entries (``pages._account.record_attempt``: on a corpus of the durable store, one transaction
     that checks the cap) before it runs; a refusal (the cap, reached from another tab or tool) is an error box and
     False: nothing may run."""
     state = app_state()

@@ -134,6 +134,11 @@ def private_work(state: AppState) -> Workspace:
     return state.private if state.exploring and state.private is not None else state
 
 
+def private_name(state: AppState) -> str:
+    """The private corpus's name (also while exploring)."""
+    return private_work(state).corpus_name
+
+
 def private_digest(state: AppState) -> str | None:
     """The content digest of the private corpus's file (None for the bundled demo)."""
     key = private_work(state).dataset_key
