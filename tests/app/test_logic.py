@@ -83,6 +83,23 @@ def test_escape_markdown_neutralises_markup():
         assert ch not in s.replace("\\" + ch, "")
 
 
+def test_the_session_state_is_a_closed_declaration_of_keys():
+    """``AppState`` declares each key with its type and default, and nothing else: no method or property (what
+    acts on it lives in pages._workspace, _account, _export), and no key set outside the declaration."""
+    from dataclasses import fields
+
+    from pages._state import AppState, Workspace
+
+    declared = {f.name for f in fields(AppState)}
+    for cls in (AppState, Workspace):
+        assert {n for n in vars(cls) if not n.startswith("__")} <= declared, cls
+    state = AppState()
+    with pytest.raises(AttributeError):
+        state.corpus_nme = "typo.csv"  # type: ignore[attr-defined]
+    state.corpus_name = "posts.csv"
+    assert state.corpus_name == "posts.csv"
+
+
 def test_a_new_corpus_clears_every_result_of_the_previous_one():
     from pages._state import AppState
 
@@ -93,9 +110,8 @@ def test_a_new_corpus_clears_every_result_of_the_previous_one():
     rec = _account.add_release(state, rel, "Release")
     state.comparison = pd.DataFrame({"released": [1]})
     files = _export.release_files(state, rec)
-    assert (
-        _account.current_release(state) is rel and _export.release_files(state, rec) is files
-    )  # built once per release
+    assert _account.current_release(state) is rel
+    assert _export.release_files(state, rec) is files  # built once per release
     state.param_values = {"eta": 0.5}
     _workspace.set_corpus(state, c, "b.csv", LoadOptions(max_n=2), is_demo=False, canaries=[])
     assert _account.current_release(state) is None and _account.releases(state) == {} and state.comparison is None
