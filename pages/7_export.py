@@ -20,7 +20,7 @@ from dpsu_core.outputs.tokenizer_export import (
     whole_words_text,
 )
 from dpsu_core.wording import count_text
-from pages import _account, _export, _ui, _workspace
+from pages import _account, _downloads, _ui, _workspace
 from pages._format import escape_markdown
 from pages._state import app_state
 
@@ -144,7 +144,7 @@ if leaked:
     )
 
 try:
-    files = _export.release_files(
+    files = _downloads.release_files(
         state, record
     )  # built once per release: the report's date does not change between clicks
 except Exception as exc:
@@ -211,7 +211,7 @@ try:
         special_tokens=parse_special_tokens(tok_specials),
         vocab_size=None if tok_model == "wordlevel" else int(tok_size),
     )
-    tok_body, tok_report, built = _export.tokenizer_files(state, record, spec)
+    tok_body, tok_report, built = _downloads.tokenizer_files(state, record, spec)
     # the folder inside is named like the zip (with the release's number): two releases never unzip into one folder
     tok_zip = directory_zip(directory_files(tok_body, built), f"{export_basename(rel, record.number)}_tokenizer")
 except ImportError:

@@ -1,5 +1,5 @@
 """The app's session state, declared: one typed object per browser session (``AppState``), its keys, types and
-defaults. What acts on it lives where it acts (``pages._workspace``, ``pages._account``, ``pages._export``).
+defaults. What acts on it lives where it acts (``pages._workspace``, ``pages._account``, ``pages._downloads``).
 
 Pages and tests read and change it through ``app_state()``; nothing else indexes ``st.session_state``:
 the widget values a page needs before drawing the widget go through ``widget_value`` / ``set_widget`` /
@@ -162,7 +162,7 @@ class PublicCorpus:
 
 @dataclass(frozen=True)
 class ExportCache:
-    """The Export page's downloads of one release (``pages._export.export_files``), built at a ledger size."""
+    """The Export page's downloads of one release (``pages._downloads.release_files``), built at a ledger size."""
 
     number: int  # the release's number in the history
     ledger_size: int  # the ledger's number of entries when they were built
@@ -170,7 +170,7 @@ class ExportCache:
 
 
 class TokenizerFiles(NamedTuple):
-    """A release's tokenizer download (``pages._export.tokenizer_files``)."""
+    """A release's tokenizer download (``pages._downloads.tokenizer_files``)."""
 
     body: bytes  # tokenizer.json
     report: bytes  # the Markdown report recording how it was built
@@ -193,7 +193,7 @@ class AppState(Workspace):
     A declaration only: each key the app keeps, its type and its default. The set of keys is closed (slots: no
     attribute outside this list can be set); what acts on them lives where it acts: ``pages._workspace`` (the
     corpus in use, exploration, the mechanism's parameters), ``pages._account`` (the ledger, the spend gate and
-    the release history) and ``pages._export`` (the Export page's downloads)."""
+    the release history) and ``pages._downloads`` (the Export page's downloads)."""
 
     flash: str | None = None  # a message to show once, after the rerun that follows a load
     # what the durable ledger said of the corpus just loaded (which corpus it is; a partial overlap): shown once

@@ -15,7 +15,7 @@ from dpsu_core.corpus.build import corpus_from_token_lists
 from dpsu_core.errors import ParameterError
 from dpsu_core.mechanisms import list_mechanisms
 from dpsu_core.outputs.export import export_basename
-from pages import _account, _export, _run, _workspace
+from pages import _account, _downloads, _run, _workspace
 from pages._format import calibration_rows, escape_markdown, filter_items
 from pages._state import Budget
 from pages._text import TEACHING_SEED
@@ -85,7 +85,7 @@ def test_escape_markdown_neutralises_markup():
 
 def test_the_session_state_is_a_closed_declaration_of_keys():
     """``AppState`` declares each key with its type and default, and nothing else: no method or property (what
-    acts on it lives in pages._workspace, _account, _export), and no key set outside the declaration."""
+    acts on it lives in pages._workspace, _account, _downloads), and no key set outside the declaration."""
     from dataclasses import fields
 
     from pages._state import AppState, Workspace
@@ -109,9 +109,9 @@ def test_a_new_corpus_clears_every_result_of_the_previous_one():
     rel = _run.make_job("weighted-laplace", Budget(10.0, 1e-3), {"max_items": 5}).run(c)
     rec = _account.add_release(state, rel, "Release")
     state.comparison = pd.DataFrame({"released": [1]})
-    files = _export.release_files(state, rec)
+    files = _downloads.release_files(state, rec)
     assert _account.current_release(state) is rel
-    assert _export.release_files(state, rec) is files  # built once per release
+    assert _downloads.release_files(state, rec) is files  # built once per release
     state.param_values = {"eta": 0.5}
     _workspace.set_corpus(state, c, "b.csv", LoadOptions(max_n=2), is_demo=False, canaries=[])
     assert _account.current_release(state) is None and _account.releases(state) == {} and state.comparison is None

@@ -10,7 +10,7 @@ from dpsu_core.accounting.ledger import LedgerEntry
 from dpsu_core.accounting.ledger import total as ledger_total
 from dpsu_core.accounting.spend import PUBLIC_DEMO_SPENT
 from dpsu_core.mechanisms import get_mechanism
-from pages import _account, _export, _workspace
+from pages import _account, _downloads, _workspace
 from tests.app.test_pages import _confirm_spend, _go, _new, _ok, _release, _state, _upload_and_load
 
 EPS, DELTA = 3.0, 1e-6
@@ -75,7 +75,7 @@ def test_two_releases_on_two_pages_export_keeps_the_first_and_offers_both():
     box = at.selectbox(key="export_release")
     assert box.value == first.number and len(box.options) == 2
     assert any("Exporting release #1" in _plain(c.value) for c in at.caption)
-    files = _export.release_files(state, first)
+    files = _downloads.release_files(state, first)
     rep = json.loads(next(f.data for f in files if f.kind == "report_json"))
     assert rep["mechanism"] == "policy-gaussian" and rep["release"] == first.title()
     # the user can pick the other one: its files and command follow
@@ -354,7 +354,7 @@ def test_history_counts_every_release_the_ledger_counts_compare_and_neighbours_i
         for c in at.caption
     )
     # downloads of different releases have different names
-    names = {f.file_name for r in state.history.records for f in _export.release_files(state, r) if f.kind == "csv"}
+    names = {f.file_name for r in state.history.records for f in _downloads.release_files(state, r) if f.kind == "csv"}
     assert len(names) == 6
 
 

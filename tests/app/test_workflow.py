@@ -11,7 +11,7 @@ from scipy.stats import norm
 
 from dpsu_core.outputs.export import report_dict
 from dpsu_core.privacy.thresholds import gaussian_scale, rho_weighted_gaussian
-from pages import _account, _export, _workspace
+from pages import _account, _downloads, _workspace
 from tests.app.test_pages import REPO, _compare, _go, _metric, _new, _ok, _release, _state, _upload_and_load
 from tests.helpers import run_displayed
 
@@ -48,7 +48,7 @@ def test_two_releases_and_a_comparison_add_up_and_zcdp_is_tighter_for_gaussian_o
     # the release report lists the session's total on the corpus and names the release
     _go(at, "7_export")
     rec = _account.release_record(_state(at))
-    files = _export.release_files(_state(at), rec)
+    files = _downloads.release_files(_state(at), rec)
     rep = json.loads(next(f.data for f in files if f.kind == "report_json"))
     assert rep["session_spent"]["releases"] == 7 and rep["session_spent"]["basic_epsilon"] == EPS * 7
     assert rep["session_spent"]["method"] == t.method and rep["release"] == rec.title()
