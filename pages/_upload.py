@@ -313,9 +313,8 @@ def _load(role: UploadRole, upload: UploadCache, options: LoadOptions) -> None:
         _ui.free_failed_load(exc)
         return
     if role == "private":
-        state.uploads[
-            "private"
-        ].pending = None  # the uploader may still hold the file: its unpacked bytes stay in the slot
+        # the uploader may still hold the file: its unpacked bytes stay in the slot
+        state.uploads["private"].pending = None
         # An upload starts without canaries (the demo's planted ones mean nothing here): type your own below.
         _workspace.install_corpus(
             corpus,
