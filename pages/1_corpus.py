@@ -12,7 +12,7 @@ from dpsu_core.errors import InputError
 from dpsu_core.params import PARAMS
 from dpsu_core.reading import CLEANING_FIELDS, READING, TOKENIZING_FIELDS, ReadingOption
 from dpsu_core.wording import count_text, speak
-from pages import _ui
+from pages import _ui, _workspace
 from pages._format import escape_markdown, plain_text
 from pages._state import app_state, widget_value
 from pages._text import APP_OPTIONS, TEACHING_SEED
@@ -150,7 +150,7 @@ def explore_section() -> None:
         if st.button("Explore on this corpus", key="explore_start", icon=_ui.ICONS["explore"]):
             try:
                 if kind == "demo":
-                    state.explore(_ui.demo_corpus(), f"exploration: {DEMO_NAME}", canaries=load_canaries())
+                    _workspace.explore(state, _ui.demo_corpus(), f"exploration: {DEMO_NAME}", canaries=load_canaries())
                     st.rerun()
                 elif kind == "public":
                     if public is None:
@@ -163,7 +163,7 @@ def explore_section() -> None:
                     assert spec is not None
                     with st.spinner("Simulating…"):
                         sim = simulated_corpus(spec, seed=TEACHING_SEED if state.teaching else None)
-                    state.explore(sim, spec.describe())
+                    _workspace.explore(state, sim, spec.describe())
                     st.rerun()
             except Exception as exc:
                 _ui.show_error(exc, "the exploration corpus could not be made (the corpus in use stays)")
@@ -172,7 +172,7 @@ def explore_section() -> None:
         if state.exploring:
             st.info(
                 f"Exploring on **{escape_markdown(state.corpus_name)}**. The private corpus "
-                f"({escape_markdown(state.private_name)}) and its results are kept aside.",
+                f"({escape_markdown(_workspace.private_name(state))}) and its results are kept aside.",
                 icon=_ui.ICONS["explore"],
             )
             content_note(state.content_note)
@@ -191,7 +191,7 @@ source = st.radio(
     "Corpus source",
     list(SOURCES),
     format_func=SOURCES.get,
-    index=0 if state.is_demo and state.pending_upload is None else 1,
+    index=0 if state.is_demo and state.uploads["private"].pending is None else 1,
     horizontal=True,
     key="corpus_source",
 )
@@ -203,13 +203,13 @@ if source == "upload":
         "token sequences (one user per line), or a .zip holding one of these",
         int(widget_value("corpus_max_n", current.max_n)),
     )
-    if state.pending_upload is None:
+    if state.uploads["private"].pending is None:
         st.info("No file uploaded yet; the corpus in use stays loaded.")
 
 opts = cleaning_options(current)
 needs_choice = source == "upload" and pick is None
 submitted = st.button("Load corpus", type="primary", key="load_corpus", disabled=needs_choice)
-if needs_choice and state.upload is not None:
+if needs_choice and state.uploads["private"].cache is not None:
     st.caption("Choose the columns above to load this file (the corpus in use stays loaded until then).")
 
 if submitted and pick is not None:
@@ -219,7 +219,7 @@ if submitted and source == "demo":
         _ui.load_demo_into_session(opts, message="Demo corpus loaded.")  # no column or format choices
     except Exception as exc:
         _ui.show_error(exc, "the demo corpus could not be loaded")
-elif submitted and (pick is None or state.upload is None):
+elif submitted and (pick is None or state.uploads["private"].cache is None):
     st.error("Upload a readable file first; the corpus in use stays loaded.")
 load_flow("private", pick, opts if submitted and source == "upload" else None)
 

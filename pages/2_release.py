@@ -17,7 +17,7 @@ from dpsu_core.outputs.export import guarantee_text
 from dpsu_core.params import OPTIONS
 from dpsu_core.privacy import delta_guidance
 from dpsu_core.wording import count_text
-from pages import _run, _ui
+from pages import _account, _run, _ui, _workspace
 from pages._format import (
     ROUND_FORMATS,
     calibration_rows,
@@ -187,7 +187,7 @@ if cls.takes_public_corpus:
     if state.uploads["public"].pending is None:  # no file (or removed): wordfreq
         state.public = None
     load = None  # the public file's options, once its button is pressed
-    if pub is not None and state.public_corpus_key != (pub.upload.digest, pub.upload.name):
+    if pub is not None and (state.public is None or state.public.key != (pub.upload.digest, pub.upload.name)):
         if st.button("Use this public corpus", key="public_use"):
             load = pub.options(LoadOptions(max_n=corpus.max_n))
     load_flow("public", pub, load)  # loads it; or asks "Load it anyway?" and waits
@@ -203,7 +203,7 @@ st.subheader("Calibration (public: depends on the parameters only)")
 if cc is not None:
     st.caption(f"The set release's calibration, at its part of the budget (ε = {cc.total_epsilon - cc.epsilon:.4g}).")
 try:  # the release job: built and priced once; the spend gate plans with it and the runner runs it as charged
-    job = _run.make_job(name, b, state.mechanism_values(), cc, teaching=state.teaching)
+    job = _run.make_job(name, b, _workspace.mechanism_values(state), cc, teaching=state.teaching)
     cal = job.calibration
 except Exception as exc:
     _ui.show_error(exc, "these parameters are not valid")
@@ -225,7 +225,7 @@ with st.expander("Full calibration"):
 preview = utility_section(cal, b.max_items)
 if cc is not None:  # the counts' worth, from the parameters: the preview's items per user, this and the whole budget
     try:
-        whole = _run.build_mechanism(name, b, state.mechanism_values()).calibrate()
+        whole = _run.build_mechanism(name, b, _workspace.mechanism_values(state)).calibrate()
         advice = counts_advice(cc, preview.items_per_user if preview else b.max_items, cal, whole)
     except Exception as exc:
         _ui.show_error(exc, "no advice on the noisy counts")
@@ -237,17 +237,24 @@ label = cls.label
 
 def with_counts(plan):
     """The plan with the noisy counts' step (its ledger entry, the cost) when the option is on."""
-    return plan if cc is None else state.plan_counts(plan, cc)
+    return plan if cc is None else _account.plan_counts(state, plan, cc)
 
 
 if state.exploring:
     st.caption(
         f"Exploring on {escape_markdown(state.corpus_name)}: **Run release** here spends nothing. When the "
-        f"configuration is right, **Release on the private corpus** runs it once on {escape_markdown(state.private_name)}."
+        f"configuration is right, **Release on the private corpus** runs it once on {escape_markdown(_workspace.private_name(state))}."
     )
-    explore_plan = with_counts(state.plan(f"Release ({label})", [(cal, 1)], RELEASE_PAGE))
+    explore_plan = with_counts(_account.plan(state, f"Release ({label})", [(cal, 1)], RELEASE_PAGE))
     private_plan = with_counts(
-        state.plan_on(f"Release ({label})", [(cal, 1)], RELEASE_PAGE, on_private=True, corpus_name=state.private_name)
+        _account.plan_on(
+            state,
+            f"Release ({label})",
+            [(cal, 1)],
+            RELEASE_PAGE,
+            on_private=True,
+            corpus_name=_workspace.private_name(state),
+        )
     )
     go = _ui.spend_gate(private_plan)
     c1, c2 = st.columns(2)
@@ -263,7 +270,7 @@ if state.exploring:
             st.rerun()
 else:
     again = _ui.identical_offer(job)  # an identical release kept in the ledger: offered first, at no cost
-    plan = with_counts(state.plan(f"Release ({label})", [(cal, 1)], RELEASE_PAGE))
+    plan = with_counts(_account.plan(state, f"Release ({label})", [(cal, 1)], RELEASE_PAGE))
     go = _ui.spend_gate(plan)
     run_label = "Run release again (spends the budget again)" if again else "Run release"
     if st.button(run_label, type="primary", key="run_release", disabled=not go) and go:

@@ -9,7 +9,7 @@ import streamlit as st
 from dpsu_core.analysis.charts import multi_weight_histogram_chart, weight_histogram_chart
 from dpsu_core.analysis.metrics import histogram_fill
 from dpsu_core.mechanisms import Release, mechanism_class
-from pages import _run, _ui
+from pages import _account, _run, _ui, _workspace
 from pages._format import escape_markdown, mechanism_labels, text_width
 from pages._state import app_state
 from pages._text import DEFAULT_MECHANISM
@@ -30,7 +30,7 @@ if corpus is None:
 
 labels = mechanism_labels("set-union", "ngram")  # the mechanisms that build a weighted histogram H
 available = list(labels)
-have = state.releases
+have = _account.releases(state)
 default = [n for n in have if n in available] or ([DEFAULT_MECHANISM] if DEFAULT_MECHANISM in available else [])
 chosen = st.multiselect(
     "Mechanisms to show side by side",
@@ -42,11 +42,14 @@ chosen = st.multiselect(
 missing = [n for n in chosen if n not in have]
 if missing:
     try:
-        jobs = [_run.make_job(n, state.budget, state.mechanism_values(), teaching=state.teaching) for n in missing]
+        jobs = [
+            _run.make_job(n, state.budget, _workspace.mechanism_values(state), teaching=state.teaching) for n in missing
+        ]
     except Exception as exc:
         _ui.show_error(exc, "these parameters are not valid")
         st.stop()
-    plan = state.plan(
+    plan = _account.plan(
+        state,
         f"Histogram fill: {len(missing)} missing release{'s' if len(missing) != 1 else ''}",
         [(j.calibration, 1) for j in jobs],
         "Histogram fill",
@@ -62,7 +65,7 @@ if missing:
         and go
     ):
         _run.run_releases(corpus, jobs, plan)
-        have = state.releases
+        have = _account.releases(state)
 
 
 class Shown(NamedTuple):
@@ -102,7 +105,7 @@ for n in chosen:
         if head is not None:
             shown[n], rounds_of[n] = head, per_round
 if not shown:
-    last = state.release
+    last = _account.current_release(state)
     if last is not None and last.diagnostics.weights is None:
         st.info(
             f"The last release ({last.calibration.label}) has no weight histogram: it ranks distinct-user counts "

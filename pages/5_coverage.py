@@ -4,7 +4,7 @@ import streamlit as st
 
 from dpsu_core.analysis.charts import coverage_chart
 from dpsu_core.analysis.metrics import coverage_table, matching_k, missing_mass
-from pages import _ui
+from pages import _account, _ui
 from pages._format import escape_markdown, headline_text
 from pages._state import app_state
 from pages._text import K_GRID
@@ -19,7 +19,7 @@ st.warning(
 )
 
 corpus = _ui.get_corpus()
-record = app_state().release_record
+record = _account.release_record(app_state())
 if corpus is None or record is None:
     _ui.need_release()
     st.stop()

@@ -4,7 +4,7 @@ import streamlit as st
 
 from dpsu_core.analysis.charts import compare_chart
 from dpsu_core.analysis.compare import SECONDS_NOTE, summarize, summary_csv
-from pages import _run, _ui
+from pages import _account, _run, _ui, _workspace
 from pages._format import (
     RUN_HEADERS,
     budget_summary,
@@ -40,9 +40,10 @@ st.markdown(f"Runs on the {where}: **{escape_markdown(state.corpus_name)}** ({co
 go, plan = False, None
 if chosen:
     try:
-        plan = state.plan(
+        plan = _account.plan(
+            state,
             f"Compare: {len(chosen)} mechanism{'s' if len(chosen) != 1 else ''} × {runs} run{'s' if runs != 1 else ''}",
-            [(_run.build_mechanism(n, b, state.mechanism_values()).calibrate(), runs) for n in chosen],
+            [(_run.build_mechanism(n, b, _workspace.mechanism_values(state)).calibrate(), runs) for n in chosen],
             "Compare",
         )
         go = _ui.spend_gate(plan)  # asks again for every run: its yes is cleared once the comparison ran

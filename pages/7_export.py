@@ -19,7 +19,7 @@ from dpsu_core.outputs.tokenizer_export import (
 )
 from dpsu_core.params import OPTIONS
 from dpsu_core.wording import count_text
-from pages import _ui
+from pages import _account, _downloads, _ui, _workspace
 from pages._format import escape_markdown
 from pages._state import app_state
 
@@ -35,17 +35,17 @@ st.caption(
 corpus = _ui.get_corpus()
 records = state.history.records
 # made on the corpus in use: this load, else an earlier load of the same file read the same way; never another file
-default = state.history.default_on(state.corpus_ref(), same_file=True)
+default = state.history.default_on(_account.corpus_ref(state), same_file=True)
 
 
 def session_history() -> None:
     """Every release that spent on the private corpus, as the ledger counts them: one line per release, batches
     (a comparison's runs, a neighbouring-corpora run) grouped and expandable, with why a member cannot be exported."""
-    key = state.private_key
+    key = _workspace.private_work(state).dataset_key
     groups = state.history.groups_on(key)
-    n, ledger_n = state.history.spent_releases(key), state.spent().releases
+    n, ledger_n = state.history.spent_releases(key), _account.spent(state).releases
     st.markdown(
-        f"**Session history on the private corpus** ({escape_markdown(state.private_name)}): "
+        f"**Session history on the private corpus** ({escape_markdown(_workspace.private_name(state))}): "
         f"{n:,} release{'s' if n != 1 else ''} spent; the ledger counts {ledger_n:,}."
     )
     for g in groups:
@@ -67,7 +67,7 @@ def session_history() -> None:
 def kept_releases() -> None:
     """Every release kept in the durable ledger on the private corpus, from every session and tool: its public
     output, downloadable again at no cost."""
-    acc = state.account
+    acc = _account.account(state)
     if acc is None:
         return
     kept = list(reversed(acc.store.releases(acc.corpus_id)))
@@ -150,7 +150,9 @@ if leaked:
     )
 
 try:
-    files = state.export_files(record)  # built once per release: the report's date does not change between clicks
+    files = _downloads.release_files(
+        state, record
+    )  # built once per release: the report's date does not change between clicks
 except Exception as exc:
     _ui.show_error(exc, "the export failed")
     st.stop()
@@ -214,7 +216,7 @@ try:
         special_tokens=parse_special_tokens(tok_specials),
         vocab_size=None if tok_model == "wordlevel" else int(tok_size),
     )
-    tok_body, tok_report, built = state.tokenizer_files(record, spec)
+    tok_body, tok_report, built = _downloads.tokenizer_files(state, record, spec)
     # the folder inside is named like the zip (with the release's number): two releases never unzip into one folder
     tok_zip = directory_zip(directory_files(tok_body, built), f"{export_basename(rel, record.number)}_tokenizer")
 except ImportError:

@@ -10,7 +10,7 @@ from dpsu_core.corpus import Corpus
 from dpsu_core.corpus.demo import DEMO_NAME, load_canaries
 from dpsu_core.mechanisms import list_mechanisms
 from dpsu_core.wording import count_text
-from pages import _run, _ui
+from pages import _account, _run, _ui, _workspace
 from pages._format import NEIGHBOUR_HEADERS, escape_markdown, header_labels, mechanism_labels
 from pages._state import NeighbourView, app_state
 from pages._text import TEACHING_SEED
@@ -45,7 +45,7 @@ options = (["in_use"] if state.exploring else []) + ["demo", "private"]
 target = st.radio(
     "D is",
     options,
-    format_func=lambda t: TARGETS.get(t, f"your private corpus, {state.private_name} (spends its budget)"),
+    format_func=lambda t: TARGETS.get(t, f"your private corpus, {_workspace.private_name(state)} (spends its budget)"),
     horizontal=True,
     key="nb_target",
     help="The demo or an exploration corpus costs nothing. On the private corpus every run is a release on its "
@@ -57,8 +57,8 @@ if target == "demo":
 elif target == "in_use":
     corpus, corpus_name, canaries = state.corpus, state.corpus_name, state.canaries
 else:
-    corpus, corpus_name = state.private_corpus, state.private_name
-    canaries = state.private.canaries if state.exploring and state.private is not None else state.canaries
+    work = _workspace.private_work(state)  # kept aside while exploring
+    corpus, corpus_name, canaries = work.corpus, work.corpus_name, work.canaries
 if corpus is None:
     st.stop()
 
@@ -145,9 +145,10 @@ except Exception as exc:
 b = state.budget
 mech, plan = None, None
 try:
-    mech = _run.build_mechanism(mech_name, b, state.mechanism_values())
+    mech = _run.build_mechanism(mech_name, b, _workspace.mechanism_values(state))
     st.caption(f"One click makes {2 * runs:,} releases: {runs:,} on D and {runs:,} on D′.")
-    plan = state.plan_on(
+    plan = _account.plan_on(
+        state,
         f"Neighbouring corpora ({2 * runs:,} runs)",
         [(mech.calibrate(), 2 * runs)],
         "Neighbouring corpora",

@@ -13,7 +13,7 @@ from dpsu_core.accounting.identity import Identity
 from dpsu_core.accounting.store import LedgerStore
 from dpsu_core.errors import DpsuError
 from dpsu_core.params import OPTIONS
-from pages import _auth, _ui
+from pages import _account, _auth, _ui, _workspace
 from pages._format import escape_markdown
 from pages._state import app_state
 from pages._text import DEFAULT_DELTA
@@ -61,7 +61,7 @@ def _cap_inputs(prefix: str, epsilon: float, delta: float) -> tuple[float, float
 def register_section(store: LedgerStore, who: Identity) -> None:
     st.subheader("Register a corpus")
     state = app_state()
-    acc = state.account  # the private corpus loaded in this session, as the ledger knows it
+    acc = _account.account(state)  # the private corpus loaded in this session, as the ledger knows it
     if acc is not None and acc.registered:
         st.caption(
             escape_markdown(
@@ -78,13 +78,13 @@ def register_section(store: LedgerStore, who: Identity) -> None:
         )
     new = acc is not None and not acc.registered
     with st.form("custodian_register"):
-        name = st.text_input("corpus name", value="" if state.corpus is None else state.private_name)
+        name = st.text_input("corpus name", value="" if state.corpus is None else _workspace.private_name(state))
         e, d = _cap_inputs("custodian_register", float(OPTIONS["cap_epsilon"].default), float(DEFAULT_DELTA))
         if st.form_submit_button("Register", type="primary"):
             try:
                 if new and acc is not None:
                     registered = custodian.register_loaded(who, acc, name, e, d)
-                    state.ledger.attach(state.private_key, registered)
+                    state.ledger.attach(_workspace.private_work(state).dataset_key, registered)
                     c = store.corpus(registered.corpus_id)
                 else:
                     c = custodian.register_corpus(store, who, name, e, d)

@@ -22,6 +22,7 @@ from dpsu_core.mechanisms.item_counts import (
     check_countable,
     mechanism_with_counts,
 )
+from pages import _account, _workspace
 from pages._state import Budget, CountsOption, app_state
 from pages._text import TEACHING_SEED
 from pages._ui import redraw_ledger, running, show_error, spent_done
@@ -78,7 +79,7 @@ def _bar_progress(bar: DeltaGenerator, start: float = 0.0, share: float = 1.0) -
 
 def run_releases(corpus: Corpus, jobs: list[ReleaseJob], plan: SpendPlan) -> list[Release]:
     """Run each job (built and priced by the page, ``make_job``), one after the other under one progress bar, as
-    ``plan`` (from ``AppState.plan``, passed through the spend gate) said: each job's entries (its items' and, with
+    ``plan`` (from ``pages._account.plan``, passed through the spend gate) said: each job's entries (its items' and, with
     noisy counts, its counts') are charged to the ledger on the private corpus when it is attempted, before its
     noise is drawn (the durable store checks the cap in the same transaction: a refusal runs nothing), then the
     release joins the session's history with the page it came from, and its public output is kept in the store.
@@ -86,7 +87,7 @@ def run_releases(corpus: Corpus, jobs: list[ReleaseJob], plan: SpendPlan) -> lis
     state = app_state()
     source = plan.entries[0].source if plan.entries else "Release"
     bar = st.progress(0.0, text="Starting…")
-    group = state.begin_spend(plan)  # the history's entry for this action (None on an exploration corpus)
+    group = _account.begin_spend(state, plan)  # the history's entry for this action (None on an exploration corpus)
     with running():
         done = _run_jobs(corpus, jobs, plan, group, source, bar)
     bar.empty()
@@ -104,7 +105,7 @@ def _run_jobs(
     for i, job in enumerate(jobs):
         n = len(job.entries(corpus_id=None, source=source))
         try:
-            state.record_attempt(plan.entries[at : at + n], plan, group, job=job)
+            _account.record_attempt(state, plan.entries[at : at + n], plan, group, job=job)
         except DpsuError as exc:  # the store refused the charge (the cap, reached from another tab or tool)
             show_error(exc, f"{job.label}: refused by the privacy ledger, nothing was run")
             break
@@ -115,8 +116,8 @@ def _run_jobs(
         except Exception as exc:
             show_error(exc, f"{job.label}: the release failed (its budget is spent all the same)")
             continue
-        params = list_mechanisms()[job.calibration.mechanism].params_for(state.mechanism_values())
-        state.add_release(rel, source, params, group=group)
+        params = list_mechanisms()[job.calibration.mechanism].params_for(_workspace.mechanism_values(state))
+        _account.add_release(state, rel, source, params, group=group)
         done.append(rel)
     return done
 
@@ -125,7 +126,7 @@ def release_on_private(job: ReleaseJob, plan: SpendPlan) -> Release | None:
     """The step after exploring: go back to the private corpus and release there once with the configuration
     chosen while exploring (``plan`` was made for the private corpus; recorded in the ledger)."""
     state = app_state()
-    state.back_to_private()
+    _workspace.back_to_private(state)
     if state.corpus is None:
         return None
     done = run_releases(state.corpus, [job], plan)
@@ -138,16 +139,16 @@ def run_comparison(corpus: Corpus, names: list[str], runs: int, plan: SpendPlan)
     stored in the session."""
     state = app_state()
     bar = st.progress(0.0, text="Starting…")
-    group = state.begin_spend(plan)
+    group = _account.begin_spend(state, plan)
     batch = f"{plan.action} (batch {group.number})" if group is not None else ""
 
     def record(cal: Calibration) -> None:
-        state.record_run(cal, plan, group)
+        _account.record_run(state, cal, plan, group)
         redraw_ledger()
 
     def keep(rel: Release, params: dict[str, Any]) -> None:
         if group is not None:  # runs on an exploration corpus spend nothing: only the table is kept
-            state.add_release(rel, "Compare", params, group=group, batch=batch)
+            _account.add_release(state, rel, "Compare", params, group=group, batch=batch)
 
     ok = False
     try:
@@ -157,7 +158,7 @@ def run_comparison(corpus: Corpus, names: list[str], runs: int, plan: SpendPlan)
                 names,
                 state.budget.epsilon,
                 state.budget.delta,
-                compare_params(names, state.mechanism_values()),
+                compare_params(names, _workspace.mechanism_values(state)),
                 runs,
                 seed=TEACHING_SEED if state.teaching else None,
                 progress=_bar_progress(bar),

@@ -1,36 +1,30 @@
-"""The app's session state: one typed object per browser session, and every invalidation in one place.
+"""The app's session state, declared: one typed object per browser session (``AppState``), its keys, types and
+defaults. What acts on it lives where it acts (``pages._workspace``, ``pages._account``, ``pages._downloads``).
 
 Pages and tests read and change it through ``app_state()``; nothing else indexes ``st.session_state``:
 the widget values a page needs before drawing the widget go through ``widget_value`` / ``set_widget`` /
-``forget_widgets``, and the few widget keys this module resets are in ``install_corpus``. Nothing is
-written to disk.
+``forget_widgets``. Nothing is written to disk.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import pandas as pd
 import streamlit as st
 
-from dpsu_core.accounting.account import CorpusAccount, recognise
 from dpsu_core.accounting.durable import DurableLedger
-from dpsu_core.accounting.history import CorpusRef, PublicRef, ReleaseHistory, ReleaseRecord, SpendGroup
+from dpsu_core.accounting.history import ReleaseHistory
 from dpsu_core.accounting.identity import local_actor
-from dpsu_core.accounting.ledger import LedgerEntry, LedgerTotal, ledger_summary
-from dpsu_core.accounting.spend import SpendPlan, plan_spend, plan_with_counts
 from dpsu_core.analysis.neighbours import NeighbourRuns
 from dpsu_core.corpus import Corpus, LoadOptions
-from dpsu_core.corpus.fingerprint import Content, is_known
-from dpsu_core.corpus.load import as_loaded
+from dpsu_core.corpus.fingerprint import Content
 from dpsu_core.corpus.overlap import Key, new_key
 from dpsu_core.corpus.preview import Survey
 from dpsu_core.corpus.readers import RawFile
-from dpsu_core.mechanisms import Calibration, Release
-from dpsu_core.mechanisms.item_counts import DEFAULT_CLIP, DEFAULT_SHARE, CountsCalibration
-from dpsu_core.mechanisms.registry import mechanism_class
-from dpsu_core.outputs.export import ExportFile, export_files
+from dpsu_core.mechanisms.item_counts import DEFAULT_CLIP, DEFAULT_SHARE
+from dpsu_core.outputs.export import ExportFile
 from dpsu_core.params import PARAMS
 from pages._text import (
     DEFAULT_DELTA,
@@ -39,6 +33,9 @@ from pages._text import (
     DEFAULT_SESSION_DELTA,
     DEFAULT_SESSION_EPSILON,
 )
+
+if TYPE_CHECKING:
+    from dpsu_core.outputs.tokenizer_export import TokenizerSpec
 
 UPLOAD_KEY = "upload:"  # an uploaded private corpus's ledger key: this prefix and its content digest
 STATE_KEY = "dpsu_state"  # the one session-state entry of the app (AppTests read it too)
@@ -80,7 +77,7 @@ class UploadCache:
     """The pending upload unpacked once (``read_upload``): reruns, previews and the load reuse it, so a compressed
     upload is never unpacked twice; its content hash (the preview cache's key) is computed once too."""
 
-    source: bytes  # the uploaded bytes (``AppState.pending_upload``)
+    source: bytes  # the uploaded bytes (``UploadSlot.pending``)
     name: str
     raw: RawFile
     digest: str
@@ -121,7 +118,7 @@ class NeighbourView:
     runs: NeighbourRuns
 
 
-@dataclass
+@dataclass(slots=True)
 class Workspace:
     """A corpus and what was made on it: the fields are declared here once. ``AppState`` is the workspace in use
     (these are its own fields); while an exploration corpus is in use, the private one is kept aside as a copy
@@ -163,9 +160,40 @@ class PublicCorpus:
         return self.digest, self.name
 
 
-@dataclass
+@dataclass(frozen=True)
+class ExportCache:
+    """The Export page's downloads of one release (``pages._downloads.release_files``), built at a ledger size."""
+
+    number: int  # the release's number in the history
+    ledger_size: int  # the ledger's number of entries when they were built
+    files: list[ExportFile]
+
+
+class TokenizerFiles(NamedTuple):
+    """A release's tokenizer download (``pages._downloads.tokenizer_files``)."""
+
+    body: bytes  # tokenizer.json
+    report: bytes  # the Markdown report recording how it was built
+    built: dict[str, Any]  # the build record
+
+
+@dataclass(frozen=True)
+class TokenizerCache:
+    """The tokenizer download built for one release and one ``TokenizerSpec``."""
+
+    number: int  # the release's number in the history
+    spec: TokenizerSpec
+    files: TokenizerFiles
+
+
+@dataclass(slots=True)
 class AppState(Workspace):
-    """Everything a session holds between reruns: the workspace in use (``Workspace``'s fields) and the rest."""
+    """Everything a session holds between reruns: the workspace in use (``Workspace``'s fields) and the rest.
+
+    A declaration only: each key the app keeps, its type and its default. The set of keys is closed (slots: no
+    attribute outside this list can be set); what acts on them lives where it acts: ``pages._workspace`` (the
+    corpus in use, exploration, the mechanism's parameters), ``pages._account`` (the ledger, the spend gate and
+    the release history) and ``pages._downloads`` (the Export page's downloads)."""
 
     flash: str | None = None  # a message to show once, after the rerun that follows a load
     # what the durable ledger said of the corpus just loaded (which corpus it is; a partial overlap): shown once
@@ -175,18 +203,17 @@ class AppState(Workspace):
     # the sidebar and the Release page's choices
     budget: Budget = field(default_factory=Budget)
     session_budget: SessionBudget = field(default_factory=SessionBudget)
-    budget_changed: bool = False  # set_session_budget ran: the sidebar's inputs take the new budget on the next run
+    budget_changed: bool = False  # a new session budget: the sidebar's inputs take it on the next run
     teaching: bool = False
     mechanism: str = DEFAULT_MECHANISM
     counts: CountsOption = field(default_factory=CountsOption)  # the Release page's noisy counts option
-    param_values: dict[str, float | int | str | bool | None] = field(
-        default_factory=dict
-    )  # mechanism parameters beyond the sidebar's
+    # mechanism parameters beyond the sidebar's
+    param_values: dict[str, float | int | str | bool | None] = field(default_factory=dict)
     public: PublicCorpus | None = None  # GW-KT's public corpus (None: wordfreq)
     # every release of the session, on every corpus (pages show the ones on the corpus in use)
     history: ReleaseHistory = field(default_factory=ReleaseHistory)
-    export_cache: tuple[tuple[int, int], list[ExportFile]] | None = None  # ((release number, ledger size), files)
-    tokenizer_cache: tuple[tuple[Any, ...], tuple[bytes, bytes, dict[str, Any]]] | None = None  # see tokenizer_files
+    export_cache: ExportCache | None = None  # the Export page's downloads of the release last shown
+    tokenizer_cache: TokenizerCache | None = None  # its tokenizer download
     # the privacy ledger (the durable store's account of every uploaded corpus; the public demo's in memory), and
     # the exploration corpus (nothing run on it is recorded)
     ledger: DurableLedger = field(default_factory=lambda: DurableLedger(actor=local_actor(), tool="app"))
@@ -194,314 +221,6 @@ class AppState(Workspace):
     private: Workspace | None = None  # the private corpus and its results while exploring
     ids_issued: int = 0
     overlap_key: Key = field(default_factory=new_key, repr=False)  # this session's content-check key (never shown)
-
-    # the private corpus's upload path, by the names the pages and tests use
-    @property
-    def pending_upload(self) -> tuple[str, bytes] | None:
-        return self.uploads["private"].pending
-
-    @pending_upload.setter
-    def pending_upload(self, value: tuple[str, bytes] | None) -> None:
-        self.uploads["private"].pending = value
-
-    @property
-    def upload(self) -> UploadCache | None:
-        return self.uploads["private"].cache
-
-    @upload.setter
-    def upload(self, value: UploadCache | None) -> None:
-        self.uploads["private"].cache = value
-
-    @property
-    def pending_load(self) -> LoadOptions | None:
-        return self.uploads["private"].pending_load
-
-    @pending_load.setter
-    def pending_load(self, value: LoadOptions | None) -> None:
-        self.uploads["private"].pending_load = value
-
-    @property
-    def public_corpus(self) -> Corpus | None:
-        """GW-KT's public frequencies (None: wordfreq)."""
-        return None if self.public is None else self.public.corpus
-
-    @property
-    def public_corpus_key(self) -> tuple[str, str] | None:
-        return None if self.public is None else self.public.key
-
-    def _clear_results(self) -> None:
-        self.comparison, self.export_cache, self.neighbours = None, None, None
-
-    def _workspace(self) -> Workspace:
-        w = Workspace(**{name: getattr(self, name) for name in WORKSPACE_FIELDS})
-        w.canaries = list(w.canaries)
-        return w
-
-    def _restore(self, w: Workspace) -> None:
-        for name in WORKSPACE_FIELDS:
-            setattr(self, name, getattr(w, name))
-        self.canaries = list(w.canaries)
-        self.export_cache = None
-
-    def set_corpus(
-        self,
-        corpus: Corpus,
-        name: str,
-        options: LoadOptions,
-        *,
-        is_demo: bool,
-        canaries: list[str],
-        dataset_key: str | None = None,
-        input_name: str | None = None,
-        fingerprint: Content | None = None,
-    ):
-        """Install a newly loaded PRIVATE corpus with its own canaries (``fingerprint``: its file's content);
-        results of the previous one no longer apply, and an exploration in progress ends (its corpus is dropped).
-        GW-KT's public corpus goes when it is this file, or holds too much of its content (``fingerprint``)."""
-        self.exploring, self.private = False, None
-        options = as_loaded(options, corpus.source)  # what the load did (a redo pins it): not what is installed now
-        self.corpus, self.corpus_name, self.corpus_options, self.is_demo = corpus, name, options, is_demo
-        self.fingerprint, self.content_note = fingerprint, ""
-        if self.public is not None and (
-            dataset_key == UPLOAD_KEY + self.public.digest
-            or (
-                fingerprint is not None
-                and self.public.fingerprint is not None
-                and is_known(self.public.fingerprint, fingerprint)
-            )
-        ):
-            self.public = None  # now the private data
-        self.ids_issued += 1
-        self.corpus_id = self.ids_issued
-        self.dataset_key = dataset_key or name
-        self.input_name = input_name or name
-        self.canaries = list(canaries)
-        self._clear_results()
-
-    # ---- exploration -------------------------------------------------------------------------
-    def explore(
-        self,
-        corpus: Corpus,
-        name: str,
-        options: LoadOptions | None = None,
-        canaries: list[str] | None = None,
-        note: str = "",
-    ) -> None:
-        """Work on ``corpus`` (the demo, a public file or a simulated corpus) instead of the private corpus
-        (``note``: what the content check said of a file). The private corpus and its results are kept aside
-        untouched; nothing run now enters the ledger."""
-        if not self.exploring:
-            self.private = self._workspace()
-        self.exploring = True
-        self._restore(Workspace(corpus, name, options or LoadOptions(), is_demo=False, canaries=list(canaries or [])))
-        self.content_note = note
-        self.ids_issued += 1
-        self.corpus_id = self.ids_issued
-
-    def back_to_private(self) -> None:
-        """Return to the private corpus and the results made on it before the exploration."""
-        if self.exploring and self.private is not None:
-            self._restore(self.private)
-        self.exploring, self.private = False, None
-
-    @property
-    def private_work(self) -> Workspace:
-        """The private corpus's workspace: kept aside while exploring, else the one in use."""
-        return self.private if self.exploring and self.private is not None else self
-
-    @property
-    def private_corpus(self) -> Corpus | None:
-        return self.private_work.corpus
-
-    @property
-    def private_name(self) -> str:
-        return self.private_work.corpus_name
-
-    @property
-    def private_key(self) -> str:
-        return self.private_work.dataset_key
-
-    @property
-    def private_digest(self) -> str | None:
-        """The content digest of the private corpus's file (None for the bundled demo)."""
-        key = self.private_key
-        return key.removeprefix(UPLOAD_KEY) if key.startswith(UPLOAD_KEY) else None
-
-    # ---- the ledger and the spend gate --------------------------------------------------------------
-    def plan(self, action: str, planned: list[tuple[Calibration, int]], source: str) -> SpendPlan:
-        """What ``action`` (``planned``: calibration and number of releases) costs on the corpus in use
-        (``dpsu_core.accounting.spend.plan_spend``: nothing on an exploration corpus)."""
-        return self.plan_on(action, planned, source, on_private=not self.exploring, corpus_name=self.corpus_name)
-
-    def plan_on(
-        self, action: str, planned: list[tuple[Calibration, int]], source: str, *, on_private: bool, corpus_name: str
-    ) -> SpendPlan:
-        """``plan`` on a chosen corpus: the private one (``on_private``) or another, whose runs spend nothing."""
-        return plan_spend(
-            action,
-            planned,
-            self.ledger.for_corpus(self.private_key),
-            corpus_id=self.private_key,
-            corpus_name=self.private_name if on_private else corpus_name,
-            limit_epsilon=self.session_budget.epsilon,
-            limit_delta=self.session_budget.delta,
-            on_private=on_private,
-            teaching=self.teaching,
-            public_demo=self.private_work.is_demo,
-            source=source,
-            cap=self.ledger.cap(self.private_key),
-        )
-
-    def recognise(self, corpus: Corpus, name: str) -> CorpusAccount:
-        """The durable store's account of a newly loaded private corpus (``accounting.account.recognise``: a known
-        corpus by its users' tokens, or a new one at the default cap)."""
-        return recognise(self.ledger.store, corpus, name, by=self.ledger.actor)
-
-    @property
-    def account(self) -> CorpusAccount | None:
-        """The store's account of the private corpus (None for the bundled public demo: not in the store)."""
-        return self.ledger.account(self.private_key)
-
-    def plan_counts(self, plan: SpendPlan, cc: CountsCalibration) -> SpendPlan:
-        """``plan`` (the set release at its share of the budget) with the noisy counts' step added
-        (``dpsu_core.accounting.spend.plan_with_counts``): its ledger entry, and the cost and total after it."""
-        return plan_with_counts(plan, cc, self.ledger.for_corpus(self.private_key))
-
-    def set_session_budget(self, epsilon: float, delta: float) -> None:
-        """The user confirmed a new session budget (the sidebar's inputs follow on the next run)."""
-        self.session_budget = SessionBudget(float(epsilon), float(delta))
-        self.budget_changed = True
-
-    def begin_spend(self, plan: SpendPlan, not_kept: str | None = None) -> SpendGroup | None:
-        """The history's group for one action of ``plan`` on the private corpus (None on an exploration corpus:
-        nothing is spent there). ``not_kept``: why its releases have no exportable output, if they never do."""
-        if not plan.on_private:
-            return None
-        source = plan.entries[0].source if plan.entries else plan.action
-        if not_kept is None:
-            return self.history.begin(plan.action, source, self.private_ref())
-        return self.history.begin(plan.action, source, self.private_ref(), not_kept)
-
-    def record_attempt(
-        self,
-        entries: tuple[LedgerEntry, ...] | list[LedgerEntry],
-        plan: SpendPlan,
-        group: SpendGroup | None = None,
-        *,
-        job: Any = None,
-    ) -> None:
-        """Enter entries of ``plan`` into the ledger as they are attempted, before any mechanism runs (a failure
-        part-way still spent), and count them into the history's ``group`` (``begin_spend``). On a corpus of the
-        durable store this is its charge, in one transaction that checks the cap (``BudgetRefused``: nothing
-        recorded); ``job`` (a ``job.ReleaseJob``) names the request. Nothing is entered for a plan on an
-        exploration corpus."""
-        if plan.on_private:
-            self.ledger.add(entries, job=job)
-            if group is None:
-                group = self.begin_spend(plan)
-            if group is not None:
-                self.history.spend(group, sum(e.releases for e in entries))
-
-    def record_run(self, cal: Calibration, plan: SpendPlan, group: SpendGroup | None = None) -> None:
-        """One run of ``plan`` with this calibration, entered just before it starts (comparisons)."""
-        entry = LedgerEntry.from_calibration(
-            cal, corpus_id=self.private_key, source=plan.entries[0].source, teaching=self.teaching
-        )
-        self.record_attempt([entry], plan, group)
-
-    def spent(self) -> LedgerTotal:
-        """What the session has spent on the private corpus (all loads of the same data)."""
-        return self.ledger.total(self.private_key)
-
-    # ---- the release history ------------------------------------------------------------------------
-    def corpus_ref(self) -> CorpusRef:
-        """The corpus in use, as a release names it."""
-        return CorpusRef(
-            self.corpus_id,
-            self.corpus_name,
-            self.dataset_key,
-            not self.exploring,
-            self.input_name if not self.exploring else "",
-            self.corpus_options,
-        )
-
-    def private_ref(self) -> CorpusRef:
-        """The private corpus (also while exploring), as a release or a spend names it."""
-        if self.exploring and self.private is not None:
-            w = self.private
-            return CorpusRef(w.corpus_id, w.corpus_name, w.dataset_key, True, w.input_name, w.corpus_options)
-        return self.corpus_ref()
-
-    def add_release(
-        self,
-        release: Release,
-        page: str,
-        params: dict[str, object] | None = None,
-        *,
-        group: SpendGroup | None = None,
-        batch: str = "",
-    ) -> ReleaseRecord:
-        """A release made on the corpus in use, from ``page``: into the history (the ledger entry was made when
-        it was attempted, counted into ``group``; ``batch``: the batch it is one run of)."""
-        self.export_cache = None
-        public = None
-        takes_public = mechanism_class(release.calibration.mechanism).takes_public_corpus
-        if takes_public and self.public is not None:
-            public = PublicRef(self.public.name, self.public.reading)  # the file it used, as read
-        where = self.corpus_ref()  # the account at this release, kept with it: its report never reads a later one
-        spent = ledger_summary(self.ledger.total(where.digest)) if where.private else None
-        rec = self.history.add(release, where, page, params, public, group=group, batch=batch, spent=spent)
-        if group is not None:  # spent on the private corpus: its public output is kept with the charge
-            from dpsu_core.outputs.export import report_json
-
-            self.ledger.keep(self.private_key, release, report_json(release, spent, rec.title()))
-        return rec
-
-    @property
-    def release_record(self) -> ReleaseRecord | None:
-        """The release shown by default on the corpus in use: the last made on the Release page, else the last."""
-        return self.history.default_on(self.corpus_ref())  # this corpus's, never one made on another file
-
-    @property
-    def release(self) -> Release | None:
-        rec = self.release_record
-        return None if rec is None else rec.release
-
-    @property
-    def releases(self) -> dict[str, Release]:
-        """The newest release of each mechanism on the corpus in use."""
-        return {m: r.release for m, r in self.history.latest_by_mechanism(self.corpus_id).items()}
-
-    def mechanism_values(self) -> dict[str, object]:
-        """Every mechanism parameter the app has set: the sidebar's Δ0 and α, the Release page's choices and
-        GW-KT's public corpus. ``Mechanism.params_for`` takes from it what one mechanism uses."""
-        return {
-            **self.param_values,
-            "max_items": self.budget.max_items,
-            "alpha": self.budget.alpha,
-            "public_source": self.public_corpus,
-        }
-
-    def export_files(self, rec: ReleaseRecord) -> list[ExportFile]:
-        """The release's downloads, built once per release and ledger state (``dpsu_core.outputs.export.export_files``):
-        the report names the release and what the session had spent on its corpus at that release (``rec.spent``)."""
-        n = len(self.ledger.entries)
-        if self.export_cache is None or self.export_cache[0] != (rec.number, n):
-            self.export_cache = ((rec.number, n), export_files(rec.release, rec.spent, rec.title(), rec.number))
-        return self.export_cache[1]
-
-    def tokenizer_files(self, rec: ReleaseRecord, spec: Any) -> tuple[bytes, bytes, dict[str, Any]]:
-        """(tokenizer.json, the Markdown report recording how it was built, the build record) of a release and
-        a ``tokenizer_export.TokenizerSpec``, built once per release, spec and ledger state."""
-        from dpsu_core.outputs.export import report_markdown
-        from dpsu_core.outputs.tokenizer_export import tokenizer_json
-
-        key = (rec.number, spec)  # the report's account is the one at this release (``rec.spent``)
-        if self.tokenizer_cache is None or self.tokenizer_cache[0] != key:
-            body, built = tokenizer_json(rec.release, spec)
-            report = report_markdown(rec.release, rec.spent, rec.title(), built).encode("utf-8")
-            self.tokenizer_cache = (key, (body, report, built))
-        return self.tokenizer_cache[1]
 
 
 def app_state() -> AppState:
@@ -515,44 +234,6 @@ def app_state() -> AppState:
         ledger = DurableLedger(actor=current_identity().actor, tool="app", store=ledger_store())
         ss[STATE_KEY] = AppState(ledger=ledger)
     return ss[STATE_KEY]
-
-
-def install_corpus(
-    corpus: Corpus,
-    name: str,
-    options: LoadOptions,
-    *,
-    is_demo: bool,
-    canaries: list[str],
-    message: str | None = None,
-    dataset_key: str | None = None,
-    input_name: str | None = None,
-    fingerprint: Content | None = None,
-    account: CorpusAccount | None = None,
-) -> None:
-    """``AppState.set_corpus`` plus the widgets that show the corpus (``account``: the durable store's account of
-    an uploaded private corpus, attached under its key). The canary text area is reset too,
-    else its old text would be parsed back into the canaries on the next run. With a ``message`` (a load
-    from the Corpus page) the script reruns at once, so the sidebar, drawn before the page, shows the new
-    corpus and its δ guidance; the message is shown once after that rerun."""
-    state = app_state()
-    state.set_corpus(
-        corpus,
-        name,
-        options,
-        is_demo=is_demo,
-        canaries=canaries,
-        dataset_key=dataset_key,
-        input_name=input_name,
-        fingerprint=fingerprint,
-    )
-    if account is not None:
-        state.ledger.attach(state.dataset_key, account)
-        state.ledger_note = (account.note, account.warning)
-    st.session_state[CANARY_TEXT_KEY] = "\n".join(canaries)
-    if message is not None:
-        state.flash = message
-        st.rerun()
 
 
 def widget_value(key: str, default: Any = None) -> Any:

@@ -27,6 +27,7 @@ from dpsu_core.errors import DpsuError
 from dpsu_core.params import OPTIONS, PARAMS, ParamSpec
 from dpsu_core.privacy import delta_guidance
 from dpsu_core.wording import speak
+from pages import _account, _workspace
 from pages._format import budget_summary, escape_markdown, header_labels, parse_canaries
 from pages._icons import ICONS
 from pages._state import (
@@ -37,7 +38,6 @@ from pages._state import (
     UploadRole,
     app_state,
     ensure_canary_text,
-    install_corpus,
     sync_session_budget_inputs,
 )
 from pages._text import APP_OPTIONS, DEFAULT_DELTA, DEFAULT_EPSILON, TEACHING_NOTE
@@ -104,7 +104,7 @@ def demo_corpus(options: LoadOptions = LoadOptions()) -> Corpus:
 
 
 def load_demo_into_session(options: LoadOptions = LoadOptions(), message: str | None = None) -> None:
-    install_corpus(
+    _workspace.install_corpus(
         demo_corpus(options),
         DEMO_NAME,
         options,
@@ -331,7 +331,7 @@ def session_budget_inputs() -> None:
     )
     changed = (float(e), float(d)) != (sb.epsilon, sb.delta)
     if st.button("Confirm session budget", key="session_budget_set", disabled=not changed, width="stretch") and changed:
-        state.set_session_budget(float(e), float(d))
+        _account.set_session_budget(state, float(e), float(d))
         st.rerun()
     st.caption(
         f"In force: ε = {sb.epsilon:g}, δ = {sb.delta:.2g}"
@@ -358,7 +358,7 @@ def ledger_panel() -> None:
     if state.exploring:
         st.info("Exploring: releases on the exploration corpus are not recorded.", icon=ICONS["explore"])
         if st.button("Back to the private corpus", key="back_to_private", width="stretch"):
-            state.back_to_private()
+            _workspace.back_to_private(state)
             st.rerun()
     _local.ledger_slot = st.empty()
     redraw_ledger()
@@ -372,7 +372,7 @@ def own_cap() -> None:
     from pages._auth import current_identity
 
     state = app_state()
-    acc = state.account
+    acc = _account.account(state)
     if acc is None or acc.corpus_id is None or state.exploring:
         return
     who = current_identity()
@@ -409,12 +409,12 @@ def redraw_ledger() -> None:
     if slot is None:
         return
     state = app_state()
-    t = state.spent()
+    t = _account.spent(state)
     with slot.container():
-        acc = state.account
+        acc = _account.account(state)
         if acc is None:
             st.caption(
-                f"Scope: {escape_markdown(state.private_name) or 'the private corpus'} in this browser session "
+                f"Scope: {escape_markdown(_workspace.private_name(state)) or 'the private corpus'} in this browser session "
                 "(the bundled public demo is not kept in the durable ledger)."
             )
         else:
@@ -425,7 +425,7 @@ def redraw_ledger() -> None:
             )
         st.metric(
             "ε spent (smallest valid bound)",
-            spent_figure(t, state.private_work.is_demo),
+            spent_figure(t, _workspace.private_work(state).is_demo),
             help=t.detail(),
         )
         st.caption(
@@ -436,7 +436,7 @@ def redraw_ledger() -> None:
         used = 1.0 if not t.guaranteed else min(1.0, max(t.epsilon / sb.epsilon, t.basic_delta / sb.delta))
         rest = sb.epsilon - t.epsilon
         left = "none (no guarantee)" if not t.guaranteed else f"ε = {rest if rest > 1e-9 * sb.epsilon else 0.0:.3g}"
-        if not t.guaranteed and state.private_work.is_demo:
+        if not t.guaranteed and _workspace.private_work(state).is_demo:
             left, used = "all of it (nothing private spent)", 0.0
         st.progress(
             used,
@@ -450,7 +450,10 @@ def redraw_ledger() -> None:
         if t.releases:
             with st.expander("Ledger", icon=ICONS["ledger"]):
                 # a static table wraps its cells to the sidebar's width: mechanism, releases, ε and δ all show
-                st.table(ledger_rows(state.ledger.frame(state.private_key, compact=True)), hide_index=True)
+                st.table(
+                    ledger_rows(state.ledger.frame(_workspace.private_work(state).dataset_key, compact=True)),
+                    hide_index=True,
+                )
 
 
 @contextlib.contextmanager
@@ -469,7 +472,9 @@ def releases_left_text(state: Any) -> str:
     every composition counted); "" when the sidebar's settings make no valid release."""
     from dpsu_core.accounting.account import releases_left
 
-    acc = state.account
+    acc = _account.account(state)
+    if acc is None:  # the bundled public demo: no cap in the durable store
+        return ""
     try:
         job = make_job_for_sidebar(state)
     except Exception:  # invalid settings: the pages say why
@@ -488,7 +493,7 @@ def make_job_for_sidebar(state: Any) -> Any:
     from dpsu_core.job import ReleaseJob
 
     b = state.budget
-    return ReleaseJob.build(state.mechanism, b.epsilon, b.delta, state.mechanism_values())
+    return ReleaseJob.build(state.mechanism, b.epsilon, b.delta, _workspace.mechanism_values(state))
 
 
 def ledger_rows(frame: pd.DataFrame) -> pd.DataFrame:
@@ -525,7 +530,7 @@ def spend_gate(plan: SpendPlan) -> bool:
         st.warning(plan.over_budget_text(escape_markdown), icon=ICONS["warning"])
         eps, delta = plan.covering_budget
         if st.button(f"Confirm a new session budget: ε = {eps:g}, δ = {delta:.2g}", key=f"raise_budget_{plan.key}"):
-            app_state().set_session_budget(eps, delta)
+            _account.set_session_budget(app_state(), eps, delta)
             st.rerun()
         return False
     if plan.needs_yes:
@@ -538,12 +543,12 @@ class Refused(Exception):
 
 
 def charge_or_refuse(plan: SpendPlan, not_kept: str | None = None) -> bool:
-    """Charge an action's entries (``AppState.record_attempt``: on a corpus of the durable store, one transaction
+    """Charge an action's entries (``pages._account.record_attempt``: on a corpus of the durable store, one transaction
     that checks the cap) before it runs; a refusal (the cap, reached from another tab or tool) is an error box and
     False: nothing may run."""
     state = app_state()
     try:
-        state.record_attempt(plan.entries, plan, state.begin_spend(plan, not_kept))
+        _account.record_attempt(state, plan.entries, plan, _account.begin_spend(state, plan, not_kept))
     except DpsuError as exc:
         show_error(exc, "refused by the privacy ledger: nothing was run")
         return False
@@ -573,7 +578,7 @@ STEPS = (
 def workflow_steps() -> None:
     """The flow of a release, with the step the session is at."""
     state = app_state()
-    at = 1 if state.exploring else (3 if state.release is not None else 0)
+    at = 1 if state.exploring else (3 if _account.current_release(state) is not None else 0)
     # "1\." so that Markdown does not read the line as a numbered list
     parts = [f"**{i + 1}\\. {s}**" if i == at else f"{i + 1}\\. {s}" for i, s in enumerate(STEPS)]
     st.caption(" → ".join(parts))
@@ -626,7 +631,7 @@ def identical_offer(job: Any) -> bool:
     from dpsu_core.accounting.account import earlier_release
 
     state = app_state()
-    acc = state.account
+    acc = _account.account(state)
     if acc is None or state.exploring:
         return False
     prior = earlier_release(acc, job)

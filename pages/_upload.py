@@ -21,7 +21,7 @@ from dpsu_core.corpus.preview import SHOWN_ROWS, Preview, Survey, preview
 from dpsu_core.errors import InputError
 from dpsu_core.reading import FILE_FIELDS, HEADER_LABEL, READING
 from dpsu_core.wording import speak
-from pages import _ui
+from pages import _account, _ui, _workspace
 from pages._format import escape_markdown, plain_text
 from pages._state import (
     UPLOAD_KEY,
@@ -31,7 +31,6 @@ from pages._state import (
     UploadRole,
     app_state,
     forget_widgets,
-    install_corpus,
     set_widget,
     widget_value,
 )
@@ -113,7 +112,7 @@ def upload_section(role: UploadRole, label: str, max_n: int) -> UploadPick | Non
         upload = _ui.upload_once(name, data, role)
         if role in PUBLIC_USE:
             try:
-                refuse_private_copy(upload.digest, state.private_digest, PUBLIC_USE[role])
+                refuse_private_copy(upload.digest, _workspace.private_digest(state), PUBLIC_USE[role])
             except InputError as exc:
                 _ui.show_error(exc, "this file cannot be used")
                 return None
@@ -126,7 +125,7 @@ def upload_section(role: UploadRole, label: str, max_n: int) -> UploadPick | Non
         slot.cache = None
         return None
     if up is None:
-        in_use = role == "private" and state.private_key == UPLOAD_KEY + upload.digest
+        in_use = role == "private" and _workspace.private_work(state).dataset_key == UPLOAD_KEY + upload.digest
         st.info(
             f"File in use: {name} ({len(data):,} bytes). Change the choices below and load it again, or upload "
             "another file to replace it."
@@ -302,9 +301,9 @@ def _load(role: UploadRole, upload: UploadCache, options: LoadOptions) -> None:
         with st.status(LOADING[role], expanded=False) as status:
             corpus = load_upload(upload.raw, upload.name, options, on_batch=posts.add)
             found = content(corpus, posts.finish(), state.overlap_key)
-            account = state.recognise(corpus, name_of_file(upload.name)) if role == "private" else None
+            account = _account.recognise_corpus(state, corpus, name_of_file(upload.name)) if role == "private" else None
             if role != "private":
-                said = check_content(found, state.private_work.fingerprint, PUBLIC_USE[role])
+                said = check_content(found, _workspace.private_work(state).fingerprint, PUBLIC_USE[role])
                 if said:
                     note = f"{upload.name}: {said} (raw data, NOT private)."
             status.update(label="Corpus loaded", state="complete")
@@ -315,9 +314,10 @@ def _load(role: UploadRole, upload: UploadCache, options: LoadOptions) -> None:
         _ui.free_failed_load(exc)
         return
     if role == "private":
-        state.pending_upload = None  # the uploader may still hold the file: its unpacked bytes stay in the slot
+        # the uploader may still hold the file: its unpacked bytes stay in the slot
+        state.uploads["private"].pending = None
         # An upload starts without canaries (the demo's planted ones mean nothing here): type your own below.
-        install_corpus(
+        _workspace.install_corpus(
             corpus,
             upload.name,
             options,
@@ -330,7 +330,7 @@ def _load(role: UploadRole, upload: UploadCache, options: LoadOptions) -> None:
             account=account,
         )
     elif role == "explore":
-        state.explore(corpus, f"exploration: {upload.name}", options, note=note)
+        _workspace.explore(state, corpus, f"exploration: {upload.name}", options, note=note)
         st.rerun()
     else:
         reading = replace(LoadOptions(), has_header=options.has_header, **{f: getattr(options, f) for f in FILE_FIELDS})

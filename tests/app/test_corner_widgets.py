@@ -9,6 +9,7 @@ import io
 
 import pytest
 
+from pages import _account
 from tests.app.test_pages import _confirm_spend, _go, _new, _ok, _state
 from tests.corners import SHARED_WORDS, canary_lines
 
@@ -58,5 +59,5 @@ def test_release_page_at_its_widget_ends_releases_no_lone_word(mechanism, params
     at.button(key="run_release").click()
     at.run()
     _ok(at)
-    rel = _state(at).release_record.release
+    rel = _account.release_record(_state(at)).release
     assert set(map(str, rel.items)) <= set(SHARED_WORDS), sorted(map(str, rel.items))[:5]

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from pages import _account
 from pages._state import STATE_KEY
 from tests.column_fixtures import (
     AIRLINE_ROWS,
@@ -196,14 +197,14 @@ def test_upload_survives_a_visit_to_another_page():
     assert any("File kept from before: index_first.csv" in i.value for i in at.info)
     assert at.selectbox(key="user_col").value == "author_id"
     corpus = _load(at)
-    assert corpus.source.user_column == "author_id" and _state(at).pending_upload is None
+    assert corpus.source.user_column == "author_id" and _state(at).uploads["private"].pending is None
 
 
 def test_the_loaded_file_is_called_the_file_in_use_not_a_file_not_loaded_yet():
     at = _upload("index_first.csv")
     _load(at)
     at.run()  # the uploader still holds the file: it is the pending upload again
-    assert _state(at).pending_upload is not None
+    assert _state(at).uploads["private"].pending is not None
     at.switch_page(str(REPO / "pages" / "2_release.py"))
     at.run()
     at.switch_page(str(REPO / "pages" / "1_corpus.py"))
@@ -318,7 +319,7 @@ def test_korean_content_morphemes_are_said_on_the_release_page_and_reach_the_com
     said = [c.value.replace("\\", "") for c in at.caption if c.value.startswith("Korean items")]
     assert len(said) == 1 and "(content) are content morphemes only" in said[0]
     _release(at, "policy-gaussian")
-    items = set(_state(at).release.items.tolist())
+    items = set(_account.current_release(_state(at)).items.tolist())
     assert items and items <= content
     _go(at, "7_export")
     _ok(at)
@@ -356,7 +357,7 @@ def test_korean_choice_changes_the_items_and_reaches_the_release_and_the_command
     assert "Korean: words as written (eojeol)" in _state(at).corpus.source.tokenization
     _release(at, "policy-gaussian")
     _ok(at)
-    items = set(_state(at).release.items.tolist())
+    items = set(_account.current_release(_state(at)).items.tolist())
     assert items and items <= eojeol and "학교" not in items  # 50 users per form: released as written
     _go(at, "7_export")
     _ok(at)

@@ -16,6 +16,7 @@ from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import app_test as app_test_module
 
 from dpsu_core.accounting.ledger import ledger_summary
+from pages import _account
 from tests.app.test_pages import _confirm_spend, _go, _metric, _new, _ok, _state
 
 SHARE = 0.3
@@ -72,7 +73,7 @@ def two_releases():
     summary right after #1 is kept to compare with #1's report."""
     at = _new()
     first = _release(at, "policy-gaussian", counts=True)
-    after_first = ledger_summary(_state(at).spent())
+    after_first = ledger_summary(_account.spent(_state(at)))
     second = _release(at, "weighted-gaussian")
     _go(at, "7_export")
     at.selectbox(key="export_release").set_value(first.number)
@@ -107,7 +108,7 @@ def test_the_tokenizer_zip_unzips_to_a_folder_named_like_the_zip(two_releases):
 
 def test_a_report_states_the_account_at_its_release_not_later(two_releases):
     at, first, second, after_first = two_releases
-    now = ledger_summary(_state(at).spent())
+    now = ledger_summary(_account.spent(_state(at)))
     assert now["releases"] > after_first["releases"]  # #2 spent after #1
     _, body = _download(at, "Release report (JSON)")
     rep = json.loads(body)

@@ -15,7 +15,7 @@ from dpsu_core.corpus.build import corpus_from_token_lists
 from dpsu_core.errors import ParameterError
 from dpsu_core.mechanisms import list_mechanisms
 from dpsu_core.outputs.export import export_basename
-from pages import _run
+from pages import _account, _downloads, _run, _workspace
 from pages._format import calibration_rows, escape_markdown, filter_items
 from pages._state import Budget
 from pages._text import TEACHING_SEED
@@ -83,20 +83,38 @@ def test_escape_markdown_neutralises_markup():
         assert ch not in s.replace("\\" + ch, "")
 
 
+def test_the_session_state_is_a_closed_declaration_of_keys():
+    """``AppState`` declares each key with its type and default, and nothing else: no method or property (what
+    acts on it lives in pages._workspace, _account, _downloads), and no key set outside the declaration."""
+    from dataclasses import fields
+
+    from pages._state import AppState, Workspace
+
+    declared = {f.name for f in fields(AppState)}
+    for cls in (AppState, Workspace):
+        assert {n for n in vars(cls) if not n.startswith("__")} <= declared, cls
+    state = AppState()
+    with pytest.raises(AttributeError):
+        state.corpus_nme = "typo.csv"  # type: ignore[attr-defined]
+    state.corpus_name = "posts.csv"
+    assert state.corpus_name == "posts.csv"
+
+
 def test_a_new_corpus_clears_every_result_of_the_previous_one():
     from pages._state import AppState
 
     c = _small_corpus()
     state = AppState()
-    state.set_corpus(c, "a.csv", LoadOptions(), is_demo=False, canaries=["x"])
+    _workspace.set_corpus(state, c, "a.csv", LoadOptions(), is_demo=False, canaries=["x"])
     rel = _run.make_job("weighted-laplace", Budget(10.0, 1e-3), {"max_items": 5}).run(c)
-    rec = state.add_release(rel, "Release")
+    rec = _account.add_release(state, rel, "Release")
     state.comparison = pd.DataFrame({"released": [1]})
-    files = state.export_files(rec)
-    assert state.release is rel and state.export_files(rec) is files  # built once per release
+    files = _downloads.release_files(state, rec)
+    assert _account.current_release(state) is rel
+    assert _downloads.release_files(state, rec) is files  # built once per release
     state.param_values = {"eta": 0.5}
-    state.set_corpus(c, "b.csv", LoadOptions(max_n=2), is_demo=False, canaries=[])
-    assert state.release is None and state.releases == {} and state.comparison is None
+    _workspace.set_corpus(state, c, "b.csv", LoadOptions(max_n=2), is_demo=False, canaries=[])
+    assert _account.current_release(state) is None and _account.releases(state) == {} and state.comparison is None
     assert state.history.records == [rec] and rec.corpus.name == "a.csv"  # the history keeps it, named
     assert state.export_cache is None and state.canaries == [] and state.corpus_id == 2
     assert state.param_values == {"eta": 0.5}  # the user's choices stay

@@ -11,6 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpsu_core.corpus.demo import DEMO_NAME, load_canaries
+from pages import _account
 from pages._state import STATE_KEY, AppState
 from pages._text import DEFAULT_EPSILON, SD_UNDEFINED, TEACHING_SEED
 
@@ -138,7 +139,7 @@ def test_histogram_page_shows_fill_of_last_release(released):
     at = _go(released, "4_histogram")
     assert any("NOT differentially private" in w.value for w in at.warning)
     table = _table(at, "n_positive", "share_above_rho")
-    rel = _state(at).release
+    rel = _account.current_release(_state(at))
     w = rel.diagnostics.weights
     assert table.loc[0, "n_positive"] == int((w > 0).sum())
     assert 0.0 <= table.loc[0, "share_above_rho"] <= 1.0
@@ -163,7 +164,7 @@ def test_coverage_page_tables(released):
 def test_export_downloads_hold_only_the_private_output(released):
     at = _go(released, "7_export")
     _ok(at)
-    rel = _state(at).release
+    rel = _account.current_release(_state(at))
     buttons = at.get("download_button")
     assert sorted(b.proto.label for b in buttons) == sorted(
         [
@@ -197,8 +198,8 @@ def test_export_tokenizer_download_is_built_from_the_release(released, model):
     at.text_input(key="tok_specials").set_value("[PAD], [MASK]")
     at.run()
     _ok(at)
-    rel = _state(at).release
-    body, report, built = _state(at).tokenizer_cache[1]
+    rel = _account.current_release(_state(at))
+    body, report, built = _state(at).tokenizer_cache.files
     tok = Tokenizer.from_str(body.decode("utf-8"))
     items = [str(s) for s in rel.items.tolist()]
     specials = {"[UNK]", "[PAD]", "[MASK]"}
@@ -326,11 +327,11 @@ def test_teaching_mode_banner_and_fixed_seed():
         _ok(at)
         assert any("Teaching mode" in w.value for w in at.warning), page
     _release(at)
-    first = _state(at).release
+    first = _account.current_release(_state(at))
     assert not _confirm_spend(at)  # the public demo: nothing private to spend, so nothing asked before another
     at.button(key="run_release").click()
     at.run()
-    second = _state(at).release
+    second = _account.current_release(_state(at))
     assert first.seed == second.seed == TEACHING_SEED
     assert list(first.items) == list(second.items)
     for page in ("2_release", "7_export"):  # the guarantee box says there is none, and what fresh noise would give
@@ -494,9 +495,10 @@ def test_downloads_do_not_rerun_and_keep_their_files_across_reruns(released):
     second = {b.proto.label: b.proto for b in at.get("download_button")}
     assert {k: p.url for k, p in second.items()} == {k: p.url for k, p in first.items()}
     # the cached report is the release's: a new release builds new files
-    rel = _state(at).release
-    (cached_number, _), files = _state(at).export_cache
-    assert cached_number == _state(at).release_record.number
+    rel = _account.current_release(_state(at))
+    cache = _state(at).export_cache
+    assert cache.number == _account.release_record(_state(at)).number
+    files = cache.files
     report = json.loads(next(f.data for f in files if f.kind == "report_json"))
     assert report["released_total"] == rel.n_released
 
@@ -514,7 +516,7 @@ def test_histogram_share_at_gamma_uses_the_noise_scale():
 
     at = _go(_release(_new(), "policy-gaussian"), "4_histogram")
     _ok(at)
-    rel = _state(at).release
+    rel = _account.current_release(_state(at))
     cal, w = rel.calibration, rel.diagnostics.weights
     table = _table(at, "share_at_gamma", "gamma_tol")
     assert table.loc[0, "gamma_tol"] == pytest.approx(1e-3 * cal.scale)

@@ -11,6 +11,7 @@ from tokenizers import Tokenizer
 
 from dpsu_core.mechanisms.item_counts import NAME, calibrate_counts
 from dpsu_core.outputs.tokenizer_export import build_tokenizer
+from pages import _account
 from tests.app.test_pages import _confirm_spend, _go, _metric, _new, _ok, _state, _table
 
 SHARE, CLIP = 0.3, 2.0
@@ -71,14 +72,14 @@ def test_a_counted_release_enters_two_ledger_entries_and_shows_noisy_counts(coun
     assert entries[1].epsilon == cc.epsilon and entries[1].delta == cc.delta and entries[1].noise == "gaussian"
     assert entries[0].epsilon + entries[1].epsilon <= b.epsilon
     assert abs(entries[0].epsilon + entries[1].epsilon - b.epsilon) < 1e-9
-    assert state.spent().basic_epsilon == pytest.approx(b.epsilon)
-    rel = state.release
+    assert _account.spent(state).basic_epsilon == pytest.approx(b.epsilon)
+    rel = _account.current_release(state)
     assert rel.noisy_counts is not None and rel.n_released > 0
     assert rel.calibration.details.item_counts["sigma"] == cc.sigma
     table = _table(at, "item", "noisy count", "noise σ")
     assert len(table) == rel.n_released and (table["noise σ"] == cc.sigma).all()
     assert any("NOT how often the words occur" in c.value.replace("\\", "") for c in at.caption)
-    title = state.release_record.title()
+    title = _account.release_record(state).title()
     assert f"with noisy counts, ε = {b.epsilon:g}" in title and f"({SHARE:g} on the counts)" in title
 
 
@@ -90,10 +91,10 @@ def test_the_export_trains_on_the_counts_and_the_command_redoes_them(counted):
     at.run()
     _ok(at)
     state = _state(at)
-    rel = state.release
-    key, (body, _report, built) = state.tokenizer_cache
+    rel = _account.current_release(state)
+    cache = state.tokenizer_cache
+    body, built, spec = cache.files.body, cache.files.built, cache.spec
     assert "noisy counts as frequencies" in built["trained_on"]
-    spec = key[-1]
     # the download is the tokenizer trained on the released counts, not on the items once each
     assert body.decode("utf-8") == build_tokenizer(rel, spec)[0].to_str()
     once = build_tokenizer(dataclasses.replace(rel, noisy_counts=None, count_std=None), spec)[0]

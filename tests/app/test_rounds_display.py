@@ -12,6 +12,7 @@ from scipy.stats import norm
 from streamlit.testing.v1 import AppTest
 
 from dpsu_core.privacy import analytic_gaussian_sigma
+from pages import _account
 from pages._state import STATE_KEY
 
 REPO = Path(__file__).resolve().parents[2]
@@ -98,7 +99,7 @@ def test_histogram_fill_reads_each_round_against_its_own_threshold(policy_sips_p
     at.button(key="run_release").click()
     at.run()
     assert not at.exception, [e.message for e in at.exception]
-    rel = at.session_state[STATE_KEY].release
+    rel = _account.current_release(at.session_state[STATE_KEY])
     assert rel.calibration.mechanism == "policy-sips" and rel.n_released > 0
     _go(at, "4_histogram")
     (rounds,) = [d.value for d in at.dataframe if "Tᵢ" in d.value.columns]

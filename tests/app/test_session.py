@@ -10,6 +10,7 @@ from dpsu_core.accounting.ledger import LedgerEntry
 from dpsu_core.accounting.ledger import total as ledger_total
 from dpsu_core.accounting.spend import PUBLIC_DEMO_SPENT
 from dpsu_core.mechanisms import get_mechanism
+from pages import _account, _downloads, _workspace
 from tests.app.test_pages import _confirm_spend, _go, _new, _ok, _release, _state, _upload_and_load
 
 EPS, DELTA = 3.0, 1e-6
@@ -48,7 +49,7 @@ def test_two_releases_on_two_pages_export_keeps_the_first_and_offers_both():
     at = _new()
     _set_session_budget(at, 3.0, 1e-5)
     _release(at, "policy-gaussian")
-    first = _state(at).release_record
+    first = _account.release_record(_state(at))
     assert first is not None and first.page == "Release"
     # Histogram fill runs another mechanism: a release of its own, blocked past the session budget ε = 3
     _go(at, "4_histogram")
@@ -65,7 +66,7 @@ def test_two_releases_on_two_pages_export_keeps_the_first_and_offers_both():
     state = _state(at)
     assert [r.page for r in state.history.records] == ["Release", "Histogram fill"]
     second = state.history.records[1]
-    assert second.mechanism == "weighted-gaussian" and state.spent().releases == 2
+    assert second.mechanism == "weighted-gaussian" and _account.spent(state).releases == 2
     # the Release page and Export still show the Release page's release, and name it
     _go(at, "2_release")
     assert any(first.title().split(" · ")[0] in _plain(c.value) for c in at.caption)
@@ -74,7 +75,7 @@ def test_two_releases_on_two_pages_export_keeps_the_first_and_offers_both():
     box = at.selectbox(key="export_release")
     assert box.value == first.number and len(box.options) == 2
     assert any("Exporting release #1" in _plain(c.value) for c in at.caption)
-    files = state.export_files(first)
+    files = _downloads.release_files(state, first)
     rep = json.loads(next(f.data for f in files if f.kind == "report_json"))
     assert rep["mechanism"] == "policy-gaussian" and rep["release"] == first.title()
     # the user can pick the other one: its files and command follow
@@ -101,7 +102,7 @@ def test_compare_asks_again_after_it_spent_and_the_sidebar_shows_the_new_total_a
     at.button(key="cmp_run").click()
     at.run()  # no rerun after a comparison: the sidebar is redrawn in this very run
     _ok(at)
-    t = _state(at).spent()
+    t = _account.spent(_state(at))
     assert t.releases == 2 and _sidebar_headline(at) == f"{t.epsilon:.4g}" == "4.286"
     # the same comparison again: past the new budget (4.29), blocked again, the button off until a new budget
     buttons = _raise_buttons(at)
@@ -110,7 +111,7 @@ def test_compare_asks_again_after_it_spent_and_the_sidebar_shows_the_new_total_a
     four = ledger_total([LedgerEntry.from_calibration(cal, corpus_id="demo", source="x", releases=4)])
     assert any(f"become ε = {four.epsilon:.4g}" in _plain(w.value) for w in at.warning)
     assert at.button(key="cmp_run").disabled
-    assert _state(at).spent().releases == 2
+    assert _account.spent(_state(at)).releases == 2
 
 
 def test_one_click_on_neighbouring_corpora_with_defaults_spends_nothing_on_the_private_corpus():
@@ -124,7 +125,7 @@ def test_one_click_on_neighbouring_corpora_with_defaults_spends_nothing_on_the_p
     _ok(at)
     state = _state(at)
     assert state.neighbours is not None and state.neighbours.corpus_name.startswith("demo")
-    assert state.ledger.entries == [] and state.spent().releases == 0
+    assert state.ledger.entries == [] and _account.spent(state).releases == 0
     # picking the private corpus states its cost and is blocked past the session budget (δ = 4e-4 > 1e-5)
     at.radio(key="nb_target").set_value("private")
     at.run()
@@ -137,8 +138,8 @@ def test_one_click_on_neighbouring_corpora_with_defaults_spends_nothing_on_the_p
     at.button(key="nb_run").click()
     at.run()
     _ok(at)
-    assert state.spent().releases == 400
-    assert _sidebar_headline(at) == f"{state.spent().epsilon:.4g}"  # at once, without a rerun
+    assert _account.spent(state).releases == 400
+    assert _sidebar_headline(at) == f"{_account.spent(state).epsilon:.4g}"  # at once, without a rerun
 
 
 def test_a_release_that_raises_after_it_was_attempted_is_in_the_ledger():
@@ -155,7 +156,7 @@ def test_a_release_that_raises_after_it_was_attempted_is_in_the_ledger():
     state = _state(at)
     assert len(state.ledger.entries) == 1 and state.ledger.entries[0].mechanism == "dpne"
     assert len(state.history) == 0  # no output, but the attempt spent: the history counts it, as the ledger does
-    (group,) = state.history.groups_on(state.private_key)
+    (group,) = state.history.groups_on(_workspace.private_work(state).dataset_key)
     assert group.releases == 1 and group.members == [] and "failed part-way" in group.not_kept
     assert _sidebar_headline(at) == "3"
     # a comparison failing at its second mechanism: the runs attempted before and at the failure are counted
@@ -200,7 +201,7 @@ def test_seeded_release_on_the_public_demo_leaves_the_totals_without_a_guarantee
     at.toggle(key="teaching").set_value(True)
     at.run()
     _release(at, "policy-gaussian")
-    t = _state(at).spent()
+    t = _account.spent(_state(at))
     assert t.releases == 1 and not t.guaranteed
     assert _sidebar_headline(at) == PUBLIC_DEMO_SPENT  # public data: nothing private to spend
     assert not _spend_boxes(at)  # and no yes was asked for it
@@ -285,14 +286,14 @@ def test_the_session_budget_blocks_a_release_that_would_pass_it_until_a_new_budg
     at.run()
     assert _state(at).session_budget.epsilon == 4.0 and at.sidebar.number_input(key="epsilon").value == EPS
     _release(at, "policy-gaussian")  # ε = 3 of 4: runs on its own button
-    assert _state(at).spent().releases == 1
+    assert _account.spent(_state(at)).releases == 1
     left = [p.proto.text for p in at.sidebar.get("progress") if "Session budget left" in p.proto.text]
     assert left == ["Session budget left: ε = 1 of 4, δ = 9e-06 of 1e-05"]
     # a second one would take the total to 4.286 > 4: blocked, with nothing spent, until a new budget is confirmed
     _go(at, "2_release")
     assert at.button(key="run_release").disabled
     assert any("past the session budget ε = 4" in _plain(w.value) for w in at.warning)
-    assert _state(at).spent().releases == 1
+    assert _account.spent(_state(at)).releases == 1
     # raising the budget in the sidebar without confirming it changes nothing; confirming it unblocks the release
     _set_session_budget(at, 5.0, 1e-5, confirm=False)
     assert at.button(key="run_release").disabled
@@ -302,7 +303,7 @@ def test_the_session_budget_blocks_a_release_that_would_pass_it_until_a_new_budg
     at.button(key="run_release").click()
     at.run()
     _ok(at)
-    assert _state(at).spent().releases == 2 and _sidebar_headline(at) == "4.286"
+    assert _account.spent(_state(at)).releases == 2 and _sidebar_headline(at) == "4.286"
 
 
 def test_history_counts_every_release_the_ledger_counts_compare_and_neighbours_included():
@@ -328,7 +329,9 @@ def test_history_counts_every_release_the_ledger_counts_compare_and_neighbours_i
     at.run()
     _ok(at)
     state = _state(at)
-    assert state.spent().releases == 46 == state.history.spent_releases(state.private_key)
+    assert (
+        _account.spent(state).releases == 46 == state.history.spent_releases(_workspace.private_work(state).dataset_key)
+    )
     _go(at, "7_export")
     _ok(at)
     assert any("46 releases spent; the ledger counts 46" in _plain(m.value) for m in at.markdown)
@@ -351,7 +354,7 @@ def test_history_counts_every_release_the_ledger_counts_compare_and_neighbours_i
         for c in at.caption
     )
     # downloads of different releases have different names
-    names = {f.file_name for r in state.history.records for f in state.export_files(r) if f.kind == "csv"}
+    names = {f.file_name for r in state.history.records for f in _downloads.release_files(state, r) if f.kind == "csv"}
     assert len(names) == 6
 
 
@@ -381,7 +384,7 @@ def test_an_analyst_cap_of_their_own_holds_their_next_release():
     at.button(key="run_release").click()
     at.run()
     _ok(at)
-    assert _state(at).spent().releases == 1
+    assert _account.spent(_state(at)).releases == 1
     at.sidebar.number_input(key="own_cap_eps").set_value(4.0)
     at.sidebar.button(key="own_cap_set").click()
     at.run()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from pages import _account
 from tests.app.test_pages import _go, _new, _ok, _state
 from tests.app.test_upload_overlap import _errors, _explore_file, _load_private, _warnings
 from tests.core.fingerprint_files import csv_bytes, demo_split, different, edits, five_percent, users_posts
@@ -32,7 +33,7 @@ def test_an_edited_private_file_is_refused_as_the_exploration_corpus(session, na
     (error,) = [e for e in _errors(at) if "by its users' words" in e]
     assert "the exploration corpus could not be made" in error and "this file is the private corpus" in error
     state = _state(at)
-    assert not state.exploring and state.corpus_id == private_id and state.spent().releases == 0
+    assert not state.exploring and state.corpus_id == private_id and _account.spent(state).releases == 0
 
 
 def test_an_edited_private_file_is_refused_as_gwkts_public_corpus(session):

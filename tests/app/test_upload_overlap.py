@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from pages import _account, _workspace
 from tests.app.test_pages import _go, _new, _ok, _state
 from tests.core.overlap_files import copies, csv_bytes, five_percent, private_rows
 
@@ -65,7 +66,7 @@ def test_a_copy_of_the_private_file_is_refused_as_the_exploration_corpus(session
     assert "the exploration corpus could not be made" in error
     assert "this file is the private corpus, by its users' words after tokenizing" in error and "PUBLIC" in error
     state = _state(at)
-    assert not state.exploring and state.corpus_id == private_id and state.spent().releases == 0
+    assert not state.exploring and state.corpus_id == private_id and _account.spent(state).releases == 0
 
 
 @pytest.mark.parametrize("name", sorted(COPIES))
@@ -84,7 +85,7 @@ def test_a_copy_of_the_private_file_is_refused_as_gwkts_public_corpus(session, n
     assert error.startswith(
         "the public corpus cannot be read (using wordfreq instead): this file is the private corpus"
     )
-    assert _state(at).public is None and _state(at).public_corpus is None
+    assert _state(at).public is None and _workspace.public_corpus(_state(at)) is None
     assert any("wordfreq's English list" in c.value for c in at.caption)
 
 
@@ -112,7 +113,7 @@ def test_a_file_sharing_five_percent_is_used_on_both_paths_with_the_figure():
     state = _state(at)
     assert state.exploring and state.corpus_name == "exploration: five.csv" and state.corpus.n_users == 200
     assert any(figure in w for w in _warnings(at))
-    assert state.spent().releases == 0
+    assert _account.spent(state).releases == 0
 
 
 def test_a_public_corpus_goes_when_its_data_becomes_the_private_corpus():

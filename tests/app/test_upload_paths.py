@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from pages import _account, _workspace
 from tests.app.test_pages import _confirm_spend, _go, _new, _ok, _state, _upload_and_load
 
 PUBLIC_FLAGS = "  --public-corpus words.csv \\\n  --public-user-col handle \\\n  --public-text-col said \\\n"
@@ -63,7 +64,7 @@ def test_an_exploration_file_with_unknown_column_names_loads_after_choosing_its_
     _ok(at)
     state = _state(at)
     assert state.exploring and state.corpus.n_users == 60 and state.corpus.source.user_column == "handle"
-    assert state.private_corpus is private and state.spent().releases == 0
+    assert _workspace.private_work(state).corpus is private and _account.spent(state).releases == 0
 
 
 def test_a_public_upload_holding_the_private_file_is_refused_on_both_paths():
@@ -86,7 +87,7 @@ def test_a_public_upload_holding_the_private_file_is_refused_on_both_paths():
     _ok(at)
     assert any("exactly the private corpus's data" in e.value.replace("\\", "") for e in at.error)
     assert not [b for b in at.button if b.key == "public_use"]
-    assert _state(at).public_corpus is None
+    assert _workspace.public_corpus(_state(at)) is None
     # a real public file is used once the user says so
     at.file_uploader(key="public_upload").upload("words.csv", _public_posts(), "text/csv")
     at.run()
@@ -96,7 +97,8 @@ def test_a_public_upload_holding_the_private_file_is_refused_on_both_paths():
     at.button(key="public_use").click()
     at.run()
     _ok(at)
-    assert _state(at).public_corpus is not None and _state(at).public_corpus.n_users == 60
+    public = _workspace.public_corpus(_state(at))
+    assert public is not None and public.n_users == 60
     # its release's command reads the public file with the columns chosen here
     _confirm_spend(at)
     at.button(key="run_release").click()
@@ -107,7 +109,8 @@ def test_a_public_upload_holding_the_private_file_is_refused_on_both_paths():
     assert PUBLIC_FLAGS in command  # by the names chosen here, one flag per line
     # the session's public corpus later cleared: the release's command still names the file that release used
     state = _state(at)
-    assert state.release_record is not None and state.release_record.public is not None
+    rec = _account.release_record(state)
+    assert rec is not None and rec.public is not None
     state.public = None
     at.run()
     _ok(at)
@@ -129,9 +132,17 @@ def test_a_public_corpus_that_becomes_the_private_one_is_dropped():
         public, "public.csv", content_digest(raw), LoadOptions(user_col="handle", text_col="said")
     )
     other = load_upload(_private_bytes(), "posts.csv", LoadOptions())
-    state.set_corpus(other, "posts.csv", LoadOptions(), is_demo=False, canaries=[], dataset_key=UPLOAD_KEY + "0" * 32)
-    assert state.public_corpus is public  # another file: kept
-    state.set_corpus(
-        public, "public.csv", LoadOptions(), is_demo=False, canaries=[], dataset_key=UPLOAD_KEY + content_digest(raw)
+    _workspace.set_corpus(
+        state, other, "posts.csv", LoadOptions(), is_demo=False, canaries=[], dataset_key=UPLOAD_KEY + "0" * 32
     )
-    assert state.public_corpus is None and state.public_corpus_key is None
+    assert _workspace.public_corpus(state) is public  # another file: kept
+    _workspace.set_corpus(
+        state,
+        public,
+        "public.csv",
+        LoadOptions(),
+        is_demo=False,
+        canaries=[],
+        dataset_key=UPLOAD_KEY + content_digest(raw),
+    )
+    assert state.public is None and _workspace.public_corpus(state) is None

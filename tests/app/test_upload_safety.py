@@ -42,7 +42,7 @@ def _state(at: AppTest) -> AppState:
 
 def test_zip_upload_unpacked_once_across_reruns():
     at = _upload_page("posts.zip", _zip("posts.csv", CSV.encode()))
-    cache = _state(at).upload
+    cache = _state(at).uploads["private"].cache
     assert cache is not None and cache.raw.data == CSV.encode() and cache.raw.name == "posts.csv"
     raw, digest = cache.raw, cache.digest
     at.selectbox(key="has_header").set_value("yes")  # reruns with another preview
@@ -50,13 +50,15 @@ def test_zip_upload_unpacked_once_across_reruns():
     at.selectbox(key="has_header").set_value("auto")
     at.run()
     assert not at.exception
-    assert _state(at).upload.raw is raw and _state(at).upload.digest == digest  # nothing unpacked or hashed again
+    assert (
+        _state(at).uploads["private"].cache.raw is raw and _state(at).uploads["private"].cache.digest == digest
+    )  # nothing unpacked or hashed again
     at.button(key="load_corpus").click()
     at.run()
     assert not at.exception
     assert _state(at).corpus.n_users == 40 and _state(at).corpus_name == "posts.zip"
     # the rerun after the load sees the same file in the uploader: still not unpacked again
-    assert _state(at).upload.raw is raw
+    assert _state(at).uploads["private"].cache.raw is raw
 
 
 def test_zip_bomb_upload_is_an_error_box_and_the_corpus_stays():
@@ -70,7 +72,7 @@ def test_zip_bomb_upload_is_an_error_box_and_the_corpus_stays():
     at.run()
     assert not at.exception
     assert any("zip bomb" in e.value for e in at.error), [e.value for e in at.error]
-    assert _state(at).upload is None  # nothing of the bomb is kept
+    assert _state(at).uploads["private"].cache is None  # nothing of the bomb is kept
     assert at.button(key="load_corpus").disabled  # nothing to load
     assert _state(at).corpus is corpus and _state(at).corpus_id == cid
 
@@ -83,12 +85,12 @@ def test_load_above_the_memory_budget_waits_for_confirmation(monkeypatch):
     at.button(key="load_corpus").click()
     at.run()
     assert not at.exception
-    assert _state(at).corpus_id == before and _state(at).pending_load is not None  # not loaded yet
+    assert _state(at).corpus_id == before and _state(at).uploads["private"].pending_load is not None  # not loaded yet
     at.button(key="load_over_budget").click()
     at.run()
     assert not at.exception
     assert _state(at).corpus_id == before + 1 and _state(at).corpus_name == "posts.csv"
-    assert _state(at).pending_load is None
+    assert _state(at).uploads["private"].pending_load is None
 
 
 def test_load_within_the_budget_has_no_warning(monkeypatch):
@@ -97,7 +99,7 @@ def test_load_within_the_budget_has_no_warning(monkeypatch):
     assert not any("memory" in w.value for w in at.warning)
     at.button(key="load_corpus").click()
     at.run()
-    assert _state(at).corpus_name == "posts.csv" and _state(at).pending_load is None
+    assert _state(at).corpus_name == "posts.csv" and _state(at).uploads["private"].pending_load is None
 
 
 def test_sidebar_delta0_bounded_by_its_spec():

@@ -11,6 +11,7 @@ from scipy.stats import norm
 
 from dpsu_core.outputs.export import report_dict
 from dpsu_core.privacy.thresholds import gaussian_scale, rho_weighted_gaussian
+from pages import _account, _downloads, _workspace
 from tests.app.test_pages import REPO, _compare, _go, _metric, _new, _ok, _release, _state, _upload_and_load
 from tests.helpers import run_displayed
 
@@ -31,7 +32,7 @@ def test_two_releases_and_a_comparison_add_up_and_zcdp_is_tighter_for_gaussian_o
     _release(at, "policy-gaussian")  # the same configuration again: it spends again (past ε = 3: asked first)
     _compare(at, ["weighted-gaussian", "policy-gaussian"], 2)
     state = _state(at)
-    t = state.spent()
+    t = _account.spent(state)
     assert t.releases == 2 + 2 * 2
     assert t.basic_epsilon == EPS * 6 and math.isclose(t.basic_delta, DELTA * 6)
     assert {e.source for e in state.ledger.entries} == {"Release", "Compare"}
@@ -40,14 +41,14 @@ def test_two_releases_and_a_comparison_add_up_and_zcdp_is_tighter_for_gaussian_o
     assert _sidebar_metric(at, "ε spent (smallest valid bound)") == f"{t.gdp_epsilon:.4g}"
     # a Laplace release joins: Gaussian DP on the six plus basic on it is valid, the PLD over all seven tighter
     _release(at, "weighted-laplace")
-    t = _state(at).spent()
+    t = _account.spent(_state(at))
     assert t.releases == 7 and t.gdp_mixed and t.gdp_epsilon < t.basic_epsilon == 21
     assert t.method == "privacy-loss distribution (dp-accounting)" and t.epsilon < t.gdp_epsilon
     assert _sidebar_metric(at, "ε spent (smallest valid bound)") == f"{t.epsilon:.4g}"
     # the release report lists the session's total on the corpus and names the release
     _go(at, "7_export")
-    rec = _state(at).release_record
-    files = _state(at).export_files(rec)
+    rec = _account.release_record(_state(at))
+    files = _downloads.release_files(_state(at), rec)
     rep = json.loads(next(f.data for f in files if f.kind == "report_json"))
     assert rep["session_spent"]["releases"] == 7 and rep["session_spent"]["basic_epsilon"] == EPS * 7
     assert rep["session_spent"]["method"] == t.method and rep["release"] == rec.title()
@@ -62,7 +63,7 @@ def test_compare_shows_its_cost_and_asks_past_the_limit():
     assert any("15 releases on" in i.value and "ε = 45" in i.value for i in at.info), [i.value for i in at.info]
     assert "private corpus" in " ".join(m.value for m in at.markdown)
     assert at.button(key="cmp_run").disabled  # ε = 45 is past the session budget (ε = 10)
-    assert _state(at).spent().releases == 0
+    assert _account.spent(_state(at)).releases == 0
     assert any("would become ε = 45" in w.value and "past the session budget ε = 10" in w.value for w in at.warning)
     (raise_,) = [b for b in at.button if b.key and b.key.startswith("raise_budget_")]
     assert "ε = 45, δ = 1.5e-05" in raise_.label
@@ -71,7 +72,7 @@ def test_compare_shows_its_cost_and_asks_past_the_limit():
     at.button(key="cmp_run").click()
     at.run()
     _ok(at)
-    assert _state(at).spent().releases == 15
+    assert _account.spent(_state(at)).releases == 15
     csv = at.get("download_button")
     assert any(b.proto.label == "Comparison table (CSV)" for b in csv)
 
@@ -94,17 +95,17 @@ def test_simulated_exploration_never_touches_the_private_corpus_and_spends_nothi
     _ok(at)
     state = _state(at)
     assert state.exploring and state.corpus is not private and state.corpus.n_users == 500
-    assert state.private_corpus is private
+    assert _workspace.private_work(state).corpus is private
     assert any("Exploring" in i.value for i in at.sidebar.info), [i.value for i in at.sidebar.info]
     # every page works on it; releases and a comparison there spend nothing
     _release(at, "policy-gaussian")
-    assert state.release is not None and state.release.n_released > 0
+    assert _account.current_release(state) is not None and _account.current_release(state).n_released > 0
     _compare(at, ["weighted-gaussian"], 2)
     _go(at, "8_neighbours")
     _ok(at)
-    assert state.spent().releases == 0
+    assert _account.spent(state).releases == 0
     # the private corpus is the same object with the same arrays
-    assert state.private_corpus is private
+    assert _workspace.private_work(state).corpus is private
     for a, b in zip(snapshot, (private.indptr, private.items, private.vocab)):
         assert np.array_equal(a, b)
     # the step after exploring: one release on the private corpus, recorded
@@ -113,16 +114,16 @@ def test_simulated_exploration_never_touches_the_private_corpus_and_spends_nothi
     at.run()
     _ok(at)
     assert not state.exploring and state.corpus is private
-    assert state.spent().releases == 1  # charged to the private corpus's account in the durable ledger
-    rel = state.release
+    assert _account.spent(state).releases == 1  # charged to the private corpus's account in the durable ledger
+    rel = _account.current_release(state)
     assert set(rel.items.tolist()) <= set(private.vocab.tolist())  # released from the private corpus's items
     # Count Laplace needs hundreds of users per item (rho = 592 at Delta0 = 100): on 40 users the release is
     # empty, and the preview is the explanation offered, beside the corpus's NOT-private item-user counts
     _release(at, "count-laplace")
-    assert state.release.n_released == 0
+    assert _account.current_release(state).n_released == 0
     why = [w.value for w in at.warning if "Only 0 items released" in w.value]
     assert why and "592 users" in why[0] and "NOT private" in why[0]
-    assert state.spent().releases == 2
+    assert _account.spent(state).releases == 2
 
 
 def test_utility_preview_matches_the_closed_form():
@@ -146,7 +147,7 @@ def test_the_exported_command_reproduces_the_release_parameters(tmp_path):
     _release(at, "policy-laplace")
     _go(at, "7_export")
     _ok(at)
-    rel = _state(at).release
+    rel = _account.current_release(_state(at))
     (block,) = [c for c in at.code if c.value.startswith("dpsu release")]
     command = block.value
     assert "--seed" not in command
@@ -193,4 +194,4 @@ def test_the_exported_command_names_a_header_files_columns_and_the_cli_reads_the
     argv = shlex.split(command.replace(" \\\n", " "))
     report = json.loads((tmp_path / argv[argv.index("--report") + 1]).read_text())
     assert report["privacy_unit"] == "the user is the value of column 'handle'"
-    assert report["params"] == report_dict(_state(at).release)["params"]
+    assert report["params"] == report_dict(_account.current_release(_state(at)))["params"]

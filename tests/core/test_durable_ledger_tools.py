@@ -133,6 +133,7 @@ def test_the_api_keeps_its_releases_csv(files, tmp_path):
 
 def test_cli_api_and_app_read_one_total(files, tmp_path, monkeypatch):
     from dpsu_core import release
+    from pages import _account, _workspace
     from pages._state import AppState
 
     ledger = tmp_path / "ledger.sqlite"
@@ -141,13 +142,15 @@ def test_cli_api_and_app_read_one_total(files, tmp_path, monkeypatch):
     corpus = load_corpus(str(files["same.jsonl"]), LoadOptions(user_col="author", text_col="body"))
     release(corpus, "gw", epsilon=1.0, delta=1e-7, corpus_name="again")
     state = AppState()
-    account = state.recognise(corpus, "upload.csv")
-    state.set_corpus(corpus, "upload.csv", LoadOptions(), is_demo=False, canaries=[], dataset_key="upload:x")
+    account = _account.recognise_corpus(state, corpus, "upload.csv")
+    _workspace.set_corpus(
+        state, corpus, "upload.csv", LoadOptions(), is_demo=False, canaries=[], dataset_key="upload:x"
+    )
     state.ledger.attach(state.dataset_key, account)
     store = open_store(str(ledger))
     (c,) = store.corpora()
-    assert account.name == "private.csv" and state.spent().releases == 2
-    assert state.spent().epsilon == total(store.entries(c.id)).epsilon
+    assert account.name == "private.csv" and _account.spent(state).releases == 2
+    assert _account.spent(state).epsilon == total(store.entries(c.id)).epsilon
     shown = json.loads(_cli("ledger", "show", "--json", ledger=ledger).stdout)
     assert json.dumps(shown).count("private.csv") >= 1
 
