@@ -19,6 +19,16 @@ MAX_LISTED = 8  # items of a list shown in a message before "… and N more"
 MAX_NAME_CHARS = 60  # one listed name (a column, a zip member) before it is cut with "…"
 
 
+def first_line(e: BaseException, limit: int = 200, *, typed: bool = False) -> str:
+    """The first line of a library's error message, at most ``limit`` characters, for a message of our own: its
+    type's name when it has none; ``typed``: "Type: first line" (a failure of a library's own code)."""
+    text = str(e).strip()
+    first = text.splitlines()[0] if text else ""
+    if typed:
+        return cap_message(f"{type(e).__name__}: {first}" if first else type(e).__name__, limit)
+    return (first or type(e).__name__)[:limit]
+
+
 def cap_message(message: object, limit: int = MAX_MESSAGE_CHARS) -> str:
     """``message`` on one line (line breaks become spaces) and at most ``limit`` characters, cut with "…" between
     words (a word of ``MAX_NAME_CHARS`` or more, e.g. a huge column name, is cut inside)."""

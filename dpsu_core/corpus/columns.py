@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import ColumnError, ParameterError
+from ..errors import ColumnError, ParameterError, first_line
 from ..wording import opt
 
 USER_COLUMN_NAMES: tuple[str, ...] = (
@@ -582,7 +582,7 @@ def check_user_pattern(pattern: str) -> str:
         pc.replace_substring_regex(pa.array([""]), pattern=_wrapped(pattern), replacement=r"\1")
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
         raise ParameterError(
-            f"{opt('user_pattern')} {pattern!r} cannot be used ({str(e).splitlines()[0][:120]}); "
+            f"{opt('user_pattern')} {pattern!r} cannot be used ({first_line(e, 120)}); "
             "use plain groups, classes and repetitions (no look-around or back-references)"
         ) from None
     return pattern

@@ -12,10 +12,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..errors import InputError, short_name
+from ..errors import InputError, first_line, short_name
 from .columns import HeaderDecision, choose_columns, detect_header, label
 from .csvscan import UnterminatedQuote, scan_csv
-from .sources import SNIFF, RawFile, error_line
+from .sources import SNIFF, RawFile
 from .table import Sheet, Table
 
 # Arrow parses a delimited file in blocks of this many bytes (more when a row is longer: a block must
@@ -156,7 +156,7 @@ def _delimited_batches(
         yield from reader
     except pa.ArrowException as e:
         raise InputError(
-            f"{lay.name} cannot be parsed as {fmt.upper()} ({error_line(e)}); check its quoting and delimiter, "
+            f"{lay.name} cannot be parsed as {fmt.upper()} ({first_line(e)}); check its quoting and delimiter, "
             "or choose another format"
         ) from None
 

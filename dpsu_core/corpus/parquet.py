@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from ..errors import InputError, ResourceLimitError, short_name
+from ..errors import InputError, ResourceLimitError, first_line, short_name
 from .columns import choose_columns
 from .limits import DEFAULT_LIMITS, ReadLimits
-from .sources import RawFile, error_line
+from .sources import RawFile
 from .table import Table, as_text_table, table_of_choice
 
 
@@ -23,7 +23,7 @@ def parquet_schema(raw: RawFile):
 
 def _bad_parquet(raw: RawFile, e: Exception) -> InputError:
     return InputError(
-        f"{raw.name or 'the file'} is not a valid Parquet file ({error_line(e)}); re-export it, or save it as CSV"
+        f"{raw.name or 'the file'} is not a valid Parquet file ({first_line(e)}); re-export it, or save it as CSV"
     )
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..errors import EmptyCorpusError, InputError, short_name, shorten_list
+from ..errors import EmptyCorpusError, InputError, first_line, short_name, shorten_list
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ def parquet_columns(name: str, source) -> PartColumns:
         schema = pq.read_schema(source)
     except (pa.ArrowException, OSError) as e:
         raise InputError(
-            f"{short_name(name)} is not a valid Parquet file ({str(e).splitlines()[0][:120] if str(e) else e!r}); "
+            f"{short_name(name)} is not a valid Parquet file ({first_line(e, 120)}); "
             "re-export it, or move it out of the input"
         ) from None
     return PartColumns(name, tuple(schema.names), tuple(_type_name(f.type) for f in schema))

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from importlib.metadata import PackageNotFoundError, version
 
-from ..errors import InputError, cap_message
+from ..errors import InputError, first_line
 
 
 @dataclass(frozen=True)
@@ -140,12 +140,6 @@ class SegmenterError(InputError):
     """A word segmenter failed while it segmented the text (after it had started): one line naming it."""
 
 
-def _reason(e: BaseException) -> str:
-    """A failure of a segmenter's own code in a few words (its type and first line)."""
-    first = str(e).strip().splitlines()[0] if str(e).strip() else ""
-    return cap_message(f"{type(e).__name__}: {first}" if first else type(e).__name__, 160)
-
-
 def _fatal(e: BaseException) -> bool:
     """Exceptions that are not a segmenter's failure: Ctrl-C and an exit pass through untouched. Anything else a
     segmenter raises, including a Rust panic (pyo3's ``PanicException`` derives from ``BaseException``, not
@@ -165,7 +159,7 @@ def _guarded(language: str, name: str, fn: Callable | None) -> Callable | None:
             if _fatal(e) or isinstance(e, SegmenterError):
                 raise
             raise SegmenterError(
-                f"the {language} word segmenter {name} failed while segmenting the text ({_reason(e)}); reinstall "
+                f"the {language} word segmenter {name} failed while segmenting the text ({first_line(e, 160, typed=True)}); reinstall "
                 "it (pip install 'dpsu[languages]'), or choose --tokenizer fast or char-ngrams"
             ) from None
 
@@ -214,11 +208,11 @@ def load(language: str) -> Segmenter | None:
                     break
                 except ImportError as e:
                     if cand.installed():  # found, yet its import fails: broken, not missing
-                        failed.append(f"{cand.name} failed to start ({_reason(e)})")
+                        failed.append(f"{cand.name} failed to start ({first_line(e, 160, typed=True)})")
                 except BaseException as e:  # a failure of its own code, a Rust panic included (``_fatal``)
                     if _fatal(e):
                         raise
-                    failed.append(f"{cand.name} failed to start ({_reason(e)})")
+                    failed.append(f"{cand.name} failed to start ({first_line(e, 160, typed=True)})")
             if made is not None and failed:
                 made = replace(made, failed="; ".join(failed))
             _failures[language] = "; ".join(failed)

@@ -14,7 +14,15 @@ from pathlib import Path, PurePath
 
 import numpy as np
 
-from ..errors import EmptyCorpusError, EncodingError, InputError, ResourceLimitError, short_name, shorten_list
+from ..errors import (
+    EmptyCorpusError,
+    EncodingError,
+    InputError,
+    ResourceLimitError,
+    first_line,
+    short_name,
+    shorten_list,
+)
 from .limits import DEFAULT_LIMITS, HEAD_BYTES, ReadLimits, read_capped, read_regular_file
 
 SNIFF = 65536  # the first bytes the readers look at: format, delimiter, header, binary content
@@ -79,7 +87,7 @@ def _gunzip(raw: RawFile, limits: ReadLimits) -> RawFile:
             inner = read_capped(gz, limits.unpack_limit(len(raw.data)), label)
     except (OSError, EOFError, zlib.error) as e:
         raise InputError(
-            f"{name or 'the file'} looks gzip-compressed but cannot be unpacked ({error_line(e)}); upload it uncompressed"
+            f"{name or 'the file'} looks gzip-compressed but cannot be unpacked ({first_line(e)}); upload it uncompressed"
         ) from None
     inner_name = name[:-3] if name.lower().endswith(".gz") else name
     return RawFile(inner, inner_name, [f"unpacked gzip file {name or '(bytes)'}"])
@@ -123,7 +131,7 @@ def _unzip(raw: RawFile, limits: ReadLimits) -> RawFile:
         # BadZipFile: a bad CRC (found at the end of the member); RuntimeError: encrypted; NotImplementedError:
         # a compression method Python cannot unpack
         raise InputError(
-            f"{what} cannot be unpacked ({error_line(e)}); re-create the archive or upload the file itself"
+            f"{what} cannot be unpacked ({first_line(e)}); re-create the archive or upload the file itself"
         ) from None
     return RawFile(data, PurePath(member.filename).name, [f"read {member.filename!r} from zip archive {raw.name!r}"])
 
@@ -151,9 +159,3 @@ def check_not_binary(raw: RawFile) -> None:
             f"{raw.name or 'the file'} looks binary (it holds NUL or control bytes), not text; "
             "upload a CSV, TSV, JSON Lines, plain-text or Parquet file (a .zip with one such file also works)"
         )
-
-
-def error_line(e: Exception) -> str:
-    """The first line of a library's error message, at most 200 characters (its type's name when it has none)."""
-    msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-    return msg[:200]

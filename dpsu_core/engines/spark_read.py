@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..corpus.limits import HEAD_BYTES
-from ..errors import InputError
+from ..errors import InputError, first_line
 from ..wording import opt
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -116,7 +116,7 @@ def read_posts(spark: SparkSession, inp: SparkInput, opts: LoadOptions) -> Posts
             refs = [_col(n) for n in names]
     except AnalysisException as e:
         what = "the table" if fmt == "table" else f"{inp.given!r} as {fmt}"
-        raise InputError(f"Spark cannot read {what} ({_short(e)}); check the name and {opt('format')}") from None
+        raise InputError(f"Spark cannot read {what} ({first_line(e)}); check the name and {opt('format')}") from None
     columns = names if header else [str(i) for i in range(len(names))]
     choice = choose_columns(
         columns, opts.user_col, opts.text_col, header, row_is_user=opts.row_is_user, first_row=first_row
@@ -139,8 +139,3 @@ def _select_posts(df: Any, refs: list[Any], user: int | None, text: int, bad: An
         return df.select(row_user, "text", "pos", "bad")
     df = df.select(refs[user].cast("string").alias("user"), text_col, bad.alias("bad"))
     return df.withColumn("pos", pos).select("user", "text", "pos", "bad")
-
-
-def _short(e: Exception) -> str:
-    msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-    return msg[:200]
