@@ -29,24 +29,33 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
 import os
 import secrets
 import threading
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from functools import cached_property
 from typing import Any
 
-from ..errors import DpsuError, ParameterError
+from ..errors import ParameterError
 from ..params import OPTIONS
 from ..privacy.cost import LaplaceCost, ZcdpCost
 from ..privacy.validate import check_delta, check_positive
 from . import chain
 from .backend import KEPT_CSV, SCHEMA_VERSION, Db, connect, default_location
 from .ledger import LedgerEntry, LedgerTotal, total, within
+from .records import (
+    BudgetRefused,
+    Charge,
+    Corpus,
+    KeptRelease,
+    Refusal,
+    VerifyResult,
+    compact,
+    items_csv,
+    refusal,
+    shown_down,
+)
 
 __all__ = [
     "TOOLS",
@@ -59,6 +68,8 @@ __all__ = [
     "Refusal",
     "VerifyResult",
     "compact",
+    "items_csv",
+    "shown_down",
     "default_location",
     "open_store",
 ]
@@ -75,134 +86,6 @@ _ENTRY_SELECT = ", ".join(chain.ENTRY_COLUMNS)
 _GROUP = "mechanism, label, epsilon, delta, noise, zcdp, laplace, teaching"
 _CORPUS_SELECT = "id, name, epsilon_cap, delta_cap, fingerprint, users_hash, created_utc, created_by"
 _RELEASE_SELECT = "id, charge_id, corpus_id, request_key, items, counts, calibration, report, created_utc"
-
-
-class BudgetRefused(DpsuError):
-    """A spend that would pass the corpus's cap, or the analyst's own: nothing was recorded but the refusal, and no
-    noise may be drawn. ``remaining_epsilon`` / ``remaining_delta``: what the binding cap leaves."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        corpus: str,
-        requested_epsilon: float,
-        requested_delta: float,
-        remaining_epsilon: float,
-        remaining_delta: float,
-    ) -> None:
-        super().__init__(message)
-        self.corpus = corpus
-        self.requested_epsilon = requested_epsilon
-        self.requested_delta = requested_delta
-        self.remaining_epsilon = remaining_epsilon
-        self.remaining_delta = remaining_delta
-
-
-@dataclass(frozen=True)
-class Corpus:
-    """A corpus the store knows: its cap, and how it is recognised (opaque bytes and a salted hash, both given by
-    the caller; never raw ids or posts)."""
-
-    id: int
-    name: str
-    epsilon_cap: float
-    delta_cap: float
-    fingerprint: bytes
-    users_hash: str
-    created_utc: str
-    created_by: str
-
-
-@dataclass(frozen=True)
-class Charge:
-    """A recorded spend: ``total`` is the corpus's total after it, ``remaining_*`` what the corpus's cap leaves,
-    ``cost`` what these entries spend on their own (composed when first read); ``new_corpus``: the corpus was
-    created by this charge, with the default cap (say so once)."""
-
-    charge_id: str
-    corpus: Corpus
-    entries: tuple[LedgerEntry, ...]
-    total: LedgerTotal
-    remaining_epsilon: float
-    remaining_delta: float
-    new_corpus: bool
-
-    @cached_property
-    def cost(self) -> LedgerTotal:
-        return total(compact(self.entries))
-
-    def sentence(self) -> str:
-        """One line for the tool that charged: the corpus's spend and what is left (and, once, that a new corpus
-        got the default cap)."""
-        c = self.corpus
-        new = f"corpus {c.name!r} is new to the ledger: it gets the default cap; " if self.new_corpus else ""
-        return new + (
-            f"charged to corpus {c.name!r}: ε = {self.total.epsilon:.4g} of {c.epsilon_cap:g} spent, "
-            f"ε = {shown_down(self.remaining_epsilon)} left (δ = {self.total.basic_delta:.2g} of {c.delta_cap:.2g})"
-        )
-
-
-@dataclass(frozen=True)
-class Refusal:
-    time_utc: str
-    corpus: str
-    actor: str
-    tool: str
-    why: str
-    requested_epsilon: float
-    requested_delta: float
-
-
-@dataclass(frozen=True)
-class KeptRelease:
-    """A release's public output, kept so it can be handed back at no cost: its items and noisy counts, its
-    calibration and report, and ``outputs``, the files it published by name (``KEPT_OUTPUTS``: "csv", the items'
-    CSV as the release wrote it), as bytes."""
-
-    id: int
-    charge_id: str
-    corpus_id: int
-    request_key: str
-    items: tuple[Any, ...]
-    counts: tuple[float, ...] | None
-    calibration: dict[str, Any]
-    report: str
-    created_utc: str
-    outputs: dict[str, bytes] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class VerifyResult:
-    """``ok``, or the first bad row: ``problem`` (one line), its corpus and sequence number (None when the problem
-    is the chain's end or the corpus row)."""
-
-    ok: bool
-    checked: int
-    problem: str = ""
-    corpus: str | None = None
-    seq: int | None = None
-
-
-def shown_down(x: float) -> str:
-    """A remaining budget for display, rounded down to 4 significant digits (never shows more than is left)."""
-    if x <= 0:
-        return "0"
-    scale = 10 ** (3 - math.floor(math.log10(x)))
-    return f"{math.floor(x * scale) / scale:.4g}"
-
-
-def compact(entries: Sequence[LedgerEntry]) -> list[LedgerEntry]:
-    """Identical configurations merged into one entry whose ``releases`` add up (every composition of
-    ``ledger.total`` is a function of the configurations and their release counts: a k-fold composition is one
-    self-composition), so 10,000 entries of a few configurations compose as a few."""
-    first: dict[tuple, LedgerEntry] = {}
-    count: dict[tuple, int] = {}
-    for e in entries:
-        key = (e.mechanism, e.label, e.epsilon, e.delta, e.noise, e.zcdp, e.laplace, e.teaching)
-        first.setdefault(key, e)
-        count[key] = count.get(key, 0) + e.releases
-    return [e if e.releases == count[k] else replace(e, releases=count[k]) for k, e in first.items()]
 
 
 def _now() -> str:
@@ -263,19 +146,6 @@ def _release(row: tuple, outputs: dict[str, bytes]) -> KeptRelease:
         row[8],
         outputs,
     )
-
-
-def items_csv(kept: KeptRelease) -> bytes:
-    """A kept release's items (n-grams as their words joined by spaces) and noisy counts, as CSV."""
-    from ..outputs.export import neutralise_cell
-
-    buf = io.StringIO()
-    writer = csv.writer(buf, quoting=csv.QUOTE_NONNUMERIC, lineterminator="\n")
-    writer.writerow(["item", "count"] if kept.counts is not None else ["item"])
-    for i, item in enumerate(kept.items):
-        text = neutralise_cell(" ".join(map(str, item)) if isinstance(item, list) else str(item))
-        writer.writerow([text, kept.counts[i]] if kept.counts is not None else [text])
-    return buf.getvalue().encode("utf-8")
 
 
 def _outputs(outputs: Mapping[str, bytes] | None) -> list[tuple[str, bytes]]:
@@ -576,7 +446,7 @@ class LedgerStore:
         """The refusal, when the corpus's cap or the actor's own would be passed (``ledger.within``: the tight
         total is composed only when the basic one would pass a cap)."""
         if not within(compact(before + new), c.epsilon_cap, c.delta_cap):
-            return _refusal(f"corpus {c.name!r}", c.name, c.epsilon_cap, c.delta_cap, before, new, custodian=True)
+            return refusal(f"corpus {c.name!r}", c.name, c.epsilon_cap, c.delta_cap, before, new, custodian=True)
         row = db.one(
             "SELECT epsilon_cap, delta_cap FROM analyst_caps WHERE corpus_id = ? AND analyst = ?", (c.id, actor)
         )
@@ -586,7 +456,7 @@ class LedgerStore:
         mine = self._grouped(db, c.id, actor)
         if within(compact(mine + new), cap_e, cap_d):
             return None
-        return _refusal(f"{actor!r}'s own cap on corpus {c.name!r}", c.name, cap_e, cap_d, mine, new)
+        return refusal(f"{actor!r}'s own cap on corpus {c.name!r}", c.name, cap_e, cap_d, mine, new)
 
     def refusals(self, corpus: str | int) -> list[Refusal]:
         c = self.corpus(corpus)
@@ -787,29 +657,6 @@ class LedgerStore:
         refusals = [r.__dict__ for c in self.corpora() for r in self.refusals(c.id)]
         doc = {"schema_version": SCHEMA_VERSION, "corpora": corpora, "entries": rows, "refusals": refusals}
         return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
-
-
-def _refusal(
-    who: str,
-    corpus: str,
-    cap_e: float,
-    cap_d: float,
-    before: list[LedgerEntry],
-    new: list[LedgerEntry],
-    *,
-    custodian: bool = False,
-) -> BudgetRefused:
-    """The one-line refusal: what the release would spend, what the binding cap leaves (composed here only: a
-    recorded charge never pays for it)."""
-    cost, now = total(compact(new)), total(before)
-    rem_e, rem_d = max(0.0, cap_e - now.epsilon), max(0.0, cap_d - now.basic_delta)
-    text = (
-        f"refused: this release would spend ε = {cost.epsilon:.4g}, δ = {cost.basic_delta:.2g}; {who} has "
-        f"ε = {shown_down(rem_e)} of {cap_e:g} left (δ = {rem_d:.2g} of {cap_d:.2g})"
-        + ("; its custodian can raise the cap with 'dpsu corpus set-budget'" if custodian else "")
-    )
-    return BudgetRefused(text, corpus=corpus, requested_epsilon=cost.epsilon, requested_delta=cost.basic_delta,
-                         remaining_epsilon=rem_e, remaining_delta=rem_d)  # fmt: skip
 
 
 def _floats(d: dict[str, Any]) -> dict[str, Any]:
