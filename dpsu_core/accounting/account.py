@@ -17,13 +17,12 @@ Nothing here reads raw data beyond the fingerprint; nothing raw is stored.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from pathlib import PurePath
 from typing import Any
 
 from ..errors import DpsuError
-from .ledger import LedgerEntry, LedgerTotal, total
+from .ledger import LedgerEntry, LedgerTotal, total, within
 from .store import MAX_NAME
 
 
@@ -176,10 +175,12 @@ def releases_left(account: CorpusAccount, job: Any, actor: str = "", limit: int 
     one = job.entries(corpus_id=account.corpus_id, source="preview")
 
     def fits(k: int) -> bool:
+        """``ledger.within``: the basic total first, the tight one (a privacy-loss distribution of a k-fold
+        composition: seconds, for a large k) only where the basic total passes the cap."""
         if k == 0:
             return True
-        t = total(spent + [replace(e, releases=e.releases * k) for e in one])
-        return t.guaranteed and t.epsilon <= eps_cap and t.basic_delta <= delta_cap and math.isfinite(t.epsilon)
+        entries = spent + [replace(e, releases=e.releases * k) for e in one]
+        return not any(e.teaching for e in entries) and within(entries, eps_cap, delta_cap)
 
     if not fits(1):
         return 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -197,3 +198,30 @@ def test_teaching_and_laplace_entries_round_trip(location):
         (back,) = s.entries("c")
         assert (back.teaching, back.releases, back.laplace) == (True, 3, seeded.laplace)
         assert not s.total("c").guaranteed
+
+
+def test_releases_left_is_the_largest_count_the_tight_total_admits(tmp_path):
+    """``account.releases_left`` against a count made one release at a time with ``ledger.total``, on a corpus
+    that holds a GW release and a Laplace count release already; and a cap so large that only the basic total is
+    ever composed (one release of ε 1 a million times: the search's limit)."""
+    from dpsu_core.accounting.account import named, releases_left
+    from dpsu_core.job import ReleaseJob
+
+    with open_store(str(tmp_path / "ledger.sqlite")) as store:
+        store.register_corpus("small", 10.0, 1e-5, by="custodian")
+        store.register_corpus("large", 1e6, 0.5, by="custodian")
+        for name in ("small", "large"):
+            store.charge(name, [entry("gw", 2.0, 1e-7), entry("count-laplace", 0.5, 1e-9)], actor="a", tool="api",
+                         job={})  # fmt: skip
+        job = ReleaseJob.build("policy-gaussian", 1.0, 1e-7)
+        small = named(store, "small", by="a")
+        spent, one = small.entries(), list(job.entries(corpus_id=small.corpus_id, source="test"))
+
+        def within_cap(k: int) -> bool:  # the tight total of the ledger plus k releases of the job, by ledger.total
+            t = total(spent + [replace(e, releases=e.releases * k) for e in one])
+            return t.epsilon <= 10.0 and t.basic_delta <= 1e-5
+
+        k = releases_left(small, job)
+        assert k > 7  # more than basic composition's (10 - 2.5) / 1: the tight total admits them
+        assert within_cap(k) and not within_cap(k + 1)
+        assert releases_left(named(store, "large", by="a"), job) == 1_000_000
