@@ -19,12 +19,14 @@ WORDS = [
 
 
 def _texts(n: int, seed: int) -> list[str]:
+    """``n`` posts of 0 to 24 random words, each followed by a random separator (drawn in bulk)."""
     rng = np.random.default_rng(seed)
     seps = [" ", "  ", "\t", "\n", ", ", "—", " (", ") "]
-    return [
-        "".join(str(rng.choice(WORDS)) + str(rng.choice(seps)) for _ in range(int(rng.integers(0, 25))))
-        for _ in range(n)
-    ]
+    lengths = rng.integers(0, 25, size=n)
+    words, gaps = rng.integers(0, len(WORDS), size=(2, int(lengths.sum())))
+    pieces = [WORDS[w] + seps[g % len(seps)] for w, g in zip(words.tolist(), gaps.tolist())]
+    ends = np.cumsum(lengths)
+    return ["".join(pieces[a:b]) for a, b in zip((ends - lengths).tolist(), ends.tolist())]
 
 
 def _posts(tok) -> list[list[str]]:
