@@ -48,12 +48,14 @@ def run(texts, **kw) -> list[list[str]]:
 
 
 def _random_posts(words, n, seed):
+    """``n`` posts of 0 to 19 random words, each followed by a random separator (drawn in bulk)."""
     rng = np.random.default_rng(seed)
     seps = [" ", "  ", "\t", "\n", ", ", "—", " (", ") ", "。", "！"]
-    return [
-        "".join(str(rng.choice(words)) + str(rng.choice(seps)) for _ in range(int(rng.integers(0, 20))))
-        for _ in range(n)
-    ]
+    lengths = rng.integers(0, 20, size=n)
+    picks, gaps = rng.integers(0, len(words), size=(2, int(lengths.sum())))
+    pieces = [str(words[w]) + seps[g % len(seps)] for w, g in zip(picks.tolist(), gaps.tolist())]
+    ends = np.cumsum(lengths)
+    return ["".join(pieces[a:b]) for a, b in zip((ends - lengths).tolist(), ends.tolist())]
 
 
 _KANA = re.compile("[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")  # a post with kana is Japanese
