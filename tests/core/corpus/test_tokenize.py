@@ -68,6 +68,18 @@ def test_invisible_format_characters_inside_a_word_leave_the_plain_word(tokenize
     assert run(["a\u200b b"], prep=prep, tokenizer=tokenizer) == [["a", "b"]]
 
 
+def test_the_scripts_where_a_zero_width_space_breaks_are_those_written_without_spaces():
+    """``charclass.UNSPACED`` holds the code points ``scripts.script_of`` calls Thai, Lao, Khmer, Burmese, kana or
+    Han: checked at every range's edges and on every 16th code point of the first four planes."""
+    from dpsu_core.corpus.charclass import UNSPACED
+    from dpsu_core.corpus.scripts import HAN, KANA, KHMER, LAO, MYANMAR, THAI, script_of
+
+    unspaced = {HAN, KANA, KHMER, LAO, MYANMAR, THAI}
+    edges = {cp + d for lo, hi in UNSPACED for cp in (lo, hi) for d in (-1, 0, 1)}
+    for cp in sorted(edges | set(range(0, 0x40001, 16))):
+        assert any(lo <= cp <= hi for lo, hi in UNSPACED) == (script_of(cp) in unspaced), hex(cp)
+
+
 def test_symbols_kept_as_their_own_tokens_when_not_stripped():
     prep = Preprocessing(lowercase=False, strip_urls=False, strip_symbols=False)
     assert run(["Hi, you! 'x' a-b"], prep=prep) == [["Hi", ",", "you", "!", "'", "x", "'", "a", "-", "b"]]
