@@ -150,7 +150,7 @@ EMOJI_TEXTS = (
     "love it \u2764\ufe0f so much",  # heart + variation selector 16
     "thumbs\u200d up \U0001f44d\U0001f3fd ok",  # zero width joiner inside a word, skin tone
     "family \U0001f468\u200d\U0001f469\u200d\U0001f467 day",  # ZWJ sequence
-    "co\u00adoperate with\u200bspace",  # soft hyphen (Cf) inside a word, zero width space between words
+    "co\u00adoperate with\u200bin spa\u2060ce",  # soft hyphen, zero width space, word joiner (Cf) in words
     "right\u200f to left \u2066mark\u2069 test",  # RLM and isolates (Cf)
     "text\ufe0e style \u263a\ufe0f smile",  # variation selector 15 after a letter, VS16 after a symbol
 )

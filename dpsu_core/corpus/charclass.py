@@ -27,8 +27,33 @@ import numpy as np
 # Character classes, indexed by code point. IGNORED characters (format characters, category Cf, and
 # variation selectors) are skipped: never part of a token, never a token, and no break inside a word
 # (as in Unicode's word segmentation, where Format and Extend characters do not break a word).
-# Control characters (Cc) separate like spaces.
+# Control characters (Cc) separate like spaces. So the soft hyphen (U+00AD), the word joiner (U+2060), a byte
+# order mark inside the text (U+FEFF) and the zero width space (U+200B) vanish from a word: "co\u00adop" and
+# "co\u200bop" are "coop". The zero width space alone is a word break where a word break can hide in it: next to a
+# letter of a script written without spaces between words (``UNSPACED``: Thai, Lao, Khmer, Burmese, Chinese,
+# Japanese), where it is the optional break its writers put between words (the tokenizer's kernel decides,
+# ``tokenize._zwsp_breaks``; the exported tokenizer with the same rule as a regex). ZWJ and ZWNJ (U+200D,
+# U+200C) are ignored too, never a break: inside an emoji sequence or a Persian or Indic word they join.
 SPACE, WORD, SYMBOL, APOS, IGNORED = 0, 1, 2, 3, 4
+ZWSP = 0x200B
+# Code point ranges (inclusive) of the scripts written without spaces between words, in which a zero width space
+# next to a letter is a word break (the ranges of ``scripts.script_of``'s THAI, LAO, MYANMAR, KHMER, KANA, HAN).
+UNSPACED: tuple[tuple[int, int], ...] = (
+    (0x0E00, 0x0EFF),  # Thai, Lao
+    (0x1000, 0x109F),  # Myanmar
+    (0x1780, 0x17FF),  # Khmer
+    (0x19E0, 0x19FF),  # Khmer symbols
+    (0x3005, 0x3007),  # ideographic iteration mark, closing mark, number zero
+    (0x3040, 0x30FF),  # hiragana, katakana
+    (0x31F0, 0x31FF),  # katakana phonetic extensions
+    (0x3400, 0x4DBF),  # CJK extension A
+    (0x4E00, 0x9FFF),  # CJK unified ideographs
+    (0xA9E0, 0xA9FF),  # Myanmar extended B
+    (0xAA60, 0xAA7F),  # Myanmar extended A
+    (0xF900, 0xFAFF),  # CJK compatibility ideographs
+    (0xFF66, 0xFF9F),  # halfwidth katakana
+    (0x20000, 0x3FFFF),  # CJK extensions B-H
+)
 _VARIATION_SELECTORS = ((0x180B, 0x1810), (0xFE00, 0xFE10), (0xE0100, 0xE01F0))
 N_CODE_POINTS = 0x110000
 _TABLE_FILE = Path(__file__).with_name("_char_table.py")
@@ -57,7 +82,6 @@ def build_char_classes() -> np.ndarray:
         cls[lo:hi] = IGNORED
     for m in re.finditer(r"\s+", every):
         cls[m.start() : m.end()] = SPACE
-    cls[0x200B] = SPACE  # zero width space (Cf) is a word break
     cls[[ord("'"), 0x2019, 0x02BC]] = APOS
     return cls
 

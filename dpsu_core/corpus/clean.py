@@ -6,7 +6,8 @@ and only on the posts that need it: ``email`` on posts that look like RFC 822 me
 vocabulary (one check per distinct token) and drop the tokens with one numpy mask.
 
 Unicode format and control characters (categories Cf, Cc) and variation selectors are handled by the
-tokenizer's character table (``tokenize.char_classes``): never part of a token, never a token.
+tokenizer's character table (``tokenize.char_classes``): never part of a token, never a token, and no
+break inside a word (a zero width space is one only next to Thai, Chinese, ...: ``charclass``).
 
 Stop words come from the ``stop-words`` package (maintained lists for 30+ languages, shipped inside
 the package: nltk's lists need a data download, which a fresh machine may not be able to do).

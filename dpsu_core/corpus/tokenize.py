@@ -39,8 +39,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import ParameterError
-from .charclass import char_classes, lower_table
+from .charclass import UNSPACED, ZWSP, char_classes, lower_table
 from .intern import Interner, find, has_room, insert, key_of, string_buffers
+from .scripts import decode_at
 from .tokens import Tokenized
 
 TOKENIZERS: tuple[str, ...] = ("auto", "fast", "treebank", "char-ngrams")  # auto, char-ngrams: segment.py
@@ -577,6 +578,30 @@ def _put(out, pos, cp):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
+def _unspaced(cp):  # pragma: no cover - compiled
+    """Whether ``cp`` is a letter of a script written without spaces between words (``charclass.UNSPACED``)."""
+    if cp < 0x0E00:
+        return False
+    for lo, hi in UNSPACED:
+        if lo <= cp <= hi:
+            return True
+    return False
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _zwsp_breaks(before, data, i, end):  # pragma: no cover - compiled
+    """Whether a zero width space between code point ``before`` and the text at ``data[i:end]`` is a word break:
+    next to a letter of a script written without spaces (Thai, Chinese, ...), else it is ignored like a soft
+    hyphen (see ``charclass``)."""
+    if _unspaced(before):
+        return True
+    if i < end:
+        after, _ = decode_at(data, i)
+        return _unspaced(after)
+    return False
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def _close_word(out, tok_end, pos, m, pending, mode):  # pragma: no cover - compiled
     """End the current word at ``pos``; with symbols kept (mode 1) its ``pending`` trailing apostrophes
     follow as tokens of their own. Returns the new (pos, m)."""
@@ -616,6 +641,7 @@ def _tokenize_posts(
         m = 0  # tokens of this post
         in_tok = False
         pending = 0  # apostrophes seen after a word character, not yet written
+        last = np.int64(-1)  # the code point before this one, as written (for a zero width space)
         while i < end:
             b = data[i]
             if b < 0x80:
@@ -636,11 +662,15 @@ def _tokenize_posts(
                 )
                 nb = 4
             i += nb
+            before = last
+            last = cp
             if fold:
                 cp = np.int64(lower[cp])
             c = table[cp]
             if c == 4:  # ignored: format character or variation selector
-                continue
+                if cp != ZWSP or not _zwsp_breaks(before, data, i, end):
+                    continue
+                c = 0  # a zero width space next to Thai, Chinese, ...: a word break
             if mode == 2:
                 if c == 0:
                     if in_tok:

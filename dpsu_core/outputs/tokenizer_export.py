@@ -461,7 +461,7 @@ def _training_text(items: list[str], reps: np.ndarray | None) -> Iterator[str]:
 def _classes() -> dict[str, str]:
     """Regex character classes (Oniguruma syntax) of the release tokenizer's table (``charclass.char_classes``):
     its word, space and ignored characters exactly, and the typographic apostrophes."""
-    from ..corpus.charclass import APOS, IGNORED, SPACE, WORD, char_classes
+    from ..corpus.charclass import APOS, IGNORED, SPACE, UNSPACED, WORD, char_classes
 
     cls = char_classes()
 
@@ -480,6 +480,7 @@ def _classes() -> dict[str, str]:
         "space": ranges(SPACE),
         "ignored": ranges(IGNORED),
         "apostrophes": ranges(APOS, (ord("'"),)),
+        "unspaced": "".join(f"\\x{{{a:X}}}-\\x{{{b:X}}}" for a, b in UNSPACED),
     }
 
 
@@ -504,6 +505,7 @@ def _case_fixes() -> tuple[tuple[str, str], ...]:
 def _set_pipeline(tok: Any, spec: TokenizerSpec) -> None:
     from tokenizers import Regex, normalizers, pre_tokenizers
 
+    from ..corpus.charclass import ZWSP
     from ..corpus.tokenize import URL_PATTERN
 
     k = _classes()
@@ -513,6 +515,9 @@ def _set_pipeline(tok: Any, spec: TokenizerSpec) -> None:
     if spec.lowercase:
         norm += [normalizers.Replace(a, b) for a, b in _case_fixes()]
         norm.append(normalizers.Lowercase())
+    # a zero width space next to a letter of a script written without spaces is a word break (charclass.UNSPACED)
+    hint = f"\\x{{{ZWSP:X}}}"
+    norm.append(normalizers.Replace(Regex(f"(?<=[{k['unspaced']}]){hint}|{hint}(?=[{k['unspaced']}])"), " "))
     norm.append(normalizers.Replace(Regex(f"[{k['ignored']}]"), ""))
     norm.append(normalizers.Replace(Regex(f"[{k['apostrophes']}]"), "'"))
     norm.append(normalizers.Replace(Regex(f"[{k['space']}]"), " "))

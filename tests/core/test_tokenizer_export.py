@@ -194,7 +194,9 @@ SENTENCES = [
     "Visit https://example.com/a?b=1 and www.foo.org NOW",
     "naïve café ÅNGSTRÖM straße — (x1) 42... foo-bar",
     "Привет мир; γειά σου; שלום; مرحبا",
-    "zero\u200bwidth soft\u00adhyphen emoji 😀 👍🏽 ok",
+    "zero\u200bwidth soft\u00adhyphen wo\u2060rd \ufeffbom emoji 😀 👍🏽 ok",
+    # a zero width space next to Thai or Chinese is a break, so the exported tokenizer cuts there too
+    "ภาษา\u200bไทย ok\u200bไทย ภาษา\u200b\u200bok 日本\u200b語 a\u200b\u00ad\u200bb",
 ]
 
 

@@ -197,7 +197,8 @@ def test_format_characters_never_in_a_token(strip_symbols):
     texts = pa.array(["love \u2764\ufe0f it", "co\u00adop wi\u200bth", "a\u200db \U0001f468\u200d\U0001f469", "x\x01y"])
     tok = tokenize(texts, prep=Preprocessing(strip_symbols=strip_symbols))
     words = set(tok.unigrams.tolist())
-    assert {"love", "it", "coop", "wi", "th", "ab", "x", "y"} <= words
+    # a soft hyphen, a zero width space, a word joiner or a byte order mark inside a word is no break
+    assert {"love", "it", "coop", "with", "ab", "x", "y"} <= words and not {"co", "wi", "th"} & words
     for w in words:
         assert w and not any(ch in w for ch in "\ufe0f\u00ad\u200b\u200d\x01")
 
@@ -384,8 +385,8 @@ CASES = {
         "tweet",
         True,
         [],
-        {"love", "thumbs", "cooperate", "with", "space", "right", "mark", "text"},
-        {"\ufe0f", "\u200d", "co", "operate", "withspace"},
+        {"love", "thumbs", "cooperate", "within", "space", "right", "mark", "text"},
+        {"\ufe0f", "\u200d", "co", "operate", "spa", "ce"},
     ),
     "emoji.csv:symbols": (
         ["--keep-symbols"],

@@ -151,6 +151,28 @@ def test_khmer_and_lao_words_are_their_segmenters_burmese_ngrams():
     assert run(["မြန်မာ"], char_ngrams=3) == [char_ngrams("မြန်မာ", 3)]
 
 
+def test_a_zero_width_space_in_thai_khmer_lao_burmese_chinese_is_the_word_break_its_writer_put():
+    """In a script written without spaces a zero width space is the optional break between words: the segmenters
+    then cut each piece (the same words as with a space there), and a break the segmenter would not make is kept."""
+    from khmernltk import word_tokenize as khmer_words
+    from laonlp.tokenize import word_tokenize as lao_words
+
+    newmm = [word_tokenize(t, engine="newmm", keep_whitespace=False) for t in THAI]
+    hinted = ["\u200b".join(words) for words in newmm]  # each word followed by a zero width space
+    assert all("\u200b" in h for h in hinted)
+    assert run(hinted) == newmm == run([" ".join(words) for words in newmm])
+    assert run(hinted, tokenizer="fast") == newmm  # without a segmenter, the breaks are the writer's
+    # a break the segmenter would not make: ภาษาไทย is one newmm word, cut where the writer cut it
+    assert run(["ภาษา\u200bไทย"]) == [["ภาษา", "ไทย"]] and run(["ภาษาไทย"]) == [["ภาษาไทย"]]
+    khmer, lao = ["ខ្ញុំ", "ស្រឡាញ់", "ប្រទេស", "កម្ពុជា"], lao_words("ພາສາລາວໃນປັດຈຸບັນ")
+    assert khmer_words("".join(khmer)) == khmer
+    assert run(["\u200b".join(khmer), "\u200b".join(lao)]) == [khmer, lao]
+    assert run(["မြန်\u200bမာ"]) == [char_ngrams("မြန်", 2) + char_ngrams("မာ", 2)]
+    assert run(["北京\u200b天安门", "ok\u200b北京"], tokenizer="fast") == [["北京", "天安门"], ["ok", "北京"]]
+    # between Latin letters it is no break (as a soft hyphen): ignored, in a post with Thai too
+    assert run(["zero\u200bwidth ภาษา\u200bไทย"]) == [["zerowidth", "ภาษา", "ไทย"]]
+
+
 def test_lone_characters_load_no_segmenter(monkeypatch):
     """A run of one character is one word whatever the segmenter: a few lone CJK characters in an English
     file load nothing (no start-up cost) and give the fast tokenizer's tokens."""

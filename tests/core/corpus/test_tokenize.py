@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
@@ -48,6 +49,35 @@ def test_fast_default_preprocessing_lowercases_strips_urls_and_symbols():
 def test_unicode_letters_digits_and_marks_are_word_characters():
     out = run(["Ünïcode café 日本語 x\u0301y ٣ 😀 \u00a0 ok"], prep=NO_PREP, tokenizer="fast")  # auto: test_segment
     assert out == [["Ünïcode", "café", "日本語", "x\u0301y", "٣", "ok"]]
+
+
+@pytest.mark.parametrize("tokenizer", ["fast", "treebank", "auto"])
+@pytest.mark.parametrize("strip_symbols", [True, False])
+def test_invisible_format_characters_inside_a_word_leave_the_plain_word(tokenizer, strip_symbols):
+    """A zero width space (U+200B), word joiner (U+2060), byte order mark (U+FEFF) or soft hyphen (U+00AD) inside
+    a Latin, Cyrillic or Greek word is no break: the word is the plain word. ZWJ and ZWNJ never break either."""
+    prep = dataclasses.replace(NO_PREP, strip_symbols=strip_symbols)
+    plain = ["Privacy matters", "приватность важна", "ιδιωτικότητα μετρά"]
+    if tokenizer != "treebank":  # nltk's contraction rules see the raw text (a soft hyphen in "do\u00adn't" too)
+        plain.append("don't stop")
+    for ch in ("\u200b", "\u2060", "\ufeff", "\u00ad", "\u200c", "\u200d"):
+        hidden = [" ".join(w[:2] + ch + w[2:] + ch for w in text.split()) for text in plain]
+        assert all(ch in h for h in hidden)
+        assert run(hidden, prep=prep, tokenizer=tokenizer) == run(plain, prep=prep, tokenizer=tokenizer), ch
+    # ... while a real space between them still breaks
+    assert run(["a\u200b b"], prep=prep, tokenizer=tokenizer) == [["a", "b"]]
+
+
+def test_the_scripts_where_a_zero_width_space_breaks_are_those_written_without_spaces():
+    """``charclass.UNSPACED`` holds the code points ``scripts.script_of`` calls Thai, Lao, Khmer, Burmese, kana or
+    Han: checked at every range's edges and on every 16th code point of the first four planes."""
+    from dpsu_core.corpus.charclass import UNSPACED
+    from dpsu_core.corpus.scripts import HAN, KANA, KHMER, LAO, MYANMAR, THAI, script_of
+
+    unspaced = {HAN, KANA, KHMER, LAO, MYANMAR, THAI}
+    edges = {cp + d for lo, hi in UNSPACED for cp in (lo, hi) for d in (-1, 0, 1)}
+    for cp in sorted(edges | set(range(0, 0x40001, 16))):
+        assert any(lo <= cp <= hi for lo, hi in UNSPACED) == (script_of(cp) in unspaced), hex(cp)
 
 
 def test_symbols_kept_as_their_own_tokens_when_not_stripped():
