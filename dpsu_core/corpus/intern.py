@@ -16,6 +16,8 @@ State (numpy arrays, grown by doubling by ``Interner.reserve`` between runs of t
 
 from __future__ import annotations
 
+import hashlib
+
 import numba
 import numpy as np
 import pyarrow as pa
@@ -146,6 +148,77 @@ def string_buffers(values: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return data, offsets
 
 
+@numba.njit(cache=True, nogil=True)
+def _keys(data, offsets, n):  # pragma: no cover - compiled
+    keys = np.empty(n, dtype=np.int64)
+    for k in range(n):
+        keys[k] = key_of(data, offsets[k], offsets[k + 1])
+    return keys
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _less(data, offsets, a, b):  # pragma: no cover - compiled
+    """Whether string a sorts before string b (by length, then bytes): the tie-break of equal keys."""
+    la, lb = offsets[a + 1] - offsets[a], offsets[b + 1] - offsets[b]
+    if la != lb:
+        return la < lb
+    for i in range(la):
+        x, y = data[offsets[a] + i], data[offsets[b] + i]
+        if x != y:
+            return x < y
+    return False
+
+
+@numba.njit(cache=True, nogil=True)
+def _canonical(order, keys, data, offsets):  # pragma: no cover - compiled
+    """Settle runs of equal keys in ``order`` (sorted by key) by their bytes, then gather the strings in that
+    order: (lengths, bytes back to back)."""
+    n = order.shape[0]
+    i = 0
+    while i < n:
+        j = i + 1
+        while j < n and keys[order[j]] == keys[order[i]]:
+            j += 1
+        for a in range(i + 1, j):  # insertion sort of a (nearly always 1-long) run
+            v = order[a]
+            b = a - 1
+            while b >= i and _less(data, offsets, v, order[b]):
+                order[b + 1] = order[b]
+                b -= 1
+            order[b + 1] = v
+        i = j
+    lengths = np.empty(n, dtype=np.int64)
+    total = 0
+    for a in range(n):
+        k = order[a]
+        lengths[a] = offsets[k + 1] - offsets[k]
+        total += lengths[a]
+    out = np.empty(total, dtype=np.uint8)
+    p = 0
+    for a in range(n):
+        k = order[a]
+        for i in range(offsets[k], offsets[k + 1]):
+            out[p] = data[i]
+            p += 1
+    return lengths, out
+
+
+def set_digest(data: np.ndarray, offsets: np.ndarray) -> bytes:
+    """An unkeyed 32-byte BLAKE2b digest of a set of DISTINCT strings (``data[offsets[k]:offsets[k+1]]``), the
+    same in any order: the strings are put in a canonical order (by their ``key_of``, ties by length and bytes;
+    compiled, no Python per string) and hashed with their lengths. A stand-in for the set that holds none of its
+    strings, to be keyed later (``fingerprint.salted_users_hash``)."""
+    n = offsets.shape[0] - 1
+    keys = _keys(data, offsets, n)
+    order = np.argsort(keys, kind="stable")
+    lengths, joined = _canonical(order, keys, data, offsets)
+    h = hashlib.blake2b(digest_size=32, person=b"dpsu-id-set")
+    h.update(np.int64(n).tobytes())
+    h.update(lengths.astype("<i8").tobytes())
+    h.update(joined.tobytes())
+    return h.digest()
+
+
 def _grown(a: np.ndarray, need: int) -> np.ndarray:
     b = np.empty(max(2 * a.shape[0], need), dtype=a.dtype)
     b[: a.shape[0]] = a
@@ -200,6 +273,10 @@ class Interner:
             if j < starts.shape[0]:
                 self.reserve(max(1, self.n), max(int(ends[j] - starts[j]), int(self.offsets[self.n])))
         return ids
+
+    def digest(self) -> bytes:
+        """``set_digest`` of the distinct strings."""
+        return set_digest(self.arena, self.offsets[: self.n + 1])
 
     def objects(self, arr: pa.Array | None = None) -> np.ndarray:
         """The distinct strings as a numpy object array of str (id order); ``arr``: ``strings()`` when the caller
