@@ -157,64 +157,59 @@ def _keys(data, offsets, n):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _less(data, offsets, a, b):  # pragma: no cover - compiled
-    """Whether string a sorts before string b (by length, then bytes): the tie-break of equal keys."""
-    la, lb = offsets[a + 1] - offsets[a], offsets[b + 1] - offsets[b]
-    if la != lb:
-        return la < lb
-    for i in range(la):
-        x, y = data[offsets[a] + i], data[offsets[b] + i]
-        if x != y:
-            return x < y
+def _less(data, s1, e1, s2, e2):  # pragma: no cover - compiled
+    """Whether data[s1:e1] sorts before data[s2:e2] (by length, then bytes): the tie-break of equal keys."""
+    if e1 - s1 != e2 - s2:
+        return e1 - s1 < e2 - s2
+    for i in range(e1 - s1):
+        if data[s1 + i] != data[s2 + i]:
+            return data[s1 + i] < data[s2 + i]
     return False
 
 
 @numba.njit(cache=True, nogil=True)
-def _canonical(order, keys, data, offsets):  # pragma: no cover - compiled
-    """Settle runs of equal keys in ``order`` (sorted by key) by their bytes, then gather the strings in that
-    order: (lengths, bytes back to back)."""
-    n = order.shape[0]
+def _canonical(keys, starts, ends, data):  # pragma: no cover - compiled
+    """The strings data[starts[a]:ends[a]], already sorted by their ``keys``: runs of equal keys settled by their
+    bytes (``starts`` and ``ends`` reordered in place), then the strings back to back in that order."""
+    n = keys.shape[0]
     i = 0
     while i < n:
         j = i + 1
-        while j < n and keys[order[j]] == keys[order[i]]:
+        while j < n and keys[j] == keys[i]:
             j += 1
         for a in range(i + 1, j):  # insertion sort of a (nearly always 1-long) run
-            v = order[a]
+            s, e = starts[a], ends[a]
             b = a - 1
-            while b >= i and _less(data, offsets, v, order[b]):
-                order[b + 1] = order[b]
+            while b >= i and _less(data, s, e, starts[b], ends[b]):
+                starts[b + 1], ends[b + 1] = starts[b], ends[b]
                 b -= 1
-            order[b + 1] = v
+            starts[b + 1], ends[b + 1] = s, e
         i = j
-    lengths = np.empty(n, dtype=np.int64)
     total = 0
     for a in range(n):
-        k = order[a]
-        lengths[a] = offsets[k + 1] - offsets[k]
-        total += lengths[a]
+        total += ends[a] - starts[a]
     out = np.empty(total, dtype=np.uint8)
     p = 0
     for a in range(n):
-        k = order[a]
-        for i in range(offsets[k], offsets[k + 1]):
+        for i in range(starts[a], ends[a]):
             out[p] = data[i]
             p += 1
-    return lengths, out
+    return out
 
 
 def set_digest(data: np.ndarray, offsets: np.ndarray) -> bytes:
     """An unkeyed 32-byte BLAKE2b digest of a set of DISTINCT strings (``data[offsets[k]:offsets[k+1]]``), the
     same in any order: the strings are put in a canonical order (by their ``key_of``, ties by length and bytes;
-    compiled, no Python per string) and hashed with their lengths. A stand-in for the set that holds none of its
-    strings, to be keyed later (``fingerprint.salted_users_hash``)."""
+    numpy and a compiled loop, no Python per string) and hashed with their lengths. A stand-in for the set that
+    holds none of its strings, to be keyed later (``fingerprint.salted_users_hash``)."""
     n = offsets.shape[0] - 1
     keys = _keys(data, offsets, n)
     order = np.argsort(keys, kind="stable")
-    lengths, joined = _canonical(order, keys, data, offsets)
+    starts, ends = offsets[:-1][order], offsets[1:][order]
+    joined = _canonical(keys[order], starts, ends, data)
     h = hashlib.blake2b(digest_size=32, person=b"dpsu-id-set")
     h.update(np.int64(n).tobytes())
-    h.update(lengths.astype("<i8").tobytes())
+    h.update((ends - starts).astype("<i8").tobytes())
     h.update(joined.tobytes())
     return h.digest()
 
