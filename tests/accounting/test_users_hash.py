@@ -84,3 +84,17 @@ def test_a_corpus_without_user_ids_has_no_hash(tmp_path):
     assert salted_users_hash(corpus.users_digest, b"k") == ""
     with_ids = load_corpus(str(_write(tmp_path / "p.csv", _ids("d-"))), user_col="user", text_col="text")
     assert len(with_ids.users_digest) == 32 and "users_digest" not in repr(with_ids)
+
+
+def test_the_apps_custodian_registration_keeps_the_hash(tmp_path):
+    from dpsu_core.accounting import custodian
+    from dpsu_core.accounting.account import recognise
+    from dpsu_core.accounting.identity import local_user
+
+    ids = _ids("dorothea-")
+    corpus = load_corpus(str(_write(tmp_path / "posts.csv", ids)), user_col="user", text_col="text")
+    with open_store(str(tmp_path / "ledger.sqlite")) as store:
+        account = recognise(store, corpus, "posts.csv", by="ana")  # as the app's sidebar does on load
+        assert account.corpus_id is None and account.users_hash == users_hash(ids, store.secret())
+        registered = custodian.register_loaded(local_user(), account, "tickets", 5.0, 1e-5)
+        assert store.corpus(registered.corpus_id).users_hash == users_hash(ids, store.secret())
