@@ -12,7 +12,8 @@ and the charge of a release job to it — the one path the CLI, the app, the API
   * ``keep``: the release's public output (items, noisy counts, calibration, report) kept with its charge, so a
     later download or an identical request costs nothing.
 
-Nothing here reads raw data beyond the fingerprint; nothing raw is stored.
+Nothing here reads raw data beyond the fingerprint and the digest of the user-id set (``Corpus.users_digest``,
+kept by the store only as a hash salted with its secret); nothing raw is stored.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ class CorpusAccount:
     note: str = ""  # what was said when the loaded corpus was recognised (or registered)
     warning: str = ""  # a partial overlap with a known corpus (raw data, not private)
     fingerprint: bytes = b""  # how the store will recognise it (kept when it is registered)
+    users_hash: str = ""  # the salted hash of its user-id set (kept when it is registered; "" without ids)
 
     @property
     def registered(self) -> bool:
@@ -56,7 +58,9 @@ class CorpusAccount:
         while unique in taken:
             unique, i = f"{base[: MAX_NAME - len(f' ({i})')]} ({i})", i + 1
         eps, delta = cap if cap is not None else self.store.default_cap()
-        c = self.store.register_corpus(unique, eps, delta, fingerprint=self.fingerprint, by=by)
+        c = self.store.register_corpus(
+            unique, eps, delta, fingerprint=self.fingerprint, users_hash=self.users_hash, by=by
+        )
         return replace(self, corpus_id=c.id, name=c.name, epsilon_cap=c.epsilon_cap, delta_cap=c.delta_cap)
 
     def entries(self) -> list[LedgerEntry]:
@@ -106,7 +110,7 @@ def recognise(store: Any, corpus: Any, name: str, *, by: str) -> CorpusAccount:
     """The account of a loaded ``corpus`` (a ``Corpus``): the known corpus its fingerprint matches (``fingerprint``:
     its users' token sets, keyed with the store's secret), or a new one registered under ``name`` (made unique) at
     the store's default cap; a partial overlap with a known corpus is a new corpus with a warning."""
-    from ..corpus.fingerprint import CorpusFingerprint, fingerprint, match
+    from ..corpus.fingerprint import CorpusFingerprint, fingerprint, match, salted_users_hash
 
     fp = fingerprint(corpus, store.secret())
     best: tuple[Any, Any] | None = None
@@ -124,7 +128,8 @@ def recognise(store: Any, corpus: Any, name: str, *, by: str) -> CorpusAccount:
         known, m = best
         acc = CorpusAccount(store, known.id, known.name, known.epsilon_cap, known.delta_cap, warning=warn)
         return replace(acc, note=f"{m.says(known.name)}; {acc.status().split(': ', 1)[1]}")
-    return _register(store, name, fp.to_bytes(), by=by, warning=warn)
+    users = salted_users_hash(getattr(corpus, "users_digest", b""), store.secret())
+    return _register(store, name, fp.to_bytes(), by=by, warning=warn, users_hash=users)
 
 
 def named(store: Any, name: str, *, by: str) -> CorpusAccount:
@@ -137,7 +142,9 @@ def named(store: Any, name: str, *, by: str) -> CorpusAccount:
     return _register(store, name, b"", by=by)
 
 
-def _register(store: Any, name: str, fingerprint: bytes, *, by: str, warning: str = "") -> CorpusAccount:
+def _register(
+    store: Any, name: str, fingerprint: bytes, *, by: str, warning: str = "", users_hash: str = ""
+) -> CorpusAccount:
     """A corpus the store does not know: an account to be registered at its first charge (``registered_as``), under
     ``name`` (made unique then) at the default cap."""
     eps, delta = store.default_cap()
@@ -145,7 +152,9 @@ def _register(store: Any, name: str, fingerprint: bytes, *, by: str, warning: st
         f"new corpus '{name}': it joins the ledger at its first release, with the default cap ε = {eps:g}, "
         f"δ = {delta:.2g} (a data custodian can register it first with another cap)"
     )
-    return CorpusAccount(store, None, name, eps, delta, note=note, warning=warning, fingerprint=fingerprint)
+    return CorpusAccount(
+        store, None, name, eps, delta, note=note, warning=warning, fingerprint=fingerprint, users_hash=users_hash
+    )
 
 
 def charge(

@@ -198,23 +198,25 @@ def _list(store: LedgerStore, args: argparse.Namespace) -> int:
 
 
 def _register(store: LedgerStore, args: argparse.Namespace) -> int:
-    fingerprint = corpus_identity(Path(args.input), store.secret(), args.load_options)
-    c = store.register_corpus(args.name, args.epsilon, args.delta, fingerprint=fingerprint, by=local_actor())
+    fingerprint, users = corpus_identity(Path(args.input), store.secret(), args.load_options)
+    c = store.register_corpus(
+        args.name, args.epsilon, args.delta, fingerprint=fingerprint, users_hash=users, by=local_actor()
+    )
     print(f"registered corpus {c.name!r}: cap ε = {c.epsilon_cap:g}, δ = {c.delta_cap:.2g}")
     return 0
 
 
-def corpus_identity(path: Path, secret: bytes, options: Any = None) -> bytes:
-    """How the store will recognise the corpus in ``path``: its fingerprint (``fingerprint``: each user's tokens as
-    the release reads them, keyed with the store's ``secret``), the file read as ``options`` say (the reading flags
-    of ``dpsu release``)."""
+def corpus_identity(path: Path, secret: bytes, options: Any = None) -> tuple[bytes, str]:
+    """How the store will recognise the corpus in ``path``: (its fingerprint (``fingerprint``: each user's tokens as
+    the release reads them, keyed with the store's ``secret``), the salted hash of its user-id set ("" when each row
+    is its own user)), the file read as ``options`` say (the reading flags of ``dpsu release``)."""
     from ..corpus import LoadOptions, load_corpus
-    from ..corpus.fingerprint import fingerprint
+    from ..corpus.fingerprint import fingerprint, salted_users_hash
 
     if not secret:
         raise ParameterError("the ledger has no key; open it with this dpsu to create one")
     corpus = load_corpus(str(path), options or LoadOptions())
-    return fingerprint(corpus, secret).to_bytes()
+    return fingerprint(corpus, secret).to_bytes(), salted_users_hash(corpus.users_digest, secret)
 
 
 def _set_budget(store: LedgerStore, args: argparse.Namespace) -> int:

@@ -30,6 +30,7 @@ def build_corpus(
     source: SourceInfo | None = None,
     joiner: str = " ",
     drop_empty_users: bool = True,
+    users_digest: bytes = b"",
 ) -> Corpus:
     tokens = np.asarray(tokens, dtype=np.int32)
     post_ptr = np.asarray(post_ptr, dtype=np.int64)
@@ -121,6 +122,7 @@ def build_corpus(
         n_posts=n_posts,
         n_tokens=n_tok,
         source=source or SourceInfo(),
+        users_digest=users_digest,
     )
 
 

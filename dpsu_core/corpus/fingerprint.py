@@ -39,8 +39,9 @@ The decision: the candidate IS the known corpus when at least ``SAME_KNOWN`` of 
 still holds the known corpus's users; a sample of it still consists of them); ``WARN_SHARE`` or more either way
 is said with the figure; less is nothing (different people of the same language and kind).
 
-``users_hash``: a salted hash of a corpus's sorted distinct user ids, for the store to keep beside the
-fingerprint (raw ids are never kept).
+``users_hash``: a salted hash of a corpus's distinct user ids, for the store to keep beside the fingerprint (raw
+ids are never kept): the loader keeps only an unkeyed digest of the id set (``Corpus.users_digest``), and the
+store keys it with its own secret (``salted_users_hash``) when the corpus is first charged or registered.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import InputError
-from .intern import string_buffers
+from .intern import set_digest, string_buffers
 from .model import Corpus
 from .overlap import Fingerprint, Key, check_public, compare, hash_normalised
 
@@ -438,15 +439,22 @@ def is_known(candidate: Content, known: Content) -> bool:
 
 # ---- the user-id set --------------------------------------------------------------------------------------
 def users_hash(user_ids: Iterable[str] | pa.Array | pa.ChunkedArray, salt: bytes) -> str:
-    """A salted hash (BLAKE2b, hex) of the sorted distinct user ids: the same set of ids in any order, with
-    repeats, gives the same hash; the ids cannot be read back from it, nor tested without the salt."""
+    """A salted hash (BLAKE2b, hex) of the distinct user ids: the same set of ids in any order, with repeats, gives
+    the same hash; the ids cannot be read back from it, nor tested without the salt. Equal to
+    ``salted_users_hash(corpus.users_digest, salt)`` of a corpus loaded with these ids."""
     ids = user_ids if isinstance(user_ids, (pa.Array, pa.ChunkedArray)) else pa.array(list(user_ids), pa.string())
     ids = pc.unique(pc.cast(ids, pa.large_string()).drop_null())
-    ids = ids.take(pc.sort_indices(ids))
+    if isinstance(ids, pa.ChunkedArray):
+        ids = ids.combine_chunks()
     data, offsets = string_buffers(ids)
+    return salted_users_hash(set_digest(data, offsets), salt)
+
+
+def salted_users_hash(digest: bytes, salt: bytes) -> str:
+    """The store's salted hash of a user-id set from its unkeyed ``intern.set_digest`` (``Corpus.users_digest``,
+    computed at load: the salt is the store's, unknown then): keyed BLAKE2b (hex); "" when there is no digest (a
+    corpus without user ids: each row its own user, or built by hand)."""
+    if not digest:
+        return ""
     key = salt if len(salt) <= 64 else hashlib.blake2b(salt).digest()
-    h = hashlib.blake2b(key=key, digest_size=32, person=b"dpsu-users")
-    h.update(np.int64(len(ids)).tobytes())
-    h.update(np.diff(offsets).astype("<i8").tobytes())
-    h.update(data[offsets[0] : offsets[-1]].tobytes())
-    return h.hexdigest()
+    return hashlib.blake2b(digest, key=key, digest_size=32, person=b"dpsu-users").hexdigest()

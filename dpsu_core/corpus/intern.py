@@ -16,6 +16,8 @@ State (numpy arrays, grown by doubling by ``Interner.reserve`` between runs of t
 
 from __future__ import annotations
 
+import hashlib
+
 import numba
 import numpy as np
 import pyarrow as pa
@@ -146,6 +148,72 @@ def string_buffers(values: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return data, offsets
 
 
+@numba.njit(cache=True, nogil=True)
+def _keys(data, offsets, n):  # pragma: no cover - compiled
+    keys = np.empty(n, dtype=np.int64)
+    for k in range(n):
+        keys[k] = key_of(data, offsets[k], offsets[k + 1])
+    return keys
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _less(data, s1, e1, s2, e2):  # pragma: no cover - compiled
+    """Whether data[s1:e1] sorts before data[s2:e2] (by length, then bytes): the tie-break of equal keys."""
+    if e1 - s1 != e2 - s2:
+        return e1 - s1 < e2 - s2
+    for i in range(e1 - s1):
+        if data[s1 + i] != data[s2 + i]:
+            return data[s1 + i] < data[s2 + i]
+    return False
+
+
+@numba.njit(cache=True, nogil=True)
+def _canonical(keys, starts, ends, data):  # pragma: no cover - compiled
+    """The strings data[starts[a]:ends[a]], already sorted by their ``keys``: runs of equal keys settled by their
+    bytes (``starts`` and ``ends`` reordered in place), then the strings back to back in that order."""
+    n = keys.shape[0]
+    i = 0
+    while i < n:
+        j = i + 1
+        while j < n and keys[j] == keys[i]:
+            j += 1
+        for a in range(i + 1, j):  # insertion sort of a (nearly always 1-long) run
+            s, e = starts[a], ends[a]
+            b = a - 1
+            while b >= i and _less(data, s, e, starts[b], ends[b]):
+                starts[b + 1], ends[b + 1] = starts[b], ends[b]
+                b -= 1
+            starts[b + 1], ends[b + 1] = s, e
+        i = j
+    total = 0
+    for a in range(n):
+        total += ends[a] - starts[a]
+    out = np.empty(total, dtype=np.uint8)
+    p = 0
+    for a in range(n):
+        for i in range(starts[a], ends[a]):
+            out[p] = data[i]
+            p += 1
+    return out
+
+
+def set_digest(data: np.ndarray, offsets: np.ndarray) -> bytes:
+    """An unkeyed 32-byte BLAKE2b digest of a set of DISTINCT strings (``data[offsets[k]:offsets[k+1]]``), the
+    same in any order: the strings are put in a canonical order (by their ``key_of``, ties by length and bytes;
+    numpy and a compiled loop, no Python per string) and hashed with their lengths. A stand-in for the set that
+    holds none of its strings, to be keyed later (``fingerprint.salted_users_hash``)."""
+    n = offsets.shape[0] - 1
+    keys = _keys(data, offsets, n)
+    order = np.argsort(keys, kind="stable")
+    starts, ends = offsets[:-1][order], offsets[1:][order]
+    joined = _canonical(keys[order], starts, ends, data)
+    h = hashlib.blake2b(digest_size=32, person=b"dpsu-id-set")
+    h.update(np.int64(n).tobytes())
+    h.update((ends - starts).astype("<i8").tobytes())
+    h.update(joined.tobytes())
+    return h.digest()
+
+
 def _grown(a: np.ndarray, need: int) -> np.ndarray:
     b = np.empty(max(2 * a.shape[0], need), dtype=a.dtype)
     b[: a.shape[0]] = a
@@ -200,6 +268,10 @@ class Interner:
             if j < starts.shape[0]:
                 self.reserve(max(1, self.n), max(int(ends[j] - starts[j]), int(self.offsets[self.n])))
         return ids
+
+    def digest(self) -> bytes:
+        """``set_digest`` of the distinct strings."""
+        return set_digest(self.arena, self.offsets[: self.n + 1])
 
     def objects(self, arr: pa.Array | None = None) -> np.ndarray:
         """The distinct strings as a numpy object array of str (id order); ``arr``: ``strings()`` when the caller

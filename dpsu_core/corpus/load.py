@@ -189,7 +189,14 @@ def load_corpus(
     )
     with phase("build"):
         corpus = build_corpus(
-            tok.codes, tok.post_ptr, post_user, tok.unigrams, max_n=max_n, n_users=n_users, source=info
+            tok.codes,
+            tok.post_ptr,
+            post_user,
+            tok.unigrams,
+            max_n=max_n,
+            n_users=n_users,
+            source=info,
+            users_digest=rows.users_digest,
         )
     empty_users = n_users - corpus.n_users
     if empty_users:
@@ -304,6 +311,7 @@ class _Rows:
     first: tuple[pa.Array | None, pa.Array] | None  # the first batch (users after the pattern, texts)
     detected: list[str]  # what auto segmentation found and did (raw data)
     detection: Detection | None = None  # the same, as the segmentation's record (auto, char-ngrams)
+    users_digest: bytes = b""  # ``intern.set_digest`` of the distinct user ids (b"": no user column)
 
 
 def _tokenize_rows(
@@ -365,12 +373,15 @@ def _tokenize_rows(
         if stream.detection is not None:
             detected = stream.detection.notes(char_ngrams)
     table.stream = table.texts = table.users = None  # read once: let the file's bytes go before the build
+    digest = b""
     if table.user_column is None:  # every post is its own user
         post_user, n_users = np.arange(n_posts, dtype=np.int32), n_posts
     else:
         post_user = np.concatenate(post_users) if post_users else np.zeros(0, np.int32)
         n_users = len(users_seen)
-    return _Rows(tok, post_user, n_users, read, dropped, unmatched, batches, first, detected, stream.detection)
+        with phase("build"):
+            digest = users_seen.digest()  # the ids of the users with a kept post; the ids go with the Interner
+    return _Rows(tok, post_user, n_users, read, dropped, unmatched, batches, first, detected, stream.detection, digest)
 
 
 def _source_name(source) -> str:

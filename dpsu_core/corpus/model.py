@@ -221,6 +221,10 @@ class Corpus:
     n_posts: int = 0
     n_tokens: int = 0
     source: SourceInfo = field(default_factory=SourceInfo)
+    # an unkeyed 32-byte digest of the file's distinct user ids (``intern.set_digest``, set by ``load_corpus``; b""
+    # without user ids): the store keys it with its secret at the first charge (``fingerprint.salted_users_hash``).
+    # Never exported, reported or compared; the ids themselves are not kept.
+    users_digest: bytes = field(default=b"", repr=False, compare=False)
 
     def __post_init__(self) -> None:
         check_fields(self)

@@ -8,6 +8,7 @@ the shares are symmetric."""
 from __future__ import annotations
 
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -29,8 +30,10 @@ from dpsu_core.corpus.fingerprint import (
     content,
     fingerprint,
     match,
+    salted_users_hash,
     users_hash,
 )
+from dpsu_core.corpus.intern import Interner
 from dpsu_core.corpus.overlap import Fingerprinter, new_key
 from dpsu_core.corpus.synthetic import zipf_corpus
 from dpsu_core.errors import InputError
@@ -256,3 +259,18 @@ def test_bytes_round_trip_and_shares_are_symmetric(a_users, b_users):
         assert match(a, a).known_found == 1.0
     else:
         assert match(a, a).known_found == 0.0 and not match(a, a).same
+
+
+def test_the_id_set_digest_settles_equal_keys_by_their_bytes():
+    # "ab" and "ab\0" share their intern key (a short string's key is its bytes packed), and so do "a" and "a\0\0":
+    # the canonical order must put such ties in one order whatever the input order
+    ids = ["ab", "ab\x00", "a", "a\x00\x00", "a-long-user-id-000001", "a-long-user-id-000002", ""]
+    salt = os.urandom(32)
+    hashes = set()
+    for seed in range(6):
+        random.Random(seed).shuffle(ids)
+        interned = Interner(4)
+        interned.add_strings(pa.array(ids))
+        hashes.add(salted_users_hash(interned.digest(), salt))
+    assert hashes == {users_hash(ids, salt)}
+    assert users_hash([i for i in ids if i != "ab\x00"], salt) not in hashes
