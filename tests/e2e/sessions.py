@@ -63,11 +63,13 @@ def small_corpus(marker: str, n_users: int = SMALL_USERS) -> bytes:
 
 
 def plans(n_sessions: int = SESSIONS, big_users: int = BIG_USERS) -> list[SessionPlan]:
-    big = big_corpus(big_users)
+    """Every other session a big corpus, the others a small one with a marker word of its own. Each big corpus
+    is drawn with a seed of its own: the same file in every session would be one corpus to the durable ledger,
+    whose second identical release is offered back instead of spent again."""
     out = []
     for i in range(n_sessions):
         if i % 2 == 0:
-            out.append(SessionPlan(f"big_{i:02d}.csv", big, None, big_users))
+            out.append(SessionPlan(f"big_{i:02d}.csv", big_corpus(big_users, seed=11 + i), None, big_users))
         else:
             marker = f"qzmarker{i:02d}x"
             out.append(SessionPlan(f"small_{i:02d}.csv", small_corpus(marker), marker, SMALL_USERS))
