@@ -63,3 +63,15 @@ def postgres_server() -> Iterator[str]:
         pytest.skip("no PostgreSQL: set DPSU_TEST_POSTGRES or install Debian's postgresql (.ci/run does)")
     with pg.throwaway_cluster() as url:
         yield url
+
+
+@pytest.fixture
+def plain_main(monkeypatch):
+    """A test that starts processes with ``spawn`` or ``forkserver``: those run the parent's ``__main__`` file again
+    in each child, and an app test earlier on this worker may have left ``app.py`` there (a Streamlit script
+    whose page links fail outside a server, so every child died at start and a pool waited for ever)."""
+    import sys
+
+    main = sys.modules["__main__"]
+    if getattr(main, "__file__", None):
+        monkeypatch.delattr(main, "__file__")

@@ -38,7 +38,7 @@ def _one_after_another(location: str, corpus: str, entry: LedgerEntry) -> int:
     return admitted
 
 
-def test_racing_processes_admit_exactly_what_one_after_another_admits(location):
+def test_racing_processes_admit_exactly_what_one_after_another_admits(location, plain_main):
     # rounds alternate: ε 3 against the cap 3.5 (one charge fits), and ε 1.5 (several fit, composed by the ledger)
     kinds = [3.0 if r % 2 == 0 else 1.5 for r in range(ROUNDS)]
     entries = {eps: _entry(eps) for eps in set(kinds)}

@@ -102,12 +102,12 @@ def _sigma_in_a_process(folder: str) -> float:
     return gaussian_sigma(EPS, DELTA, SENS, _search)
 
 
-def test_concurrent_runs_leave_one_whole_entry(cache):
+def test_concurrent_runs_leave_one_whole_entry(cache, plain_main):
     """Processes (not threads: mpmath's precision is process-wide) searching and writing the same entry."""
     import multiprocessing
 
     with multiprocessing.get_context("spawn").Pool(4) as pool:
-        results = pool.map(_sigma_in_a_process, [str(cache.parent)] * 4)
+        results = pool.map_async(_sigma_in_a_process, [str(cache.parent)] * 4).get(timeout=300)
     assert len(set(results)) == 1
     assert [p.name for p in cache.iterdir()] == [_entry(cache).name]  # no temporary file left
     assert gaussian_sigma(EPS, DELTA, SENS, _no_search) == results[0]
