@@ -237,7 +237,8 @@ def build_tokenizer(
     the tokenizer benchmark's NON-private reference uses it (trained on true word frequencies, as on raw text)."""
     from tokenizers import Tokenizer, decoders, models, trainers
 
-    release, spec = check_release(release), check_spec(spec)
+    spec = check_spec(spec)  # a bad spec is refused before the release is looked at
+    release = check_release(release)
     items = [str(s) for s in release.items.tolist()]
     lens = np.asarray(release.ngram_len)
     specials = list(spec.special_tokens)

@@ -20,7 +20,7 @@ def _env(cache: Path) -> dict[str, str]:
 
 
 def _release(src: Path, out: Path, cache: Path) -> subprocess.CompletedProcess:
-    argv = ["release", str(src), "-m", "policy-gaussian", "-e", "3", "-d", "1e-5", "-o", str(out)]
+    argv = ["release", str(src), "-m", "policy-gaussian", "-e", "3", "-d", "1e-5", "-o", str(out), "--spend-again"]
     return subprocess.run(
         [sys.executable, "-m", "dpsu_core.interfaces.cli", *argv],
         capture_output=True,
